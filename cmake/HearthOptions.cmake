@@ -1,0 +1,24 @@
+# Build options. Tests, benchmarks and examples are on when Hearth is the top
+# level project and off when it is pulled in with add_subdirectory().
+set(HEARTH_TOP_LEVEL ${PROJECT_IS_TOP_LEVEL})
+option(HEARTH_BUILD_TESTS "Build Hearth's tests" ${HEARTH_TOP_LEVEL})
+option(HEARTH_BUILD_BENCH "Build Hearth's benchmarks" ${HEARTH_TOP_LEVEL})
+option(HEARTH_BUILD_EXAMPLES "Build Hearth's examples" ${HEARTH_TOP_LEVEL})
+set(HEARTH_SANITIZE "" CACHE STRING "Sanitizers: empty, 'address,undefined' or 'thread'")
+
+if(NOT CMAKE_CXX_STANDARD)
+  set(CMAKE_CXX_STANDARD 20)
+  set(CMAKE_CXX_STANDARD_REQUIRED ON)
+  set(CMAKE_CXX_EXTENSIONS OFF)
+endif()
+if(HEARTH_TOP_LEVEL AND NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+if(HEARTH_SANITIZE)
+  set(_hearth_san_flags -fsanitize=${HEARTH_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_compile_options(${_hearth_san_flags})
+  add_link_options(${_hearth_san_flags})
+endif()
+
+include(${CMAKE_CURRENT_LIST_DIR}/HearthCuda.cmake)

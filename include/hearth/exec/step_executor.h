@@ -1,0 +1,46 @@
+// File: hearth/exec/step_executor.h
+//
+// `StepExecutor` is the engine side of the iteration contract: it runs one
+// StepPlan (block copies, then the batched forward pass over the scheduled
+// positions, reading and writing KV through each sequence's block table) and
+// reports a StepOutcome. Hosts with their own kernels implement it, or skip
+// it and drive Plan/Complete directly.
+//
+// RunIteration() is the whole loop body for simple hosts.
+//
+// Example:
+//   MyExecutor executor;
+//   while (busy) {
+//     absl::Status s = hearth::RunIteration(*scheduler, executor, clock.Now());
+//     if (!s.ok()) break;
+//   }
+
+#ifndef HEARTH_EXEC_STEP_EXECUTOR_H_
+#define HEARTH_EXEC_STEP_EXECUTOR_H_
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth {
+
+class StepExecutor {
+ public:
+  virtual ~StepExecutor() = default;
+  // Runs `plan` and fills `outcome` (cleared by the callee) with one entry per
+  // planned sequence, in plan order. A non-OK status means the whole step
+  // failed; per-sequence failures go in SequenceOutcome::error instead.
+  virtual absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) = 0;
+};
+
+// Plan(now) -> executor.Execute -> Complete. When the executor fails the
+// whole step, every planned sequence is completed as failed with its message,
+// so no request is lost, and the executor's status is returned.
+absl::Status RunIteration(Scheduler& scheduler, StepExecutor& executor,
+                          absl::Time now);
+
+}  // namespace hearth
+
+#endif  // HEARTH_EXEC_STEP_EXECUTOR_H_

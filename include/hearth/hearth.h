@@ -1,0 +1,24 @@
+// File: hearth/hearth.h
+//
+// Umbrella header: everything a host engine needs to drive Hearth.
+
+#ifndef HEARTH_HEARTH_H_
+#define HEARTH_HEARTH_H_
+
+#include "hearth/common/clock.h"
+#include "hearth/common/ids.h"
+#include "hearth/exec/step_executor.h"
+#include "hearth/kv/block_allocator.h"
+#include "hearth/kv/prefix_cache.h"
+#include "hearth/metrics/metrics_sink.h"
+#include "hearth/policy/fifo.h"
+#include "hearth/policy/policy.h"
+#include "hearth/request/request_spec.h"
+#include "hearth/request/request_state.h"
+#include "hearth/request/request_view.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+#endif  // HEARTH_HEARTH_H_

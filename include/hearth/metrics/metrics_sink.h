@@ -1,0 +1,71 @@
+// File: hearth/metrics/metrics_sink.h
+//
+// `MetricsSink` observes the scheduler through immutable events. The scheduler
+// calls it on the engine thread, inside Plan() and Complete(); a sink must not
+// call back into the scheduler and should return quickly (copy what it needs,
+// aggregate, or hand off to another thread).
+//
+// Per-token information is not sent as one event per token: OnStep delivers
+// the plan and the outcome of each completed step, from which a sink derives
+// tokens, inter-token gaps and batch composition at one virtual call per step.
+//
+// Example:
+//   class CountingSink : public hearth::MetricsSink {
+//     void OnRequestEvent(const hearth::RequestEvent& e) override { ++n_; }
+//     void OnStep(const hearth::StepPlan&, const hearth::StepOutcome&) override {}
+//     int n_ = 0;
+//   };
+//   options.metrics_sink = &sink;   // not owned; must outlive the scheduler
+
+#ifndef HEARTH_METRICS_METRICS_SINK_H_
+#define HEARTH_METRICS_METRICS_SINK_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+#include "hearth/request/request_state.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth {
+
+enum class RequestEventKind : uint8_t {
+  // Seen by the scheduler (first Plan after Submit); time is the arrival time
+  // stamped at Submit.
+  kArrive,
+  kAdmit,
+  kFirstToken,
+  kPreempt,
+  // Terminal: `phase` and `finish_reason` say how it ended.
+  kEnd,
+};
+
+struct RequestEvent {
+  RequestEventKind kind = RequestEventKind::kArrive;
+  absl::Time time = absl::InfinitePast();
+  RequestId id;
+  UserId user;
+  WorkClassId work_class;
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;
+  // kAdmit: prompt tokens found in the prefix cache.
+  int32_t cached_tokens = 0;
+  // kPreempt: how.
+  PreemptionMode preemption_mode = PreemptionMode::kRecompute;
+  // kEnd only.
+  RequestPhase phase = RequestPhase::kFinished;
+  FinishReason finish_reason = FinishReason::kNone;
+};
+
+class MetricsSink {
+ public:
+  virtual ~MetricsSink() = default;
+  virtual void OnRequestEvent(const RequestEvent& event) = 0;
+  // Called at the end of every successful Complete() with the plan it answers.
+  virtual void OnStep(const StepPlan& plan, const StepOutcome& outcome) = 0;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_METRICS_METRICS_SINK_H_

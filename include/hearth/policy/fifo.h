@@ -1,0 +1,21 @@
+// File: hearth/policy/fifo.h
+//
+// First come, first served: admits in arrival order (a recompute-preempted
+// request keeps its original place), never preempts a running request for a
+// waiting one, and on memory shortage preempts the latest arrival first (as
+// vLLM does). The baseline every other policy is measured against.
+
+#ifndef HEARTH_POLICY_FIFO_H_
+#define HEARTH_POLICY_FIFO_H_
+
+#include <memory>
+
+#include "hearth/policy/policy.h"
+
+namespace hearth {
+
+std::unique_ptr<Policy> NewFifoPolicy();
+
+}  // namespace hearth
+
+#endif  // HEARTH_POLICY_FIFO_H_

@@ -1,0 +1,73 @@
+// File: hearth/request/request_spec.h
+//
+// `RequestSpec` is the immutable description of one inference request, as a
+// host hands it to Scheduler::Submit(). The scheduler copies it; the caller
+// keeps ownership of its own object.
+//
+// Output length is unknown to the scheduler: `max_new_tokens` is only an upper
+// bound. The engine reports the real end (stop token, stop string) through
+// StepOutcome; the scheduler ends a request at `max_new_tokens` or at the
+// model's context length by itself.
+//
+// Example:
+//   hearth::RequestSpec spec;
+//   spec.user = alice;                // from Scheduler::FindUser("alice")
+//   spec.work_class = chat;           // from Scheduler::FindWorkClass("chat")
+//   spec.prompt_tokens = 812;
+//   spec.max_new_tokens = 256;
+//   absl::StatusOr<hearth::RequestId> id = scheduler.Submit(spec);
+
+#ifndef HEARTH_REQUEST_REQUEST_SPEC_H_
+#define HEARTH_REQUEST_REQUEST_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+
+namespace hearth {
+
+struct RequestSpec {
+  // Who asked. Must name a user configured in SchedulerOptions::users.
+  UserId user = UserId(0);
+  // What kind of work this is. Must name a class in
+  // SchedulerOptions::work_classes.
+  WorkClassId work_class = WorkClassId(0);
+  // Which model serves it. Must name a model in SchedulerOptions::models.
+  ModelId model = ModelId(0);
+
+  // Number of prompt tokens. Must be > 0 and, with `max_new_tokens`, fit the
+  // model's context length.
+  int32_t prompt_tokens = 0;
+  // Optional prompt token ids. Either empty, or exactly `prompt_tokens` ids,
+  // each in [0, vocab_size) of the model when the model declares a vocabulary.
+  // When present, full prompt blocks take part in prefix caching and executors
+  // that compute real tokens can read them through the step plan.
+  std::vector<TokenId> prompt_token_ids;
+  // Upper bound on generated tokens. Must be > 0.
+  int32_t max_new_tokens = 0;
+
+  // Higher runs earlier under priority-aware policies. Any int32 value; FIFO
+  // ignores it.
+  int32_t priority = 0;
+  // Absolute time after which the request ends as timed out, wherever it is.
+  // InfiniteFuture() means no deadline.
+  absl::Time deadline = absl::InfiniteFuture();
+  // For agent workflows: the request whose answer triggered this one. Purely
+  // informational for the core; policies may use it. Need not be live.
+  RequestId parent;
+  // When the request reached the host, for queue-wait accounting. The default
+  // (InfinitePast) means "now": the `now` of the next Plan() that sees it.
+  // Hosts that timestamp arrivals themselves (and the simulator) set it; it
+  // must not lie after that Plan's `now`, or it is clamped to it.
+  absl::Time arrival_time = absl::InfinitePast();
+  // Free-form label carried into metrics and terminal results (e.g. a trace
+  // row). Not interpreted.
+  std::string label;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_REQUEST_REQUEST_SPEC_H_

@@ -1,0 +1,53 @@
+// File: hearth/request/request_view.h
+//
+// `RequestView` is a read-only snapshot of a live request's progress, as the
+// scheduler hands it to policies and hosts. It is a value: copying it is cheap
+// and it never dangles, but it does not update after the call that produced it.
+
+#ifndef HEARTH_REQUEST_REQUEST_VIEW_H_
+#define HEARTH_REQUEST_REQUEST_VIEW_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+#include "hearth/request/request_state.h"
+
+namespace hearth {
+
+struct RequestView {
+  RequestId id;
+  UserId user;
+  WorkClassId work_class;
+  ModelId model;
+  RequestId parent;
+  int32_t priority = 0;
+  RequestPhase phase = RequestPhase::kQueued;
+
+  int32_t prompt_tokens = 0;
+  int32_t max_new_tokens = 0;
+  // Tokens generated so far (kept across recompute preemptions).
+  int32_t output_tokens = 0;
+  // Positions whose KV is in the cache: the prefix already computed.
+  int32_t computed_tokens = 0;
+  // Device blocks currently held (0 when waiting or swapped).
+  int32_t device_blocks = 0;
+  int32_t preemptions = 0;
+
+  // Monotonic per-scheduler arrival order; ties in time break by it.
+  uint64_t arrival_seq = 0;
+  absl::Time arrival_time = absl::InfinitePast();
+  absl::Time deadline = absl::InfiniteFuture();
+
+  // Total sequence length so far: prompt plus generated tokens.
+  int32_t length() const { return prompt_tokens + output_tokens; }
+  // True in the decode phase: everything but the last sampled token has its KV,
+  // so the next step feeds exactly that token and samples the next one.
+  bool decoding() const {
+    return output_tokens > 0 && computed_tokens == length() - 1;
+  }
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_REQUEST_REQUEST_VIEW_H_

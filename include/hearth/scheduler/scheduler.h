@@ -1,0 +1,156 @@
+// File: hearth/scheduler/scheduler.h
+//
+// `Scheduler` is Hearth's core: it takes requests from any thread and, once
+// per engine iteration, decides who is admitted, who decodes, how big each
+// prefill chunk is, who is preempted and which KV blocks each sequence holds.
+//
+// The iteration contract:
+//   host threads:  Submit(spec) -> RequestId       Cancel(id)
+//   engine thread: loop {
+//                    const StepPlan* plan = *scheduler->Plan(now);
+//                    ... run it (own kernels or a hearth::StepExecutor) ...
+//                    scheduler->Complete(outcome);
+//                  }
+// Exactly one plan is outstanding at a time: Plan() after Plan() without
+// Complete() is a FailedPrecondition, as is Complete() without a plan.
+//
+// Every accepted request ends in exactly one terminal phase, reported once
+// through DrainResults() or SchedulerOptions::on_result.
+//
+// Thread-safety: Submit, Cancel, DrainResults, Find* and options() are safe
+// from any thread. Plan, Complete, GetRequest, stats, CheckInvariants and
+// block_allocator must be called from one thread at a time (the engine
+// thread).
+//
+// Example:
+//   hearth::SchedulerOptions options;
+//   options.kv.num_device_blocks = 2048;
+//   auto scheduler = hearth::Scheduler::Create(options);
+//   hearth::RequestSpec spec;
+//   spec.prompt_tokens = 100;
+//   spec.max_new_tokens = 20;
+//   absl::StatusOr<hearth::RequestId> id = (*scheduler)->Submit(spec);
+
+#ifndef HEARTH_SCHEDULER_SCHEDULER_H_
+#define HEARTH_SCHEDULER_SCHEDULER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+#include "hearth/kv/block_allocator.h"
+#include "hearth/request/request_spec.h"
+#include "hearth/request/request_state.h"
+#include "hearth/request/request_view.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth {
+
+// Counts at the last Plan/Complete; engine-thread snapshot.
+struct SchedulerStats {
+  uint64_t steps = 0;
+  int32_t waiting = 0;
+  int32_t running = 0;
+  int32_t swapped = 0;
+  // Submitted but not yet seen by Plan.
+  int32_t queued = 0;
+  int32_t free_device_blocks = 0;
+  int32_t cached_device_blocks = 0;
+  int32_t free_host_blocks = 0;
+  uint64_t prefix_hit_tokens = 0;
+  uint64_t preemptions = 0;
+  uint64_t finished = 0;
+};
+
+class Scheduler {
+ public:
+  // Validates `options` (InvalidArgument naming the field otherwise).
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Scheduler::Submit()
+  //
+  // Validates `spec` and queues it; the next Plan() sees it. Thread-safe.
+  // InvalidArgument: non-positive or insane token counts, token ids out of
+  //   range or of the wrong count, prompt plus max_new_tokens beyond the
+  //   model's context, a request whose KV could never fit the whole cache,
+  //   unknown model, user or class.
+  // ResourceExhausted: max_pending_requests reached.
+  // The scheduler has no clock of its own: a request's arrival time is
+  // spec.arrival_time or, by default, the `now` of the next Plan().
+  // A rejected request leaves nothing behind.
+  absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
+
+  // Scheduler::Cancel()
+  //
+  // Ends a queued, waiting, running or swapped request as kCancelled. Its
+  // blocks are freed at the next Plan(), which lists it in `released`.
+  // Thread-safe. NotFound for unknown ids and requests already terminal or
+  // already being cancelled.
+  absl::Status Cancel(RequestId id);
+
+  // Scheduler::Plan()
+  //
+  // Builds the next step. `now` must not go backwards (InvalidArgument).
+  // FailedPrecondition while a plan is outstanding. The returned plan stays
+  // valid until Complete(). Allocation-free in steady state.
+  absl::StatusOr<const StepPlan*> Plan(absl::Time now);
+
+  // Scheduler::Complete()
+  //
+  // Applies the engine's outcome of the outstanding plan. InvalidArgument when
+  // it does not match the plan (step number, count, ids, order, a missing or
+  // unexpected token); nothing is applied then and the plan stays
+  // outstanding, so the engine may retry with a corrected outcome.
+  absl::Status Complete(const StepOutcome& outcome);
+
+  // Whether a plan is waiting for its Complete().
+  bool plan_outstanding() const;
+
+  // Moves terminal results accumulated since the last call into `out`
+  // (appending). Returns how many were moved. Thread-safe. Unused when
+  // SchedulerOptions::on_result is set.
+  size_t DrainResults(std::vector<RequestResult>* out);
+
+  // Snapshot of a live request (NotFound once terminal or unknown; queued
+  // requests not yet seen by Plan are reported as kQueued).
+  absl::StatusOr<RequestView> GetRequest(RequestId id) const;
+
+  // Registry lookups by name; NotFound lists the known names.
+  absl::StatusOr<UserId> FindUser(std::string_view name) const;
+  absl::StatusOr<WorkClassId> FindWorkClass(std::string_view name) const;
+  absl::StatusOr<ModelId> FindModel(std::string_view name) const;
+
+  const SchedulerOptions& options() const;
+  std::string_view policy_name() const;
+  SchedulerStats stats() const;
+  const BlockAllocator& block_allocator() const;
+
+  // Scheduler::CheckInvariants()
+  //
+  // O(all requests + blocks) self-check for tests: every device block is
+  // free, cached or owned with a ref count equal to the number of block
+  // tables holding it; no table holds a block twice; free + cached + owned ==
+  // total; host blocks likewise; each request is in exactly one queue that
+  // matches its phase. Internal error describing the first violation.
+  absl::Status CheckInvariants() const;
+
+ private:
+  class Impl;
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_SCHEDULER_SCHEDULER_H_

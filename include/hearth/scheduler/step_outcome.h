@@ -1,0 +1,56 @@
+// File: hearth/scheduler/step_outcome.h
+//
+// `StepOutcome` is what the engine reports after running a StepPlan: for each
+// scheduled sequence, in the plan's order, whether a token was produced, which
+// one, and whether the sequence ended or failed. The scheduler checks that the
+// outcome matches the outstanding plan and rejects it whole, changing nothing,
+// when it does not.
+//
+// Example:
+//   hearth::StepOutcome outcome;
+//   for (const hearth::ScheduledSequence& s : plan.sequences) {
+//     hearth::SequenceOutcome& o = outcome.sequences.emplace_back();
+//     o.id = s.id;
+//     if (s.sample) { o.token = Sample(s); o.produced_token = true; }
+//   }
+//   HEARTH_CHECK_OK(scheduler.Complete(outcome));
+
+#ifndef HEARTH_SCHEDULER_STEP_OUTCOME_H_
+#define HEARTH_SCHEDULER_STEP_OUTCOME_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hearth/common/ids.h"
+#include "hearth/request/request_state.h"
+
+namespace hearth {
+
+struct SequenceOutcome {
+  // Must equal the id of the plan's sequence at the same index.
+  RequestId id;
+  // Whether the engine sampled a token. Required to equal the plan's `sample`
+  // unless the sequence failed.
+  bool produced_token = false;
+  // The sampled token id, when the engine computes real tokens; any value
+  // otherwise (it is recorded only for requests submitted with token ids).
+  TokenId token = 0;
+  // kStopToken or kStopString when the sampled token ends the request;
+  // kNone to continue. kLength is decided by the scheduler, not the engine.
+  FinishReason finish = FinishReason::kNone;
+  // Non-empty when the engine failed this sequence; the request then ends as
+  // kFailed with this message and no token is applied.
+  std::string error;
+};
+
+struct StepOutcome {
+  // The plan's step number this outcome answers.
+  uint64_t step = 0;
+  // Exactly one entry per planned sequence, in plan order.
+  std::vector<SequenceOutcome> sequences;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_SCHEDULER_STEP_OUTCOME_H_

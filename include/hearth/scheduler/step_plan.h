@@ -1,0 +1,118 @@
+// File: hearth/scheduler/step_plan.h
+//
+// `StepPlan` is what the scheduler decides for one engine iteration: "tokens
+// per request". One shape covers a whole prefill, a chunk of it, and a decode:
+// each scheduled sequence runs positions [start_position, start_position +
+// num_tokens) and, when `sample` is set, samples one token after the last.
+//
+// Before running the forward pass the engine applies, in this order:
+//   1. `preempted`: forget engine-side state of those requests (swap-outs
+//      first copy their blocks, see 2).
+//   2. `swap_out` copies (device -> host),
+//   3. `swap_in` copies (host -> device),
+//   4. `copy_on_write` copies (device -> device),
+// then runs `sequences`. A device block freed by a preemption in this step may
+// already be the target of a swap-in, a copy-on-write or a new sequence's
+// writes in the same step, so that order matters.
+//
+// Ownership: the plan and every span in it are owned by the Scheduler and stay
+// valid until the matching Complete() (or the scheduler's destruction). Copy
+// what must outlive that.
+
+#ifndef HEARTH_SCHEDULER_STEP_PLAN_H_
+#define HEARTH_SCHEDULER_STEP_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "hearth/common/ids.h"
+
+namespace hearth {
+
+struct ScheduledSequence {
+  RequestId id;
+  ModelId model;
+  // First position to compute (equals the number of tokens already cached).
+  int32_t start_position = 0;
+  // Positions to compute this step, >= 1.
+  int32_t num_tokens = 0;
+  // Whether the engine samples a token after the last position. True exactly
+  // when the step reaches the end of the sequence known so far.
+  bool sample = false;
+  // True the first time a sequence appears, and again after a preemption or a
+  // swap-in: `block_table` must then replace any engine-side table. Otherwise
+  // the engine appends `new_blocks` to the table it already holds.
+  bool full_block_table = false;
+  // The request's whole device block table after this step's allocations.
+  absl::Span<const BlockId> block_table;
+  // Blocks appended since the engine last saw this sequence (all of
+  // `block_table` when `full_block_table`).
+  absl::Span<const BlockId> new_blocks;
+  // Token ids for positions [start_position, start_position + num_tokens),
+  // when the request was submitted with token ids (and the engine reported
+  // sampled ids); empty otherwise.
+  absl::Span<const TokenId> token_ids;
+};
+
+enum class PreemptionMode : uint8_t {
+  // Blocks freed; the request recomputes its prefix (prompt and the tokens
+  // generated so far) when readmitted.
+  kRecompute,
+  // Blocks copied to the host tier (see StepPlan::swap_out); progress kept.
+  kSwap,
+};
+
+struct Preemption {
+  RequestId id;
+  PreemptionMode mode = PreemptionMode::kRecompute;
+};
+
+// One block copy. For swap_out, `source` is a device block and `target` a host
+// block; for swap_in the reverse; for copy_on_write both are device blocks.
+struct BlockCopy {
+  RequestId id;
+  BlockId source;
+  BlockId target;
+};
+
+enum class ModelCommandKind : uint8_t { kLoad, kUnload };
+
+// Residency commands for engines that host several models.
+struct ModelCommand {
+  ModelCommandKind kind = ModelCommandKind::kLoad;
+  ModelId model;
+};
+
+struct StepPlan {
+  // Monotonic step counter, starting at 1 for the first plan.
+  uint64_t step = 0;
+  absl::Time now = absl::InfinitePast();
+
+  // Decodes first, then continuing prefill chunks, then admissions.
+  std::vector<ScheduledSequence> sequences;
+  std::vector<Preemption> preempted;
+  // Requests that ended (cancelled, timed out) since the last plan while the
+  // engine may hold state for them; the engine drops that state.
+  std::vector<RequestId> released;
+  std::vector<BlockCopy> swap_out;
+  std::vector<BlockCopy> swap_in;
+  std::vector<BlockCopy> copy_on_write;
+  std::vector<ModelCommand> model_commands;
+
+  // Sum of num_tokens over `sequences`; never above max_batched_tokens.
+  int32_t num_batched_tokens = 0;
+  // Sequences that are in the decode phase (num_tokens == 1, sample).
+  int32_t num_decodes = 0;
+
+  bool empty() const {
+    return sequences.empty() && preempted.empty() && released.empty() &&
+           swap_out.empty() && swap_in.empty() && copy_on_write.empty() &&
+           model_commands.empty();
+  }
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_SCHEDULER_STEP_PLAN_H_
