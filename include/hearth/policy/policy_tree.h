@@ -1,0 +1,95 @@
+// File: hearth/policy/policy_tree.h
+//
+// A policy tree composes the three orderings Hearth knows into one Policy:
+//
+//   class level    priority with quota and aging (groups by
+//                  RequestView::priority), or weighted fair shares between
+//                  work classes, or none
+//     user level   Virtual Token Counter between users, or none
+//       request    FIFO or MLFQ among one user's requests of one class
+//
+// Each level picks one of its children (a class group, a user) and the child
+// decides inside itself, so a decision costs O(depth * (levels + log n)).
+// Service is charged at every level it passes. User counters are kept per
+// class group: VTC fairness holds among the users of one class, while the
+// class level decides how classes share the accelerator.
+//
+// Preemption works top-down: a victim is taken from the lowest-ranked class
+// group below the beneficiary's, else from the beneficiary's own group by the
+// user level's rule, else by the request level's rule. See vtc.h,
+// priority_quota.h and mlfq.h for the rules of each level.
+//
+// The standalone "vtc", "priority" and "mlfq" policies are trees of one level
+// over FIFO (or MLFQ alone), so every policy shares one tested engine.
+//
+// Example (the household default, with MLFQ inside each user):
+//   hearth::PolicyTreeConfig tree = hearth::HouseholdTreeConfig();
+//   tree.request_level = hearth::RequestLevel::kMlfq;
+//   options.policy_factory = *hearth::PolicyTreeFactory(tree);
+
+#ifndef HEARTH_POLICY_POLICY_TREE_H_
+#define HEARTH_POLICY_POLICY_TREE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hearth/policy/mlfq.h"
+#include "hearth/policy/policy.h"
+#include "hearth/policy/priority_quota.h"
+#include "hearth/policy/vtc.h"
+
+namespace hearth {
+
+enum class ClassLevel {
+  // No class level: all requests form one group.
+  kNone,
+  // Groups by RequestView::priority; PriorityQuotaOptions apply.
+  kPriority,
+  // Groups by work class; fair shares by `class_weights` (a VTC between
+  // classes, charged with the VTC token weights).
+  kWeightedShares,
+};
+
+enum class UserLevel {
+  kNone,
+  // Virtual Token Counter between users; VtcOptions apply.
+  kVtc,
+};
+
+enum class RequestLevel {
+  // Arrival order; a preempted request keeps its place.
+  kFifo,
+  // Skip-join MLFQ; MlfqOptions apply.
+  kMlfq,
+};
+
+struct PolicyTreeConfig {
+  // Reported by Policy::name(). Must be non-empty.
+  std::string name = "tree";
+  ClassLevel class_level = ClassLevel::kPriority;
+  UserLevel user_level = UserLevel::kVtc;
+  RequestLevel request_level = RequestLevel::kFifo;
+
+  PriorityQuotaOptions priority;
+  // Share weight per work class for kWeightedShares, indexed by
+  // WorkClassId::value(); classes beyond the end weigh 1. Each > 0.
+  std::vector<double> class_weights;
+  VtcOptions vtc;
+  MlfqOptions mlfq;
+};
+
+// The household default: priority with quota and aging between levels, VTC
+// between household members, FIFO within a member. Named "household".
+PolicyTreeConfig HouseholdTreeConfig();
+
+// InvalidArgument naming the offending field, or OK.
+absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config);
+
+// Validates `config` and returns a factory of policies built from it.
+absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config);
+
+}  // namespace hearth
+
+#endif  // HEARTH_POLICY_POLICY_TREE_H_

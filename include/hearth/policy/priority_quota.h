@@ -1,0 +1,78 @@
+// File: hearth/policy/priority_quota.h
+//
+// Priority levels with per-level token quotas and aging.
+//
+// A request's level is RequestView::priority (higher is more urgent; the core
+// folds the work class's priority into it). Admission offers the waiting
+// request with the highest effective priority
+//     effective = priority + floor((now - arrival_time) / aging_interval),
+// ties going to the earlier arrival. A level that has served its quota of
+// tokens in the current quota window is skipped while any level within its
+// quota has waiting work; when only over-quota levels wait they are served
+// anyway (work-conserving). Windows are tumbling: served counts reset every
+// `quota_window`.
+//
+// Bound: a waiting request of priority p is outranked by no newly arriving
+// request once it has waited (P - p + 1) * aging_interval, where P is the
+// highest priority in use; from then on only requests that arrived before it
+// and levels protected by their quota can be admitted ahead of it (an
+// over-quota level waits at most until the window ends).
+//
+// Each level keeps its waiting requests in arrival order, so a level's oldest
+// request also has the level's largest effective priority: a decision
+// compares only the heads of the levels, O(levels), never the whole queue.
+//
+// Preemption: the victim is a running request of the lowest level strictly
+// below the beneficiary's priority (the latest arrival first); within the
+// beneficiary's own level, for a running beneficiary only, a later arrival.
+// Running requests are ranked by their base priority (aging bounds the wait
+// for admission, it does not make a request unpreemptible).
+//
+// Example:
+//   hearth::PriorityQuotaOptions p;
+//   p.aging_interval = absl::Seconds(20);
+//   p.quota_window = absl::Seconds(10);
+//   p.quotas = {{/*priority=*/40, /*tokens_per_window=*/200000}};
+//   options.policy_factory = *hearth::PriorityQuotaPolicyFactory(p);
+
+#ifndef HEARTH_POLICY_PRIORITY_QUOTA_H_
+#define HEARTH_POLICY_PRIORITY_QUOTA_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hearth/policy/policy.h"
+
+namespace hearth {
+
+struct LevelQuota {
+  // The priority value the quota applies to. Unique within `quotas`.
+  int32_t priority = 0;
+  // Tokens (prefill plus decode) the level may be served per window before it
+  // yields to levels within their quota. Must be >= 1.
+  int64_t tokens_per_window = 0;
+};
+
+struct PriorityQuotaOptions {
+  // Waiting time that raises a request's effective priority by one. Must be
+  // > 0; InfiniteDuration() disables aging (and with it the wait bound).
+  absl::Duration aging_interval = absl::Seconds(30);
+  // Length of a quota window. Must be > 0 and finite.
+  absl::Duration quota_window = absl::Seconds(10);
+  // Levels without an entry here are unlimited.
+  std::vector<LevelQuota> quotas;
+};
+
+// InvalidArgument naming the offending field, or OK.
+absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options);
+
+// Validates `options` and returns a factory of "priority" policies.
+absl::StatusOr<PolicyFactory> PriorityQuotaPolicyFactory(
+    const PriorityQuotaOptions& options);
+
+}  // namespace hearth
+
+#endif  // HEARTH_POLICY_PRIORITY_QUOTA_H_

@@ -1,0 +1,72 @@
+// File: hearth/policy/vtc.h
+//
+// Virtual Token Counter (Sheng et al., "Fairness in Serving Large Language
+// Models", OSDI'24): token-level fair sharing between users.
+//
+// Every user has a counter of weighted service: each prompt (or recomputed)
+// token served adds `prompt_token_weight / weight(user)`, each decoded token
+// `decode_token_weight / weight(user)`. Service is charged per step as it is
+// actually served, so a chunked prefill is charged chunk by chunk.
+//
+// Admission offers the backlogged user (one with waiting requests) whose
+// counter is smallest; that user's requests go in arrival order. When a user
+// becomes backlogged (it had no waiting request before), its counter is lifted
+// to max(own, min counter of the users already backlogged), or, when nobody is
+// backlogged, to max(own, counter of the user admitted last). Idle time thus
+// earns no credit: a returning user cannot cash in a burst of catch-up
+// service. Between two continuously backlogged users the service difference
+// stays within 2 * max(prompt_token_weight * L_input, decode_token_weight * M)
+// where L_input is the longest prompt and M the most tokens one step serves.
+//
+// Preemption: for a running beneficiary (memory for its growth is short) the
+// victim is a running request of the user with the largest counter, provided
+// that counter is not below the beneficiary's user's; within one user the
+// latest arrival goes first, and never one that arrived before the
+// beneficiary. For a waiting beneficiary VTC preempts only when
+// `preempt_for_admission` is set, and then only requests of a user whose
+// counter is strictly larger (recomputing wastes work; the paper's VTC is
+// non-preemptive).
+//
+// Cost: O(log users) per event and per served entry; no allocation per step
+// once every user has been seen.
+//
+// Example:
+//   hearth::VtcOptions vtc;
+//   vtc.user_weights = {1.0, 2.0};          // user 1 gets twice user 0's share
+//   absl::StatusOr<hearth::PolicyFactory> factory = hearth::VtcPolicyFactory(vtc);
+//   options.policy_factory = *factory;
+
+#ifndef HEARTH_POLICY_VTC_H_
+#define HEARTH_POLICY_VTC_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hearth/policy/policy.h"
+
+namespace hearth {
+
+struct VtcOptions {
+  // w_p: counter charge per prompt or recomputed token. Must be >= 0 and
+  // finite; with decode_token_weight not both 0.
+  double prompt_token_weight = 1.0;
+  // w_q: counter charge per decoded token. Must be >= 0 and finite.
+  double decode_token_weight = 2.0;
+  // Share weight per user, indexed by UserId::value(); users beyond the end
+  // weigh 1. Each must be > 0 and finite. A user of weight 2 is charged half.
+  std::vector<double> user_weights;
+  // Whether a waiting request may preempt a running request of a user whose
+  // counter is strictly larger (see the file comment). Off by default.
+  bool preempt_for_admission = false;
+};
+
+// InvalidArgument naming the offending field, or OK.
+absl::Status ValidateVtcOptions(const VtcOptions& options);
+
+// Validates `options` and returns a factory of "vtc" policies.
+absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options);
+
+}  // namespace hearth
+
+#endif  // HEARTH_POLICY_VTC_H_
