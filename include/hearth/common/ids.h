@@ -18,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <ostream>
+#include <string>
 #include <utility>
 
 namespace hearth {
@@ -46,8 +47,12 @@ class StrongId {
     return H::combine(std::move(h), id.value_);
   }
   friend std::ostream& operator<<(std::ostream& os, StrongId id) {
-    if (!id.valid()) return os << "<invalid>";
-    return os << id.value_;
+    return os << id.ToString();
+  }
+  // For messages: the number, or "<invalid>". (The pinned Abseil's StrCat
+  // cannot format user types, so call sites use this.)
+  std::string ToString() const {
+    return valid() ? std::to_string(value_) : std::string("<invalid>");
   }
 
  private:

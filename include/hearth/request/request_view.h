@@ -21,6 +21,8 @@ struct RequestView {
   WorkClassId work_class;
   ModelId model;
   RequestId parent;
+  // Effective priority: RequestSpec::priority plus the priority of the
+  // request's work class (WorkClassConfig::priority).
   int32_t priority = 0;
   RequestPhase phase = RequestPhase::kQueued;
 

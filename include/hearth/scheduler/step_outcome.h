@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
 
@@ -47,6 +48,10 @@ struct SequenceOutcome {
 struct StepOutcome {
   // The plan's step number this outcome answers.
   uint64_t step = 0;
+  // When the engine finished the step: first tokens and finishes are stamped
+  // with it. InfinitePast (the default) means the plan's `now`. Must not be
+  // before the plan's `now`; the next Plan's `now` must not be before it.
+  absl::Time completed_at = absl::InfinitePast();
   // Exactly one entry per planned sequence, in plan order.
   std::vector<SequenceOutcome> sequences;
 };

@@ -93,8 +93,9 @@ struct StepPlan {
   // Decodes first, then continuing prefill chunks, then admissions.
   std::vector<ScheduledSequence> sequences;
   std::vector<Preemption> preempted;
-  // Requests that ended (cancelled, timed out) since the last plan while the
-  // engine may hold state for them; the engine drops that state.
+  // Requests that ended since the last plan (finished, cancelled, timed out,
+  // failed) after having appeared in a plan; the engine drops any state it
+  // holds for them (slots, its own KV bookkeeping).
   std::vector<RequestId> released;
   std::vector<BlockCopy> swap_out;
   std::vector<BlockCopy> swap_in;

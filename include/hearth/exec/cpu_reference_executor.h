@@ -1,0 +1,110 @@
+// File: hearth/exec/cpu_reference_executor.h
+//
+// `CpuReferenceExecutor` runs StepPlans on a small float32 transformer on the
+// CPU, the way a production engine would: K/V live in a paged pool of
+// `num_device_blocks` blocks (plus a host tier of `num_host_blocks` for swap),
+// every attention read and write goes through the sequence's block table, the
+// plan's swap and copy-on-write copies are applied before the forward pass,
+// and one token is sampled greedily (argmax, lowest id on ties) where the plan
+// asks for one. It is the executor every test can run, and the yardstick for
+// the CUDA executor.
+//
+// Results depend only on the tokens and the weights' seed, never on how a step
+// is batched or chunked: each position is computed by the same sequence of
+// float operations whatever else is in the step. That is what lets tests check
+// that a scheduler's plans are right by comparing tokens exactly.
+//
+// The executor needs token ids: requests must be submitted with
+// RequestSpec::prompt_token_ids, so that ScheduledSequence::token_ids is
+// filled. A sequence without them fails (SequenceOutcome::error).
+//
+// Malformed plans never crash it: a copy naming a block outside its tier fails
+// the whole step (InvalidArgument, nothing changed); a sequence with a wrong
+// table, positions or tokens fails alone and its engine state is dropped.
+//
+// Thread-safety: none; one engine thread calls Execute().
+//
+// Example:
+//   hearth::CpuReferenceExecutorOptions options;
+//   options.kv.num_device_blocks = scheduler_options.kv.num_device_blocks;
+//   options.kv.block_size = scheduler_options.kv.block_size;
+//   auto executor = hearth::CpuReferenceExecutor::Create(options);
+//   while (busy) {
+//     HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, **executor, now));
+//   }
+
+#ifndef HEARTH_EXEC_CPU_REFERENCE_EXECUTOR_H_
+#define HEARTH_EXEC_CPU_REFERENCE_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hearth/common/ids.h"
+#include "hearth/exec/step_executor.h"
+#include "hearth/exec/transformer_config.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth {
+
+// Geometry of an executor's KV pool; must match the scheduler's KvCacheConfig.
+struct ExecutorKvConfig {
+  // Tokens per block. Must be in [1, 4096].
+  int32_t block_size = 16;
+  // Device-tier blocks. Must be >= 1.
+  int32_t num_device_blocks = 256;
+  // Host-tier blocks (swap targets). Must be >= 0.
+  int32_t num_host_blocks = 0;
+  // Longest sequence (positions) the executor computes. Must be >= 1.
+  int32_t max_positions = 8192;
+};
+
+struct CpuReferenceExecutorOptions {
+  // The model; dtype must be kFloat32.
+  TransformerConfig model;
+  ExecutorKvConfig kv;
+  // The ModelId the executor serves; sequences naming another model fail.
+  ModelId model_id = ModelId(0);
+  // When >= 0, sampling this token ends the request (FinishReason::kStopToken).
+  TokenId stop_token = -1;
+};
+
+class CpuReferenceExecutor : public StepExecutor {
+ public:
+  // InvalidArgument naming the bad field (model, kv sizes, dtype).
+  static absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> Create(
+      const CpuReferenceExecutorOptions& options);
+  ~CpuReferenceExecutor() override;
+
+  // CpuReferenceExecutor::Execute()
+  //
+  // Applies the plan's preemptions and releases (forgetting those requests),
+  // then swap_out, swap_in and copy_on_write copies in that order, then runs
+  // the sequences as one batch. Fills `outcome` in plan order.
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
+
+  // CpuReferenceExecutor::last_logits()
+  //
+  // Float logits of the last Execute()'s sampled sequences, in plan order of
+  // the sequences with `sample` set (vocab_size values each). For tests and
+  // for comparing other executors against this one.
+  const std::vector<float>& last_logits() const;
+
+  // Requests the executor holds engine-side state for.
+  size_t num_live_sequences() const;
+
+  const CpuReferenceExecutorOptions& options() const;
+
+ private:
+  class Impl;
+  explicit CpuReferenceExecutor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_EXEC_CPU_REFERENCE_EXECUTOR_H_

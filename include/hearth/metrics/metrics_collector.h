@@ -1,0 +1,166 @@
+// File: hearth/metrics/metrics_collector.h
+//
+// `MetricsCollector` is Hearth's built-in MetricsSink: it aggregates the
+// scheduler's events per user, per work class and overall (queue wait, time to
+// first token, inter-token latency, end-to-end and normalised latency, tokens
+// served, preemptions, terminal outcomes, SLO attainment), tracks fairness
+// (Jain's index, VTC's backlogged service gap) and samples a small time series
+// for plots. Report() returns a value snapshot; PrometheusText() (see
+// prometheus.h) renders one.
+//
+// Token times. A token exists when the step that produced it has finished.
+// The collector takes that time from `MetricsOptions::clock` when OnStep runs
+// (hosts call Complete() right after the step, so Now() is its end; the
+// simulator advances its ManualClock to the step's end first). Without a clock
+// the plan's `now` (the step's start) is used, which under-states latencies
+// by one step.
+//
+// Terminal events are applied after the step that carries the request's last
+// token, so e2e latency ends at that token whichever order the scheduler emits
+// kEnd and OnStep in.
+//
+// Thread-safety: OnRequestEvent/OnStep come from the engine thread; Report()
+// and series() must be called from that thread too (or with it stopped).
+//
+// Example:
+//   hearth::MetricsOptions mo = hearth::MetricsOptionsFor(scheduler_options);
+//   mo.clock = &clock;
+//   auto collector = *hearth::MetricsCollector::Create(mo);
+//   scheduler_options.metrics_sink = collector.get();
+//   ... run ...
+//   hearth::MetricsReport report = collector->Report();
+
+#ifndef HEARTH_METRICS_METRICS_COLLECTOR_H_
+#define HEARTH_METRICS_METRICS_COLLECTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hearth/common/clock.h"
+#include "hearth/metrics/fairness.h"
+#include "hearth/metrics/metrics_report.h"
+#include "hearth/metrics/metrics_sink.h"
+#include "hearth/metrics/sample_series.h"
+#include "hearth/scheduler/scheduler_options.h"
+
+namespace hearth {
+
+// Targets a finished request must meet to count as within its class's SLO.
+// InfiniteDuration() disables a target.
+struct SloTarget {
+  absl::Duration ttft = absl::InfiniteDuration();
+  // Mean inter-token gap of the request (time per output token after the
+  // first), as DistServe and vLLM's benchmarks define TPOT.
+  absl::Duration tpot = absl::InfiniteDuration();
+  absl::Duration e2e = absl::InfiniteDuration();
+};
+
+struct MetricsOptions {
+  // Users and classes, indexed by UserId / WorkClassId. Must be non-empty,
+  // names unique within each list.
+  std::vector<std::string> user_names = {"default"};
+  // Empty, or one weight > 0 per user (service is divided by it for
+  // fairness). Empty means all 1.
+  std::vector<double> user_weights;
+  std::vector<std::string> class_names = {"default"};
+  // Empty, or one target per class.
+  std::vector<SloTarget> class_slos;
+
+  // VTC's cost of one prefill and one decode token. Must be >= 0, not both 0.
+  double prefill_weight = 1.0;
+  double decode_weight = 2.0;
+
+  // Source of step end times (see above). Not owned; may be null.
+  const Clock* clock = nullptr;
+
+  // Exact samples kept per latency series before reservoir sampling; 0 means
+  // the SampleSeries default.
+  size_t max_samples_per_series = 0;
+  // The backlogged-gap tracker costs O(users^2) per step; it is off when there
+  // are more users than this. Must be >= 0.
+  int max_gap_users = 64;
+  // Time-series sampling period for series(); zero disables the series. Must
+  // be >= 0.
+  absl::Duration series_interval = absl::Seconds(10);
+};
+
+// Names and weights taken from a scheduler's registries.
+MetricsOptions MetricsOptionsFor(const SchedulerOptions& options);
+
+// One sample of the time series, taken at the first step ending at or after
+// each multiple of series_interval since the first arrival.
+struct SeriesPoint {
+  double time_s = 0;  // since the first arrival
+  int32_t waiting = 0;  // arrived, not admitted (or preempted), not ended
+  int32_t running = 0;
+  int64_t output_tokens = 0;  // cumulative
+  int64_t prefill_tokens = 0;  // cumulative
+  std::vector<double> user_service;  // cumulative normalised, per user
+};
+
+class MetricsCollector : public MetricsSink {
+ public:
+  // InvalidArgument naming the field when `options` is inconsistent.
+  static absl::StatusOr<std::unique_ptr<MetricsCollector>> Create(
+      MetricsOptions options);
+
+  void OnRequestEvent(const RequestEvent& event) override;
+  void OnStep(const StepPlan& plan, const StepOutcome& outcome) override;
+
+  // Applies pending terminal events (normally done at the next step). Call it
+  // once the run is over, before Report().
+  void Flush();
+
+  MetricsReport Report() const;
+  const std::vector<SeriesPoint>& series() const { return series_; }
+  // Raw TTFT samples of one class (ascending), for CDF plots.
+  absl::Span<const double> ClassTtftSamples(WorkClassId c) const;
+
+  const MetricsOptions& options() const { return options_; }
+
+ private:
+  struct Group;
+  struct Track;
+  explicit MetricsCollector(MetricsOptions options);
+
+  Group& UserGroup(const Track& t);
+  Group& ClassGroup(const Track& t);
+  Track* FindOrCreate(const RequestEvent& e);
+  void SetWaiting(Track& t, bool waiting);
+  void ApplyServed(Track& t, const ScheduledSequence& s, bool produced,
+                   absl::Time end);
+  void Finalize(Track& t);
+  void MaybeSample(absl::Time end);
+  void NoteTime(absl::Time t);
+
+  MetricsOptions options_;
+  std::vector<std::unique_ptr<Group>> users_;
+  std::vector<std::unique_ptr<Group>> classes_;
+  std::unique_ptr<Group> total_;
+  absl::flat_hash_map<RequestId, Track> tracks_;
+  std::vector<RequestId> pending_end_;
+  std::vector<int32_t> user_waiting_;
+  std::vector<double> user_service_;  // normalised, cumulative
+  std::unique_ptr<bool[]> user_backlogged_;
+  std::unique_ptr<ServiceGapTracker> gap_;
+  std::vector<SeriesPoint> series_;
+
+  absl::Time first_time_ = absl::InfiniteFuture();
+  absl::Time last_time_ = absl::InfinitePast();
+  absl::Time next_sample_ = absl::InfiniteFuture();
+  absl::Duration busy_ = absl::ZeroDuration();
+  uint64_t steps_ = 0;
+  int32_t waiting_ = 0;
+  int32_t running_ = 0;
+  uint64_t goodput_requests_ = 0;
+  int64_t goodput_tokens_ = 0;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_METRICS_METRICS_COLLECTOR_H_

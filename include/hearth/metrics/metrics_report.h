@@ -1,0 +1,93 @@
+// File: hearth/metrics/metrics_report.h
+//
+// `MetricsReport` is a value snapshot of what a MetricsCollector aggregated:
+// one GroupReport per user, per work class and for everything, plus run-wide
+// throughput, goodput and fairness figures. Durations are in seconds, tokens
+// are counts. Hosts print it, serialise it (see prometheus.h) or compare two.
+//
+// Example:
+//   hearth::MetricsReport r = collector->Report();
+//   for (const hearth::GroupReport& c : r.classes)
+//     std::cout << c.name << " p99 TTFT " << c.ttft.p99 << " s\n";
+
+#ifndef HEARTH_METRICS_METRICS_REPORT_H_
+#define HEARTH_METRICS_METRICS_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hearth/metrics/sample_series.h"
+
+namespace hearth {
+
+struct GroupReport {
+  std::string name;
+  // The user's share weight (1 for classes and the total).
+  double weight = 1.0;
+
+  // Requests by how they ended (arrived counts every request seen).
+  uint64_t arrived = 0;
+  uint64_t finished = 0;
+  uint64_t timed_out = 0;
+  uint64_t cancelled = 0;
+  uint64_t rejected = 0;
+  uint64_t failed = 0;
+  uint64_t preemptions = 0;
+
+  // Service. Prefill counts every computed prompt (or recomputed) position,
+  // decode every decode step; weighted = prefill_weight * prefill +
+  // decode_weight * decode (VTC's cost); normalised = weighted / weight.
+  int64_t prefill_tokens = 0;
+  int64_t decode_tokens = 0;
+  int64_t output_tokens = 0;
+  double weighted_service = 0;
+  double normalized_service = 0;
+
+  // Latencies in seconds. queue_wait: arrival -> first admission. ttft:
+  // arrival -> first token. itl: gap between consecutive tokens of a request
+  // (one sample per gap). e2e: arrival -> last token, finished requests only.
+  // norm_latency: e2e / output tokens.
+  DistributionSummary queue_wait;
+  DistributionSummary ttft;
+  DistributionSummary itl;
+  DistributionSummary e2e;
+  DistributionSummary norm_latency;
+
+  // SLO: eligible counts every ended request except cancelled ones; met those
+  // that finished within every target of their class. attainment = met /
+  // eligible (1 when nothing was eligible).
+  uint64_t slo_eligible = 0;
+  uint64_t slo_met = 0;
+  double slo_attainment = 1.0;
+};
+
+struct MetricsReport {
+  std::vector<GroupReport> users;
+  std::vector<GroupReport> classes;
+  GroupReport total;
+
+  // First arrival to last event (token or end), and time spent in steps.
+  double window_seconds = 0;
+  double busy_seconds = 0;
+  uint64_t steps = 0;
+
+  // Per second of window.
+  double output_tokens_per_s = 0;
+  double prefill_tokens_per_s = 0;
+  double finished_per_s = 0;
+  // Requests (and their output tokens) that met their class SLO, per second.
+  double goodput_requests_per_s = 0;
+  double goodput_tokens_per_s = 0;
+
+  // Jain's index over users' normalised service (users with no arrivals are
+  // left out).
+  double jain_index = 1.0;
+  // VTC's largest service difference between two backlogged users, in
+  // normalised weighted tokens; -1 when not tracked (too many users).
+  double max_backlogged_service_gap = -1;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_METRICS_METRICS_REPORT_H_

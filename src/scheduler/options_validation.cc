@@ -1,0 +1,169 @@
+#include "scheduler/options_validation.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace hearth {
+
+int32_t KvBlocksForMemory(int64_t kv_memory_bytes, int64_t kv_bytes_per_token,
+                          int32_t block_size) {
+  if (kv_memory_bytes <= 0 || kv_bytes_per_token <= 0 || block_size <= 0) return 0;
+  const int64_t blocks = kv_memory_bytes / (kv_bytes_per_token * block_size);
+  return static_cast<int32_t>(std::min<int64_t>(blocks, int64_t{1} << 30));
+}
+
+namespace internal {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("SchedulerOptions.", field, " ", what));
+}
+
+template <typename Config>
+absl::Status ValidateNames(const std::vector<Config>& configs, absl::string_view field) {
+  if (configs.empty()) return Invalid(field, "is empty; configure at least one entry");
+  absl::flat_hash_set<std::string> seen;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (configs[i].name.empty()) {
+      return Invalid(absl::StrCat(field, "[", i, "].name"), "is empty; names must be non-empty");
+    }
+    if (!seen.insert(configs[i].name).second) {
+      return Invalid(absl::StrCat(field, "[", i, "].name"),
+                     absl::StrCat("\"", configs[i].name, "\" is used twice; names must be unique"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateOptions(const SchedulerOptions& o) {
+  for (auto s : {ValidateNames(o.models, "models"), ValidateNames(o.users, "users"),
+                 ValidateNames(o.work_classes, "work_classes")}) {
+    if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < o.models.size(); ++i) {
+    const ModelConfig& m = o.models[i];
+    if (m.context_length < 2) {
+      return Invalid(absl::StrCat("models[", i, "].context_length"),
+                     absl::StrCat("is ", m.context_length, "; must be >= 2"));
+    }
+    if (m.vocab_size < 0) {
+      return Invalid(absl::StrCat("models[", i, "].vocab_size"),
+                     absl::StrCat("is ", m.vocab_size, "; must be >= 0 (0: unchecked)"));
+    }
+    if (m.kv_bytes_per_token < 0) {
+      return Invalid(absl::StrCat("models[", i, "].kv_bytes_per_token"),
+                     absl::StrCat("is ", m.kv_bytes_per_token, "; must be >= 0"));
+    }
+  }
+  for (size_t i = 0; i < o.users.size(); ++i) {
+    if (!(o.users[i].weight > 0.0) || o.users[i].weight > 1e9) {
+      return Invalid(absl::StrCat("users[", i, "].weight"),
+                     absl::StrCat("is ", o.users[i].weight, "; must be in (0, 1e9]"));
+    }
+  }
+  const KvCacheConfig& kv = o.kv;
+  if (kv.block_size < 1 || kv.block_size > 4096) {
+    return Invalid("kv.block_size", absl::StrCat("is ", kv.block_size, "; must be in [1, 4096]"));
+  }
+  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 30)) {
+    return Invalid("kv.num_device_blocks",
+                   absl::StrCat("is ", kv.num_device_blocks, "; must be in [1, 2^30]"));
+  }
+  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 30)) {
+    return Invalid("kv.num_host_blocks",
+                   absl::StrCat("is ", kv.num_host_blocks, "; must be in [0, 2^30]"));
+  }
+  if (kv.watermark_blocks < 0 || kv.watermark_blocks >= kv.num_device_blocks) {
+    return Invalid("kv.watermark_blocks",
+                   absl::StrCat("is ", kv.watermark_blocks, "; must be in [0, num_device_blocks = ",
+                                kv.num_device_blocks, ")"));
+  }
+  if (o.preemption_mode == PreemptionMode::kSwap && kv.num_host_blocks == 0) {
+    return Invalid("preemption_mode", "is kSwap but kv.num_host_blocks is 0; configure a host tier "
+                                      "or use kRecompute");
+  }
+  if (o.max_pending_requests < 1) {
+    return Invalid("max_pending_requests",
+                   absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
+  }
+  if (o.max_batched_tokens < 1) {
+    return Invalid("max_batched_tokens", absl::StrCat("is ", o.max_batched_tokens, "; must be >= 1"));
+  }
+  if (o.max_running < 1 || o.max_running > o.max_batched_tokens) {
+    return Invalid("max_running", absl::StrCat("is ", o.max_running, "; must be in [1, max_batched_tokens = ",
+                                               o.max_batched_tokens, "] so every running sequence can decode each step"));
+  }
+  if (o.max_prefill_chunk_tokens < 0) {
+    return Invalid("max_prefill_chunk_tokens",
+                   absl::StrCat("is ", o.max_prefill_chunk_tokens, "; must be >= 0 (0: max_batched_tokens)"));
+  }
+  if (o.max_admission_declines < 0) {
+    return Invalid("max_admission_declines",
+                   absl::StrCat("is ", o.max_admission_declines, "; must be >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
+  auto bad = [](auto&&... parts) {
+    return absl::InvalidArgumentError(absl::StrCat("RequestSpec.", parts...));
+  };
+  if (!spec.model.valid() || spec.model.value() >= o.models.size()) {
+    return bad("model ", spec.model.ToString(), " is unknown; configured models are [0, ", o.models.size(), ")");
+  }
+  if (!spec.user.valid() || spec.user.value() >= o.users.size()) {
+    return bad("user ", spec.user.ToString(), " is unknown; configured users are [0, ", o.users.size(), ")");
+  }
+  if (!spec.work_class.valid() || spec.work_class.value() >= o.work_classes.size()) {
+    return bad("work_class ", spec.work_class.ToString(), " is unknown; configured classes are [0, ",
+               o.work_classes.size(), ")");
+  }
+  const ModelConfig& model = o.models[spec.model.value()];
+  if (spec.prompt_tokens < 1) {
+    return bad("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
+  }
+  if (spec.max_new_tokens < 1) {
+    return bad("max_new_tokens is ", spec.max_new_tokens, "; must be >= 1");
+  }
+  const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
+  if (total > model.context_length) {
+    return bad("prompt_tokens + max_new_tokens is ", total, " (", spec.prompt_tokens, " + ",
+               spec.max_new_tokens, "); model \"", model.name, "\" allows at most ",
+               model.context_length, " tokens per sequence");
+  }
+  const int64_t capacity = int64_t{o.kv.num_device_blocks} * o.kv.block_size;
+  if (total > capacity) {
+    return bad("prompt_tokens + max_new_tokens is ", total,
+               " tokens, more than the whole KV cache holds (", o.kv.num_device_blocks,
+               " blocks of ", o.kv.block_size, " = ", capacity,
+               " tokens); it could never run. Lower max_new_tokens or shorten the prompt");
+  }
+  if (!spec.prompt_token_ids.empty()) {
+    if (static_cast<int64_t>(spec.prompt_token_ids.size()) != spec.prompt_tokens) {
+      return bad("prompt_token_ids has ", spec.prompt_token_ids.size(),
+                 " ids but prompt_tokens is ", spec.prompt_tokens,
+                 "; give exactly prompt_tokens ids or none");
+    }
+    for (size_t i = 0; i < spec.prompt_token_ids.size(); ++i) {
+      const TokenId t = spec.prompt_token_ids[i];
+      if (t < 0 || (model.vocab_size > 0 && t >= model.vocab_size)) {
+        return bad("prompt_token_ids[", i, "] is ", t, "; ids must be in [0, ",
+                   model.vocab_size > 0 ? absl::StrCat(model.vocab_size) : std::string("2^31"),
+                   ")");
+      }
+    }
+  }
+  if (spec.deadline == absl::InfinitePast()) {
+    return bad("deadline is InfinitePast; use InfiniteFuture for no deadline");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+}  // namespace hearth

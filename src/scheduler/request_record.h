@@ -1,0 +1,102 @@
+// File: src/scheduler/request_record.h
+//
+// The scheduler's mutable state for one live request. Engine thread only.
+// Vectors are reserved at creation for the request's largest possible size
+// (prompt + max_new_tokens), so steady-state steps never reallocate them and
+// spans handed out in a StepPlan stay valid until Complete().
+
+#ifndef HEARTH_SCHEDULER_REQUEST_RECORD_H_
+#define HEARTH_SCHEDULER_REQUEST_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+#include "hearth/request/request_state.h"
+#include "hearth/request/request_view.h"
+
+namespace hearth::internal {
+
+// Which running list a record sits in.
+enum class RunList : uint8_t { kNone, kDecoding, kPrefilling };
+
+struct RequestRecord {
+  RequestId id;
+  UserId user;
+  WorkClassId work_class;
+  ModelId model;
+  RequestId parent;
+  int32_t priority = 0;
+  std::string label;
+  uint64_t arrival_seq = 0;
+  absl::Time arrival_time = absl::InfinitePast();
+  absl::Time deadline = absl::InfiniteFuture();
+
+  RequestPhase phase = RequestPhase::kWaiting;
+  int32_t prompt_tokens = 0;
+  int32_t max_new_tokens = 0;
+  int32_t output_tokens = 0;
+  // Positions whose KV is computed (applied at Complete).
+  int32_t computed = 0;
+
+  // Prompt ids then sampled ids; empty when the request came without ids.
+  bool has_token_ids = false;
+  std::vector<TokenId> tokens;
+  // Chain hashes of the full blocks whose tokens are known.
+  std::vector<uint64_t> block_hashes;
+
+  std::vector<BlockId> device_blocks;
+  std::vector<BlockId> host_blocks;
+  // How many leading device blocks went through prefix-cache registration.
+  int32_t registered_blocks = 0;
+  // How many leading device blocks the engine has been sent.
+  int32_t blocks_sent = 0;
+  bool needs_full_table = true;
+  // The engine may hold state for this request (it appeared in a plan since
+  // its last preemption).
+  bool engine_has_state = false;
+
+  RunList list = RunList::kNone;
+  int32_t list_index = -1;
+  // Index in the plan being built, or -1.
+  int32_t plan_index = -1;
+  // Step in which it was admitted or swapped in; not a preemption victim then.
+  uint64_t admitted_step = 0;
+
+  int32_t cached_prompt_tokens = 0;
+  int32_t preemptions = 0;
+  absl::Time first_admit_time = absl::InfiniteFuture();
+  absl::Time first_token_time = absl::InfiniteFuture();
+
+  int32_t length() const { return prompt_tokens + output_tokens; }
+  bool decoding() const {
+    return output_tokens > 0 && computed == length() - 1;
+  }
+
+  RequestView View() const {
+    RequestView v;
+    v.id = id;
+    v.user = user;
+    v.work_class = work_class;
+    v.model = model;
+    v.parent = parent;
+    v.priority = priority;
+    v.phase = phase;
+    v.prompt_tokens = prompt_tokens;
+    v.max_new_tokens = max_new_tokens;
+    v.output_tokens = output_tokens;
+    v.computed_tokens = computed;
+    v.device_blocks = static_cast<int32_t>(device_blocks.size());
+    v.preemptions = preemptions;
+    v.arrival_seq = arrival_seq;
+    v.arrival_time = arrival_time;
+    v.deadline = deadline;
+    return v;
+  }
+};
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SCHEDULER_REQUEST_RECORD_H_

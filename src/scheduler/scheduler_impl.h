@@ -1,0 +1,151 @@
+// File: src/scheduler/scheduler_impl.h
+//
+// The scheduler's engine-side state and the step planner. Split over
+// scheduler.cc (construction, Submit/Cancel, lookups), scheduler_plan.cc
+// (Plan and its phases), scheduler_complete.cc (Complete) and
+// scheduler_invariants.cc (CheckInvariants).
+//
+// Data layout: live requests sit in a slab of RequestRecords addressed by
+// slot; running ones are in two unordered lists (decoding, prefilling) with
+// O(1) swap-removal. Ordering decisions belong to the Policy. Every buffer a
+// step touches is reserved up front, so a steady-state step allocates nothing.
+
+#ifndef HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
+#define HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hearth/kv/block_allocator.h"
+#include "hearth/kv/prefix_cache.h"
+#include "hearth/metrics/metrics_sink.h"
+#include "hearth/policy/policy.h"
+#include "hearth/scheduler/scheduler.h"
+#include "scheduler/inbox.h"
+#include "scheduler/request_record.h"
+
+namespace hearth {
+
+class Scheduler::Impl {
+ public:
+  Impl(SchedulerOptions options, BlockAllocator allocator,
+       std::unique_ptr<Policy> policy);
+
+  // Thread-safe.
+  absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
+  absl::Status Cancel(RequestId id) { return inbox_.Cancel(id); }
+  size_t DrainResults(std::vector<RequestResult>* out) {
+    return inbox_.DrainResults(out);
+  }
+  const SchedulerOptions& options() const { return options_; }
+
+  // Engine thread.
+  absl::StatusOr<const StepPlan*> Plan(absl::Time now);
+  absl::Status Complete(const StepOutcome& outcome);
+  bool plan_outstanding() const { return plan_outstanding_; }
+  absl::StatusOr<RequestView> GetRequest(RequestId id) const;
+  SchedulerStats stats() const;
+  absl::Status CheckInvariants() const;
+  const BlockAllocator& allocator() const { return allocator_; }
+  std::string_view policy_name() const { return policy_->name(); }
+
+ private:
+  using Record = internal::RequestRecord;
+
+  // --- Plan phases (scheduler_plan.cc).
+  void DrainInbox(absl::Time now);
+  void ExpireDeadlines(absl::Time now);
+  void ScheduleRunning(internal::RunList which, absl::Time now);
+  void AdmitWaiting(absl::Time now);
+  void FinalizePlan();
+
+  // Gives running `record` blocks for up to `want` positions, settling for
+  // fewer (but at least `min`) rather than preempting anyone; preempts
+  // policy-chosen victims only when not even `min` fits. Returns the
+  // positions it can now hold, or -1 when `record` had to preempt itself.
+  int32_t GrowTo(Record& record, int32_t want, int32_t min, absl::Time now);
+  // Admits a waiting or swapped request with its first chunk if memory allows
+  // (prefix hits reused, swap-ins copied back); false leaves it untouched.
+  bool TryAdmit(Record& record, absl::Time now);
+  // Leading full blocks of a waiting request found in the prefix cache.
+  int32_t CountPrefixHits(Record& record);
+  // Whether `blocks` more can be taken while keeping the admission watermark.
+  bool HasRoom(int32_t blocks) const;
+  void ScheduleSequence(Record& record, int32_t num_tokens);
+  void Unschedule(Record& record);
+  // Preempts a running request (swap if configured and possible, else
+  // recompute) and tells the policy.
+  void Preempt(Record& record, absl::Time now);
+  bool CanBeVictim(const Record& record) const;
+  // Asks the policy for a victim ranked below `beneficiary`; nullptr if none
+  // usable.
+  Record* PickVictim(const Record& beneficiary, bool beneficiary_running);
+
+  // --- Shared helpers (scheduler.cc).
+  Record* Find(RequestId id);
+  const Record* Find(RequestId id) const;
+  Record& CreateRecord(internal::Submission& submission, absl::Time now);
+  void AddToList(Record& record, internal::RunList list);
+  void RemoveFromList(Record& record);
+  void ReleaseDeviceBlocks(Record& record, size_t keep);
+  // Ends a live request: frees what it holds, tells policy, sink and host.
+  void Terminate(Record& record, RequestPhase phase, FinishReason reason,
+                 std::string message, absl::Time now);
+  void Emit(RequestEventKind kind, const Record& record, absl::Time now);
+  void RegisterFullBlocks(Record& record);
+  int32_t BlocksFor(int32_t positions) const {
+    return (positions + block_size_ - 1) / block_size_;
+  }
+  int32_t running_count() const {
+    return static_cast<int32_t>(decoding_.size() + prefilling_.size());
+  }
+
+  const SchedulerOptions options_;
+  const int32_t block_size_;
+  const int32_t chunk_cap_;
+  internal::Inbox inbox_;
+  BlockAllocator allocator_;
+  std::optional<PrefixCache> prefix_cache_;
+  std::unique_ptr<Policy> policy_;
+  MetricsSink* sink_;
+
+  std::vector<Record> slab_;
+  std::vector<uint32_t> free_slots_;
+  absl::flat_hash_map<RequestId, uint32_t> slot_of_;
+  uint64_t next_arrival_seq_ = 0;
+
+  std::vector<uint32_t> decoding_;
+  std::vector<uint32_t> prefilling_;
+  int32_t num_waiting_ = 0;
+  int32_t num_swapped_ = 0;
+
+  // Min-heap of (deadline, id) for requests with finite deadlines; entries
+  // of ended requests are skipped lazily.
+  std::vector<std::pair<absl::Time, RequestId>> deadlines_;
+
+  // Per-step buffers, reserved once.
+  StepPlan plan_;
+  std::vector<uint32_t> plan_slots_;
+  std::vector<uint32_t> snapshot_;
+  std::vector<internal::Submission> drained_;
+  std::vector<RequestId> cancels_;
+  std::vector<RequestId> to_release_;
+  std::vector<BlockId> host_release_after_step_;
+  std::vector<ServedTokens> served_;
+  int32_t budget_ = 0;
+  bool plan_outstanding_ = false;
+  absl::Time last_now_ = absl::InfinitePast();
+
+  SchedulerStats counters_;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_SCHEDULER_SCHEDULER_IMPL_H_

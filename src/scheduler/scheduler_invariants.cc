@@ -1,0 +1,153 @@
+// Scheduler::Impl::CheckInvariants: an O(requests + blocks) audit for tests.
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+using internal::RunList;
+
+namespace {
+
+// Lets ids and strings appear in messages beside numbers.
+template <typename T>
+decltype(auto) Fmt(const T& v) {
+  if constexpr (requires { v.ToString(); }) {
+    return v.ToString();
+  } else if constexpr (std::is_same_v<T, std::string_view>) {
+    return std::string(v);
+  } else {
+    return (v);
+  }
+}
+
+template <typename... Parts>
+absl::Status Broken(const Parts&... parts) {
+  return absl::InternalError(absl::StrCat("invariant violated: ", Fmt(parts)...));
+}
+
+}  // namespace
+
+absl::Status Scheduler::Impl::CheckInvariants() const {
+  const int32_t n = allocator_.num_device_blocks();
+  std::vector<int32_t> refs(static_cast<size_t>(n), 0);
+  std::vector<uint8_t> host_used(static_cast<size_t>(allocator_.num_host_blocks()), 0);
+  int32_t waiting = 0, swapped = 0, running = 0;
+
+  for (const auto& [id, slot] : slot_of_) {
+    const RequestRecord& r = slab_[slot];
+    if (r.id != id) return Broken("slot ", slot, " holds ", r.id, " but is mapped from ", id);
+    absl::flat_hash_set<uint32_t> own;
+    for (BlockId b : r.device_blocks) {
+      if (!b.valid() || b.value() >= static_cast<uint32_t>(n)) {
+        return Broken("request ", id, " holds out-of-range device block ", b);
+      }
+      if (!own.insert(b.value()).second) {
+        return Broken("request ", id, " holds device block ", b, " twice");
+      }
+      ++refs[b.value()];
+    }
+    for (BlockId b : r.host_blocks) {
+      if (!b.valid() || b.value() >= host_used.size() || host_used[b.value()]++) {
+        return Broken("host block ", b, " of request ", id, " is out of range or shared");
+      }
+    }
+    if (r.computed < 0 || r.computed > r.length()) {
+      return Broken("request ", id, " has computed ", r.computed, " of length ", r.length());
+    }
+    if (r.output_tokens >= r.max_new_tokens) {
+      return Broken("request ", id, " is live with ", r.output_tokens, " of max ",
+                    r.max_new_tokens, " tokens");
+    }
+    switch (r.phase) {
+      case RequestPhase::kWaiting:
+        ++waiting;
+        if (!r.device_blocks.empty() || !r.host_blocks.empty() || r.computed != 0 ||
+            r.list != RunList::kNone) {
+          return Broken("waiting request ", id, " holds blocks, progress or a run list");
+        }
+        break;
+      case RequestPhase::kSwapped:
+        ++swapped;
+        if (!r.device_blocks.empty() || r.list != RunList::kNone ||
+            static_cast<int32_t>(r.host_blocks.size()) < BlocksFor(r.computed)) {
+          return Broken("swapped request ", id, " has device blocks, a run list or too few host blocks");
+        }
+        break;
+      case RequestPhase::kRunning: {
+        ++running;
+        const std::vector<uint32_t>& list = r.list == RunList::kDecoding ? decoding_ : prefilling_;
+        if (r.list == RunList::kNone || r.list_index < 0 ||
+            static_cast<size_t>(r.list_index) >= list.size() || list[r.list_index] != slot) {
+          return Broken("running request ", id, " is not where its run list index says");
+        }
+        if ((r.list == RunList::kDecoding) != r.decoding()) {
+          return Broken("running request ", id, " is in the wrong run list");
+        }
+        if (static_cast<int32_t>(r.device_blocks.size()) < BlocksFor(r.computed) ||
+            !r.host_blocks.empty()) {
+          return Broken("running request ", id, " has ", r.device_blocks.size(),
+                        " device blocks for ", r.computed, " computed tokens, or host blocks");
+        }
+        break;
+      }
+      default:
+        return Broken("request ", id, " is live in terminal phase ", PhaseName(r.phase));
+    }
+  }
+  if (waiting != num_waiting_ || swapped != num_swapped_ ||
+      running != running_count()) {
+    return Broken("counts waiting/swapped/running ", num_waiting_, "/", num_swapped_, "/",
+                  running_count(), " but records say ", waiting, "/", swapped, "/", running);
+  }
+  if (running_count() > options_.max_running) {
+    return Broken(running_count(), " running sequences exceed max_running ", options_.max_running);
+  }
+  for (BlockId b : host_release_after_step_) {
+    if (!b.valid() || b.value() >= host_used.size() || host_used[b.value()]++) {
+      return Broken("host block ", b, " pending release is out of range or shared");
+    }
+  }
+  int32_t free = 0, cached = 0, owned = 0;
+  for (int32_t b = 0; b < n; ++b) {
+    const BlockId id(static_cast<uint32_t>(b));
+    switch (allocator_.state(id)) {
+      case BlockState::kFree: ++free; break;
+      case BlockState::kCached:
+        ++cached;
+        if (!prefix_cache_.has_value() || !prefix_cache_->contains_block(id)) {
+          return Broken("device block ", b, " is cached but not in the prefix cache");
+        }
+        break;
+      case BlockState::kOwned: ++owned; break;
+    }
+    if (allocator_.ref_count(id) != refs[static_cast<size_t>(b)]) {
+      return Broken("device block ", b, " has ref count ", allocator_.ref_count(id), " but ",
+                    refs[static_cast<size_t>(b)], " block tables hold it");
+    }
+  }
+  if (free != allocator_.num_free() || cached != allocator_.num_cached() ||
+      free + cached + owned != n) {
+    return Broken("block states free/cached/owned ", free, "/", cached, "/", owned,
+                  " do not add up to ", n, " (allocator says ", allocator_.num_free(), "/",
+                  allocator_.num_cached(), ")");
+  }
+  for (size_t b = 0; b < host_used.size(); ++b) {
+    if ((host_used[b] != 0) != allocator_.host_in_use(BlockId(static_cast<uint32_t>(b)))) {
+      return Broken("host block ", b, " in-use flag disagrees with the requests holding it");
+    }
+  }
+  if (prefix_cache_.has_value() && prefix_cache_->size() > n) {
+    return Broken("prefix cache holds ", prefix_cache_->size(), " entries for ", n, " blocks");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hearth

@@ -1,0 +1,382 @@
+// Scheduler::Impl::Plan and its phases: drain the inbox, expire deadlines,
+// decodes first (stall-free), continuing prefill chunks, admissions under the
+// token budget, the sequence cap and memory, then emit the plan.
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+using internal::RunList;
+
+namespace {
+
+// Min-heap order on deadlines.
+struct LaterDeadline {
+  bool operator()(const std::pair<absl::Time, RequestId>& a,
+                  const std::pair<absl::Time, RequestId>& b) const {
+    return a.first > b.first || (a.first == b.first && a.second > b.second);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
+  if (plan_outstanding_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "step ", plan_.step, " is still outstanding; call Complete() with its "
+        "outcome before planning the next step"));
+  }
+  if (now < last_now_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "now (", absl::FormatTime(now), ") is before the previous step's time (",
+        absl::FormatTime(last_now_), "); time must not go backwards"));
+  }
+  if (now == absl::InfiniteFuture() || now == absl::InfinitePast()) {
+    return absl::InvalidArgumentError("now must be a finite time");
+  }
+  last_now_ = now;
+  plan_.step = ++counters_.steps;
+  plan_.now = now;
+  plan_.sequences.clear();
+  plan_.preempted.clear();
+  plan_.released.clear();
+  plan_.swap_out.clear();
+  plan_.swap_in.clear();
+  plan_.copy_on_write.clear();
+  plan_.model_commands.clear();
+  plan_.num_batched_tokens = 0;
+  plan_.num_decodes = 0;
+  plan_slots_.clear();
+  budget_ = options_.max_batched_tokens;
+
+  DrainInbox(now);
+  ExpireDeadlines(now);
+  ScheduleRunning(RunList::kDecoding, now);
+  ScheduleRunning(RunList::kPrefilling, now);
+  AdmitWaiting(now);
+  FinalizePlan();
+  plan_outstanding_ = true;
+  return &plan_;
+}
+
+void Scheduler::Impl::DrainInbox(absl::Time now) {
+  inbox_.Drain(&drained_, &cancels_);
+  for (internal::Submission& sub : drained_) {
+    RequestRecord& r = CreateRecord(sub, now);
+    ++num_waiting_;
+    if (r.deadline != absl::InfiniteFuture()) {
+      deadlines_.emplace_back(r.deadline, r.id);
+      std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
+    }
+    policy_->OnArrival(r.View(), now);
+    Emit(RequestEventKind::kArrive, r, now);
+  }
+  for (RequestId id : cancels_) {
+    if (RequestRecord* r = Find(id)) {
+      Terminate(*r, RequestPhase::kCancelled, FinishReason::kNone,
+                absl::StrCat("cancelled by the host while ", std::string(PhaseName(r->phase))),
+                now);
+    }
+  }
+}
+
+void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
+    const auto [deadline, id] = deadlines_.back();
+    deadlines_.pop_back();
+    RequestRecord* r = Find(id);
+    if (r == nullptr || r->deadline != deadline) continue;  // Already ended.
+    Terminate(*r, RequestPhase::kTimedOut, FinishReason::kNone,
+              absl::StrCat("deadline ", absl::FormatTime(deadline),
+                           " passed while ", std::string(PhaseName(r->phase)), " with ",
+                           r->output_tokens, " tokens generated"),
+              now);
+  }
+}
+
+bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
+  // A request admitted or swapped in during this step may have copies queued
+  // in the plan; it is left alone until the next step.
+  return r.phase == RequestPhase::kRunning && r.admitted_step != plan_.step;
+}
+
+RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
+                                           bool beneficiary_running) {
+  RequestRecord* v = Find(policy_->PickVictim(beneficiary.id, beneficiary_running));
+  if (v == nullptr || v == &beneficiary || !CanBeVictim(*v)) return nullptr;
+  return v;
+}
+
+void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
+  const std::vector<uint32_t>& list = which == RunList::kDecoding ? decoding_ : prefilling_;
+  // Preemptions reorder the list (swap-removal), so walk a copy and skip
+  // entries that left the list or were already scheduled.
+  snapshot_.assign(list.begin(), list.end());
+  for (uint32_t slot : snapshot_) {
+    if (budget_ <= 0) break;
+    RequestRecord& r = slab_[slot];
+    if (r.list != which || r.plan_index >= 0) continue;
+    const int32_t want = which == RunList::kDecoding
+                             ? 1
+                             : std::min({r.length() - r.computed, chunk_cap_, budget_});
+    const int32_t got = GrowTo(r, r.computed + want, r.computed + 1, now);
+    if (got <= r.computed) continue;
+    ScheduleSequence(r, got - r.computed);
+  }
+}
+
+int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
+                                absl::Time now) {
+  while (true) {
+    const int32_t held = static_cast<int32_t>(r.device_blocks.size());
+    const int32_t free = allocator_.num_allocatable();
+    const int32_t need_want = BlocksFor(want) - held;
+    const int32_t need_min = BlocksFor(min) - held;
+    if (need_want <= free || need_min <= free) {
+      const int32_t take = std::max(0, std::min(need_want, free));
+      for (int32_t i = 0; i < take; ++i) r.device_blocks.push_back(*allocator_.Allocate());
+      return std::min(want, static_cast<int32_t>(r.device_blocks.size()) * block_size_);
+    }
+    if (RequestRecord* victim = PickVictim(r, /*beneficiary_running=*/true)) {
+      Preempt(*victim, now);
+      continue;
+    }
+    // Nobody ranks below this request: it yields its own memory so that
+    // higher-ranked sequences can progress.
+    Preempt(r, now);
+    return -1;
+  }
+}
+
+void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
+  r.plan_index = static_cast<int32_t>(plan_.sequences.size());
+  ScheduledSequence& s = plan_.sequences.emplace_back();
+  s.id = r.id;
+  s.model = r.model;
+  s.start_position = r.computed;
+  s.num_tokens = num_tokens;
+  s.sample = r.computed + num_tokens == r.length();
+  plan_slots_.push_back(slot_of_.at(r.id));
+  budget_ -= num_tokens;
+  r.engine_has_state = true;
+}
+
+void Scheduler::Impl::Unschedule(RequestRecord& r) {
+  ScheduledSequence& s = plan_.sequences[static_cast<size_t>(r.plan_index)];
+  budget_ += s.num_tokens;
+  s.id = RequestId();  // Compacted away in FinalizePlan.
+  r.plan_index = -1;
+}
+
+void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
+  if (r.plan_index >= 0) Unschedule(r);
+  RemoveFromList(r);
+  // Blocks past the computed prefix hold no KV yet: never worth copying.
+  const auto valid = static_cast<size_t>(BlocksFor(r.computed));
+  ReleaseDeviceBlocks(r, valid);
+  PreemptionMode mode = PreemptionMode::kRecompute;
+  if (options_.preemption_mode == PreemptionMode::kSwap && valid > 0 &&
+      static_cast<size_t>(allocator_.num_free_host()) >= valid) {
+    mode = PreemptionMode::kSwap;
+    for (BlockId device : r.device_blocks) {
+      const BlockId host = *allocator_.AllocateHost();
+      plan_.swap_out.push_back({r.id, device, host});
+      r.host_blocks.push_back(host);
+    }
+    r.phase = RequestPhase::kSwapped;
+    ++num_swapped_;
+  } else {
+    r.computed = 0;
+    r.phase = RequestPhase::kWaiting;
+    ++num_waiting_;
+  }
+  ReleaseDeviceBlocks(r, 0);
+  r.registered_blocks = 0;
+  r.blocks_sent = 0;
+  r.needs_full_table = true;
+  if (r.engine_has_state) plan_.preempted.push_back({r.id, mode});
+  r.engine_has_state = false;
+  ++r.preemptions;
+  ++counters_.preemptions;
+  policy_->OnPreempted(r.View(), now);
+  if (sink_ != nullptr) {
+    RequestEvent e;
+    e.kind = RequestEventKind::kPreempt;
+    e.time = now;
+    e.id = r.id;
+    e.user = r.user;
+    e.work_class = r.work_class;
+    e.prompt_tokens = r.prompt_tokens;
+    e.output_tokens = r.output_tokens;
+    e.preemption_mode = mode;
+    e.phase = r.phase;
+    sink_->OnRequestEvent(e);
+  }
+}
+
+void Scheduler::Impl::AdmitWaiting(absl::Time now) {
+  if (num_waiting_ + num_swapped_ == 0 || budget_ <= 0) return;
+  policy_->BeginAdmission(now);
+  int32_t declines = 0;
+  while (budget_ > 0) {
+    const RequestId id = policy_->NextAdmission();
+    if (!id.valid()) break;
+    RequestRecord* r = Find(id);
+    if (r == nullptr || (r->phase != RequestPhase::kWaiting &&
+                         r->phase != RequestPhase::kSwapped)) {
+      // The policy offered something not waiting: skip it, boundedly.
+      if (++declines > options_.max_admission_declines) break;
+      policy_->Decline(id);
+      continue;
+    }
+    if (running_count() >= options_.max_running) {
+      RequestRecord* victim = PickVictim(*r, /*beneficiary_running=*/false);
+      if (victim == nullptr) break;
+      Preempt(*victim, now);
+      continue;
+    }
+    if (TryAdmit(*r, now)) continue;
+    RequestRecord* victim = PickVictim(*r, /*beneficiary_running=*/false);
+    if (victim == nullptr) break;  // Head of line waits for memory.
+    Preempt(*victim, now);
+  }
+  policy_->EndAdmission();
+}
+
+bool Scheduler::Impl::HasRoom(int32_t blocks) const {
+  // The watermark keeps headroom for running sequences to grow; with nothing
+  // running there is nobody to protect, and insisting on it could block a
+  // large request forever.
+  const int32_t reserve = running_count() > 0 ? options_.kv.watermark_blocks : 0;
+  return allocator_.num_allocatable() - blocks >= reserve;
+}
+
+int32_t Scheduler::Impl::CountPrefixHits(RequestRecord& r) {
+  if (!prefix_cache_.has_value() || !r.has_token_ids || r.computed != 0) return 0;
+  // Hashes of generated tokens' full blocks are computed lazily, so a request
+  // recomputed after preemption also finds its own released blocks.
+  const auto full = static_cast<size_t>(r.length() / block_size_);
+  while (r.block_hashes.size() < full) {
+    const size_t b = r.block_hashes.size();
+    const uint64_t parent = b == 0 ? PrefixCache::RootHash(r.model) : r.block_hashes[b - 1];
+    r.block_hashes.push_back(PrefixCache::HashBlock(
+        parent, absl::Span<const TokenId>(r.tokens).subspan(b * block_size_, block_size_)));
+  }
+  int32_t hits = 0;
+  for (size_t b = 0; b < full; ++b) {
+    if (!prefix_cache_->Find(r.block_hashes[b]).valid()) break;
+    ++hits;
+  }
+  return hits;
+}
+
+bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
+  const bool swapped = r.phase == RequestPhase::kSwapped;
+  int32_t hits = 0;
+  int32_t start = r.computed;
+  bool copy_last_hit = false;
+  if (!swapped) {
+    hits = CountPrefixHits(r);
+    start = hits * block_size_;
+    if (start >= r.length()) {
+      // The whole sequence is cached, but the last position must run to
+      // produce logits: it is rewritten in a private copy of the last block.
+      start = r.length() - 1;
+      copy_last_hit = true;
+    }
+  }
+  const int32_t n = std::min({r.length() - start, chunk_cap_, budget_});
+  const int32_t held = swapped ? static_cast<int32_t>(r.host_blocks.size()) : hits;
+  const int32_t total = std::max(held, BlocksFor(start + n));
+  int32_t needed = total - (swapped ? 0 : hits) + (copy_last_hit ? 1 : 0);
+  for (int32_t b = 0; b < hits; ++b) {
+    // A cached, unreferenced hit leaves the allocatable pool when reused.
+    if (allocator_.state(prefix_cache_->Find(r.block_hashes[b])) == BlockState::kCached) ++needed;
+  }
+  if (!HasRoom(needed)) return false;
+
+  if (swapped) {
+    for (BlockId host : r.host_blocks) {
+      const BlockId device = *allocator_.Allocate();
+      plan_.swap_in.push_back({r.id, host, device});
+      r.device_blocks.push_back(device);
+      host_release_after_step_.push_back(host);
+    }
+    r.host_blocks.clear();
+    --num_swapped_;
+  } else {
+    for (int32_t b = 0; b < hits; ++b) {
+      const BlockId block = prefix_cache_->Find(r.block_hashes[b]);
+      (void)allocator_.AddRef(block);
+      r.device_blocks.push_back(block);
+    }
+    if (copy_last_hit) {
+      const CopyOnWrite cow = *allocator_.PrepareWrite(r.device_blocks.back());
+      if (cow.copy_from.valid()) {
+        plan_.copy_on_write.push_back({r.id, cow.copy_from, cow.block});
+        r.device_blocks.back() = cow.block;
+      }
+    }
+    r.computed = start;
+    r.registered_blocks = hits;
+    r.cached_prompt_tokens = std::min(start, r.prompt_tokens);
+    counters_.prefix_hit_tokens += static_cast<uint64_t>(start);
+    --num_waiting_;
+  }
+  while (static_cast<int32_t>(r.device_blocks.size()) < total) {
+    r.device_blocks.push_back(*allocator_.Allocate());
+  }
+  r.phase = RequestPhase::kRunning;
+  r.admitted_step = plan_.step;
+  r.needs_full_table = true;
+  r.blocks_sent = 0;
+  if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
+  AddToList(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
+  policy_->OnAdmitted(r.View(), now);
+  Emit(RequestEventKind::kAdmit, r, now);
+  ScheduleSequence(r, n);
+  return true;
+}
+
+void Scheduler::Impl::FinalizePlan() {
+  size_t w = 0;
+  for (size_t i = 0; i < plan_.sequences.size(); ++i) {
+    if (!plan_.sequences[i].id.valid()) continue;
+    if (w != i) {
+      plan_.sequences[w] = plan_.sequences[i];
+      plan_slots_[w] = plan_slots_[i];
+    }
+    ++w;
+  }
+  plan_.sequences.resize(w);
+  plan_slots_.resize(w);
+  for (size_t i = 0; i < w; ++i) {
+    ScheduledSequence& s = plan_.sequences[i];
+    RequestRecord& r = slab_[plan_slots_[i]];
+    r.plan_index = -1;
+    const absl::Span<const BlockId> table(r.device_blocks);
+    s.block_table = table;
+    s.full_block_table = r.needs_full_table;
+    s.new_blocks = r.needs_full_table ? table : table.subspan(static_cast<size_t>(r.blocks_sent));
+    s.token_ids = r.has_token_ids
+                      ? absl::Span<const TokenId>(r.tokens).subspan(
+                            static_cast<size_t>(s.start_position), static_cast<size_t>(s.num_tokens))
+                      : absl::Span<const TokenId>();
+    r.blocks_sent = static_cast<int32_t>(table.size());
+    r.needs_full_table = false;
+    plan_.num_batched_tokens += s.num_tokens;
+    if (r.decoding() && s.num_tokens == 1) ++plan_.num_decodes;
+  }
+  plan_.released.swap(to_release_);
+  to_release_.clear();
+}
+
+}  // namespace hearth
