@@ -1,0 +1,323 @@
+// The CPU reference executor: plan bookkeeping, block copies and the batched
+// forward pass over the paged KV pool (see cpu_reference_executor.h).
+
+#include "hearth/exec/cpu_reference_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "exec/kv_layout.h"
+#include "exec/model_math.h"
+#include "exec/sequence_tables.h"
+
+namespace hearth {
+
+using exec_internal::KvLayout;
+using exec_internal::PreparedSequence;
+
+namespace {
+
+absl::Status ValidateKvConfig(const ExecutorKvConfig& kv) {
+  if (kv.block_size < 1 || kv.block_size > 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kv.block_size = %d is invalid: must be in [1, 4096]", kv.block_size));
+  }
+  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kv.num_device_blocks = %d is invalid: must be in [1, 2^30]",
+        kv.num_device_blocks));
+  }
+  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kv.num_host_blocks = %d is invalid: must be in [0, 2^30]",
+        kv.num_host_blocks));
+  }
+  if (kv.max_positions < 1 || kv.max_positions > (1 << 24)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kv.max_positions = %d is invalid: must be in [1, 2^24]",
+        kv.max_positions));
+  }
+  return absl::OkStatus();
+}
+
+// One position computed this step.
+struct Row {
+  int32_t seq;       // index into plan.sequences
+  int32_t position;  // absolute position in the sequence
+};
+
+}  // namespace
+
+class CpuReferenceExecutor::Impl {
+ public:
+  Impl(const CpuReferenceExecutorOptions& options,
+       exec_internal::CpuModelWeights weights)
+      : options_(options),
+        weights_(std::move(weights)),
+        rope_(exec_internal::MakeRopeTable(options.model.head_dim(),
+                                           options.model.rope_theta,
+                                           options.kv.max_positions)),
+        tables_({.block_size = options.kv.block_size,
+                 .num_device_blocks = options.kv.num_device_blocks,
+                 .num_host_blocks = options.kv.num_host_blocks,
+                 .max_positions = options.kv.max_positions,
+                 .vocab_size = options.model.vocab_size,
+                 .model = options.model_id}),
+        layout_{options.model.num_layers, options.model.num_kv_heads,
+                options.kv.block_size, options.model.head_dim()},
+        device_pool_(static_cast<size_t>(layout_.BlockElements() *
+                                         options.kv.num_device_blocks)),
+        host_pool_(static_cast<size_t>(layout_.BlockElements() *
+                                       options.kv.num_host_blocks)) {}
+
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome);
+
+  const CpuReferenceExecutorOptions options_;
+  std::vector<float> last_logits_;
+  exec_internal::SequenceTables& tables() { return tables_; }
+
+ private:
+  void CopyBlocks(const std::vector<BlockCopy>& copies, const float* from,
+                  float* to);
+  void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
+               const std::vector<Row>& rows);
+  void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
+                      const std::vector<PreparedSequence>& prep,
+                      const float* q, float* out);
+
+  exec_internal::CpuModelWeights weights_;
+  exec_internal::RopeTable rope_;
+  exec_internal::SequenceTables tables_;
+  KvLayout layout_;
+  std::vector<float> device_pool_;
+  std::vector<float> host_pool_;
+};
+
+void CpuReferenceExecutor::Impl::CopyBlocks(
+    const std::vector<BlockCopy>& copies, const float* from, float* to) {
+  const int64_t n = layout_.BlockElements();
+  for (const BlockCopy& c : copies) {
+    std::memcpy(to + int64_t{c.target.value()} * n,
+                from + int64_t{c.source.value()} * n, n * sizeof(float));
+  }
+}
+
+absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
+                                                 StepOutcome* outcome) {
+  outcome->step = plan.step;
+  outcome->sequences.clear();
+  last_logits_.clear();
+  absl::Status valid = tables_.ValidateCopies(plan);
+  if (!valid.ok()) return valid;
+  tables_.DropEnded(plan);
+  // The order step_plan.h prescribes: a block freed by a swap-out may be a
+  // swap-in or copy-on-write target in the same step.
+  CopyBlocks(plan.swap_out, device_pool_.data(), host_pool_.data());
+  CopyBlocks(plan.swap_in, host_pool_.data(), device_pool_.data());
+  CopyBlocks(plan.copy_on_write, device_pool_.data(), device_pool_.data());
+
+  std::vector<PreparedSequence> prep = tables_.PrepareSequences(plan);
+  std::vector<Row> rows;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    if (!prep[i].error.empty()) continue;
+    const ScheduledSequence& s = plan.sequences[i];
+    for (int32_t t = 0; t < s.num_tokens; ++t) {
+      rows.push_back({static_cast<int32_t>(i), s.start_position + t});
+    }
+  }
+  if (!rows.empty()) Forward(plan, prep, rows);
+
+  const int32_t vocab = options_.model.vocab_size;
+  size_t sampled = 0;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    const ScheduledSequence& s = plan.sequences[i];
+    SequenceOutcome& o = outcome->sequences.emplace_back();
+    o.id = s.id;
+    if (!prep[i].error.empty()) {
+      o.error = prep[i].error;
+      continue;
+    }
+    tables_.Advance(s.id, s.start_position + s.num_tokens);
+    if (!s.sample) continue;
+    o.produced_token = true;
+    o.token = exec_internal::ArgmaxLowest(
+        last_logits_.data() + sampled * vocab, vocab);
+    ++sampled;
+    if (options_.stop_token >= 0 && o.token == options_.stop_token) {
+      o.finish = FinishReason::kStopToken;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void CpuReferenceExecutor::Impl::AttentionLayer(
+    int32_t layer, const std::vector<Row>& rows,
+    const std::vector<PreparedSequence>& prep, const float* q, float* out) {
+  const TransformerConfig& c = options_.model;
+  const int32_t hd = c.head_dim();
+  const int32_t group = c.num_heads / c.num_kv_heads;
+  const int32_t bs = options_.kv.block_size;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> scores;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::vector<BlockId>& table = *prep[rows[r].seq].table;
+    const int32_t len = rows[r].position + 1;  // causal: positions [0, p]
+    scores.resize(len);
+    for (int32_t h = 0; h < c.num_heads; ++h) {
+      const float* qh = q + (r * c.num_heads + h) * int64_t{hd};
+      const int32_t kvh = h / group;
+      float max_score = -INFINITY;
+      for (int32_t j = 0; j < len; ++j) {
+        const float* k = device_pool_.data() +
+                         layout_.Offset(table[j / bs].value(), layer, 0, kvh, j % bs);
+        float dot = 0.0f;
+        for (int32_t d = 0; d < hd; ++d) dot += qh[d] * k[d];
+        scores[j] = dot * scale;
+        max_score = std::max(max_score, scores[j]);
+      }
+      float* oh = out + (r * c.num_heads + h) * int64_t{hd};
+      std::fill(oh, oh + hd, 0.0f);
+      float sum = 0.0f;
+      for (int32_t j = 0; j < len; ++j) {
+        const float w = std::exp(scores[j] - max_score);
+        sum += w;
+        const float* v = device_pool_.data() +
+                         layout_.Offset(table[j / bs].value(), layer, 1, kvh, j % bs);
+        for (int32_t d = 0; d < hd; ++d) oh[d] += w * v[d];
+      }
+      const float inv = 1.0f / sum;
+      for (int32_t d = 0; d < hd; ++d) oh[d] *= inv;
+    }
+  }
+}
+
+void CpuReferenceExecutor::Impl::Forward(
+    const StepPlan& plan, const std::vector<PreparedSequence>& prep,
+    const std::vector<Row>& rows) {
+  const TransformerConfig& c = options_.model;
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const int32_t d = c.hidden_size;
+  const int32_t hd = c.head_dim();
+  const int32_t qw = c.num_heads * hd;
+  const int32_t kvw = c.num_kv_heads * hd;
+  const int32_t bs = options_.kv.block_size;
+  std::vector<float> x(n * d), h(n * d), q(n * qw), k(n * kvw), v(n * kvw),
+      attn(n * qw), gate(n * c.mlp_hidden), up(n * c.mlp_hidden), tmp(n * d);
+  for (int64_t r = 0; r < n; ++r) {
+    const ScheduledSequence& s = plan.sequences[rows[r].seq];
+    const TokenId token = s.token_ids[rows[r].position - s.start_position];
+    std::copy_n(weights_.embedding.data() + int64_t{token} * d, d,
+                x.data() + r * d);
+  }
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    const exec_internal::CpuLayerWeights& w = weights_.layers[l];
+    exec_internal::RmsNormRows(x.data(), n, d, w.attn_norm.data(), c.rms_eps,
+                               h.data());
+    exec_internal::MatMulRows(h.data(), n, d, w.wq.data(), qw, q.data());
+    exec_internal::MatMulRows(h.data(), n, d, w.wk.data(), kvw, k.data());
+    exec_internal::MatMulRows(h.data(), n, d, w.wv.data(), kvw, v.data());
+    // Rotate, then write this step's K/V into the pages before attention
+    // reads them: causal attention within a chunk sees its own positions.
+    for (int64_t r = 0; r < n; ++r) {
+      const int32_t p = rows[r].position;
+      exec_internal::ApplyRope(q.data() + r * qw, c.num_heads, hd, p, rope_);
+      exec_internal::ApplyRope(k.data() + r * kvw, c.num_kv_heads, hd, p, rope_);
+      const BlockId block = (*prep[rows[r].seq].table)[p / bs];
+      for (int32_t kh = 0; kh < c.num_kv_heads; ++kh) {
+        std::copy_n(k.data() + r * kvw + kh * hd, hd,
+                    device_pool_.data() + layout_.Offset(block.value(), l, 0, kh, p % bs));
+        std::copy_n(v.data() + r * kvw + kh * hd, hd,
+                    device_pool_.data() + layout_.Offset(block.value(), l, 1, kh, p % bs));
+      }
+    }
+    AttentionLayer(l, rows, prep, q.data(), attn.data());
+    exec_internal::MatMulRows(attn.data(), n, qw, w.wo.data(), d, tmp.data());
+    for (int64_t i = 0; i < n * d; ++i) x[i] += tmp[i];
+    exec_internal::RmsNormRows(x.data(), n, d, w.mlp_norm.data(), c.rms_eps,
+                               h.data());
+    exec_internal::MatMulRows(h.data(), n, d, w.w_gate.data(), c.mlp_hidden,
+                              gate.data());
+    exec_internal::MatMulRows(h.data(), n, d, w.w_up.data(), c.mlp_hidden,
+                              up.data());
+    exec_internal::SiluGate(gate.data(), up.data(), n * c.mlp_hidden);
+    exec_internal::MatMulRows(gate.data(), n, c.mlp_hidden, w.w_down.data(), d,
+                              tmp.data());
+    for (int64_t i = 0; i < n * d; ++i) x[i] += tmp[i];
+  }
+  // Logits only for the last row of each sampling sequence, in plan order.
+  for (int64_t r = 0; r < n; ++r) {
+    const ScheduledSequence& s = plan.sequences[rows[r].seq];
+    if (!s.sample || rows[r].position != s.start_position + s.num_tokens - 1) {
+      continue;
+    }
+    exec_internal::RmsNormRows(x.data() + r * d, 1, d, weights_.final_norm.data(),
+                               c.rms_eps, h.data());
+    const size_t at = last_logits_.size();
+    last_logits_.resize(at + c.vocab_size);
+    exec_internal::MatMulRows(h.data(), 1, d, weights_.lm_head.data(),
+                              c.vocab_size, last_logits_.data() + at);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>>
+CpuReferenceExecutor::Create(const CpuReferenceExecutorOptions& options) {
+  absl::Status s = ValidateTransformerConfig(options.model);
+  if (s.ok()) s = ValidateKvConfig(options.kv);
+  if (!s.ok()) return s;
+  if (options.model.dtype != DType::kFloat32) {
+    return absl::InvalidArgumentError(
+        "model.dtype: the CPU reference executor computes in float32 only "
+        "(DType::kFloat32)");
+  }
+  if (options.stop_token >= options.model.vocab_size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "stop_token = %d is invalid: must be < 0 (none) or in [0, %d)",
+        options.stop_token, options.model.vocab_size));
+  }
+  if (ParameterCount(options.model) > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "model: %d parameters; the CPU reference executor allows at most 2^30",
+        ParameterCount(options.model)));
+  }
+  const int64_t pool_bytes =
+      KvBytesPerToken(options.model) * options.kv.block_size *
+      (int64_t{options.kv.num_device_blocks} + options.kv.num_host_blocks);
+  if (pool_bytes > (int64_t{8} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "kv: the pools would take %d bytes; the CPU reference executor "
+        "allows at most 8 GiB",
+        pool_bytes));
+  }
+  auto impl = std::make_unique<Impl>(options,
+                                     exec_internal::MakeCpuWeights(options.model));
+  return std::unique_ptr<CpuReferenceExecutor>(
+      new CpuReferenceExecutor(std::move(impl)));
+}
+
+CpuReferenceExecutor::CpuReferenceExecutor(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+CpuReferenceExecutor::~CpuReferenceExecutor() = default;
+
+absl::Status CpuReferenceExecutor::Execute(const StepPlan& plan,
+                                           StepOutcome* outcome) {
+  if (outcome == nullptr) {
+    return absl::InvalidArgumentError("Execute: outcome must not be null");
+  }
+  return impl_->Execute(plan, outcome);
+}
+
+const std::vector<float>& CpuReferenceExecutor::last_logits() const {
+  return impl_->last_logits_;
+}
+
+size_t CpuReferenceExecutor::num_live_sequences() const {
+  return impl_->tables().size();
+}
+
+const CpuReferenceExecutorOptions& CpuReferenceExecutor::options() const {
+  return impl_->options_;
+}
+
+}  // namespace hearth

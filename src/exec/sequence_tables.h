@@ -1,0 +1,92 @@
+// File: src/exec/sequence_tables.h
+//
+// The engine side of the block-table protocol, shared by every executor:
+// per-request block tables kept from `full_block_table` / `new_blocks` diffs,
+// the number of positions each request has in the KV pool, and the checks
+// that turn a malformed StepPlan into an error instead of an out-of-range
+// write. Executors call, per step:
+//   ValidateCopies (whole-step error, nothing changed) -> DropEnded ->
+//   (apply copies) -> PrepareSequences (per-sequence errors) ->
+//   (forward pass reading table()) -> Advance for each computed sequence.
+// Not part of the public API.
+
+#ifndef HEARTH_EXEC_SEQUENCE_TABLES_H_
+#define HEARTH_EXEC_SEQUENCE_TABLES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "hearth/common/ids.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth::exec_internal {
+
+// What an executor can hold; plans are checked against it.
+struct KvGeometry {
+  int32_t block_size = 16;
+  int32_t num_device_blocks = 0;
+  int32_t num_host_blocks = 0;
+  // Largest position + 1 the executor can compute (rotary table size).
+  int32_t max_positions = 0;
+  int32_t vocab_size = 0;
+  // The one model the executor serves.
+  ModelId model = ModelId(0);
+};
+
+// One planned sequence after PrepareSequences().
+struct PreparedSequence {
+  // Empty when the sequence can run; else why it fails (the executor reports
+  // it in SequenceOutcome::error and forgets the request).
+  std::string error;
+  // Valid while the step runs when `error` is empty.
+  const std::vector<BlockId>* table = nullptr;
+};
+
+class SequenceTables {
+ public:
+  explicit SequenceTables(KvGeometry geometry) : geometry_(geometry) {}
+
+  const KvGeometry& geometry() const { return geometry_; }
+
+  // InvalidArgument when a copy names a block outside its tier, or a copy
+  // list writes one target twice. Changes nothing.
+  absl::Status ValidateCopies(const StepPlan& plan) const;
+
+  // Forgets `preempted` and `released` requests.
+  void DropEnded(const StepPlan& plan);
+
+  // Updates the engine-side table of every planned sequence and checks it
+  // against the plan; one entry per plan sequence, in plan order.
+  std::vector<PreparedSequence> PrepareSequences(const StepPlan& plan);
+
+  // Records that `id` now has `positions` positions in the pool.
+  void Advance(RequestId id, int32_t positions);
+  void Drop(RequestId id) { entries_.erase(id); }
+
+  // Requests the engine holds state for.
+  size_t size() const { return entries_.size(); }
+  bool contains(RequestId id) const { return entries_.contains(id); }
+
+ private:
+  struct Entry {
+    std::vector<BlockId> table;
+    // Positions [0, cached) hold computed K/V.
+    int32_t cached = 0;
+  };
+  std::string CheckSequence(const ScheduledSequence& s) const;
+  std::string UpdateTable(const ScheduledSequence& s);
+  // Fails sequences that would write into a block another sequence of this
+  // step also holds (a missed copy-on-write).
+  void CheckSharedWrites(const StepPlan& plan,
+                         std::vector<PreparedSequence>& out) const;
+
+  KvGeometry geometry_;
+  absl::flat_hash_map<RequestId, Entry> entries_;
+};
+
+}  // namespace hearth::exec_internal
+
+#endif  // HEARTH_EXEC_SEQUENCE_TABLES_H_

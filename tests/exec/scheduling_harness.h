@@ -1,0 +1,93 @@
+// File: tests/exec/scheduling_harness.h
+//
+// Drives a real Scheduler with a real executor over a workload of requests
+// with token ids and records, per request, the tokens the executor sampled.
+// The "scheduling never changes results" tests run one workload under many
+// scheduler configurations and compare those token sequences exactly.
+//
+// Example:
+//   std::vector<WorkloadRequest> w = RandomWorkload({.requests = 12});
+//   absl::StatusOr<WorkloadRun> run = RunWorkload(options, w, executor_factory);
+
+#ifndef HEARTH_TESTS_EXEC_SCHEDULING_HARNESS_H_
+#define HEARTH_TESTS_EXEC_SCHEDULING_HARNESS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hearth/exec/step_executor.h"
+#include "hearth/scheduler/scheduler.h"
+
+namespace hearth::testing {
+
+struct WorkloadRequest {
+  std::vector<TokenId> prompt;
+  int32_t max_new_tokens = 1;
+  // Submitted just before the Plan() of this step (0 = the first).
+  int32_t arrival_step = 0;
+  UserId user = UserId(0);
+  WorkClassId work_class = WorkClassId(0);
+  int32_t priority = 0;
+};
+
+struct WorkloadShape {
+  int32_t requests = 12;
+  int32_t min_prompt = 1;
+  int32_t max_prompt = 70;
+  int32_t max_new_tokens = 24;
+  // Arrivals spread uniformly over [0, arrival_spread] steps.
+  int32_t arrival_spread = 20;
+  // When > 0, prompts come in groups sharing their first `shared_prefix`
+  // tokens (prefix-cache hits); prompts are then longer than the prefix.
+  int32_t shared_prefix = 0;
+  int32_t prefix_groups = 3;
+  int32_t vocab_size = 256;
+  int32_t num_users = 1;
+  int32_t num_work_classes = 1;
+  uint64_t seed = 1;
+};
+
+// Deterministic for a given shape (own PRNG, no std distributions).
+std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape);
+
+struct WorkloadRun {
+  // Sampled tokens per workload request, in workload order.
+  std::vector<std::vector<TokenId>> tokens;
+  // Terminal results per workload request, in workload order.
+  std::vector<RequestResult> results;
+  SchedulerStats stats;
+  int64_t steps = 0;
+  int64_t swap_out_copies = 0;
+  int64_t swap_in_copies = 0;
+  int64_t cow_copies = 0;
+  int64_t chunked_prefill_steps = 0;  // prefill steps not reaching the end
+  int32_t max_batch = 0;              // most sequences in one step
+};
+
+using ExecutorFactory = std::function<absl::StatusOr<std::unique_ptr<StepExecutor>>(
+    const SchedulerOptions& options)>;
+
+// Runs the workload to completion. Checks the scheduler's invariants after
+// every step; fails on any error, on an executor-failed sequence, or when the
+// run does not finish within `max_steps`.
+absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
+                                        const std::vector<WorkloadRequest>& workload,
+                                        const ExecutorFactory& make_executor,
+                                        int64_t max_steps = 20000);
+
+// Runs every request alone on a fresh scheduler with a cache large enough for
+// it and no prefix caching: the tokens any other schedule must reproduce.
+absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
+    const SchedulerOptions& options, const std::vector<WorkloadRequest>& workload,
+    const ExecutorFactory& make_executor);
+
+// An ExecutorFactory for the CPU reference executor with the default model,
+// sized from the scheduler options.
+ExecutorFactory CpuExecutorFactory();
+
+}  // namespace hearth::testing
+
+#endif  // HEARTH_TESTS_EXEC_SCHEDULING_HARNESS_H_
