@@ -108,6 +108,7 @@ class MetricsCollector : public MetricsSink {
   // InvalidArgument naming the field when `options` is inconsistent.
   static absl::StatusOr<std::unique_ptr<MetricsCollector>> Create(
       MetricsOptions options);
+  ~MetricsCollector() override;
 
   void OnRequestEvent(const RequestEvent& event) override;
   void OnStep(const StepPlan& plan, const StepOutcome& outcome) override;

@@ -56,6 +56,7 @@ class TimelineRecorder : public MetricsSink {
  public:
   static absl::StatusOr<std::unique_ptr<TimelineRecorder>> Create(
       TimelineOptions options);
+  ~TimelineRecorder() override;
 
   void OnRequestEvent(const RequestEvent& event) override;
   void OnStep(const StepPlan& plan, const StepOutcome& outcome) override;

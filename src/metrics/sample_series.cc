@@ -1,0 +1,79 @@
+#include "hearth/metrics/sample_series.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hearth {
+namespace {
+
+constexpr size_t kDefaultCapacity = size_t{1} << 20;
+
+// SplitMix64: tiny, fast and fully specified, so reservoir choices are the
+// same on every platform and standard library.
+uint64_t NextRandom(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+SampleSeries::SampleSeries(size_t capacity, uint64_t seed)
+    : capacity_(capacity == 0 ? kDefaultCapacity : capacity),
+      rng_state_(seed) {}
+
+void SampleSeries::Add(double value) {
+  if (count_ == 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  ++count_;
+  sum_ += value;
+  if (samples_.size() < capacity_) {
+    samples_.push_back(value);
+    sorted_ = false;
+    return;
+  }
+  // Algorithm R: the new sample replaces a random slot with probability
+  // capacity / count, keeping a uniform sample of everything seen.
+  const uint64_t slot = NextRandom(rng_state_) % count_;
+  if (slot < capacity_) {
+    samples_[slot] = value;
+    sorted_ = false;
+  }
+}
+
+absl::Span<const double> SampleSeries::Sorted() const {
+  if (!sorted_) {
+    std::sort(samples_.begin(), samples_.end());
+    sorted_ = true;
+  }
+  return samples_;
+}
+
+double SampleSeries::Percentile(double p) const {
+  absl::Span<const double> s = Sorted();
+  if (s.empty()) return 0.0;
+  if (p <= 0) return s.front();
+  if (p >= 100) return s.back();
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(s.size()));
+  size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return s[std::min(index, s.size() - 1)];
+}
+
+DistributionSummary SampleSeries::Summarize() const {
+  DistributionSummary d;
+  d.count = count_;
+  if (count_ == 0) return d;
+  d.mean = mean();
+  d.p50 = Percentile(50);
+  d.p90 = Percentile(90);
+  d.p99 = Percentile(99);
+  d.max = max_;  // exact even when sampled
+  return d;
+}
+
+}  // namespace hearth
