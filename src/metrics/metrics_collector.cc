@@ -40,6 +40,15 @@ struct MetricsCollector::Track {
 
 namespace {
 
+// The step's end: the engine's completed_at, else the clock, else its start.
+absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
+                   const Clock* clock) {
+  if (outcome.completed_at != absl::InfinitePast()) {
+    return std::max(outcome.completed_at, plan.now);
+  }
+  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
+}
+
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
 absl::Status CheckNames(const std::vector<std::string>& names,
@@ -275,9 +284,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
 
 void MetricsCollector::OnStep(const StepPlan& plan,
                               const StepOutcome& outcome) {
-  const absl::Time end = options_.clock != nullptr
-                             ? std::max(options_.clock->Now(), plan.now)
-                             : plan.now;
+  const absl::Time end = StepEnd(plan, outcome, options_.clock);
   ++steps_;
   busy_ += end - plan.now;
   for (size_t i = 0; i < plan.sequences.size(); ++i) {

@@ -32,6 +32,15 @@ struct TimelineRecorder::Track {
 
 namespace {
 
+// The step's end: the engine's completed_at, else the clock, else its start.
+absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
+                   const Clock* clock) {
+  if (outcome.completed_at != absl::InfinitePast()) {
+    return std::max(outcome.completed_at, plan.now);
+  }
+  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
+}
+
 std::string JsonEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -185,9 +194,7 @@ void TimelineRecorder::OnRequestEvent(const RequestEvent& e) {
 
 void TimelineRecorder::OnStep(const StepPlan& plan, const StepOutcome& outcome) {
   ++step_;
-  const absl::Time end = options_.clock != nullptr
-                             ? std::max(options_.clock->Now(), plan.now)
-                             : plan.now;
+  const absl::Time end = StepEnd(plan, outcome, options_.clock);
   if (!plan.sequences.empty()) {
     Slice(0, 0, absl::StrCat("step ", plan.step), plan.now, end,
           absl::StrFormat("\"sequences\":%d,\"tokens\":%d,\"decodes\":%d",

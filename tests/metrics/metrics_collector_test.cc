@@ -109,6 +109,22 @@ TEST_CASE("without a clock token times fall back to the step start",
   CHECK((*c)->Report().users[0].ttft.max == Approx(2.0));
 }
 
+TEST_CASE("completed_at gives exact token times without a clock",
+          "[metrics]") {
+  ManualClock clock;
+  MetricsOptions o = ScenarioOptions(&clock);
+  o.clock = nullptr;
+  auto c = MetricsCollector::Create(o);
+  REQUIRE(c.ok());
+  Driver d(&clock, c->get());
+  d.set_stamp_outcome(true);
+  PlayScenario(d);
+  (*c)->Flush();
+  const MetricsReport r = (*c)->Report();
+  CHECK(r.users[0].ttft.max == Approx(2.5));
+  CHECK(r.users[1].e2e.max == Approx(3.8));
+}
+
 TEST_CASE("collector validates its options", "[metrics]") {
   MetricsOptions o;
   o.user_names = {"a", "a"};

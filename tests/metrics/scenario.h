@@ -34,6 +34,8 @@ struct Seq {
 class Driver {
  public:
   Driver(ManualClock* clock, MetricsSink* sink) : clock_(clock), sink_(sink) {}
+  // Report step ends through StepOutcome::completed_at instead of the clock.
+  void set_stamp_outcome(bool on) { stamp_outcome_ = on; }
 
   void Event(RequestEventKind kind, double t, uint64_t id, uint32_t user,
              uint32_t cls, int32_t prompt,
@@ -66,7 +68,11 @@ class Driver {
       o.id = q.id;
       o.produced_token = s.produced;
     }
-    clock_->Set(At(end));
+    if (stamp_outcome_) {
+      outcome.completed_at = At(end);
+    } else {
+      clock_->Set(At(end));
+    }
     sink_->OnStep(plan, outcome);
   }
 
@@ -74,6 +80,7 @@ class Driver {
   ManualClock* clock_;
   MetricsSink* sink_;
   uint64_t step_ = 0;
+  bool stamp_outcome_ = false;
 };
 
 // Plays the script above. Terminal events are sent before the OnStep of the

@@ -8,12 +8,12 @@
 // for plots. Report() returns a value snapshot; PrometheusText() (see
 // prometheus.h) renders one.
 //
-// Token times. A token exists when the step that produced it has finished.
-// The collector takes that time from `MetricsOptions::clock` when OnStep runs
-// (hosts call Complete() right after the step, so Now() is its end; the
-// simulator advances its ManualClock to the step's end first). Without a clock
-// the plan's `now` (the step's start) is used, which under-states latencies
-// by one step.
+// Token times. A token exists when the step that produced it has finished:
+// StepOutcome::completed_at when the engine sets it, else
+// `MetricsOptions::clock` read when OnStep runs (hosts call Complete() right
+// after the step, so Now() is its end; the simulator advances its ManualClock
+// first), else the plan's `now` (the step's start, which under-states
+// latencies by one step).
 //
 // Terminal events are applied after the step that carries the request's last
 // token, so e2e latency ends at that token whichever order the scheduler emits

@@ -12,7 +12,8 @@
 // chunks, not with tokens. Recording stops after `max_events` events (the
 // file says so in its metadata) to bound memory on very long runs.
 //
-// Step end times come from `clock` as in MetricsCollector.
+// Step end times come from StepOutcome::completed_at or `clock`, as in
+// MetricsCollector.
 //
 // Thread-safety: engine thread only, like every sink.
 //
