@@ -1,0 +1,93 @@
+// File: hearth_llama_cpp/llama_runtime.h
+//
+// Owning handles and checked constructors for the llama.cpp objects Hearth's
+// integration uses: backends, a model and a context. llama.cpp reports
+// failures by null pointers and log lines; these helpers turn them into
+// absl::Status with what was asked for.
+//
+// llama.cpp's backend registry and log callback are process-wide (its design,
+// not ours): LoadLlamaBackends() registers the ggml backends found in a folder
+// once (a second call sees them registered and does nothing), and
+// SetLlamaLogging() routes llama.cpp's and ggml's logs.
+//
+// Example:
+//   HEARTH_CHECK_OK(hearth::llama_cpp::LoadLlamaBackends(""));
+//   auto model = hearth::llama_cpp::LoadModel("/tmp/tiny.gguf");
+//   hearth::llama_cpp::ContextOptions copts;
+//   copts.n_ctx = 2048;
+//   copts.n_seq_max = 16;
+//   auto ctx = hearth::llama_cpp::CreateContext(model->get(), copts);
+
+#ifndef HEARTH_LLAMA_CPP_LLAMA_RUNTIME_H_
+#define HEARTH_LLAMA_CPP_LLAMA_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "llama.h"
+
+namespace hearth::llama_cpp {
+
+struct ModelDeleter {
+  void operator()(llama_model* model) const { llama_model_free(model); }
+};
+struct ContextDeleter {
+  void operator()(llama_context* ctx) const { llama_free(ctx); }
+};
+using ModelPtr = std::unique_ptr<llama_model, ModelDeleter>;
+using ContextPtr = std::unique_ptr<llama_context, ContextDeleter>;
+
+// The folder CMake found llama.cpp's loadable backends in (may be empty).
+std::string DefaultBackendDir();
+
+// LoadLlamaBackends()
+//
+// Registers the ggml backends (CPU variants, CUDA, ...) built as loadable
+// modules in `dir` (empty: DefaultBackendDir()), unless a CPU backend is
+// already registered (static builds, or a previous call). Without this a
+// prebuilt llama.cpp has no device to run on. FailedPrecondition when no
+// backend device exists afterwards.
+absl::Status LoadLlamaBackends(std::string_view dir);
+
+// SetLlamaLogging()
+//
+// `verbose` false keeps only llama.cpp's and ggml's errors (on stderr);
+// true passes everything through.
+void SetLlamaLogging(bool verbose);
+
+// LoadModel()
+//
+// Loads a GGUF model on the CPU (no layers offloaded; a user's GPU build can
+// raise n_gpu_layers through `gpu_layers`). InvalidArgument when llama.cpp
+// cannot read `path` as a model.
+absl::StatusOr<ModelPtr> LoadModel(const std::string& path,
+                                   int32_t gpu_layers = 0);
+
+struct ContextOptions {
+  // KV cells in the one shared pool (kv_unified), padded up by llama.cpp to
+  // a multiple of 256. Must be >= 1.
+  int32_t n_ctx = 2048;
+  // Most tokens one llama_decode() accepts; more aborts the process, so
+  // Hearth's max_batched_tokens is set to exactly this. Must be >= 1.
+  int32_t n_batch = 512;
+  // Most sequences (llama seq ids) alive at once. Must be in [1, 256].
+  int32_t n_seq_max = 16;
+  // CPU threads; 0 lets llama.cpp choose.
+  int32_t n_threads = 0;
+};
+
+// CreateContext()
+//
+// A context with one unified KV pool shared by all sequences (kv_unified),
+// which is what Hearth's block allocator models. InvalidArgument on bad
+// options; Internal when llama.cpp refuses them.
+absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
+                                         const ContextOptions& options);
+
+}  // namespace hearth::llama_cpp
+
+#endif  // HEARTH_LLAMA_CPP_LLAMA_RUNTIME_H_
