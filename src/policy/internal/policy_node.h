@@ -1,0 +1,112 @@
+// File: src/policy/internal/policy_node.h
+//
+// The engine behind every Hearth policy but FIFO: a tree of `Node`s. The
+// root is driven by `TreePolicy` (policy_tree.cc), which owns one `Entry` per
+// live request and turns the Policy events into node calls. Inner nodes
+// (priority levels, fair shares between users or classes) pick one child;
+// leaves (arrival order, MLFQ) order requests.
+//
+// Waiting states of an entry, as nodes see them:
+//   offerable  in the waiting set and may be offered (AddWaiting(e, true)),
+//   hidden     still waiting but declined for this admission phase
+//              (RemoveWaiting(e, false); back with AddWaiting(e, false)).
+// `Entry::declined` is true exactly while hidden, and is still true when a
+// hidden entry leaves for good (RemoveWaiting(e, true)), so a node knows
+// whether its offer structures still hold the entry.
+//
+// Every call on a node forwards to the child owning the entry, so each node
+// keeps only its own bookkeeping. Nothing here is thread-safe; policies run
+// on the engine thread.
+
+#ifndef HEARTH_SRC_POLICY_INTERNAL_POLICY_NODE_H_
+#define HEARTH_SRC_POLICY_INTERNAL_POLICY_NODE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+#include "hearth/policy/mlfq.h"
+#include "hearth/policy/priority_quota.h"
+
+namespace hearth::policy_internal {
+
+// What a policy remembers of one live request.
+struct Entry {
+  RequestId id;
+  UserId user;
+  WorkClassId work_class;
+  int32_t priority = 0;
+  int32_t prompt_tokens = 0;
+  uint64_t arrival_seq = 0;
+  absl::Time arrival_time = absl::InfinitePast();
+  // When the entry last entered the waiting set (arrival or preemption).
+  absl::Time waiting_since = absl::InfinitePast();
+  bool running = false;
+  bool declined = false;
+  // MLFQ leaf state: level (-1 before skip-join) and service at that level.
+  int32_t mlfq_level = -1;
+  double mlfq_served = 0;
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+
+  // `fresh`: the entry enters the waiting set (arrival, preemption); else a
+  // hidden entry becomes offerable again.
+  virtual void AddWaiting(Entry* e, bool fresh) = 0;
+  // `for_good`: the entry leaves the waiting set (admitted, removed), from
+  // either waiting state; else an offerable entry becomes hidden.
+  virtual void RemoveWaiting(Entry* e, bool for_good) = 0;
+  virtual void AddRunning(Entry* e) = 0;
+  virtual void RemoveRunning(Entry* e) = 0;
+  // Service a running entry received in one step.
+  virtual void Charge(Entry* e, int32_t prefill_tokens,
+                      int32_t decode_tokens) = 0;
+  // Time moved to `now` (start of an admission phase): aging, promotion,
+  // quota windows. Visits only subtrees with waiting entries.
+  virtual void Advance(absl::Time now) = 0;
+  // The offerable entry this subtree would admit next, or null.
+  virtual Entry* Best() = 0;
+  // A running entry of this subtree ranked below `beneficiary`, or null.
+  // `beneficiary` is null when it lies outside this subtree: any running
+  // entry may be returned then (the least valuable one). Never returns
+  // `beneficiary` itself.
+  virtual Entry* Victim(const Entry* beneficiary, bool beneficiary_running) = 0;
+};
+
+using NodeFactory = std::function<std::unique_ptr<Node>()>;
+
+// Arrival order (FIFO) leaf: offers the earliest arrival; victims are the
+// latest arrivals, and only for a running beneficiary that arrived earlier.
+std::unique_ptr<Node> NewArrivalOrderNode();
+
+// Skip-join MLFQ leaf; `options` must be valid.
+std::unique_ptr<Node> NewMlfqNode(const MlfqOptions& options);
+
+// Which RequestView field a fair-share node groups by.
+enum class ShareKey { kUser, kWorkClass };
+
+struct FairShareParams {
+  ShareKey key = ShareKey::kUser;
+  double prompt_token_weight = 1.0;
+  double decode_token_weight = 2.0;
+  // By key value; missing keys weigh 1.
+  std::vector<double> weights;
+  bool preempt_for_admission = false;
+};
+
+// Virtual Token Counter over groups (users or classes), with the lift rule.
+std::unique_ptr<Node> NewFairShareNode(FairShareParams params,
+                                       NodeFactory child);
+
+// Priority levels with quotas and aging; `options` must be valid.
+std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
+                                      NodeFactory child);
+
+}  // namespace hearth::policy_internal
+
+#endif  // HEARTH_SRC_POLICY_INTERNAL_POLICY_NODE_H_

@@ -1,0 +1,250 @@
+// File: src/policy/policy_tree.cc
+//
+// TreePolicy: the Policy that drives a tree of policy nodes. It keeps one
+// Entry per live request (pooled, so steady-state steps do not allocate),
+// turns Policy events into node calls, and implements the decline protocol
+// by hiding declined entries from the tree until EndAdmission.
+
+#include "hearth/policy/policy_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "policy/internal/policy_node.h"
+
+namespace hearth {
+namespace {
+
+using policy_internal::Entry;
+using policy_internal::Node;
+using policy_internal::NodeFactory;
+
+class TreePolicy final : public Policy {
+ public:
+  TreePolicy(std::string name, std::unique_ptr<Node> root)
+      : name_(std::move(name)), root_(std::move(root)) {}
+
+  std::string_view name() const override { return name_; }
+
+  void OnArrival(const RequestView& request, absl::Time now) override {
+    if (entries_.contains(request.id)) return;
+    Entry* e = Allocate();
+    e->id = request.id;
+    e->user = request.user;
+    e->work_class = request.work_class;
+    e->priority = request.priority;
+    e->prompt_tokens = request.prompt_tokens;
+    e->arrival_seq = request.arrival_seq;
+    e->arrival_time = request.arrival_time;
+    e->waiting_since = now;
+    entries_.emplace(request.id, e);
+    root_->AddWaiting(e, /*fresh=*/true);
+  }
+
+  void OnAdmitted(const RequestView& request, absl::Time now) override {
+    Entry* e = Find(request.id);
+    if (e == nullptr || e->running) return;
+    LeaveWaiting(e);
+    e->running = true;
+    root_->AddRunning(e);
+  }
+
+  void OnPreempted(const RequestView& request, absl::Time now) override {
+    Entry* e = Find(request.id);
+    if (e == nullptr || !e->running) return;
+    root_->RemoveRunning(e);
+    e->running = false;
+    e->waiting_since = now;
+    root_->AddWaiting(e, /*fresh=*/true);
+  }
+
+  void OnRemoved(const RequestView& request, absl::Time now) override {
+    Entry* e = Find(request.id);
+    if (e == nullptr) return;
+    if (e->running) {
+      root_->RemoveRunning(e);
+    } else {
+      LeaveWaiting(e);
+    }
+    entries_.erase(request.id);
+    free_.push_back(e);
+  }
+
+  void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
+    for (const ServedTokens& s : served) {
+      Entry* e = Find(s.id);
+      if (e == nullptr || !e->running) continue;
+      root_->Charge(e, std::max(s.prefill_tokens, 0),
+                    std::max(s.decode_tokens, 0));
+    }
+  }
+
+  void BeginAdmission(absl::Time now) override { root_->Advance(now); }
+
+  RequestId NextAdmission() override {
+    Entry* e = root_->Best();
+    return e == nullptr ? RequestId() : e->id;
+  }
+
+  void Decline(RequestId id) override {
+    Entry* e = Find(id);
+    if (e == nullptr || e->running || e->declined) return;
+    root_->RemoveWaiting(e, /*for_good=*/false);
+    e->declined = true;
+    declined_.push_back(e);
+  }
+
+  void EndAdmission() override {
+    for (Entry* e : declined_) {
+      e->declined = false;
+      root_->AddWaiting(e, /*fresh=*/false);
+    }
+    declined_.clear();
+  }
+
+  RequestId PickVictim(RequestId beneficiary,
+                       bool beneficiary_running) override {
+    Entry* b = Find(beneficiary);
+    if (b == nullptr || b->running != beneficiary_running) return RequestId();
+    Entry* victim = root_->Victim(b, beneficiary_running);
+    if (victim == nullptr || victim == b || !victim->running) {
+      return RequestId();
+    }
+    return victim->id;
+  }
+
+ private:
+  Entry* Find(RequestId id) {
+    auto it = entries_.find(id);
+    return it == entries_.end() ? nullptr : it->second;
+  }
+
+  // Takes a waiting entry (offerable or hidden) out of the waiting set.
+  void LeaveWaiting(Entry* e) {
+    root_->RemoveWaiting(e, /*for_good=*/true);
+    if (e->declined) {
+      declined_.erase(std::find(declined_.begin(), declined_.end(), e));
+      e->declined = false;
+    }
+  }
+
+  Entry* Allocate() {
+    if (free_.empty()) {
+      pool_.push_back(std::make_unique<Entry>());
+      return pool_.back().get();
+    }
+    Entry* e = free_.back();
+    free_.pop_back();
+    *e = Entry();
+    return e;
+  }
+
+  std::string name_;
+  std::unique_ptr<Node> root_;
+  absl::flat_hash_map<RequestId, Entry*> entries_;
+  // Entries are pooled: a finished request's entry serves the next arrival.
+  std::vector<std::unique_ptr<Entry>> pool_;
+  std::vector<Entry*> free_;
+  std::vector<Entry*> declined_;
+};
+
+NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
+  if (config.request_level == RequestLevel::kMlfq) {
+    MlfqOptions mlfq = config.mlfq;
+    return [mlfq] { return policy_internal::NewMlfqNode(mlfq); };
+  }
+  return [] { return policy_internal::NewArrivalOrderNode(); };
+}
+
+NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
+  NodeFactory leaf = RequestLevelFactory(config);
+  if (config.user_level == UserLevel::kNone) return leaf;
+  policy_internal::FairShareParams params;
+  params.key = policy_internal::ShareKey::kUser;
+  params.prompt_token_weight = config.vtc.prompt_token_weight;
+  params.decode_token_weight = config.vtc.decode_token_weight;
+  params.weights = config.vtc.user_weights;
+  params.preempt_for_admission = config.vtc.preempt_for_admission;
+  return [params, leaf] {
+    return policy_internal::NewFairShareNode(params, leaf);
+  };
+}
+
+std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config) {
+  NodeFactory below = UserLevelFactory(config);
+  switch (config.class_level) {
+    case ClassLevel::kNone:
+      return below();
+    case ClassLevel::kPriority:
+      return policy_internal::NewPriorityNode(config.priority, below);
+    case ClassLevel::kWeightedShares: {
+      policy_internal::FairShareParams params;
+      params.key = policy_internal::ShareKey::kWorkClass;
+      params.prompt_token_weight = config.vtc.prompt_token_weight;
+      params.decode_token_weight = config.vtc.decode_token_weight;
+      params.weights = config.class_weights;
+      params.preempt_for_admission = false;
+      return policy_internal::NewFairShareNode(params, below);
+    }
+  }
+  return below();
+}
+
+}  // namespace
+
+PolicyTreeConfig HouseholdTreeConfig() {
+  PolicyTreeConfig config;
+  config.name = "household";
+  config.class_level = ClassLevel::kPriority;
+  config.user_level = UserLevel::kVtc;
+  config.request_level = RequestLevel::kFifo;
+  return config;
+}
+
+absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
+  if (config.name.empty()) {
+    return absl::InvalidArgumentError(
+        "PolicyTreeConfig::name is empty; it must name the policy");
+  }
+  if (config.class_level == ClassLevel::kPriority) {
+    absl::Status status = ValidatePriorityQuotaOptions(config.priority);
+    if (!status.ok()) return status;
+  }
+  if (config.class_level == ClassLevel::kWeightedShares) {
+    for (size_t i = 0; i < config.class_weights.size(); ++i) {
+      double w = config.class_weights[i];
+      if (!std::isfinite(w) || w <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "PolicyTreeConfig::class_weights[", i, "] is ", w,
+            "; each weight must be finite and > 0"));
+      }
+    }
+  }
+  if (config.user_level == UserLevel::kVtc ||
+      config.class_level == ClassLevel::kWeightedShares) {
+    absl::Status status = ValidateVtcOptions(config.vtc);
+    if (!status.ok()) return status;
+  }
+  if (config.request_level == RequestLevel::kMlfq) {
+    absl::Status status = ValidateMlfqOptions(config.mlfq);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {
+  absl::Status status = ValidatePolicyTreeConfig(config);
+  if (!status.ok()) return status;
+  return PolicyFactory([config]() -> std::unique_ptr<Policy> {
+    return std::make_unique<TreePolicy>(config.name, BuildRoot(config));
+  });
+}
+
+}  // namespace hearth

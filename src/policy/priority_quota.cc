@@ -1,0 +1,237 @@
+// File: src/policy/priority_quota.cc
+//
+// Priority levels with token quotas and aging, as a policy-tree node that
+// groups requests by RequestView::priority, and the standalone "priority"
+// policy (this node over FIFO leaves).
+//
+// Each level keeps its offerable entries ordered by arrival time, so its
+// head is its oldest entry and carries the level's largest effective
+// priority; a decision compares only the heads of the levels (O(levels)).
+
+#include "hearth/policy/priority_quota.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hearth/policy/policy_tree.h"
+#include "policy/internal/policy_node.h"
+
+namespace hearth {
+namespace policy_internal {
+namespace {
+
+struct Level {
+  int32_t priority = 0;
+  // Tokens per window; 0 means unlimited.
+  int64_t quota = 0;
+  int64_t served_in_window = 0;
+  int32_t running = 0;
+  // Offerable waiting entries by (arrival time, sequence): oldest first.
+  absl::btree_map<std::tuple<absl::Time, uint64_t>, Entry*> oldest;
+  std::unique_ptr<Node> child;
+};
+
+class PriorityNode final : public Node {
+ public:
+  PriorityNode(const PriorityQuotaOptions& options, NodeFactory child)
+      : options_(options), child_factory_(std::move(child)) {
+    for (const LevelQuota& q : options.quotas) {
+      quotas_[q.priority] = q.tokens_per_window;
+    }
+  }
+
+  void AddWaiting(Entry* e, bool fresh) override {
+    Level& level = LevelOf(e);
+    level.oldest.emplace(OldKey(e), e);
+    level.child->AddWaiting(e, fresh);
+  }
+  void RemoveWaiting(Entry* e, bool for_good) override {
+    Level& level = LevelOf(e);
+    if (!e->declined) level.oldest.erase(OldKey(e));
+    level.child->RemoveWaiting(e, for_good);
+  }
+  void AddRunning(Entry* e) override {
+    Level& level = LevelOf(e);
+    ++level.running;
+    level.child->AddRunning(e);
+  }
+  void RemoveRunning(Entry* e) override {
+    Level& level = LevelOf(e);
+    --level.running;
+    level.child->RemoveRunning(e);
+  }
+  void Charge(Entry* e, int32_t prefill_tokens,
+              int32_t decode_tokens) override {
+    Level& level = LevelOf(e);
+    level.served_in_window += prefill_tokens + decode_tokens;
+    level.child->Charge(e, prefill_tokens, decode_tokens);
+  }
+
+  void Advance(absl::Time now) override {
+    now_ = now;
+    RollWindow(now);
+    for (Level& level : levels_) {
+      if (!level.oldest.empty()) level.child->Advance(now);
+    }
+  }
+
+  Entry* Best() override {
+    const Level* best = nullptr;
+    bool best_in_quota = false;
+    int64_t best_effective = 0;
+    for (const Level& level : levels_) {
+      if (level.oldest.empty()) continue;
+      bool in_quota = level.quota == 0 || level.served_in_window < level.quota;
+      int64_t effective = Effective(level);
+      if (best == nullptr || Better(in_quota, effective, level, best_in_quota,
+                                    best_effective, *best)) {
+        best = &level;
+        best_in_quota = in_quota;
+        best_effective = effective;
+      }
+    }
+    return best == nullptr ? nullptr : best->child->Best();
+  }
+
+  Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
+    // levels_by_priority_ is ascending: the first level with running work is
+    // the lowest.
+    for (int32_t index : levels_by_priority_) {
+      Level& level = levels_[index];
+      if (level.running == 0) continue;
+      if (beneficiary == nullptr) return level.child->Victim(nullptr, false);
+      if (level.priority < beneficiary->priority) {
+        return level.child->Victim(nullptr, false);
+      }
+      break;
+    }
+    if (beneficiary == nullptr) return nullptr;
+    Level& own = LevelOf(beneficiary);
+    if (own.running == 0) return nullptr;
+    return own.child->Victim(beneficiary, beneficiary_running);
+  }
+
+ private:
+  static std::tuple<absl::Time, uint64_t> OldKey(const Entry* e) {
+    return {e->arrival_time, e->arrival_seq};
+  }
+
+  // priority + floor(wait of the level's oldest / aging_interval), saturated.
+  int64_t Effective(const Level& level) const {
+    int64_t effective = level.priority;
+    if (options_.aging_interval == absl::InfiniteDuration()) return effective;
+    absl::Duration wait = now_ - std::get<0>(level.oldest.begin()->first);
+    if (wait <= absl::ZeroDuration()) return effective;
+    absl::Duration remainder;
+    int64_t steps = absl::IDivDuration(wait, options_.aging_interval, &remainder);
+    return effective + std::min<int64_t>(steps, int64_t{1} << 40);
+  }
+
+  // Within quota first, then higher effective priority, then the older head.
+  static bool Better(bool in_quota, int64_t effective, const Level& level,
+                     bool best_in_quota, int64_t best_effective,
+                     const Level& best) {
+    if (in_quota != best_in_quota) return in_quota;
+    if (effective != best_effective) return effective > best_effective;
+    return level.oldest.begin()->first < best.oldest.begin()->first;
+  }
+
+  void RollWindow(absl::Time now) {
+    if (window_start_ == absl::InfinitePast()) window_start_ = now;
+    if (now - window_start_ < options_.quota_window) return;
+    absl::Duration remainder;
+    int64_t windows =
+        absl::IDivDuration(now - window_start_, options_.quota_window, &remainder);
+    window_start_ += options_.quota_window * windows;
+    for (Level& level : levels_) level.served_in_window = 0;
+  }
+
+  Level& LevelOf(const Entry* e) {
+    auto [it, inserted] = index_.try_emplace(
+        e->priority, static_cast<int32_t>(levels_.size()));
+    if (inserted) {
+      Level& level = levels_.emplace_back();
+      level.priority = e->priority;
+      auto quota = quotas_.find(e->priority);
+      level.quota = quota == quotas_.end() ? 0 : quota->second;
+      level.child = child_factory_();
+      auto at = std::lower_bound(
+          levels_by_priority_.begin(), levels_by_priority_.end(), e->priority,
+          [this](int32_t i, int32_t p) { return levels_[i].priority < p; });
+      levels_by_priority_.insert(at, it->second);
+    }
+    return levels_[it->second];
+  }
+
+  PriorityQuotaOptions options_;
+  NodeFactory child_factory_;
+  absl::flat_hash_map<int32_t, int64_t> quotas_;
+  // Levels in creation order (stable indices) and by ascending priority.
+  std::vector<Level> levels_;
+  std::vector<int32_t> levels_by_priority_;
+  absl::flat_hash_map<int32_t, int32_t> index_;
+  absl::Time now_ = absl::InfinitePast();
+  absl::Time window_start_ = absl::InfinitePast();
+};
+
+}  // namespace
+
+std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
+                                      NodeFactory child) {
+  return std::make_unique<PriorityNode>(options, std::move(child));
+}
+
+}  // namespace policy_internal
+
+absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options) {
+  if (options.aging_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PriorityQuotaOptions::aging_interval is ",
+        absl::FormatDuration(options.aging_interval),
+        "; it must be > 0 (InfiniteDuration() disables aging)"));
+  }
+  if (options.quota_window <= absl::ZeroDuration() ||
+      options.quota_window == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PriorityQuotaOptions::quota_window is ",
+        absl::FormatDuration(options.quota_window),
+        "; it must be > 0 and finite"));
+  }
+  absl::flat_hash_set<int32_t> seen;
+  for (size_t i = 0; i < options.quotas.size(); ++i) {
+    const LevelQuota& q = options.quotas[i];
+    if (q.tokens_per_window < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PriorityQuotaOptions::quotas[", i, "].tokens_per_window is ",
+          q.tokens_per_window, "; it must be >= 1 (omit the level for no quota)"));
+    }
+    if (!seen.insert(q.priority).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PriorityQuotaOptions::quotas[", i, "] repeats priority ", q.priority,
+          "; each priority may have one quota"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PolicyFactory> PriorityQuotaPolicyFactory(
+    const PriorityQuotaOptions& options) {
+  PolicyTreeConfig tree;
+  tree.name = "priority";
+  tree.class_level = ClassLevel::kPriority;
+  tree.user_level = UserLevel::kNone;
+  tree.request_level = RequestLevel::kFifo;
+  tree.priority = options;
+  return PolicyTreeFactory(tree);
+}
+
+}  // namespace hearth

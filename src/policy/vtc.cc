@@ -1,0 +1,234 @@
+// File: src/policy/vtc.cc
+//
+// Virtual Token Counter (Sheng et al., OSDI'24) as a policy-tree node that
+// shares service between groups (users, or work classes for the class
+// level), and the standalone "vtc" policy (this node over FIFO leaves).
+//
+// Three heaps over the groups, all keyed by the group's counter, keep every
+// decision O(log groups): groups with offerable requests (admission picks the
+// smallest), groups with any waiting request (the lift rule reads the
+// smallest), and groups with running requests (the victim comes from the
+// largest). A counter grows only when its group is served, and each charge
+// re-keys that group in the heaps it is in.
+
+#include "hearth/policy/vtc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hearth/policy/policy_tree.h"
+#include "policy/internal/group_heap.h"
+#include "policy/internal/policy_node.h"
+
+namespace hearth {
+namespace policy_internal {
+namespace {
+
+struct Group {
+  double weight = 1.0;
+  double counter = 0;
+  // Waiting entries (offerable or hidden), offerable ones, running ones.
+  int32_t waiting = 0;
+  int32_t offerable = 0;
+  int32_t running = 0;
+  std::unique_ptr<Node> child;
+};
+
+class FairShareNode final : public Node {
+ public:
+  FairShareNode(FairShareParams params, NodeFactory child)
+      : params_(std::move(params)),
+        child_factory_(std::move(child)),
+        offer_(Smaller{&groups_}),
+        backlog_(Smaller{&groups_}),
+        running_(Larger{&groups_}) {}
+
+  void AddWaiting(Entry* e, bool fresh) override {
+    int32_t g = GroupOf(e);
+    Group& group = groups_[g];
+    if (fresh) {
+      if (group.waiting == 0) {
+        Lift(g);
+        backlog_.Push(g);
+      }
+      ++group.waiting;
+    }
+    if (group.offerable++ == 0) offer_.Push(g);
+    group.child->AddWaiting(e, fresh);
+  }
+
+  void RemoveWaiting(Entry* e, bool for_good) override {
+    int32_t g = GroupOf(e);
+    Group& group = groups_[g];
+    if (!e->declined && --group.offerable == 0) offer_.Erase(g);
+    if (for_good && --group.waiting == 0) backlog_.Erase(g);
+    group.child->RemoveWaiting(e, for_good);
+  }
+
+  void AddRunning(Entry* e) override {
+    int32_t g = GroupOf(e);
+    if (groups_[g].running++ == 0) running_.Push(g);
+    last_admitted_ = g;
+    groups_[g].child->AddRunning(e);
+  }
+
+  void RemoveRunning(Entry* e) override {
+    int32_t g = GroupOf(e);
+    if (--groups_[g].running == 0) running_.Erase(g);
+    groups_[g].child->RemoveRunning(e);
+  }
+
+  void Charge(Entry* e, int32_t prefill_tokens,
+              int32_t decode_tokens) override {
+    int32_t g = GroupOf(e);
+    Group& group = groups_[g];
+    double charge = prefill_tokens * params_.prompt_token_weight +
+                    decode_tokens * params_.decode_token_weight;
+    if (charge > 0) {
+      group.counter += charge / group.weight;
+      offer_.Update(g);
+      backlog_.Update(g);
+      running_.Update(g);
+    }
+    group.child->Charge(e, prefill_tokens, decode_tokens);
+  }
+
+  void Advance(absl::Time now) override {
+    for (int32_t g : backlog_.members()) groups_[g].child->Advance(now);
+  }
+
+  Entry* Best() override {
+    if (offer_.empty()) return nullptr;
+    return groups_[offer_.Top()].child->Best();
+  }
+
+  Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
+    if (running_.empty()) return nullptr;
+    int32_t top = running_.Top();
+    if (beneficiary == nullptr) return groups_[top].child->Victim(nullptr, false);
+    int32_t own = GroupOf(beneficiary);
+    if (top != own) {
+      double mine = groups_[own].counter;
+      double theirs = groups_[top].counter;
+      bool take = beneficiary_running
+                      ? theirs >= mine
+                      : params_.preempt_for_admission && theirs > mine;
+      if (take) return groups_[top].child->Victim(nullptr, false);
+    }
+    if (groups_[own].running == 0) return nullptr;
+    return groups_[own].child->Victim(beneficiary, beneficiary_running);
+  }
+
+ private:
+  // Heap orders: counter, then group index, for determinism.
+  struct Smaller {
+    const std::vector<Group>* groups;
+    bool operator()(int32_t a, int32_t b) const {
+      double ca = (*groups)[a].counter, cb = (*groups)[b].counter;
+      return ca < cb || (ca == cb && a < b);
+    }
+  };
+  struct Larger {
+    const std::vector<Group>* groups;
+    bool operator()(int32_t a, int32_t b) const {
+      double ca = (*groups)[a].counter, cb = (*groups)[b].counter;
+      return ca > cb || (ca == cb && a < b);
+    }
+  };
+
+  uint32_t KeyOf(const Entry* e) const {
+    return params_.key == ShareKey::kUser ? e->user.value()
+                                          : e->work_class.value();
+  }
+
+  int32_t GroupOf(const Entry* e) {
+    uint32_t key = KeyOf(e);
+    auto [it, inserted] =
+        index_.try_emplace(key, static_cast<int32_t>(groups_.size()));
+    if (inserted) {
+      Group& group = groups_.emplace_back();
+      group.weight = key < params_.weights.size() ? params_.weights[key] : 1.0;
+      group.child = child_factory_();
+    }
+    return it->second;
+  }
+
+  // The lift rule: a group that becomes backlogged starts no lower than the
+  // least-served backlogged group (or, with none backlogged, the group
+  // admitted last), so idle time earns no credit.
+  void Lift(int32_t g) {
+    double floor;
+    if (!backlog_.empty()) {
+      floor = groups_[backlog_.Top()].counter;
+    } else if (last_admitted_ >= 0) {
+      floor = groups_[last_admitted_].counter;
+    } else {
+      return;
+    }
+    groups_[g].counter = std::max(groups_[g].counter, floor);
+  }
+
+  FairShareParams params_;
+  NodeFactory child_factory_;
+  std::vector<Group> groups_;
+  absl::flat_hash_map<uint32_t, int32_t> index_;
+  GroupHeap<Smaller> offer_;
+  GroupHeap<Smaller> backlog_;
+  GroupHeap<Larger> running_;
+  int32_t last_admitted_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Node> NewFairShareNode(FairShareParams params,
+                                       NodeFactory child) {
+  return std::make_unique<FairShareNode>(std::move(params), std::move(child));
+}
+
+}  // namespace policy_internal
+
+absl::Status ValidateVtcOptions(const VtcOptions& options) {
+  auto bad_weight = [](double w) { return !std::isfinite(w) || w < 0; };
+  if (bad_weight(options.prompt_token_weight)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "VtcOptions::prompt_token_weight is ", options.prompt_token_weight,
+        "; it must be finite and >= 0"));
+  }
+  if (bad_weight(options.decode_token_weight)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "VtcOptions::decode_token_weight is ", options.decode_token_weight,
+        "; it must be finite and >= 0"));
+  }
+  if (options.prompt_token_weight == 0 && options.decode_token_weight == 0) {
+    return absl::InvalidArgumentError(
+        "VtcOptions::prompt_token_weight and decode_token_weight are both 0; "
+        "at least one must be > 0 for counters to move");
+  }
+  for (size_t i = 0; i < options.user_weights.size(); ++i) {
+    double w = options.user_weights[i];
+    if (!std::isfinite(w) || w <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "VtcOptions::user_weights[", i, "] is ", w,
+          "; each weight must be finite and > 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options) {
+  PolicyTreeConfig tree;
+  tree.name = "vtc";
+  tree.class_level = ClassLevel::kNone;
+  tree.user_level = UserLevel::kVtc;
+  tree.request_level = RequestLevel::kFifo;
+  tree.vtc = options;
+  return PolicyTreeFactory(tree);
+}
+
+}  // namespace hearth

@@ -1,0 +1,259 @@
+// Properties of the Virtual Token Counter, driven through the Policy
+// interface by PolicyDriver (no scheduler core involved).
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/policy/policy_tree.h"
+#include "hearth/policy/vtc.h"
+#include "policy_driver.h"
+
+namespace hearth {
+namespace {
+
+using testing_policy::DriverOptions;
+using testing_policy::PolicyDriver;
+
+std::unique_ptr<Policy> MakeVtc(const VtcOptions& options) {
+  absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(options);
+  REQUIRE(factory.ok());
+  return (*factory)();
+}
+
+// Plain arrival order over all users: the control that must break fairness.
+std::unique_ptr<Policy> MakeArrivalOrder() {
+  PolicyTreeConfig tree;
+  tree.name = "arrival";
+  tree.class_level = ClassLevel::kNone;
+  tree.user_level = UserLevel::kNone;
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
+  REQUIRE(factory.ok());
+  return (*factory)();
+}
+
+double Service(const PolicyDriver& d, uint32_t user, const VtcOptions& o) {
+  auto get = [user](const std::map<uint32_t, int64_t>& m) {
+    auto it = m.find(user);
+    return it == m.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  return o.prompt_token_weight * get(d.prefill_by_user()) +
+         o.decode_token_weight * get(d.decode_by_user());
+}
+
+struct SizeRange {
+  int32_t prompt_lo, prompt_hi, output_lo, output_hi;
+};
+
+// Queues `count` requests per user at step 0 with sizes drawn from each
+// user's range; returns the longest prompt.
+int32_t Backlog(PolicyDriver& d, const std::vector<SizeRange>& ranges,
+                int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  int32_t longest = 0;
+  for (int i = 0; i < count; ++i) {
+    for (uint32_t u = 0; u < ranges.size(); ++u) {
+      const SizeRange& r = ranges[u];
+      int32_t prompt =
+          std::uniform_int_distribution<int32_t>(r.prompt_lo, r.prompt_hi)(rng);
+      int32_t output =
+          std::uniform_int_distribution<int32_t>(r.output_lo, r.output_hi)(rng);
+      longest = std::max(longest, prompt);
+      d.Add(u, prompt, output, 0);
+    }
+  }
+  return longest;
+}
+
+// Runs until some user stops being backlogged; returns the largest service
+// difference between any two users seen at any step.
+double MaxDifferenceWhileBacklogged(PolicyDriver& d, uint32_t users,
+                                    const VtcOptions& o, int64_t max_steps) {
+  double worst = 0;
+  for (int64_t s = 0; s < max_steps; ++s) {
+    d.Step();
+    bool all_backlogged = true;
+    for (uint32_t u = 0; u < users; ++u) {
+      all_backlogged = all_backlogged && d.waiting_of_user(u) > 0;
+    }
+    if (!all_backlogged) break;
+    double lo = Service(d, 0, o), hi = lo;
+    for (uint32_t u = 1; u < users; ++u) {
+      lo = std::min(lo, Service(d, u, o));
+      hi = std::max(hi, Service(d, u, o));
+    }
+    worst = std::max(worst, hi - lo);
+  }
+  return worst;
+}
+
+TEST_CASE("vtc: two backlogged users stay within the service bound",
+          "[policy][vtc]") {
+  uint64_t seed = GENERATE(1, 2, 3);
+  VtcOptions o;
+  DriverOptions d_options;
+  d_options.max_running = 8;
+  d_options.token_budget = 256;
+  d_options.max_chunk = 128;
+  d_options.seed = seed;
+  std::vector<SizeRange> ranges = {{16, 128, 8, 64}, {200, 400, 100, 300}};
+
+  PolicyDriver d(MakeVtc(o), d_options);
+  int32_t longest = Backlog(d, ranges, 150, seed);
+  // M: the most tokens one step serves.
+  double bound = 2 * std::max(o.prompt_token_weight * longest,
+                              o.decode_token_weight * d_options.token_budget);
+  double worst = MaxDifferenceWhileBacklogged(d, 2, o, 20000);
+  INFO("seed " << seed << " worst " << worst << " bound " << bound);
+  CHECK(worst <= bound);
+  CHECK(d.step() > 500);  // the users really were backlogged for long
+  CHECK(d.errors().empty());
+
+  // Control: arrival order lets the big-request user pull far ahead.
+  PolicyDriver control(MakeArrivalOrder(), d_options);
+  Backlog(control, ranges, 150, seed);
+  CHECK(MaxDifferenceWhileBacklogged(control, 2, o, 20000) > bound);
+}
+
+TEST_CASE("vtc: eight backlogged users stay within the service bound",
+          "[policy][vtc]") {
+  uint64_t seed = GENERATE(7, 8);
+  VtcOptions o;
+  o.prompt_token_weight = GENERATE(1.0, 0.5);
+  DriverOptions d_options;
+  d_options.max_running = 16;
+  d_options.token_budget = 512;
+  d_options.max_chunk = 256;
+  d_options.seed = seed;
+  std::vector<SizeRange> ranges;
+  for (int32_t u = 0; u < 8; ++u) {
+    ranges.push_back({8 + 40 * u, 40 + 60 * u, 4 + 20 * u, 16 + 40 * u});
+  }
+  PolicyDriver d(MakeVtc(o), d_options);
+  int32_t longest = Backlog(d, ranges, 60, seed);
+  double bound = 2 * std::max(o.prompt_token_weight * longest,
+                              o.decode_token_weight * d_options.token_budget);
+  double worst = MaxDifferenceWhileBacklogged(d, 8, o, 20000);
+  INFO("seed " << seed << " worst " << worst << " bound " << bound);
+  CHECK(worst <= bound);
+  CHECK(d.step() > 200);
+  CHECK(d.errors().empty());
+}
+
+TEST_CASE("vtc: a returning idle user gets no catch-up burst (lift)",
+          "[policy][vtc]") {
+  uint64_t seed = GENERATE(11, 12);
+  VtcOptions o;
+  DriverOptions d_options;
+  d_options.max_running = 8;
+  d_options.token_budget = 256;
+  d_options.max_chunk = 128;
+  d_options.seed = seed;
+  PolicyDriver d(MakeVtc(o), d_options);
+  std::vector<SizeRange> ranges = {{32, 96, 16, 64}, {32, 96, 16, 64}};
+  int32_t longest = Backlog(d, ranges, 400, seed);
+  // User 2 is served once early, then idles while 0 and 1 pile up service.
+  d.Add(2, 64, 32, 0);
+  const int64_t kReturn = 1500;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 200; ++i) {
+    d.Add(2, std::uniform_int_distribution<int32_t>(32, 96)(rng),
+          std::uniform_int_distribution<int32_t>(16, 64)(rng), kReturn);
+  }
+  d.Run(kReturn);
+  REQUIRE(d.waiting_of_user(0) > 0);
+  REQUIRE(d.waiting_of_user(1) > 0);
+  double base[3];
+  for (uint32_t u = 0; u < 3; ++u) base[u] = Service(d, u, o);
+  double bound = 2 * std::max(o.prompt_token_weight * longest,
+                              o.decode_token_weight * d_options.token_budget);
+  double worst_burst = 0;
+  for (int i = 0; i < 2000; ++i) {
+    d.Step();
+    if (d.waiting_of_user(0) == 0 || d.waiting_of_user(1) == 0 ||
+        d.waiting_of_user(2) == 0) {
+      break;
+    }
+    double returning = Service(d, 2, o) - base[2];
+    double others = std::min(Service(d, 0, o) - base[0],
+                             Service(d, 1, o) - base[1]);
+    worst_burst = std::max(worst_burst, returning - others);
+  }
+  INFO("worst burst " << worst_burst << " bound " << bound);
+  CHECK(worst_burst <= bound);
+  CHECK(d.errors().empty());
+}
+
+TEST_CASE("vtc: weights 1:2:3:4 give shares within 5%", "[policy][vtc]") {
+  uint64_t seed = GENERATE(21, 22);
+  VtcOptions o;
+  o.user_weights = {1, 2, 3, 4};
+  DriverOptions d_options;
+  d_options.max_running = 8;
+  d_options.token_budget = 256;
+  d_options.max_chunk = 128;
+  d_options.seed = seed;
+  PolicyDriver d(MakeVtc(o), d_options);
+  std::vector<SizeRange> same(4, SizeRange{32, 256, 16, 128});
+  Backlog(d, same, 500, seed);
+  for (int i = 0; i < 6000; ++i) {
+    d.Step();
+    bool all = true;
+    for (uint32_t u = 0; u < 4; ++u) all = all && d.waiting_of_user(u) > 0;
+    REQUIRE(all);
+  }
+  double total = 0;
+  for (uint32_t u = 0; u < 4; ++u) total += Service(d, u, o);
+  for (uint32_t u = 0; u < 4; ++u) {
+    double share = Service(d, u, o) / total;
+    double want = o.user_weights[u] / 10.0;
+    INFO("user " << u << " share " << share << " want " << want);
+    CHECK(std::abs(share / want - 1) <= 0.05);
+  }
+  CHECK(d.errors().empty());
+}
+
+TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
+          "[policy][vtc]") {
+  VtcOptions o;
+  DriverOptions d_options;
+  d_options.max_running = 4;
+  d_options.token_budget = 64;
+  d_options.max_chunk = 64;
+  std::unique_ptr<Policy> policy = MakeVtc(o);
+  Policy& p = *policy;
+  PolicyDriver d(std::move(policy), d_options);
+  // Both arrive together; user 0's long prompt makes its counter the larger.
+  RequestId a = d.Add(0, 300, 500, 0);
+  RequestId b = d.Add(1, 16, 500, 0);
+  d.Run(12);
+  REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
+  REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
+  // User 0 has the larger counter: it yields to user 1, never the reverse.
+  CHECK(p.PickVictim(b, true) == a);
+  CHECK_FALSE(p.PickVictim(a, true).valid());
+  // Admission does not preempt unless asked to.
+  CHECK_FALSE(p.PickVictim(RequestId(999), false).valid());
+}
+
+TEST_CASE("vtc: options are validated", "[policy][vtc]") {
+  VtcOptions o;
+  CHECK(ValidateVtcOptions(o).ok());
+  o.user_weights = {1.0, 0.0};
+  absl::Status bad = ValidateVtcOptions(o);
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(bad.message()).find("user_weights[1]") != std::string::npos);
+  o.user_weights = {};
+  o.prompt_token_weight = 0;
+  o.decode_token_weight = 0;
+  CHECK_FALSE(VtcPolicyFactory(o).ok());
+  o.decode_token_weight = -1;
+  CHECK_FALSE(ValidateVtcOptions(o).ok());
+}
+
+}  // namespace
+}  // namespace hearth
