@@ -64,6 +64,9 @@ struct RequestRecord {
   int32_t plan_index = -1;
   // Step in which it was admitted or swapped in; not a preemption victim then.
   uint64_t admitted_step = 0;
+  // Step in which it was last preempted; not readmitted in that step, which
+  // would only undo the preemption that made room for someone else.
+  uint64_t preempted_step = 0;
 
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;

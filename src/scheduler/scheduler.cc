@@ -202,6 +202,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.list_index = -1;
   r.plan_index = -1;
   r.admitted_step = 0;
+  r.preempted_step = 0;
   r.cached_prompt_tokens = 0;
   r.preemptions = 0;
   r.first_admit_time = absl::InfiniteFuture();

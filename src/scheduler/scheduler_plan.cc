@@ -205,6 +205,7 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   if (r.engine_has_state) plan_.preempted.push_back({r.id, mode});
   r.engine_has_state = false;
   ++r.preemptions;
+  r.preempted_step = plan_.step;
   ++counters_.preemptions;
   policy_->OnPreempted(r.View(), now);
   if (sink_ != nullptr) {
@@ -230,9 +231,10 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     const RequestId id = policy_->NextAdmission();
     if (!id.valid()) break;
     RequestRecord* r = Find(id);
-    if (r == nullptr || (r->phase != RequestPhase::kWaiting &&
-                         r->phase != RequestPhase::kSwapped)) {
-      // The policy offered something not waiting: skip it, boundedly.
+    if (r == nullptr || r->preempted_step == plan_.step ||
+        (r->phase != RequestPhase::kWaiting && r->phase != RequestPhase::kSwapped)) {
+      // Preempted this very step, or (a policy bug) not waiting: skip it,
+      // boundedly.
       if (++declines > options_.max_admission_declines) break;
       policy_->Decline(id);
       continue;

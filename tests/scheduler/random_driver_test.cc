@@ -1,0 +1,45 @@
+// The randomized driver: thousands of seeded sequences of Submit / Cancel /
+// Plan / Complete with random sizes and random configurations, every
+// invariant checked after every call (SchedulerHarness), and at the end, with
+// the engine kept running, every request reaches exactly one terminal state.
+
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/policy/fifo.h"
+#include "tests/testing/random_workload.h"
+
+namespace hearth {
+namespace {
+
+TEST_CASE("Random operation sequences keep every invariant (FIFO)", "[scheduler][property]") {
+  for (uint64_t seed = 1; seed <= 1500; ++seed) {
+    INFO("seed " << seed);
+    testing::RandomWorkloadStats stats;
+    absl::Status s = testing::RunRandomWorkload(seed, /*policy=*/nullptr, &stats);
+    if (!s.ok()) FAIL(s.ToString());
+  }
+}
+
+TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]") {
+  testing::RandomWorkloadStats total;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    testing::RandomWorkloadStats stats;
+    REQUIRE(testing::RunRandomWorkload(seed, nullptr, &stats).ok());
+    total.Add(stats);
+  }
+  // Guard against a driver that silently stopped covering a path.
+  CHECK(total.finished > 1000);
+  CHECK(total.cancelled > 50);
+  CHECK(total.timed_out > 10);
+  CHECK(total.failed > 10);
+  CHECK(total.rejected_at_submit > 50);
+  CHECK(total.preemptions_recompute > 50);
+  CHECK(total.preemptions_swap > 50);
+  CHECK(total.prefix_hit_tokens > 1000);
+  CHECK(total.copy_on_write > 5);
+}
+
+}  // namespace
+}  // namespace hearth

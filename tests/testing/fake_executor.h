@@ -1,0 +1,46 @@
+// File: tests/testing/fake_executor.h
+//
+// A StepExecutor for tests: produces a deterministic token per sampled
+// sequence and stops each request at a hidden target length (as a real model
+// would stop at EOS), optionally failing sequences at random.
+
+#ifndef HEARTH_TESTS_TESTING_FAKE_EXECUTOR_H_
+#define HEARTH_TESTS_TESTING_FAKE_EXECUTOR_H_
+
+#include <cstdint>
+#include <random>
+
+#include "absl/container/flat_hash_map.h"
+#include "hearth/exec/step_executor.h"
+
+namespace hearth::testing {
+
+class FakeExecutor : public StepExecutor {
+ public:
+  explicit FakeExecutor(uint64_t seed = 1, int32_t vocab = 1000)
+      : rng_(seed), vocab_(vocab) {}
+
+  // The request stops (kStopToken) after `tokens` outputs; unset requests run
+  // to max_new_tokens.
+  void SetStopAfter(RequestId id, int32_t tokens) { stop_after_[id] = tokens; }
+  // Probability that a planned sequence fails.
+  void set_failure_rate(double p) { failure_rate_ = p; }
+
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
+
+  // Deterministic token for (request, position): what "the model" says.
+  static TokenId TokenFor(RequestId id, int32_t position, int32_t vocab) {
+    return static_cast<TokenId>((id.value() * 2654435761u + position * 40503u) % vocab);
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  int32_t vocab_;
+  double failure_rate_ = 0.0;
+  absl::flat_hash_map<RequestId, int32_t> stop_after_;
+  absl::flat_hash_map<RequestId, int32_t> produced_;
+};
+
+}  // namespace hearth::testing
+
+#endif  // HEARTH_TESTS_TESTING_FAKE_EXECUTOR_H_

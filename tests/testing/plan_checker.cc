@@ -1,0 +1,75 @@
+#include "tests/testing/plan_checker.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth::testing {
+
+absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
+  auto fail = [&](auto&&... parts) {
+    return absl::InternalError(absl::StrCat("step ", plan.step, ": ", parts...));
+  };
+  if (plan.num_batched_tokens > options_.max_batched_tokens) {
+    return fail(plan.num_batched_tokens, " batched tokens exceed ", options_.max_batched_tokens);
+  }
+  if (static_cast<int32_t>(plan.sequences.size()) > options_.max_running) {
+    return fail(plan.sequences.size(), " sequences exceed max_running ", options_.max_running);
+  }
+  absl::flat_hash_set<RequestId> dropped;
+  for (const Preemption& p : plan.preempted) {
+    dropped.insert(p.id);
+    tables_.erase(p.id);
+  }
+  for (RequestId id : plan.released) {
+    dropped.insert(id);
+    tables_.erase(id);
+  }
+  int32_t tokens = 0;
+  absl::flat_hash_set<RequestId> seen;
+  const int32_t bs = options_.kv.block_size;
+  for (const ScheduledSequence& s : plan.sequences) {
+    if (!seen.insert(s.id).second) return fail("request ", s.id.ToString(), " scheduled twice");
+    if (dropped.contains(s.id)) {
+      return fail("request ", s.id.ToString(), " scheduled and preempted/released in one step");
+    }
+    if (s.num_tokens < 1) return fail("request ", s.id.ToString(), " scheduled with ", s.num_tokens, " tokens");
+    tokens += s.num_tokens;
+    std::vector<BlockId>& table = tables_[s.id];
+    if (s.full_block_table) {
+      table.assign(s.block_table.begin(), s.block_table.end());
+    } else {
+      table.insert(table.end(), s.new_blocks.begin(), s.new_blocks.end());
+    }
+    if (table.size() != s.block_table.size() ||
+        !std::equal(table.begin(), table.end(), s.block_table.begin())) {
+      return fail("request ", s.id.ToString(), ": appended blocks do not rebuild the block table");
+    }
+    if (static_cast<int64_t>(table.size()) * bs < s.start_position + s.num_tokens) {
+      return fail("request ", s.id.ToString(), " runs to position ", s.start_position + s.num_tokens,
+                  " but its ", table.size(), " blocks hold ", table.size() * bs);
+    }
+  }
+  if (tokens != plan.num_batched_tokens) {
+    return fail("num_batched_tokens ", plan.num_batched_tokens, " != sum ", tokens);
+  }
+  for (RequestId id : decoding_) {
+    if (!seen.contains(id) && !dropped.contains(id)) {
+      return fail("decoding request ", id.ToString(), " was skipped without preemption");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void PlanChecker::AfterComplete(const StepPlan& plan, const StepOutcome& outcome) {
+  decoding_.clear();
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    const SequenceOutcome& o = outcome.sequences[i];
+    // A request that produced a token and did not stop decodes next; whether
+    // the scheduler ended it for length is known from the next plan's
+    // `released`, which CheckPlan accepts.
+    if (o.error.empty() && o.produced_token && o.finish == FinishReason::kNone) {
+      decoding_.insert(o.id);
+    }
+  }
+}
+
+}  // namespace hearth::testing

@@ -1,0 +1,41 @@
+// File: tests/testing/plan_checker.h
+//
+// Checks a StepPlan from the outside, against the options and what the
+// previous step left running: budgets, caps, block tables that cover the
+// scheduled positions, and that no decoding sequence is skipped unless it was
+// preempted or released. Used after every Plan() in the randomized drivers.
+
+#ifndef HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
+#define HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "hearth/scheduler/scheduler.h"
+
+namespace hearth::testing {
+
+class PlanChecker {
+ public:
+  explicit PlanChecker(const SchedulerOptions& options) : options_(options) {}
+
+  // Call right after Plan().
+  absl::Status CheckPlan(const StepPlan& plan);
+  // Call right after a successful Complete() of `plan`.
+  void AfterComplete(const StepPlan& plan, const StepOutcome& outcome);
+
+ private:
+  const SchedulerOptions& options_;
+  // Requests that decoded last step and did not end: each must decode again,
+  // be preempted, or be released.
+  absl::flat_hash_set<RequestId> decoding_;
+  // Engine-side block tables reconstructed from full tables and appends.
+  absl::flat_hash_map<RequestId, std::vector<BlockId>> tables_;
+  absl::flat_hash_set<RequestId> ended_;
+};
+
+}  // namespace hearth::testing
+
+#endif  // HEARTH_TESTS_TESTING_PLAN_CHECKER_H_

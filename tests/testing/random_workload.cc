@@ -1,0 +1,136 @@
+#include "tests/testing/random_workload.h"
+
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/testing/scheduler_harness.h"
+
+namespace hearth::testing {
+namespace {
+
+int32_t Uniform(std::mt19937_64& rng, int32_t lo, int32_t hi) {
+  return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+}
+
+SchedulerOptions RandomOptions(std::mt19937_64& rng, const PolicyFactory* policy) {
+  SchedulerOptions o;
+  o.kv.block_size = std::vector<int32_t>{1, 2, 4, 8, 16}[rng() % 5];
+  o.kv.num_device_blocks = Uniform(rng, 4, 120);
+  o.kv.num_host_blocks = rng() % 2 ? Uniform(rng, 1, 80) : 0;
+  o.preemption_mode = o.kv.num_host_blocks > 0 && rng() % 3 ? PreemptionMode::kSwap
+                                                            : PreemptionMode::kRecompute;
+  o.kv.watermark_blocks = rng() % 3 == 0 ? Uniform(rng, 0, o.kv.num_device_blocks / 4) : 0;
+  o.kv.enable_prefix_caching = rng() % 4 != 0;
+  o.max_batched_tokens = Uniform(rng, 1, 200);
+  o.max_running = Uniform(rng, 1, std::min(o.max_batched_tokens, 24));
+  o.max_prefill_chunk_tokens = rng() % 2 ? Uniform(rng, 1, 64) : 0;
+  o.max_pending_requests = Uniform(rng, 5, 60);
+  o.models[0].context_length = Uniform(rng, 16, 400);
+  o.models[0].vocab_size = 64;
+  o.users = {{"a", 1.0}, {"b", 2.0}, {"c", 1.0}};
+  o.work_classes = {{"voice", 3}, {"chat", 2}, {"batch", 0}};
+  if (policy != nullptr) o.policy_factory = *policy;
+  return o;
+}
+
+}  // namespace
+
+absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
+                               RandomWorkloadStats* stats) {
+  std::mt19937_64 rng(seed);
+  SchedulerOptions options = RandomOptions(rng, policy);
+  auto harness = SchedulerHarness::Create(options, seed);
+  if (!harness.ok()) return harness.status();
+  SchedulerHarness& h = **harness;
+  h.executor().set_failure_rate(rng() % 4 == 0 ? 0.01 : 0.0);
+  // A few shared prompt stems make prefix hits (and full hits) common.
+  std::vector<std::vector<TokenId>> stems(3);
+  for (auto& stem : stems) {
+    stem.resize(static_cast<size_t>(Uniform(rng, 1, 120)));
+    for (TokenId& t : stem) t = Uniform(rng, 0, 63);
+  }
+  std::vector<RequestId> submitted;
+  const int ops = Uniform(rng, 20, 160);
+  for (int op = 0; op < ops; ++op) {
+    const int kind = Uniform(rng, 0, 9);
+    if (kind <= 3) {
+      RequestSpec spec;
+      spec.user = UserId(Uniform(rng, 0, 2));
+      spec.work_class = WorkClassId(Uniform(rng, 0, 2));
+      spec.priority = Uniform(rng, -2, 2);
+      spec.prompt_tokens = Uniform(rng, rng() % 20 == 0 ? -3 : 1, 120);
+      spec.max_new_tokens = Uniform(rng, rng() % 20 == 0 ? 0 : 1, 60);
+      if (rng() % 2 && spec.prompt_tokens > 0) {
+        const auto& stem = stems[rng() % stems.size()];
+        spec.prompt_token_ids.resize(static_cast<size_t>(spec.prompt_tokens));
+        for (size_t i = 0; i < spec.prompt_token_ids.size(); ++i) {
+          spec.prompt_token_ids[i] = i < stem.size() ? stem[i] : Uniform(rng, 0, 63);
+        }
+      }
+      if (rng() % 6 == 0) spec.deadline = h.now() + absl::Milliseconds(Uniform(rng, 0, 400));
+      auto id = h.Submit(spec);
+      if (id.ok()) {
+        submitted.push_back(*id);
+        if (rng() % 3 == 0) h.executor().SetStopAfter(*id, Uniform(rng, 1, 40));
+      } else {
+        ++stats->rejected_at_submit;
+        if (id.status().message().empty()) return absl::InternalError("rejection without a message");
+      }
+    } else if (kind == 4) {
+      if (!submitted.empty()) {
+        const RequestId id = submitted[rng() % submitted.size()];
+        absl::Status s = h.scheduler().Cancel(id);
+        if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
+        if (s.ok() != h.live().contains(id) && s.ok()) {
+          return absl::InternalError(absl::StrCat("cancel of non-live ", id.ToString(), " succeeded"));
+        }
+      }
+    } else {
+      absl::Status s = h.Step();
+      if (!s.ok()) return s;
+      for (const Preemption& p : h.last_plan().preempted) {
+        (p.mode == PreemptionMode::kSwap ? stats->preemptions_swap : stats->preemptions_recompute)++;
+      }
+      stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
+    }
+  }
+  const int32_t most_steps = 20000;
+  for (int i = 0; i < most_steps && !h.live().empty(); ++i) {
+    absl::Status s = h.Step();
+    if (!s.ok()) return s;
+    for (const Preemption& p : h.last_plan().preempted) {
+      (p.mode == PreemptionMode::kSwap ? stats->preemptions_swap : stats->preemptions_recompute)++;
+    }
+    stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
+  }
+  if (!h.live().empty()) {
+    return absl::InternalError(absl::StrCat(h.live().size(), " requests never ended (seed ", seed, ")"));
+  }
+  if (h.results().size() != submitted.size()) {
+    return absl::InternalError(absl::StrCat(h.results().size(), " results for ", submitted.size(),
+                                            " accepted requests"));
+  }
+  for (const auto& [id, r] : h.results()) {
+    switch (r.phase) {
+      case RequestPhase::kFinished: ++stats->finished; break;
+      case RequestPhase::kCancelled: ++stats->cancelled; break;
+      case RequestPhase::kTimedOut: ++stats->timed_out; break;
+      case RequestPhase::kFailed: ++stats->failed; break;
+      default: return absl::InternalError(absl::StrCat("unexpected phase for ", id.ToString()));
+    }
+    if (r.phase != RequestPhase::kFinished && r.message.empty()) {
+      return absl::InternalError(absl::StrCat("no reason for ", id.ToString()));
+    }
+  }
+  const SchedulerStats st = h.scheduler().stats();
+  stats->prefix_hit_tokens += static_cast<int64_t>(st.prefix_hit_tokens);
+  // Everything returned: no block owned, no host block in use.
+  if (h.scheduler().block_allocator().num_owned() != 0 ||
+      st.free_host_blocks != options.kv.num_host_blocks) {
+    return absl::InternalError("blocks still owned after every request ended");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hearth::testing

@@ -1,0 +1,39 @@
+// File: tests/testing/random_workload.h
+//
+// One seeded random scenario for the randomized invariant driver: a random
+// configuration, then random Submit / Cancel / Plan+Complete interleavings
+// with random sizes, shared prefixes, deadlines, stop tokens and engine
+// failures, then a drain until every accepted request is terminal. Reusable
+// with any policy so that every policy runs the same driver.
+
+#ifndef HEARTH_TESTS_TESTING_RANDOM_WORKLOAD_H_
+#define HEARTH_TESTS_TESTING_RANDOM_WORKLOAD_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "hearth/policy/policy.h"
+
+namespace hearth::testing {
+
+struct RandomWorkloadStats {
+  int64_t finished = 0, cancelled = 0, timed_out = 0, failed = 0;
+  int64_t rejected_at_submit = 0;
+  int64_t preemptions_recompute = 0, preemptions_swap = 0;
+  int64_t prefix_hit_tokens = 0, copy_on_write = 0;
+  void Add(const RandomWorkloadStats& o) {
+    finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
+    failed += o.failed; rejected_at_submit += o.rejected_at_submit;
+    preemptions_recompute += o.preemptions_recompute; preemptions_swap += o.preemptions_swap;
+    prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
+  }
+};
+
+// `policy` may be null (FIFO). Users, classes and priorities are random too,
+// so fairness and priority policies see varied input.
+absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
+                               RandomWorkloadStats* stats);
+
+}  // namespace hearth::testing
+
+#endif  // HEARTH_TESTS_TESTING_RANDOM_WORKLOAD_H_

@@ -1,0 +1,90 @@
+#include "tests/testing/scheduler_harness.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth::testing {
+
+PlanCopy PlanCopy::Of(const StepPlan& plan) {
+  PlanCopy c;
+  c.step = plan.step;
+  for (const ScheduledSequence& s : plan.sequences) {
+    c.sequences.push_back({s.id, s.start_position, s.num_tokens, s.sample, s.full_block_table,
+                           {s.block_table.begin(), s.block_table.end()},
+                           {s.token_ids.begin(), s.token_ids.end()}});
+  }
+  c.preempted = plan.preempted;
+  c.released = plan.released;
+  c.swap_out = plan.swap_out;
+  c.swap_in = plan.swap_in;
+  c.copy_on_write = plan.copy_on_write;
+  c.num_batched_tokens = plan.num_batched_tokens;
+  return c;
+}
+
+absl::StatusOr<std::unique_ptr<SchedulerHarness>> SchedulerHarness::Create(
+    SchedulerOptions options, uint64_t seed) {
+  auto s = Scheduler::Create(std::move(options));
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<SchedulerHarness>(new SchedulerHarness(std::move(*s), seed));
+}
+
+SchedulerHarness::SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed)
+    : scheduler_(std::move(s)),
+      executor_(seed, scheduler_->options().models[0].vocab_size > 0
+                          ? scheduler_->options().models[0].vocab_size : 1000),
+      checker_(scheduler_->options()) {}
+
+absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
+  auto id = scheduler_->Submit(spec);
+  if (id.ok()) live_.insert(*id);
+  return id;
+}
+
+absl::Status SchedulerHarness::CollectResults() {
+  std::vector<RequestResult> out;
+  scheduler_->DrainResults(&out);
+  for (RequestResult& r : out) {
+    if (!live_.erase(r.id)) {
+      return absl::InternalError(absl::StrCat("result for ", r.id.ToString(),
+                                              " which is not live (duplicate or unknown)"));
+    }
+    if (!IsTerminal(r.phase)) {
+      return absl::InternalError(absl::StrCat("result for ", r.id.ToString(), " is not terminal"));
+    }
+    results_.emplace(r.id, std::move(r));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SchedulerHarness::Step() {
+  auto plan = scheduler_->Plan(now_);
+  if (!plan.ok()) return plan.status();
+  absl::Status s = checker_.CheckPlan(**plan);
+  if (!s.ok()) return s;
+  s = scheduler_->CheckInvariants();
+  if (!s.ok()) return s;
+  last_plan_ = PlanCopy::Of(**plan);
+  if (keep_history_) history_.push_back(last_plan_);
+  StepOutcome outcome;
+  s = executor_.Execute(**plan, &outcome);
+  if (!s.ok()) return s;
+  s = scheduler_->Complete(outcome);
+  if (!s.ok()) return s;
+  checker_.AfterComplete(**plan, outcome);
+  s = scheduler_->CheckInvariants();
+  if (!s.ok()) return s;
+  now_ += absl::Milliseconds(10);
+  return CollectResults();
+}
+
+absl::Status SchedulerHarness::RunUntilIdle(int max_steps) {
+  for (int i = 0; i < max_steps; ++i) {
+    if (live_.empty()) return absl::OkStatus();
+    absl::Status s = Step();
+    if (!s.ok()) return s;
+  }
+  return absl::DeadlineExceededError(absl::StrCat(live_.size(), " requests still live after ",
+                                                  max_steps, " steps"));
+}
+
+}  // namespace hearth::testing

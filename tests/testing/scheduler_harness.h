@@ -1,0 +1,89 @@
+// File: tests/testing/scheduler_harness.h
+//
+// A scheduler plus a fake engine, with every invariant checked after every
+// call: the scheduler's own audit (CheckInvariants), the external plan checks
+// (PlanChecker), and exactly-once terminal results.
+
+#ifndef HEARTH_TESTS_TESTING_SCHEDULER_HARNESS_H_
+#define HEARTH_TESTS_TESTING_SCHEDULER_HARNESS_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "hearth/scheduler/scheduler.h"
+#include "tests/testing/fake_executor.h"
+#include "tests/testing/plan_checker.h"
+
+namespace hearth::testing {
+
+// A deep copy of a StepPlan that outlives Complete().
+struct PlanCopy {
+  struct Sequence {
+    RequestId id;
+    int32_t start_position = 0;
+    int32_t num_tokens = 0;
+    bool sample = false;
+    bool full_block_table = false;
+    std::vector<BlockId> block_table;
+    std::vector<TokenId> token_ids;
+  };
+  uint64_t step = 0;
+  std::vector<Sequence> sequences;
+  std::vector<Preemption> preempted;
+  std::vector<RequestId> released;
+  std::vector<BlockCopy> swap_out, swap_in, copy_on_write;
+  int32_t num_batched_tokens = 0;
+
+  static PlanCopy Of(const StepPlan& plan);
+  const Sequence* Find(RequestId id) const {
+    for (const Sequence& s : sequences) if (s.id == id) return &s;
+    return nullptr;
+  }
+};
+
+class SchedulerHarness {
+ public:
+  static absl::StatusOr<std::unique_ptr<SchedulerHarness>> Create(
+      SchedulerOptions options, uint64_t seed = 1);
+
+  Scheduler& scheduler() { return *scheduler_; }
+  FakeExecutor& executor() { return executor_; }
+  absl::Time now() const { return now_; }
+  void Advance(absl::Duration d) { now_ += d; }
+
+  // Submits and records the id as live when accepted.
+  absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
+  // Plan, check, execute, complete, check.
+  absl::Status Step();
+  // Steps until nothing is live or `max_steps` pass.
+  absl::Status RunUntilIdle(int max_steps = 100000);
+
+  // Terminal results seen so far, by id. Exactly-once is checked on arrival.
+  const absl::flat_hash_map<RequestId, RequestResult>& results() const { return results_; }
+  const absl::flat_hash_set<RequestId>& live() const { return live_; }
+  // Copies of what the last plan contained.
+  const PlanCopy& last_plan() const { return last_plan_; }
+  const std::vector<PlanCopy>& history() const { return history_; }
+  void keep_history(bool keep) { keep_history_ = keep; }
+  absl::Status CollectResults();
+
+ private:
+  SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed);
+
+  std::unique_ptr<Scheduler> scheduler_;
+  FakeExecutor executor_;
+  PlanChecker checker_;
+  absl::Time now_ = absl::UnixEpoch();
+  absl::flat_hash_set<RequestId> live_;
+  absl::flat_hash_map<RequestId, RequestResult> results_;
+  PlanCopy last_plan_;
+  std::vector<PlanCopy> history_;
+  bool keep_history_ = false;
+};
+
+}  // namespace hearth::testing
+
+#endif  // HEARTH_TESTS_TESTING_SCHEDULER_HARNESS_H_
