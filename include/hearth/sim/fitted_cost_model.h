@@ -1,0 +1,82 @@
+// File: hearth/sim/fitted_cost_model.h
+//
+// `FittedCostModel` prices an iteration with a linear model fitted to
+// measurements, in the style of DistServe's and Vidur's step-time models:
+//
+//   time = c0 + c1 * P + c2 * P^2 + c3 * D + c4 * K
+//
+// where P is the step's total prefill tokens (prompt chunks and recomputes),
+// D the number of decode sequences, K the total KV context the step touches
+// (sum over sequences of context + tokens). Copies are priced as in the
+// roofline model when `host_link_bandwidth` / `memory_bandwidth` are given.
+//
+// Profile file (TOML; every key in seconds, all >= 0 and finite):
+//
+//   # Produced by the executor's profiler on an RTX 4090, Llama-3.1-8B BF16.
+//   [fitted]
+//   gpu = "RTX 4090"              # informational
+//   model = "Llama-3.1-8B"        # informational
+//   c0 = 0.0052                   # per iteration
+//   c1 = 1.1e-4                   # per prefill token
+//   c2 = 2.0e-9                   # per prefill token squared
+//   c3 = 4.0e-5                   # per decode sequence
+//   c4 = 1.3e-7                   # per token of KV context
+//   host_link_bandwidth = 25e9    # optional, bytes/s, for swaps
+//   memory_bandwidth = 1.008e12   # optional, bytes/s, for copy-on-write
+//
+// c0..c4 are required. Errors name the file, line and key.
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<hearth::FittedCostModel>> m =
+//       hearth::FittedCostModel::LoadProfile("profiles/rtx4090_llama8b.toml");
+
+#ifndef HEARTH_SIM_FITTED_COST_MODEL_H_
+#define HEARTH_SIM_FITTED_COST_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "hearth/sim/cost_model.h"
+
+namespace hearth {
+
+struct FittedCoefficients {
+  double c0 = 0;  // s
+  double c1 = 0;  // s per prefill token
+  double c2 = 0;  // s per prefill token^2
+  double c3 = 0;  // s per decode sequence
+  double c4 = 0;  // s per KV context token
+  double host_link_bandwidth = 25e9;
+  double memory_bandwidth = 1e12;
+  std::string gpu;
+  std::string model;
+};
+
+class FittedCostModel : public StepCostModel {
+ public:
+  // InvalidArgument when a coefficient is negative or not finite, or all of
+  // c0..c4 are zero.
+  static absl::StatusOr<std::unique_ptr<FittedCostModel>> Create(
+      const FittedCoefficients& c);
+  // Reads a profile file (format above). NotFound when unreadable;
+  // InvalidArgument "file:line: key: what" on a bad file.
+  static absl::StatusOr<std::unique_ptr<FittedCostModel>> LoadProfile(
+      const std::string& path);
+  // Same, from text; `source_name` stands for the file name in errors.
+  static absl::StatusOr<std::unique_ptr<FittedCostModel>> ParseProfile(
+      std::string_view text, const std::string& source_name);
+
+  absl::Duration StepTime(const StepWork& work) const override;
+  std::string Describe() const override;
+  const FittedCoefficients& coefficients() const { return c_; }
+
+ private:
+  explicit FittedCostModel(FittedCoefficients c) : c_(std::move(c)) {}
+  FittedCoefficients c_;
+};
+
+}  // namespace hearth
+
+#endif  // HEARTH_SIM_FITTED_COST_MODEL_H_
