@@ -1,0 +1,83 @@
+// "Scheduling never changes results" under every policy of the registry:
+// each orders admissions and preemptions differently (MLFQ and VTC also
+// preempt for policy reasons), and none may change a request's tokens.
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "hearth/policy/policy_registry.h"
+#include "scheduling_harness.h"
+
+namespace hearth {
+namespace {
+
+using testing::RandomWorkload;
+using testing::RunAlone;
+using testing::RunWorkload;
+using testing::WorkloadRun;
+using testing::WorkloadShape;
+
+SchedulerOptions PolicyOptions(PreemptionMode mode) {
+  SchedulerOptions o;
+  o.models[0].context_length = 512;
+  o.models[0].vocab_size = 256;
+  o.users = {{"alice", 1.0}, {"bob", 2.0}, {"carol", 1.0}};
+  o.work_classes = {{"chat", 0}, {"voice", 5}};
+  o.kv.block_size = 16;
+  o.kv.num_device_blocks = 14;
+  o.kv.num_host_blocks = mode == PreemptionMode::kSwap ? 48 : 0;
+  o.kv.enable_prefix_caching = true;
+  o.preemption_mode = mode;
+  o.max_batched_tokens = 64;
+  o.max_running = 8;
+  o.max_prefill_chunk_tokens = 24;
+  return o;
+}
+
+TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
+  WorkloadShape shape;
+  shape.requests = 16;
+  shape.num_users = 3;
+  shape.num_work_classes = 2;
+  shape.shared_prefix = 20;
+  shape.max_prompt = 50;
+  shape.arrival_spread = 30;
+  shape.seed = 11;
+  const auto w = RandomWorkload(shape);
+  const auto alone = RunAlone(PolicyOptions(PreemptionMode::kRecompute), w,
+                              testing::CpuExecutorFactory());
+  REQUIRE(alone.ok());
+
+  const PreemptionMode mode =
+      GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
+  SchedulerOptions o = PolicyOptions(mode);
+  PolicyConfig config;
+  config.vtc.user_weights = UserWeights(o.users);
+  config.vtc.preempt_for_admission = true;
+  config.mlfq.base_quantum = 4.0;
+  config.mlfq.num_levels = 4;
+  REQUIRE(KnownPolicyNames().size() >= 5);
+  for (std::string_view name : KnownPolicyNames()) {
+    INFO(absl::StrFormat("policy %s, %s preemption", name,
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute"));
+    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
+    INFO(factory.status().ToString());
+    REQUIRE(factory.ok());
+    o.policy_factory = *factory;
+    absl::StatusOr<WorkloadRun> run =
+        RunWorkload(o, w, testing::CpuExecutorFactory());
+    INFO(run.status().ToString());
+    REQUIRE(run.ok());
+    for (size_t i = 0; i < w.size(); ++i) {
+      INFO("request " << i);
+      CHECK(run->results[i].phase == RequestPhase::kFinished);
+      CHECK(run->tokens[i] == (*alone)[i]);
+    }
+    CHECK(run->stats.preemptions > 0);
+  }
+}
+
+}  // namespace
+}  // namespace hearth
