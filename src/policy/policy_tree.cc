@@ -50,7 +50,7 @@ class TreePolicy final : public Policy {
 
   void OnAdmitted(const RequestView& request, absl::Time now) override {
     Entry* e = Find(request.id);
-    if (e == nullptr || e->running) return;
+    if (e == nullptr || e->running || e->retired) return;
     LeaveWaiting(e);
     e->running = true;
     root_->AddRunning(e);
@@ -67,23 +67,31 @@ class TreePolicy final : public Policy {
 
   void OnRemoved(const RequestView& request, absl::Time now) override {
     Entry* e = Find(request.id);
-    if (e == nullptr) return;
+    if (e == nullptr || e->retired) return;
     if (e->running) {
       root_->RemoveRunning(e);
+      e->running = false;
     } else {
       LeaveWaiting(e);
     }
-    entries_.erase(request.id);
-    free_.push_back(e);
+    // The core may report a request's last step (OnServed) after removing
+    // it; keep the entry until then so that service is still charged.
+    e->retired = true;
+    retired_.push_back(e);
   }
 
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
     for (const ServedTokens& s : served) {
       Entry* e = Find(s.id);
-      if (e == nullptr || !e->running) continue;
+      if (e == nullptr || (!e->running && !e->retired)) continue;
       root_->Charge(e, std::max(s.prefill_tokens, 0),
                     std::max(s.decode_tokens, 0));
     }
+    for (Entry* e : retired_) {
+      entries_.erase(e->id);
+      free_.push_back(e);
+    }
+    retired_.clear();
   }
 
   void BeginAdmission(absl::Time now) override { root_->Advance(now); }
@@ -95,7 +103,7 @@ class TreePolicy final : public Policy {
 
   void Decline(RequestId id) override {
     Entry* e = Find(id);
-    if (e == nullptr || e->running || e->declined) return;
+    if (e == nullptr || e->running || e->declined || e->retired) return;
     root_->RemoveWaiting(e, /*for_good=*/false);
     e->declined = true;
     declined_.push_back(e);
@@ -112,7 +120,9 @@ class TreePolicy final : public Policy {
   RequestId PickVictim(RequestId beneficiary,
                        bool beneficiary_running) override {
     Entry* b = Find(beneficiary);
-    if (b == nullptr || b->running != beneficiary_running) return RequestId();
+    if (b == nullptr || b->retired || b->running != beneficiary_running) {
+      return RequestId();
+    }
     Entry* victim = root_->Victim(b, beneficiary_running);
     if (victim == nullptr || victim == b || !victim->running) {
       return RequestId();
@@ -153,6 +163,8 @@ class TreePolicy final : public Policy {
   std::vector<std::unique_ptr<Entry>> pool_;
   std::vector<Entry*> free_;
   std::vector<Entry*> declined_;
+  // Removed entries kept until the next OnServed.
+  std::vector<Entry*> retired_;
 };
 
 NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {

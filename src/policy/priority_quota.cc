@@ -7,6 +7,12 @@
 // Each level keeps its offerable entries ordered by arrival time, so its
 // head is its oldest entry and carries the level's largest effective
 // priority; a decision compares only the heads of the levels (O(levels)).
+//
+// Effective priority p + floor((now - arrival) / I) equals
+// floor((now - v) / I) for the "virtual arrival" v = arrival - p * I, so
+// ordering running requests by v orders them by effective priority at every
+// instant: the running set is one ordered map, and its last entry is the
+// least urgent running request.
 
 #include "hearth/policy/priority_quota.h"
 
@@ -62,11 +68,13 @@ class PriorityNode final : public Node {
   void AddRunning(Entry* e) override {
     Level& level = LevelOf(e);
     ++level.running;
+    running_.emplace(RunKey(e), e);
     level.child->AddRunning(e);
   }
   void RemoveRunning(Entry* e) override {
     Level& level = LevelOf(e);
     --level.running;
+    running_.erase(RunKey(e));
     level.child->RemoveRunning(e);
   }
   void Charge(Entry* e, int32_t prefill_tokens,
@@ -103,33 +111,54 @@ class PriorityNode final : public Node {
   }
 
   Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
-    // levels_by_priority_ is ascending: the first level with running work is
-    // the lowest.
-    for (int32_t index : levels_by_priority_) {
-      Level& level = levels_[index];
-      if (level.running == 0) continue;
-      if (beneficiary == nullptr) return level.child->Victim(nullptr, false);
-      if (level.priority < beneficiary->priority) {
-        return level.child->Victim(nullptr, false);
-      }
-      break;
-    }
-    if (beneficiary == nullptr) return nullptr;
+    if (running_.empty()) return nullptr;
+    Entry* least = running_.rbegin()->second;
+    if (beneficiary == nullptr) return FromLevelOf(least, Effective(least) + 1);
+    int64_t mine = Effective(beneficiary);
+    if (Effective(least) < mine) return FromLevelOf(least, mine);
+    // Nothing runs at a strictly lower effective priority: the
+    // beneficiary's own level decides among its equals.
     Level& own = LevelOf(beneficiary);
     if (own.running == 0) return nullptr;
-    return own.child->Victim(beneficiary, beneficiary_running);
+    Entry* v = own.child->Victim(beneficiary, beneficiary_running);
+    return v != nullptr && Effective(v) <= mine ? v : nullptr;
   }
 
  private:
+  using RunKeyType = std::tuple<int64_t, absl::Time, uint64_t>;
+
   static std::tuple<absl::Time, uint64_t> OldKey(const Entry* e) {
     return {e->arrival_time, e->arrival_seq};
+  }
+  // Ascending key = descending effective priority (see the file comment).
+  RunKeyType RunKey(const Entry* e) const {
+    if (options_.aging_interval == absl::InfiniteDuration()) {
+      return {-int64_t{e->priority}, e->arrival_time, e->arrival_seq};
+    }
+    return {0, e->arrival_time - options_.aging_interval * e->priority,
+            e->arrival_seq};
+  }
+
+  // The child of `least`'s level picks (so a user level below keeps its own
+  // rule) as long as its pick ranks below `limit`; else `least` itself.
+  Entry* FromLevelOf(Entry* least, int64_t limit) {
+    Entry* v = LevelOf(least).child->Victim(nullptr, false);
+    return v != nullptr && Effective(v) < limit ? v : least;
+  }
+
+  int64_t Effective(const Entry* e) const {
+    return AgedPriority(e->priority, e->arrival_time);
   }
 
   // priority + floor(wait of the level's oldest / aging_interval), saturated.
   int64_t Effective(const Level& level) const {
-    int64_t effective = level.priority;
+    return AgedPriority(level.priority,
+                        std::get<0>(level.oldest.begin()->first));
+  }
+  int64_t AgedPriority(int32_t priority, absl::Time arrival) const {
+    int64_t effective = priority;
     if (options_.aging_interval == absl::InfiniteDuration()) return effective;
-    absl::Duration wait = now_ - std::get<0>(level.oldest.begin()->first);
+    absl::Duration wait = now_ - arrival;
     if (wait <= absl::ZeroDuration()) return effective;
     absl::Duration remainder;
     int64_t steps = absl::IDivDuration(wait, options_.aging_interval, &remainder);
@@ -164,10 +193,6 @@ class PriorityNode final : public Node {
       auto quota = quotas_.find(e->priority);
       level.quota = quota == quotas_.end() ? 0 : quota->second;
       level.child = child_factory_();
-      auto at = std::lower_bound(
-          levels_by_priority_.begin(), levels_by_priority_.end(), e->priority,
-          [this](int32_t i, int32_t p) { return levels_[i].priority < p; });
-      levels_by_priority_.insert(at, it->second);
     }
     return levels_[it->second];
   }
@@ -175,9 +200,10 @@ class PriorityNode final : public Node {
   PriorityQuotaOptions options_;
   NodeFactory child_factory_;
   absl::flat_hash_map<int32_t, int64_t> quotas_;
-  // Levels in creation order (stable indices) and by ascending priority.
+  // Levels in creation order (stable indices).
   std::vector<Level> levels_;
-  std::vector<int32_t> levels_by_priority_;
+  // Running entries, most urgent first (see RunKey).
+  absl::btree_map<RunKeyType, Entry*> running_;
   absl::flat_hash_map<int32_t, int32_t> index_;
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();

@@ -327,7 +327,8 @@ class PolicyDriver {
         }
       }
     }
-    policy_->OnServed(served_, now);
+    // As the core does: requests that finished this step are removed before
+    // the step's service is reported.
     std::vector<RequestId> finished;
     for (RequestId id : running_) {
       if (request(id).view.output_tokens >= request(id).output_len) {
@@ -335,6 +336,7 @@ class PolicyDriver {
       }
     }
     for (RequestId id : finished) Finish(id, now, RequestPhase::kFinished);
+    policy_->OnServed(served_, now);
   }
 
   std::unique_ptr<Policy> policy_;

@@ -22,11 +22,12 @@
 // request also has the level's largest effective priority: a decision
 // compares only the heads of the levels, O(levels), never the whole queue.
 //
-// Preemption: the victim is a running request of the lowest level strictly
-// below the beneficiary's priority (the latest arrival first); within the
-// beneficiary's own level, for a running beneficiary only, a later arrival.
-// Running requests are ranked by their base priority (aging bounds the wait
-// for admission, it does not make a request unpreemptible).
+// Preemption: the victim is the running request of lowest effective
+// priority (the same formula, so a long-running request grows harder to
+// displace), provided it is strictly below the beneficiary's; among equals
+// only a running beneficiary may displace a later arrival of its own level.
+// An aged request that was admitted is therefore not thrown out again by the
+// flood it waited behind, and it finishes within the bound.
 //
 // Example:
 //   hearth::PriorityQuotaOptions p;

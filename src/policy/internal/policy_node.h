@@ -46,6 +46,8 @@ struct Entry {
   absl::Time waiting_since = absl::InfinitePast();
   bool running = false;
   bool declined = false;
+  // Removed (terminal) but kept until the next OnServed charges its last step.
+  bool retired = false;
   // MLFQ leaf state: level (-1 before skip-join) and service at that level.
   int32_t mlfq_level = -1;
   double mlfq_served = 0;
