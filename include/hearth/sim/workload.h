@@ -1,0 +1,67 @@
+// File: hearth/sim/workload.h
+//
+// A `Workload` is the list of requests a simulation replays, whatever produced
+// it (a trace reader or a generator). Each request names its user and work
+// class by index into the simulation's registries, its prompt length, and its
+// hidden true output length, which only the SimulatedExecutor sees.
+//
+// Dependent calls (agent chains, chat turns) name a `parent`: they arrive
+// `think_time` after the parent ends, so their arrival time depends on how
+// fast the simulated system served the parent. A call may share the first
+// `shared_prefix_tokens` of its prompt with its parent's prompt; the
+// simulator then gives both the same token ids so the scheduler's prefix
+// cache can reuse that KV.
+//
+// Example:
+//   hearth::Workload w;
+//   w.requests.push_back({.arrival = absl::Seconds(1), .user = 0,
+//                         .work_class = 0, .prompt_tokens = 300,
+//                         .output_tokens = 40});
+
+#ifndef HEARTH_SIM_WORKLOAD_H_
+#define HEARTH_SIM_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace hearth {
+
+struct SimRequest {
+  // Since the start of the simulation; ignored when `parent` >= 0.
+  absl::Duration arrival = absl::ZeroDuration();
+  uint32_t user = 0;
+  uint32_t work_class = 0;
+  int32_t prompt_tokens = 0;
+  // Hidden true output length (the stop token comes after this many).
+  int32_t output_tokens = 0;
+  // Upper bound the scheduler sees; 0 means the simulation's default.
+  int32_t max_new_tokens = 0;
+  // Index of an earlier request this one waits for, or -1.
+  int32_t parent = -1;
+  // Delay after the parent ends (only with a parent).
+  absl::Duration think_time = absl::ZeroDuration();
+  // Prompt tokens shared with the parent's prompt (only with a parent); at
+  // most both prompts' lengths.
+  int32_t shared_prefix_tokens = 0;
+  // Where the request came from, e.g. "conv.csv:17" (kept short: it is
+  // copied into every result).
+  std::string label;
+};
+
+struct Workload {
+  std::vector<SimRequest> requests;
+};
+
+// Checks indices and lengths: users < num_users, classes < num_classes,
+// positive lengths, parents earlier in the list, shared prefixes within both
+// prompts. InvalidArgument names the first bad request (index and label).
+absl::Status ValidateWorkload(const Workload& workload, uint32_t num_users,
+                              uint32_t num_classes);
+
+}  // namespace hearth
+
+#endif  // HEARTH_SIM_WORKLOAD_H_

@@ -1,0 +1,355 @@
+#include "hearth/sim/simulator.h"
+
+#include <algorithm>
+#include <memory>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hearth/common/clock.h"
+#include "hearth/metrics/fanout_sink.h"
+#include "hearth/metrics/timeline_recorder.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth/sim/simulated_executor.h"
+#include "internal/status_macros.h"
+
+namespace hearth {
+namespace {
+
+// Consecutive empty iterations with work pending but no arrival left before
+// the run is declared stuck (10 ms ticks: about 116 simulated days).
+constexpr int64_t kMaxIdleTicks = 1'000'000'000;
+
+struct Arrival {
+  absl::Time time;
+  int32_t index;
+  bool operator>(const Arrival& o) const {
+    return time != o.time ? time > o.time : index > o.index;
+  }
+};
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+absl::Status ValidateOptions(const SimulationOptions& o) {
+  if (o.cost_model == nullptr) {
+    return absl::InvalidArgumentError("SimulationOptions.cost_model is required");
+  }
+  if (o.scheduler.metrics_sink != nullptr || o.scheduler.on_result) {
+    return absl::InvalidArgumentError(
+        "SimulationOptions.scheduler.metrics_sink and on_result must be unset; "
+        "the simulator installs its own");
+  }
+  if (o.default_max_new_tokens < 1) {
+    return absl::InvalidArgumentError(
+        "SimulationOptions.default_max_new_tokens must be >= 1");
+  }
+  const size_t classes = o.scheduler.work_classes.size();
+  if (!o.class_timeouts.empty() && o.class_timeouts.size() != classes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SimulationOptions.class_timeouts must be empty or have one entry per "
+        "class (", classes, ")"));
+  }
+  for (absl::Duration d : o.class_timeouts) {
+    if (d <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "SimulationOptions.class_timeouts must be > 0");
+    }
+  }
+  if (o.idle_tick <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("SimulationOptions.idle_tick must be > 0");
+  }
+  if (o.scheduler.models.empty()) {
+    return absl::InvalidArgumentError("SimulationOptions.scheduler.models is empty");
+  }
+  return absl::OkStatus();
+}
+
+class SimulationRun {
+ public:
+  SimulationRun(const Workload& w, const SimulationOptions& o)
+      : w_(w), o_(o), start_(absl::UnixEpoch()), clock_(start_) {}
+
+  absl::StatusOr<SimulationResult> Run();
+
+ private:
+  absl::Status Setup();
+  void Submit(int32_t index, absl::Time arrival);
+  void BuildTokenIds(int32_t index, RequestSpec& spec);
+  void OnResult(const RequestResult& r);
+  void DropDependents(int32_t index);
+  absl::Status Loop();
+
+  const Workload& w_;
+  const SimulationOptions& o_;
+  const absl::Time start_;
+  ManualClock clock_;
+
+  std::unique_ptr<MetricsCollector> metrics_;
+  std::unique_ptr<TimelineRecorder> timeline_;
+  std::unique_ptr<FanoutSink> fanout_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<SimulatedExecutor> executor_;
+
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>>
+      arrivals_;
+  // Children of each request, as a linked list through child_next_.
+  std::vector<int32_t> child_head_;
+  std::vector<int32_t> child_next_;
+  std::vector<int32_t> children_left_;
+  // Prompt token ids kept for requests whose children share their prefix.
+  absl::flat_hash_map<int32_t, std::vector<TokenId>> prompt_ids_;
+  absl::flat_hash_map<RequestId, int32_t> index_of_;
+  std::vector<RequestResult> results_;
+
+  int32_t vocab_ = 32000;
+  int32_t context_ = 0;
+  int64_t live_ = 0;
+  uint64_t ended_ = 0;
+  uint64_t submit_rejected_ = 0;
+  uint64_t dependents_dropped_ = 0;
+  uint64_t steps_ = 0;
+  absl::Time last_end_;
+};
+
+absl::Status SimulationRun::Setup() {
+  const SchedulerOptions& so = o_.scheduler;
+  HEARTH_RETURN_IF_ERROR(ValidateWorkload(
+      w_, static_cast<uint32_t>(so.users.size()),
+      static_cast<uint32_t>(so.work_classes.size())));
+  MetricsOptions mo = MetricsOptionsFor(so);
+  mo.class_slos = o_.class_slos;
+  mo.prefill_weight = o_.prefill_weight;
+  mo.decode_weight = o_.decode_weight;
+  mo.series_interval = o_.series_interval;
+  mo.clock = &clock_;
+  HEARTH_ASSIGN_OR_RETURN(metrics_, MetricsCollector::Create(mo));
+  std::vector<MetricsSink*> sinks = {metrics_.get()};
+  if (o_.record_timeline) {
+    TimelineOptions to;
+    to.user_names = mo.user_names;
+    to.class_names = mo.class_names;
+    to.clock = &clock_;
+    to.origin = start_;
+    to.max_events = o_.timeline_max_events;
+    HEARTH_ASSIGN_OR_RETURN(timeline_, TimelineRecorder::Create(to));
+    sinks.push_back(timeline_.get());
+  }
+  fanout_ = std::make_unique<FanoutSink>(sinks);
+  SchedulerOptions options = so;
+  options.metrics_sink = fanout_.get();
+  HEARTH_ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
+  const ModelConfig& model = so.models[0];
+  context_ = model.context_length;
+  if (model.vocab_size > 0) vocab_ = model.vocab_size;
+  executor_ = std::make_unique<SimulatedExecutor>(
+      o_.cost_model, so.kv.block_size, model.kv_bytes_per_token);
+
+  const size_t n = w_.requests.size();
+  child_head_.assign(n, -1);
+  child_next_.assign(n, -1);
+  children_left_.assign(n, 0);
+  // Insert in reverse so each list runs in index order.
+  for (size_t i = n; i-- > 0;) {
+    const SimRequest& r = w_.requests[i];
+    if (r.parent < 0) {
+      arrivals_.push({start_ + r.arrival, static_cast<int32_t>(i)});
+      continue;
+    }
+    child_next_[i] = child_head_[r.parent];
+    child_head_[r.parent] = static_cast<int32_t>(i);
+    ++children_left_[r.parent];
+  }
+  return absl::OkStatus();
+}
+
+void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
+  const SimRequest& r = w_.requests[index];
+  bool needed = r.shared_prefix_tokens > 0;
+  for (int32_t c = child_head_[index]; c >= 0 && !needed; c = child_next_[c]) {
+    needed = w_.requests[c].shared_prefix_tokens > 0;
+  }
+  if (!needed) return;
+  std::vector<TokenId>& ids = spec.prompt_token_ids;
+  ids.resize(r.prompt_tokens);
+  int32_t shared = 0;
+  if (r.shared_prefix_tokens > 0) {
+    auto it = prompt_ids_.find(r.parent);
+    if (it != prompt_ids_.end()) {
+      shared = std::min<int32_t>(r.shared_prefix_tokens,
+                                 static_cast<int32_t>(it->second.size()));
+      std::copy_n(it->second.begin(), shared, ids.begin());
+    }
+  }
+  const uint64_t base = Mix(o_.seed ^ (uint64_t{static_cast<uint32_t>(index)} << 32));
+  for (int32_t p = shared; p < r.prompt_tokens; ++p) {
+    ids[p] = static_cast<TokenId>(Mix(base + static_cast<uint64_t>(p)) %
+                                  static_cast<uint64_t>(vocab_));
+  }
+  if (children_left_[index] > 0) prompt_ids_[index] = ids;
+}
+
+void SimulationRun::Submit(int32_t index, absl::Time arrival) {
+  const SimRequest& r = w_.requests[index];
+  // The parent's ids stay until its last child has copied them.
+  if (r.parent >= 0) --children_left_[r.parent];
+  RequestSpec spec;
+  spec.user = UserId(r.user);
+  spec.work_class = WorkClassId(r.work_class);
+  spec.model = ModelId(0);
+  spec.prompt_tokens = r.prompt_tokens;
+  const int32_t cap = r.max_new_tokens > 0 ? r.max_new_tokens
+                                           : o_.default_max_new_tokens;
+  spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
+  spec.arrival_time = arrival;
+  spec.label = r.label;
+  if (!o_.class_timeouts.empty() &&
+      o_.class_timeouts[r.work_class] != absl::InfiniteDuration()) {
+    spec.deadline = arrival + o_.class_timeouts[r.work_class];
+  }
+  BuildTokenIds(index, spec);
+  if (r.parent >= 0 && children_left_[r.parent] == 0) {
+    prompt_ids_.erase(r.parent);
+  }
+  absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
+  if (!id.ok()) {
+    ++submit_rejected_;
+    ++ended_;
+    DropDependents(index);
+    return;
+  }
+  (void)executor_->SetOutputLength(
+      *id, std::min(r.output_tokens, spec.max_new_tokens));
+  index_of_[*id] = index;
+  ++live_;
+}
+
+void SimulationRun::OnResult(const RequestResult& r) {
+  --live_;
+  ++ended_;
+  executor_->Forget(r.id);
+  auto it = index_of_.find(r.id);
+  if (it == index_of_.end()) return;
+  const int32_t index = it->second;
+  index_of_.erase(it);
+  if (r.phase != RequestPhase::kFinished) {
+    DropDependents(index);
+    return;
+  }
+  for (int32_t c = child_head_[index]; c >= 0; c = child_next_[c]) {
+    arrivals_.push({r.end_time + w_.requests[c].think_time, c});
+  }
+}
+
+void SimulationRun::DropDependents(int32_t index) {
+  // A call whose parent never finished is never issued, nor are its own
+  // dependents.
+  prompt_ids_.erase(index);
+  std::vector<int32_t> stack = {index};
+  while (!stack.empty()) {
+    const int32_t i = stack.back();
+    stack.pop_back();
+    for (int32_t c = child_head_[i]; c >= 0; c = child_next_[c]) {
+      ++dependents_dropped_;
+      ++ended_;
+      stack.push_back(c);
+    }
+  }
+}
+
+absl::Status SimulationRun::Loop() {
+  absl::Time now = start_;
+  last_end_ = start_;
+  StepOutcome outcome;
+  int64_t idle_ticks = 0;
+  const double total = static_cast<double>(std::max<size_t>(1, w_.requests.size()));
+  for (uint64_t iteration = 0;; ++iteration) {
+    while (!arrivals_.empty() && arrivals_.top().time <= now) {
+      const Arrival a = arrivals_.top();
+      arrivals_.pop();
+      Submit(a.index, a.time);
+    }
+    clock_.Set(now);
+    HEARTH_ASSIGN_OR_RETURN(const StepPlan* plan, scheduler_->Plan(now));
+    HEARTH_RETURN_IF_ERROR(executor_->Execute(*plan, &outcome));
+    const bool ran = !plan->sequences.empty() ||
+                     executor_->last_step_time() > absl::ZeroDuration();
+    clock_.Set(outcome.completed_at);
+    absl::Status done = scheduler_->Complete(outcome);
+    if (!done.ok()) {
+      return absl::InternalError(absl::StrCat(
+          "the scheduler rejected the simulated outcome: ", done.message()));
+    }
+    if (ran) {
+      ++steps_;
+      now = outcome.completed_at;
+      last_end_ = now;
+    }
+    results_.clear();
+    scheduler_->DrainResults(&results_);
+    for (const RequestResult& r : results_) OnResult(r);
+    if (o_.progress && (iteration & 4095) == 0) o_.progress(ended_ / total);
+    if (ran) {
+      idle_ticks = 0;
+      continue;
+    }
+    if (live_ == 0 && arrivals_.empty()) break;
+    const absl::Time next =
+        arrivals_.empty() ? absl::InfiniteFuture() : arrivals_.top().time;
+    if (live_ == 0) {
+      now = std::max(now, next);
+      continue;
+    }
+    // Work waits but nothing could run (a cap, a full cache): let time pass
+    // so deadlines and policy aging can act, or jump to the next arrival.
+    now = std::min(next, now + o_.idle_tick);
+    if (++idle_ticks > kMaxIdleTicks) {
+      return absl::InternalError(absl::StrCat(
+          "simulation stuck: ", live_, " requests live but none runs"));
+    }
+  }
+  if (o_.progress) o_.progress(1.0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimulationResult> SimulationRun::Run() {
+  HEARTH_RETURN_IF_ERROR(ValidateOptions(o_));
+  HEARTH_RETURN_IF_ERROR(Setup());
+  HEARTH_RETURN_IF_ERROR(Loop());
+  metrics_->Flush();
+  SimulationResult result;
+  result.policy_name = std::string(scheduler_->policy_name());
+  result.cost_model = o_.cost_model->Describe();
+  result.report = metrics_->Report();
+  result.series = metrics_->series();
+  for (size_t c = 0; c < o_.scheduler.work_classes.size(); ++c) {
+    absl::Span<const double> s =
+        metrics_->ClassTtftSamples(WorkClassId(static_cast<uint32_t>(c)));
+    result.class_ttft.emplace_back(s.begin(), s.end());
+  }
+  if (timeline_ != nullptr) result.timeline_json = timeline_->Json();
+  result.steps = steps_;
+  result.simulated_seconds = absl::ToDoubleSeconds(last_end_ - start_);
+  result.submit_rejected = submit_rejected_;
+  result.dependents_dropped = dependents_dropped_;
+  result.prefix_hit_tokens = scheduler_->stats().prefix_hit_tokens;
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulationResult> RunSimulation(const Workload& workload,
+                                               const SimulationOptions& options) {
+  SimulationRun run(workload, options);
+  return run.Run();
+}
+
+}  // namespace hearth
