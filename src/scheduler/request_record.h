@@ -22,56 +22,58 @@ namespace hearth::internal {
 // Which running list a record sits in.
 enum class RunList : uint8_t { kNone, kDecoding, kPrefilling };
 
-struct RequestRecord {
+struct alignas(64) RequestRecord {
+  // Hot fields first: the per-step loops touch only the first cache lines.
   RequestId id;
-  UserId user;
-  WorkClassId work_class;
-  ModelId model;
-  RequestId parent;
-  int32_t priority = 0;
-  std::string label;
-  uint64_t arrival_seq = 0;
-  absl::Time arrival_time = absl::InfinitePast();
-  absl::Time deadline = absl::InfiniteFuture();
-
+  uint32_t slot = 0;
   RequestPhase phase = RequestPhase::kWaiting;
+  RunList list = RunList::kNone;
+  bool has_token_ids = false;
+  bool needs_full_table = true;
+  // The engine may hold state for this request (it appeared in a plan since
+  // its last preemption).
+  bool engine_has_state = false;
   int32_t prompt_tokens = 0;
   int32_t max_new_tokens = 0;
   int32_t output_tokens = 0;
   // Positions whose KV is computed (applied at Complete).
   int32_t computed = 0;
-
-  // Prompt ids then sampled ids; empty when the request came without ids.
-  bool has_token_ids = false;
-  std::vector<TokenId> tokens;
-  // Chain hashes of the full blocks whose tokens are known.
-  std::vector<uint64_t> block_hashes;
-
-  std::vector<BlockId> device_blocks;
-  std::vector<BlockId> host_blocks;
+  int32_t list_index = -1;
+  // Index in the plan of step `scheduled_step` (meaningless otherwise).
+  int32_t plan_index = -1;
   // How many leading device blocks went through prefix-cache registration.
   int32_t registered_blocks = 0;
   // How many leading device blocks the engine has been sent.
   int32_t blocks_sent = 0;
-  bool needs_full_table = true;
-  // The engine may hold state for this request (it appeared in a plan since
-  // its last preemption).
-  bool engine_has_state = false;
+  ModelId model;
+  // Last step whose plan schedules it.
+  uint64_t scheduled_step = 0;
+  // -- second cache line
+  std::vector<BlockId> device_blocks;
+  // Prompt ids then sampled ids; empty when the request came without ids.
+  std::vector<TokenId> tokens;
+  absl::Time first_token_time = absl::InfiniteFuture();
+  // -- colder
+  UserId user;
+  WorkClassId work_class;
 
-  RunList list = RunList::kNone;
-  int32_t list_index = -1;
-  // Index in the plan being built, or -1.
-  int32_t plan_index = -1;
   // Step in which it was admitted or swapped in; not a preemption victim then.
   uint64_t admitted_step = 0;
   // Step in which it was last preempted; not readmitted in that step, which
   // would only undo the preemption that made room for someone else.
   uint64_t preempted_step = 0;
-
+  RequestId parent;
+  int32_t priority = 0;
+  uint64_t arrival_seq = 0;
+  absl::Time arrival_time = absl::InfinitePast();
+  absl::Time deadline = absl::InfiniteFuture();
+  // Chain hashes of the full blocks whose tokens are known.
+  std::vector<uint64_t> block_hashes;
+  std::vector<BlockId> host_blocks;
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;
   absl::Time first_admit_time = absl::InfiniteFuture();
-  absl::Time first_token_time = absl::InfiniteFuture();
+  std::string label;
 
   int32_t length() const { return prompt_tokens + output_tokens; }
   bool decoding() const {
@@ -99,6 +101,16 @@ struct RequestRecord {
     return v;
   }
 };
+
+// How many records ahead the per-step loops prefetch.
+inline constexpr size_t kPrefetchDistance = 6;
+
+// Brings a record's two hot cache lines towards the core.
+inline void Prefetch(const RequestRecord& r) {
+  const char* p = reinterpret_cast<const char*>(&r);
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+}
 
 }  // namespace hearth::internal
 

@@ -163,6 +163,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
     slab_.emplace_back();
   }
   RequestRecord& r = slab_[slot];
+  r.slot = slot;
   RequestSpec& spec = sub.spec;
   // Reset field by field to keep the vectors' capacity from the slot's
   // previous occupant.
@@ -201,6 +202,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.list = RunList::kNone;
   r.list_index = -1;
   r.plan_index = -1;
+  r.scheduled_step = 0;
   r.admitted_step = 0;
   r.preempted_step = 0;
   r.cached_prompt_tokens = 0;
@@ -215,7 +217,7 @@ void Scheduler::Impl::AddToList(RequestRecord& r, RunList list) {
   std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
   r.list = list;
   r.list_index = static_cast<int32_t>(v.size());
-  v.push_back(slot_of_.at(r.id));
+  v.push_back(r.slot);
 }
 
 void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
@@ -262,7 +264,7 @@ void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r,
 void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
                                 FinishReason reason, std::string message,
                                 absl::Time now) {
-  if (r.plan_index >= 0) Unschedule(r);
+  if (ScheduledNow(r)) Unschedule(r);
   RemoveFromList(r);
   ReleaseDeviceBlocks(r, 0);
   for (BlockId b : r.host_blocks) (void)allocator_.ReleaseHost(b);

@@ -79,6 +79,9 @@ class Scheduler::Impl {
   // Whether `blocks` more can be taken while keeping the admission watermark.
   bool HasRoom(int32_t blocks) const;
   void ScheduleSequence(Record& record, int32_t num_tokens);
+  bool ScheduledNow(const Record& record) const {
+    return planning_ && record.scheduled_step == plan_.step;
+  }
   void Unschedule(Record& record);
   // Preempts a running request (swap if configured and possible, else
   // recompute) and tells the policy.
@@ -140,6 +143,10 @@ class Scheduler::Impl {
   std::vector<BlockId> host_release_after_step_;
   std::vector<ServedTokens> served_;
   int32_t budget_ = 0;
+  // Plan entries unscheduled (by preemption) during this step.
+  int32_t dead_entries_ = 0;
+  // True inside Plan(): only then may a scheduled request be unscheduled.
+  bool planning_ = false;
   bool plan_outstanding_ = false;
   absl::Time last_now_ = absl::InfinitePast();
 

@@ -55,6 +55,8 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   plan_.num_decodes = 0;
   plan_slots_.clear();
   budget_ = options_.max_batched_tokens;
+  dead_entries_ = 0;
+  planning_ = true;
 
   DrainInbox(now);
   ExpireDeadlines(now);
@@ -62,6 +64,7 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   ScheduleRunning(RunList::kPrefilling, now);
   AdmitWaiting(now);
   FinalizePlan();
+  planning_ = false;
   plan_outstanding_ = true;
   return &plan_;
 }
@@ -120,10 +123,14 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   // Preemptions reorder the list (swap-removal), so walk a copy and skip
   // entries that left the list or were already scheduled.
   snapshot_.assign(list.begin(), list.end());
-  for (uint32_t slot : snapshot_) {
+  for (size_t i = 0; i < snapshot_.size(); ++i) {
     if (budget_ <= 0) break;
-    RequestRecord& r = slab_[slot];
-    if (r.list != which || r.plan_index >= 0) continue;
+    // Records are large and the loop is memory-bound: fetch a few ahead.
+    if (i + internal::kPrefetchDistance < snapshot_.size()) {
+      internal::Prefetch(slab_[snapshot_[i + internal::kPrefetchDistance]]);
+    }
+    RequestRecord& r = slab_[snapshot_[i]];
+    if (r.list != which || ScheduledNow(r)) continue;
     const int32_t want = which == RunList::kDecoding
                              ? 1
                              : std::min({r.length() - r.computed, chunk_cap_, budget_});
@@ -135,6 +142,8 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
                                 absl::Time now) {
+  // Fast path (most decode steps): the last block still has room.
+  if (want <= static_cast<int32_t>(r.device_blocks.size()) * block_size_) return want;
   while (true) {
     const int32_t held = static_cast<int32_t>(r.device_blocks.size());
     const int32_t free = allocator_.num_allocatable();
@@ -157,27 +166,47 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
 }
 
 void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
+  // Everything this step allocates for `r` happened before this call, and
+  // its block table never reallocates (reserved at arrival), so the spans
+  // can be filled in now, in the same pass that touches the record.
+  const bool decode = r.decoding() && num_tokens == 1;
   r.plan_index = static_cast<int32_t>(plan_.sequences.size());
+  r.scheduled_step = plan_.step;
   ScheduledSequence& s = plan_.sequences.emplace_back();
   s.id = r.id;
   s.model = r.model;
   s.start_position = r.computed;
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
-  plan_slots_.push_back(slot_of_.at(r.id));
-  budget_ -= num_tokens;
+  const absl::Span<const BlockId> table(r.device_blocks);
+  s.block_table = table;
+  s.full_block_table = r.needs_full_table;
+  s.new_blocks = r.needs_full_table ? table : table.subspan(static_cast<size_t>(r.blocks_sent));
+  if (r.has_token_ids) {
+    s.token_ids = absl::Span<const TokenId>(r.tokens).subspan(
+        static_cast<size_t>(r.computed), static_cast<size_t>(num_tokens));
+  }
+  r.blocks_sent = static_cast<int32_t>(table.size());
+  r.needs_full_table = false;
   r.engine_has_state = true;
+  plan_slots_.push_back(r.slot);
+  budget_ -= num_tokens;
+  plan_.num_batched_tokens += num_tokens;
+  plan_.num_decodes += decode ? 1 : 0;
 }
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {
   ScheduledSequence& s = plan_.sequences[static_cast<size_t>(r.plan_index)];
   budget_ += s.num_tokens;
+  plan_.num_batched_tokens -= s.num_tokens;
+  if (r.decoding() && s.num_tokens == 1) --plan_.num_decodes;
   s.id = RequestId();  // Compacted away in FinalizePlan.
-  r.plan_index = -1;
+  r.scheduled_step = 0;
+  ++dead_entries_;
 }
 
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
-  if (r.plan_index >= 0) Unschedule(r);
+  if (ScheduledNow(r)) Unschedule(r);
   RemoveFromList(r);
   // Blocks past the computed prefix hold no KV yet: never worth copying.
   const auto valid = static_cast<size_t>(BlocksFor(r.computed));
@@ -349,33 +378,18 @@ bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
 }
 
 void Scheduler::Impl::FinalizePlan() {
-  size_t w = 0;
-  for (size_t i = 0; i < plan_.sequences.size(); ++i) {
-    if (!plan_.sequences[i].id.valid()) continue;
-    if (w != i) {
-      plan_.sequences[w] = plan_.sequences[i];
-      plan_slots_[w] = plan_slots_[i];
+  if (dead_entries_ > 0) {
+    size_t w = 0;
+    for (size_t i = 0; i < plan_.sequences.size(); ++i) {
+      if (!plan_.sequences[i].id.valid()) continue;
+      if (w != i) {
+        plan_.sequences[w] = plan_.sequences[i];
+        plan_slots_[w] = plan_slots_[i];
+      }
+      ++w;
     }
-    ++w;
-  }
-  plan_.sequences.resize(w);
-  plan_slots_.resize(w);
-  for (size_t i = 0; i < w; ++i) {
-    ScheduledSequence& s = plan_.sequences[i];
-    RequestRecord& r = slab_[plan_slots_[i]];
-    r.plan_index = -1;
-    const absl::Span<const BlockId> table(r.device_blocks);
-    s.block_table = table;
-    s.full_block_table = r.needs_full_table;
-    s.new_blocks = r.needs_full_table ? table : table.subspan(static_cast<size_t>(r.blocks_sent));
-    s.token_ids = r.has_token_ids
-                      ? absl::Span<const TokenId>(r.tokens).subspan(
-                            static_cast<size_t>(s.start_position), static_cast<size_t>(s.num_tokens))
-                      : absl::Span<const TokenId>();
-    r.blocks_sent = static_cast<int32_t>(table.size());
-    r.needs_full_table = false;
-    plan_.num_batched_tokens += s.num_tokens;
-    if (r.decoding() && s.num_tokens == 1) ++plan_.num_decodes;
+    plan_.sequences.resize(w);
+    plan_slots_.resize(w);
   }
   plan_.released.swap(to_release_);
   to_release_.clear();

@@ -1,0 +1,92 @@
+// File: bench/common/steady_decode.h
+//
+// A scheduler in steady decode: `running` sequences decoding (long outputs,
+// so none finishes during a run) and `waiting` more queued behind the
+// sequence cap. Step() is one engine iteration with a trivial engine. Shared
+// by the core's step benchmark and the per-policy benchmarks.
+
+#ifndef HEARTH_BENCH_COMMON_STEADY_DECODE_H_
+#define HEARTH_BENCH_COMMON_STEADY_DECODE_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <memory>
+
+#include "hearth/scheduler/scheduler.h"
+
+namespace hearth::bench {
+
+class SteadyDecode {
+ public:
+  // `max_steps` bounds how many Step() calls the KV cache is sized for.
+  SteadyDecode(int32_t running, int32_t waiting, PolicyFactory policy,
+               int32_t max_steps = 40000, int32_t users = 4)
+      : now_(absl::UnixEpoch()) {
+    SchedulerOptions o;
+    o.max_running = running;
+    o.max_batched_tokens = 2 * running;
+    o.kv.block_size = 16;
+    o.kv.num_device_blocks = running * (2 + (max_steps + 64) / 16) + 64;
+    o.models[0].context_length = 1 << 20;
+    o.max_pending_requests = running + waiting + 1;
+    o.users.clear();
+    for (int32_t u = 0; u < users; ++u) o.users.push_back({"user" + std::to_string(u), 1.0 + u});
+    o.work_classes = {{"voice", 4}, {"chat", 3}, {"agent", 2}, {"embedding", 1}, {"maintenance", 0}};
+    o.policy_factory = std::move(policy);
+    auto s = Scheduler::Create(o);
+    if (!s.ok()) Die(s.status());
+    scheduler_ = std::move(*s);
+    for (int32_t i = 0; i < running + waiting; ++i) {
+      RequestSpec spec;
+      spec.user = UserId(static_cast<uint32_t>(i % users));
+      spec.work_class = WorkClassId(static_cast<uint32_t>(i % 5));
+      spec.prompt_tokens = 16;
+      spec.max_new_tokens = max_steps + 32;
+      auto id = scheduler_->Submit(spec);
+      if (!id.ok()) Die(id.status());
+    }
+    outcome_.sequences.reserve(static_cast<size_t>(running));
+    // Admit and prefill everything that fits, until every step is all decodes.
+    for (int i = 0; i < 10000 && last_decodes_ < running; ++i) Step();
+    if (last_decodes_ < running) Die(absl::InternalError("never reached steady decode"));
+  }
+
+  void Step() {
+    auto plan = scheduler_->Plan(now_);
+    if (!plan.ok()) Die(plan.status());
+    const StepPlan& p = **plan;
+    outcome_.step = p.step;
+    outcome_.sequences.resize(p.sequences.size());
+    for (size_t i = 0; i < p.sequences.size(); ++i) {
+      SequenceOutcome& o = outcome_.sequences[i];
+      o.id = p.sequences[i].id;
+      o.produced_token = p.sequences[i].sample;
+      o.token = 1;
+    }
+    last_batch_ = static_cast<int32_t>(p.sequences.size());
+    last_decodes_ = p.num_decodes;
+    absl::Status s = scheduler_->Complete(outcome_);
+    if (!s.ok()) Die(s);
+    now_ += absl::Milliseconds(20);
+  }
+
+  int32_t last_batch() const { return last_batch_; }
+  Scheduler& scheduler() { return *scheduler_; }
+
+ private:
+  [[noreturn]] static void Die(const absl::Status& s) {
+    std::fprintf(stderr, "steady decode fixture: %s\n", s.ToString().c_str());
+    std::abort();
+  }
+
+  std::unique_ptr<Scheduler> scheduler_;
+  StepOutcome outcome_;
+  absl::Time now_;
+  int32_t last_batch_ = 0;
+  int32_t last_decodes_ = 0;
+};
+
+}  // namespace hearth::bench
+
+#endif  // HEARTH_BENCH_COMMON_STEADY_DECODE_H_

@@ -1,0 +1,46 @@
+// The hot path: one steady decode step (Plan + building the outcome +
+// Complete) with many running sequences and a long waiting queue.
+//
+//   build/bench/hearth_step_bench --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
+//
+// Counters: allocs/step must be 0 (no heap allocation in steady state);
+// the waiting-queue size must not matter (compare the /1000 and /100000 rows).
+
+#include <memory>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/common/alloc_counter.h"
+#include "bench/common/steady_decode.h"
+
+namespace hearth::bench {
+namespace {
+
+void BM_SteadyDecodeStep(benchmark::State& state) {
+  const int32_t running = static_cast<int32_t>(state.range(0));
+  const int32_t waiting = static_cast<int32_t>(state.range(1));
+  SteadyDecode fixture(running, waiting, /*policy=*/nullptr);
+  uint64_t allocations = 0;
+  for (auto _ : state) {
+    const uint64_t before = AllocationCount();
+    fixture.Step();
+    allocations += AllocationCount() - before;
+  }
+  state.counters["allocs/step"] = benchmark::Counter(
+      static_cast<double>(allocations) / static_cast<double>(state.iterations()));
+  state.counters["seqs/step"] = fixture.last_batch();
+}
+BENCHMARK(BM_SteadyDecodeStep)
+    ->Args({1024, 1000})
+    ->Args({1024, 10000})
+    ->Args({1024, 100000})
+    ->Args({256, 10000})
+    ->Iterations(20000)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace hearth::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up (missing Debian packages), builds, and runs every test:
+#   1. the normal build (RelWithDebInfo), all tests, including the installed
+#      package building a consumer;
+#   2. ASan + UBSan build, all tests;
+#   3. TSan build, the threaded tests (CTest label "threads").
+# Build trees: build/, build-asan/, build-tsan/.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+bash cmake/scripts/setup_debian.sh
+jobs=$(nproc)
+start=$(date +%s)
+
+step() { printf '\n=== %s (%ds)\n' "$1" $(( $(date +%s) - start )); }
+
+step "normal build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest -j"$jobs" --output-on-failure --timeout 900)
+
+step "ASan + UBSan build"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHEARTH_SANITIZE=address,undefined \
+      -DHEARTH_WITH_CUDA=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
+      -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest -j"$jobs" --output-on-failure --timeout 1800)
+
+step "TSan build (threaded tests)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DHEARTH_SANITIZE=thread \
+      -DHEARTH_WITH_CUDA=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
+      -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+cmake --build build-tsan -j"$jobs" --target hearth_scheduler_tests
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -L threads --output-on-failure --timeout 1800)
+
+step "all test stages passed"
