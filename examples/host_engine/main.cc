@@ -7,11 +7,13 @@
 // stops each request at a length the scheduler does not know in advance. Time
 // is simulated, so the run is fast and prints the same table every time.
 //
-//   build/examples/host_engine/hearth_host_engine [--policy=fifo]
+//   build/examples/host_engine/hearth_host_engine [--policy=NAME] [--summary]
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <utility>
 #include <random>
 #include <string>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "hearth/hearth.h"
+#include "hearth/policy/policy_registry.h"
 
 namespace {
 
@@ -46,6 +49,9 @@ std::vector<Ask> HouseholdEvening() {
   // The kids chat and use voice commands throughout.
   for (int i = 0; i < 6; ++i) asks.push_back({"kid1", "chat", 300, 150, absl::Milliseconds(400 * i) + jitter(100)});
   for (int i = 0; i < 5; ++i) asks.push_back({"kid2", "voice", 40, 12, absl::Milliseconds(500 * i + 250) + jitter(100)});
+  // Distinct arrival times (a microsecond apart at most) keep the order of
+  // simultaneous arrivals from depending on which thread submits first.
+  for (size_t i = 0; i < asks.size(); ++i) asks[i].at += absl::Microseconds(static_cast<int64_t>(i));
   return asks;
 }
 
@@ -87,9 +93,59 @@ class PretendGpu : public hearth::StepExecutor {
 
 std::string Ms(absl::Duration d) { return absl::StrFormat("%8.0f", absl::ToDoubleMilliseconds(d)); }
 
-}  // namespace
+// The members' threads and the engine share a simulated clock. Before each
+// step the engine waits until every member has submitted all requests due by
+// then, so the run is deterministic even though submissions come from other
+// threads.
+class SharedClock {
+ public:
+  explicit SharedClock(absl::Time start, int members) : now_(start), next_(members, start) {}
 
-int main(int argc, char** argv) {
+  // Member side: blocks until the clock reaches `t`.
+  void WaitUntil(absl::Time t) {
+    struct Arg {
+      const SharedClock* clock;
+      absl::Time t;
+    } arg{this, t};
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](Arg* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->clock->now_ >= a->t; }, &arg));
+  }
+  // Member side: the member's next submission is due at `t` (InfiniteFuture
+  // when it has no more).
+  void SetNext(int member, absl::Time t) {
+    absl::MutexLock lock(&mu_);
+    next_[static_cast<size_t>(member)] = t;
+  }
+  // Engine side: waits until nobody has a submission due by now.
+  void WaitForDueSubmissions() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &SharedClock::NothingDue));
+  }
+  void Advance(absl::Time t) {
+    absl::MutexLock lock(&mu_);
+    now_ = t;
+  }
+
+ private:
+  bool NothingDue() const {
+    for (absl::Time t : next_) {
+      if (t <= now_) return false;
+    }
+    return true;
+  }
+
+  absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> next_ ABSL_GUARDED_BY(mu_);
+};
+
+struct Row {
+  Ask ask;
+  hearth::RequestResult result;
+};
+
+absl::StatusOr<std::vector<Row>> RunEvening(const std::string& policy_name) {
   hearth::SchedulerOptions options;
   options.users = {{"dad", 1.0}, {"mum", 1.0}, {"kid1", 1.0}, {"kid2", 1.0}};
   options.work_classes = {{"voice", 3}, {"chat", 2}, {"agent", 1}};
@@ -99,78 +155,150 @@ int main(int argc, char** argv) {
   options.max_batched_tokens = 2048;
   options.max_running = 64;
   options.max_prefill_chunk_tokens = 512;
-  auto scheduler_or = hearth::Scheduler::Create(options);
-  if (!scheduler_or.ok()) {
-    std::fprintf(stderr, "%s\n", scheduler_or.status().ToString().c_str());
-    return 1;
-  }
-  hearth::Scheduler& scheduler = **scheduler_or;
+  absl::StatusOr<hearth::PolicyFactory> policy =
+      hearth::MakePolicyFactory(policy_name, hearth::PolicyConfig{});
+  if (!policy.ok()) return policy.status();
+  options.policy_factory = *policy;
+  absl::StatusOr<std::unique_ptr<hearth::Scheduler>> created = hearth::Scheduler::Create(options);
+  if (!created.ok()) return created.status();
+  hearth::Scheduler& scheduler = **created;
   PretendGpu gpu;
 
-  // Each member submits from their own thread, stamping the simulated arrival
-  // time; the engine loop below sees each request once the clock passes it.
   const absl::Time start = absl::UnixEpoch();
   const std::vector<Ask> asks = HouseholdEvening();
+  const std::vector<std::string> members = {"dad", "mum", "kid1", "kid2"};
+  SharedClock clock(start, static_cast<int>(members.size()));
   absl::Mutex mu;
   std::map<uint64_t, Ask> by_id;
-  std::vector<std::thread> members;
-  for (const std::string& who : {"dad", "mum", "kid1", "kid2"}) {
-    members.emplace_back([&, who] {
-      for (const Ask& a : asks) {
-        if (a.user != who) continue;
+  size_t accepted = 0;
+
+  std::vector<std::thread> threads;
+  for (int m = 0; m < static_cast<int>(members.size()); ++m) {
+    threads.emplace_back([&, m] {
+      std::vector<Ask> mine;
+      for (const Ask& a : asks) if (a.user == members[static_cast<size_t>(m)]) mine.push_back(a);
+      std::sort(mine.begin(), mine.end(), [](const Ask& a, const Ask& b) { return a.at < b.at; });
+      for (size_t i = 0; i < mine.size(); ++i) {
+        clock.SetNext(m, start + mine[i].at);
+        clock.WaitUntil(start + mine[i].at);
         hearth::RequestSpec spec;
-        spec.user = *scheduler.FindUser(a.user);
-        spec.work_class = *scheduler.FindWorkClass(a.work_class);
-        spec.prompt_tokens = a.prompt_tokens;
+        spec.user = *scheduler.FindUser(mine[i].user);
+        spec.work_class = *scheduler.FindWorkClass(mine[i].work_class);
+        spec.prompt_tokens = mine[i].prompt_tokens;
         spec.max_new_tokens = 1024;
-        spec.arrival_time = start + a.at;
+        spec.arrival_time = start + mine[i].at;
         absl::StatusOr<RequestId> id = scheduler.Submit(spec);
-        if (!id.ok()) {
+        if (id.ok()) {
+          gpu.Expect(*id, mine[i].true_output_tokens);
+          absl::MutexLock lock(&mu);
+          by_id[id->value()] = mine[i];
+          ++accepted;
+        } else {
           std::fprintf(stderr, "rejected: %s\n", id.status().ToString().c_str());
-          continue;
         }
-        gpu.Expect(*id, a.true_output_tokens);
-        absl::MutexLock lock(&mu);
-        by_id[id->value()] = a;
       }
+      clock.SetNext(m, absl::InfiniteFuture());
     });
   }
-  for (std::thread& t : members) t.join();
-  // (Submitting everything up front with future arrival times keeps the demo
-  // deterministic; a live host submits as requests arrive.)
 
   std::vector<hearth::RequestResult> results;
   absl::Time now = start;
-  int steps = 0;
-  while (results.size() < by_id.size() && steps < 100000) {
-    absl::Status s = hearth::RunIteration(scheduler, gpu, now);
-    if (!s.ok()) {
-      std::fprintf(stderr, "step failed: %s\n", s.ToString().c_str());
-      return 1;
+  for (int steps = 0; steps < 100000; ++steps) {
+    clock.WaitForDueSubmissions();
+    {
+      absl::MutexLock lock(&mu);
+      if (results.size() == asks.size() && accepted == asks.size()) break;
     }
-    now += std::max(gpu.last_step_time(), absl::Milliseconds(1));
+    absl::Status s = hearth::RunIteration(scheduler, gpu, now);
+    if (!s.ok()) return s;
     scheduler.DrainResults(&results);
-    ++steps;
+    // Idle engines poll every millisecond; busy ones advance by the step.
+    now += std::max(gpu.last_step_time(), absl::Milliseconds(1));
+    clock.Advance(now);
   }
+  for (std::thread& t : threads) t.join();
+  std::vector<Row> rows;
+  for (hearth::RequestResult& r : results) rows.push_back({by_id[r.id.value()], std::move(r)});
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.result.arrival_time < b.result.arrival_time ||
+           (a.result.arrival_time == b.result.arrival_time && a.result.id < b.result.id);
+  });
+  return rows;
+}
 
-  std::sort(results.begin(), results.end(),
-            [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::printf("Hearth host-engine demo: policy %s, %d steps, %.2f s simulated\n\n",
-              std::string(scheduler.policy_name()).c_str(), steps,
-              absl::ToDoubleSeconds(now - start));
-  std::printf("%4s %-5s %-6s %7s %6s %9s %9s %9s  %s\n", "id", "user", "class", "prompt",
-              "output", "wait ms", "ttft ms", "e2e ms", "finish");
-  for (const hearth::RequestResult& r : results) {
-    const Ask& a = by_id[r.id.value()];
-    std::printf("%4s %-5s %-6s %7d %6d %9s %9s %9s  %s%s\n", r.id.ToString().c_str(),
-                a.user.c_str(), a.work_class.c_str(), r.prompt_tokens, r.output_tokens,
+double P(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+void PrintRows(const std::string& policy, const std::vector<Row>& rows) {
+  std::printf("\n--- policy %s: every request\n", policy.c_str());
+  std::printf("%6s %-5s %-6s %7s %6s %9s %9s %9s  %s\n", "arr ms", "user", "class", "prompt",
+              "output", "wait ms", "ttft ms", "e2e ms", "end");
+  for (const Row& row : rows) {
+    const hearth::RequestResult& r = row.result;
+    std::string end(hearth::PhaseName(r.phase));
+    if (r.phase == hearth::RequestPhase::kFinished) {
+      end += " (" + std::string(hearth::FinishReasonName(r.finish_reason)) + ")";
+    }
+    std::printf("%6.0f %-5s %-6s %7d %6d %9s %9s %9s  %s\n",
+                absl::ToDoubleMilliseconds(r.arrival_time - absl::UnixEpoch()), row.ask.user.c_str(),
+                row.ask.work_class.c_str(), r.prompt_tokens, r.output_tokens,
                 Ms(r.first_admit_time - r.arrival_time).c_str(),
                 Ms(r.first_token_time - r.arrival_time).c_str(),
-                Ms(r.end_time - r.arrival_time).c_str(),
-                std::string(hearth::PhaseName(r.phase)).c_str(),
-                r.phase == hearth::RequestPhase::kFinished
-                    ? (" (" + std::string(hearth::FinishReasonName(r.finish_reason)) + ")").c_str()
-                    : "");
+                Ms(r.end_time - r.arrival_time).c_str(), end.c_str());
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> policies = {"fifo", "household"};
+  bool verbose = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--policy=", 0) == 0) {
+      policies = {arg.substr(9)};
+    } else if (arg == "--summary") {
+      verbose = false;
+    } else {
+      std::fprintf(stderr, "usage: %s [--policy=NAME] [--summary]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::printf("Hearth host-engine demo: four household members submit from their own threads;\n"
+              "a pretend GPU (8 ms/step + 0.12 ms/prefill token + 0.05 ms/decode) runs the plans.\n");
+  std::map<std::string, std::vector<Row>> runs;
+  for (const std::string& p : policies) {
+    absl::StatusOr<std::vector<Row>> rows = RunEvening(p);
+    if (!rows.ok()) {
+      std::fprintf(stderr, "%s\n", rows.status().ToString().c_str());
+      return 1;
+    }
+    if (verbose || policies.size() == 1) PrintRows(p, *rows);
+    runs[p] = std::move(*rows);
+  }
+  std::printf("\n%-10s %-6s %5s %14s %14s %14s\n", "policy", "class", "n", "wait p50/max",
+              "ttft p50/max", "e2e p50/max");
+  for (const std::string& p : policies) {
+    for (const std::string& cls : {"voice", "chat", "agent"}) {
+      std::vector<double> wait, ttft, e2e;
+      for (const Row& row : runs[p]) {
+        if (row.ask.work_class != cls) continue;
+        const hearth::RequestResult& r = row.result;
+        wait.push_back(absl::ToDoubleMilliseconds(r.first_admit_time - r.arrival_time));
+        ttft.push_back(absl::ToDoubleMilliseconds(r.first_token_time - r.arrival_time));
+        e2e.push_back(absl::ToDoubleMilliseconds(r.end_time - r.arrival_time));
+      }
+      std::printf("%-10s %-6s %5zu %6.0f/%-7.0f %6.0f/%-7.0f %6.0f/%-7.0f\n", p.c_str(), cls.c_str(),
+                  wait.size(), P(wait, 0.5), P(wait, 1.0), P(ttft, 0.5), P(ttft, 1.0), P(e2e, 0.5),
+                  P(e2e, 1.0));
+    }
+  }
+  std::printf("\n(times in simulated ms; --summary hides the per-request tables; --policy=NAME runs one of: ");
+  const auto names = hearth::KnownPolicyNames();
+  for (size_t i = 0; i < names.size(); ++i) std::printf("%s%s", i ? ", " : "", std::string(names[i]).c_str());
+  std::printf(")\n");
   return 0;
 }

@@ -71,6 +71,16 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
   inbox_.Drain(&drained_, &cancels_);
+  // Host threads race to Submit; ordering a batch by stamped arrival time
+  // (then id) makes arrival order, and so every arrival-ordered policy,
+  // independent of that race whenever hosts stamp arrival times.
+  if (drained_.size() > 1) {
+    std::sort(drained_.begin(), drained_.end(),
+              [](const internal::Submission& a, const internal::Submission& b) {
+                return a.spec.arrival_time < b.spec.arrival_time ||
+                       (a.spec.arrival_time == b.spec.arrival_time && a.id < b.id);
+              });
+  }
   for (internal::Submission& sub : drained_) {
     RequestRecord& r = CreateRecord(sub, now);
     ++num_waiting_;
