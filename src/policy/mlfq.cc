@@ -41,8 +41,11 @@ class MlfqNode final : public Node {
   void AddRunning(Entry* e) override { running_.emplace(RunKey(e), e); }
   void RemoveRunning(Entry* e) override { running_.erase(RunKey(e)); }
 
-  void Charge(Entry* e, int32_t prefill_tokens,
-              int32_t decode_tokens) override {
+  // Quanta measure service actually received: reservations do not count.
+  void Reserve(Entry*, int32_t) override {}
+
+  void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
+              int32_t prepaid) override {
     e->mlfq_served += prefill_tokens * options_.prefill_token_cost +
                       decode_tokens * options_.decode_token_cost;
     int32_t last = options_.num_levels - 1;

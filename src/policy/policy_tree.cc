@@ -54,11 +54,18 @@ class TreePolicy final : public Policy {
     LeaveWaiting(e);
     e->running = true;
     root_->AddRunning(e);
+    // Reserve the prefill this admission commits to, so that the next
+    // candidate of the same admission phase already sees it (VTC charges
+    // the prompt at admission); OnServed settles it chunk by chunk.
+    int32_t target = request.length() - (request.output_tokens > 0 ? 1 : 0);
+    e->reserved_prefill = std::max(0, target - request.computed_tokens);
+    if (e->reserved_prefill > 0) root_->Reserve(e, e->reserved_prefill);
   }
 
   void OnPreempted(const RequestView& request, absl::Time now) override {
     Entry* e = Find(request.id);
     if (e == nullptr || !e->running) return;
+    Refund(e);
     root_->RemoveRunning(e);
     e->running = false;
     e->waiting_since = now;
@@ -69,6 +76,7 @@ class TreePolicy final : public Policy {
     Entry* e = Find(request.id);
     if (e == nullptr || e->retired) return;
     if (e->running) {
+      Refund(e);
       root_->RemoveRunning(e);
       e->running = false;
     } else {
@@ -84,8 +92,14 @@ class TreePolicy final : public Policy {
     for (const ServedTokens& s : served) {
       Entry* e = Find(s.id);
       if (e == nullptr || (!e->running && !e->retired)) continue;
-      root_->Charge(e, std::max(s.prefill_tokens, 0),
-                    std::max(s.decode_tokens, 0));
+      int32_t prefill = std::max(s.prefill_tokens, 0);
+      int32_t prepaid = std::min(prefill, e->reserved_prefill);
+      e->reserved_prefill -= prepaid;
+      int32_t decode = std::max(s.decode_tokens, 0);
+      // Decoding means the prefill is over: return what was not needed
+      // (e.g. prompt blocks found in the prefix cache).
+      if (decode > 0) Refund(e);
+      if (prefill > 0 || decode > 0) root_->Charge(e, prefill, decode, prepaid);
     }
     for (Entry* e : retired_) {
       entries_.erase(e->id);
@@ -134,6 +148,12 @@ class TreePolicy final : public Policy {
   Entry* Find(RequestId id) {
     auto it = entries_.find(id);
     return it == entries_.end() ? nullptr : it->second;
+  }
+
+  // Returns the unserved part of the admission-time prefill reservation.
+  void Refund(Entry* e) {
+    if (e->reserved_prefill > 0) root_->Reserve(e, -e->reserved_prefill);
+    e->reserved_prefill = 0;
   }
 
   // Takes a waiting entry (offerable or hidden) out of the waiting set.

@@ -77,11 +77,18 @@ class PriorityNode final : public Node {
     running_.erase(RunKey(e));
     level.child->RemoveRunning(e);
   }
-  void Charge(Entry* e, int32_t prefill_tokens,
-              int32_t decode_tokens) override {
+  void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
+              int32_t prepaid) override {
     Level& level = LevelOf(e);
-    level.served_in_window += prefill_tokens + decode_tokens;
-    level.child->Charge(e, prefill_tokens, decode_tokens);
+    level.served_in_window += prefill_tokens - prepaid + decode_tokens;
+    level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
+  }
+  // Admissions count against the quota at once, so one admission phase
+  // cannot overshoot it; refunds never make a window's count negative.
+  void Reserve(Entry* e, int32_t tokens) override {
+    Level& level = LevelOf(e);
+    level.served_in_window = std::max<int64_t>(0, level.served_in_window + tokens);
+    level.child->Reserve(e, tokens);
   }
 
   void Advance(absl::Time now) override {

@@ -84,19 +84,17 @@ class FairShareNode final : public Node {
     groups_[g].child->RemoveRunning(e);
   }
 
-  void Charge(Entry* e, int32_t prefill_tokens,
-              int32_t decode_tokens) override {
-    int32_t g = GroupOf(e);
-    Group& group = groups_[g];
-    double charge = prefill_tokens * params_.prompt_token_weight +
-                    decode_tokens * params_.decode_token_weight;
-    if (charge > 0) {
-      group.counter += charge / group.weight;
-      offer_.Update(g);
-      backlog_.Update(g);
-      running_.Update(g);
-    }
-    group.child->Charge(e, prefill_tokens, decode_tokens);
+  void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
+              int32_t prepaid) override {
+    AddToCounter(e, (prefill_tokens - prepaid) * params_.prompt_token_weight +
+                        decode_tokens * params_.decode_token_weight);
+    groups_[GroupOf(e)].child->Charge(e, prefill_tokens, decode_tokens,
+                                      prepaid);
+  }
+
+  void Reserve(Entry* e, int32_t tokens) override {
+    AddToCounter(e, tokens * params_.prompt_token_weight);
+    groups_[GroupOf(e)].child->Reserve(e, tokens);
   }
 
   void Advance(absl::Time now) override {
@@ -157,6 +155,15 @@ class FairShareNode final : public Node {
       group.child = child_factory_();
     }
     return it->second;
+  }
+
+  void AddToCounter(const Entry* e, double charge) {
+    if (charge == 0) return;
+    int32_t g = GroupOf(e);
+    groups_[g].counter += charge / groups_[g].weight;
+    offer_.Update(g);
+    backlog_.Update(g);
+    running_.Update(g);
   }
 
   // The lift rule: a group that becomes backlogged starts no lower than the

@@ -4,9 +4,13 @@
 // Models", OSDI'24): token-level fair sharing between users.
 //
 // Every user has a counter of weighted service: each prompt (or recomputed)
-// token served adds `prompt_token_weight / weight(user)`, each decoded token
-// `decode_token_weight / weight(user)`. Service is charged per step as it is
-// actually served, so a chunked prefill is charged chunk by chunk.
+// token adds `prompt_token_weight / weight(user)`, each decoded token
+// `decode_token_weight / weight(user)`. As in the paper the prompt is charged
+// when the request is admitted, so the next admission of the same step
+// already sees it; it is then settled against what is actually served, chunk
+// by chunk: a request preempted or removed before its prefill completes, or
+// whose prompt was partly found in the prefix cache, gets the unserved part
+// back.
 //
 // Admission offers the backlogged user (one with waiting requests) whose
 // counter is smallest; that user's requests go in arrival order. When a user
@@ -16,7 +20,8 @@
 // earns no credit: a returning user cannot cash in a burst of catch-up
 // service. Between two continuously backlogged users the service difference
 // stays within 2 * max(prompt_token_weight * L_input, decode_token_weight * M)
-// where L_input is the longest prompt and M the most tokens one step serves.
+// where L_input is the longest prompt and M the most tokens the running batch
+// can hold (its KV capacity in tokens).
 //
 // Preemption: for a running beneficiary (memory for its growth is short) the
 // victim is a running request of the user with the largest counter, provided

@@ -22,7 +22,8 @@ class ArrivalOrderNode final : public Node {
   }
   void AddRunning(Entry* e) override { running_.emplace(e->arrival_seq, e); }
   void RemoveRunning(Entry* e) override { running_.erase(e->arrival_seq); }
-  void Charge(Entry*, int32_t, int32_t) override {}
+  void Charge(Entry*, int32_t, int32_t, int32_t) override {}
+  void Reserve(Entry*, int32_t) override {}
   void Advance(absl::Time) override {}
 
   Entry* Best() override {

@@ -48,6 +48,8 @@ struct Entry {
   bool declined = false;
   // Removed (terminal) but kept until the next OnServed charges its last step.
   bool retired = false;
+  // Prefill tokens charged at admission and not yet served.
+  int32_t reserved_prefill = 0;
   // MLFQ leaf state: level (-1 before skip-join) and service at that level.
   int32_t mlfq_level = -1;
   double mlfq_served = 0;
@@ -65,9 +67,16 @@ class Node {
   virtual void RemoveWaiting(Entry* e, bool for_good) = 0;
   virtual void AddRunning(Entry* e) = 0;
   virtual void RemoveRunning(Entry* e) = 0;
-  // Service a running entry received in one step.
-  virtual void Charge(Entry* e, int32_t prefill_tokens,
-                      int32_t decode_tokens) = 0;
+  // Service a running (or just removed) entry received in one step.
+  // `prepaid` (<= prefill_tokens) of the prefill was already charged through
+  // Reserve(); accounts that count admissions (VTC counters, quotas) skip
+  // it, accounts of actual service (MLFQ quanta) do not.
+  virtual void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
+                      int32_t prepaid) = 0;
+  // Prefill committed at admission (tokens > 0), or the unserved part of it
+  // given back (tokens < 0) on preemption, removal or first decode. Lets the
+  // next candidate of the same admission phase see this admission.
+  virtual void Reserve(Entry* e, int32_t tokens) = 0;
   // Time moved to `now` (start of an admission phase): aging, promotion,
   // quota windows. Visits only subtrees with waiting entries.
   virtual void Advance(absl::Time now) = 0;
