@@ -184,9 +184,12 @@ void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
   if (r.shared_prefix_tokens > 0) {
     auto it = prompt_ids_.find(r.parent);
     if (it != prompt_ids_.end()) {
-      shared = std::min<int32_t>(r.shared_prefix_tokens,
-                                 static_cast<int32_t>(it->second.size()));
-      std::copy_n(it->second.begin(), shared, ids.begin());
+      // The parent's prompt, then its answer: the executor samples token 0.
+      const int32_t from_prompt = std::min<int32_t>(
+          r.shared_prefix_tokens, static_cast<int32_t>(it->second.size()));
+      std::copy_n(it->second.begin(), from_prompt, ids.begin());
+      std::fill(ids.begin() + from_prompt, ids.begin() + r.shared_prefix_tokens, 0);
+      shared = r.shared_prefix_tokens;
     }
   }
   const uint64_t base = Mix(o_.seed ^ (uint64_t{static_cast<uint32_t>(index)} << 32));

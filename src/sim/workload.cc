@@ -36,8 +36,11 @@ absl::Status ValidateWorkload(const Workload& workload, uint32_t num_users,
         (r.shared_prefix_tokens > 0 &&
          (r.parent < 0 || r.shared_prefix_tokens > r.prompt_tokens ||
           r.shared_prefix_tokens >
-              workload.requests[r.parent].prompt_tokens))) {
-      return bad("shared_prefix_tokens needs a parent and must fit both prompts");
+              int64_t{workload.requests[r.parent].prompt_tokens} +
+                  workload.requests[r.parent].output_tokens))) {
+      return bad(
+          "shared_prefix_tokens needs a parent and must fit this prompt and "
+          "the parent's prompt plus output");
     }
   }
   return absl::OkStatus();

@@ -8,9 +8,11 @@
 // Dependent calls (agent chains, chat turns) name a `parent`: they arrive
 // `think_time` after the parent ends, so their arrival time depends on how
 // fast the simulated system served the parent. A call may share the first
-// `shared_prefix_tokens` of its prompt with its parent's prompt; the
-// simulator then gives both the same token ids so the scheduler's prefix
-// cache can reuse that KV.
+// `shared_prefix_tokens` of its prompt with its parent's prompt followed by
+// the parent's answer (a chat resending its history); the simulator then
+// gives both the same token ids (the SimulatedExecutor samples token 0, so
+// the answer part is zeros) and the scheduler's prefix cache can reuse the
+// KV.
 //
 // Example:
 //   hearth::Workload w;
@@ -44,8 +46,8 @@ struct SimRequest {
   int32_t parent = -1;
   // Delay after the parent ends (only with a parent).
   absl::Duration think_time = absl::ZeroDuration();
-  // Prompt tokens shared with the parent's prompt (only with a parent); at
-  // most both prompts' lengths.
+  // Leading prompt tokens equal to the parent's prompt then answer (only
+  // with a parent); at most this prompt and the parent's prompt + output.
   int32_t shared_prefix_tokens = 0;
   // Where the request came from, e.g. "conv.csv:17" (kept short: it is
   // copied into every result).

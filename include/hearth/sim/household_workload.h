@@ -1,0 +1,101 @@
+// File: hearth/sim/household_workload.h
+//
+// A synthetic household: members (users) use the shared GPU for different
+// kinds of work (classes), each with its own rate, lengths and shape:
+//   voice        short prompt and answer, bursty: a few turns seconds apart;
+//   chat         conversations whose turns resend the growing history;
+//   documents    summaries of 8k-32k-token prompts;
+//   agents       chains of calls, each prompt extending the last;
+//   embedding / maintenance   nightly batch jobs in a time window.
+// Sessions (chains of dependent calls) start as a non-homogeneous Poisson
+// process: rate = sessions_per_hour x member activity x load_scale x the
+// diurnal multiplier of the hour x the class's active window. Later calls of
+// a session arrive `think` after the previous call ends and may share its
+// prompt as a prefix (the history), so prefix caching and chains behave as
+// they would at home.
+//
+// Deterministic: the same options (seed included) give the same workload.
+//
+// Example:
+//   hearth::HouseholdOptions o = hearth::DefaultHousehold(
+//       /*num_members=*/4, voice, chat, docs, agent, nightly);
+//   o.load_scale = 2.0;
+//   absl::StatusOr<hearth::Workload> w = hearth::GenerateHousehold(o);
+
+#ifndef HEARTH_SIM_HOUSEHOLD_WORKLOAD_H_
+#define HEARTH_SIM_HOUSEHOLD_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hearth/sim/length_distribution.h"
+#include "hearth/sim/workload.h"
+
+namespace hearth {
+
+struct HouseholdMember {
+  uint32_t user = 0;
+  // Multiplies every class rate of this member; >= 0.
+  double activity = 1.0;
+};
+
+struct HouseholdClassLoad {
+  std::string name;  // for labels
+  uint32_t work_class = 0;
+  // Members who generate this class (user indices); empty means everyone.
+  std::vector<uint32_t> members;
+  // Sessions per hour per member at activity 1 and diurnal multiplier 1.
+  double sessions_per_hour = 1.0;
+  // Calls per session, uniform in [min, max].
+  int32_t calls_min = 1;
+  int32_t calls_max = 1;
+  // New prompt tokens of each call, and its output.
+  LengthDistribution prompt = LengthDistribution::Fixed(100);
+  LengthDistribution output = LengthDistribution::Fixed(100);
+  // Seconds between a call's end and the next call of the session.
+  LengthDistribution think_seconds = LengthDistribution::Fixed(5);
+  // Whether later calls resend the previous prompt and answer as a prefix.
+  bool carry_history = true;
+  // Cap on a call's total prompt (history is cut from the front beyond it:
+  // the call then shares nothing with its parent).
+  int32_t max_prompt_tokens = 32768;
+  // Active hours of day [from, to) (wrapping past midnight); from == to
+  // means all day. Follows the diurnal curve when follow_diurnal.
+  int32_t active_from_hour = 0;
+  int32_t active_to_hour = 0;
+  bool follow_diurnal = true;
+};
+
+struct HouseholdOptions {
+  std::vector<HouseholdMember> members;
+  std::vector<HouseholdClassLoad> classes;
+  // Simulated span and the time of day it starts at.
+  absl::Duration duration = absl::Hours(24);
+  absl::Duration start_time_of_day = absl::ZeroDuration();
+  // 24 hourly multipliers (>= 0); empty means DefaultDiurnalCurve().
+  std::vector<double> diurnal;
+  double load_scale = 1.0;
+  uint64_t seed = 1;
+};
+
+// A home's day: quiet at night, a morning bump, an evening peak at 20:00.
+std::vector<double> DefaultDiurnalCurve();
+
+// Expected calls of the options per simulated second (for load calibration).
+double ExpectedCallsPerSecond(const HouseholdOptions& options);
+
+absl::StatusOr<Workload> GenerateHousehold(const HouseholdOptions& options);
+
+// A ready-made household with the five class shapes above; class indices are
+// the simulation's. Pass kNoClass for a class the scenario lacks.
+inline constexpr uint32_t kNoClass = 0xffffffffu;
+HouseholdOptions DefaultHousehold(int num_members, uint32_t voice, uint32_t chat,
+                                  uint32_t documents, uint32_t agent,
+                                  uint32_t batch);
+
+}  // namespace hearth
+
+#endif  // HEARTH_SIM_HOUSEHOLD_WORKLOAD_H_

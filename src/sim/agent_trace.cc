@@ -1,0 +1,173 @@
+#include "hearth/sim/agent_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "internal/status_macros.h"
+#include "sim/flat_json.h"
+#include "sim/text_lines.h"
+#include "sim/toml_util.h"
+
+namespace hearth {
+
+using internal::RowError;
+
+namespace {
+
+struct RawCall {
+  int64_t ts = 0;
+  std::string input;
+  size_t output_bytes = 0;
+  int64_t line = 0;
+};
+
+int32_t Tokens(size_t bytes, double bytes_per_token) {
+  return static_cast<int32_t>(std::max<double>(
+      1, std::floor(static_cast<double>(bytes) / bytes_per_token)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<AgentCall>> ParseAgentSession(
+    std::string_view text, const std::string& name, double bytes_per_token) {
+  if (!(bytes_per_token > 0)) {
+    return absl::InvalidArgumentError("agent trace: bytes_per_token must be > 0");
+  }
+  std::vector<RawCall> raw;
+  internal::LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    if (line.empty()) continue;
+    const int64_t n = lines.line_no();
+    absl::StatusOr<std::vector<internal::JsonField>> fields =
+        internal::ParseFlatJsonObject(line);
+    if (!fields.ok()) return RowError(name, n, std::string(fields.status().message()));
+    RawCall c;
+    c.line = n;
+    bool has_ts = false, has_in = false, has_out = false;
+    for (internal::JsonField& f : *fields) {
+      if (f.key == "timestamp") {
+        if (f.is_string || !(f.number >= 0)) {
+          return RowError(name, n, "timestamp must be a number >= 0");
+        }
+        c.ts = static_cast<int64_t>(f.number);
+        has_ts = true;
+      } else if (f.key == "input") {
+        if (!f.is_string) return RowError(name, n, "input must be a string");
+        c.input = std::move(f.text);
+        has_in = true;
+      } else if (f.key == "output") {
+        if (!f.is_string) return RowError(name, n, "output must be a string");
+        c.output_bytes = f.text.size();
+        has_out = true;
+      }
+    }
+    if (!has_ts || !has_in || !has_out) {
+      return RowError(name, n, "needs timestamp, input and output");
+    }
+    raw.push_back(std::move(c));
+  }
+  std::stable_sort(raw.begin(), raw.end(),
+                   [](const RawCall& a, const RawCall& b) { return a.ts < b.ts; });
+  std::vector<AgentCall> calls;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    AgentCall c;
+    c.timestamp_us = raw[i].ts;
+    c.line = raw[i].line;
+    c.prompt_tokens = Tokens(raw[i].input.size(), bytes_per_token);
+    c.output_tokens = Tokens(raw[i].output_bytes, bytes_per_token);
+    if (i > 0) {
+      const std::string& a = raw[i - 1].input;
+      const std::string& b = raw[i].input;
+      const size_t common =
+          std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()),
+                        b.begin())
+              .first -
+          a.begin();
+      c.shared_prefix_tokens = std::min(
+          {static_cast<int32_t>(std::floor(common / bytes_per_token)),
+           c.prompt_tokens, calls.back().prompt_tokens});
+    }
+    calls.push_back(c);
+  }
+  return calls;
+}
+
+absl::StatusOr<std::vector<std::string>> ListJsonlFiles(
+    const std::string& directory) {
+  std::error_code ec;
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(directory, ec)) {
+    if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
+  }
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot list '", directory, "': ", ec.message()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& o) {
+  if (o.users.empty()) {
+    return absl::InvalidArgumentError("agent trace: users must not be empty");
+  }
+  if (!(o.think_scale >= 0) || o.max_think < absl::ZeroDuration() ||
+      o.max_prompt_tokens < 0) {
+    return absl::InvalidArgumentError(
+        "agent trace: think_scale, max_think and max_prompt_tokens must be >= 0");
+  }
+  std::vector<std::vector<AgentCall>> sessions;
+  std::vector<std::string> names;
+  for (const std::string& file : o.files) {
+    if (o.max_sessions > 0 &&
+        static_cast<int64_t>(sessions.size()) >= o.max_sessions) {
+      break;
+    }
+    HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(file));
+    HEARTH_ASSIGN_OR_RETURN(std::vector<AgentCall> calls,
+                            ParseAgentSession(text, file, o.bytes_per_token));
+    if (calls.empty()) continue;
+    sessions.push_back(std::move(calls));
+    const size_t slash = file.find_last_of('/');
+    names.push_back(file.substr(slash == std::string::npos ? 0 : slash + 1, 8));
+  }
+  int64_t earliest = INT64_MAX;
+  for (const auto& s : sessions) earliest = std::min(earliest, s[0].timestamp_us);
+  Workload w;
+  for (size_t s = 0; s < sessions.size(); ++s) {
+    const std::vector<AgentCall>& calls = sessions[s];
+    const absl::Duration start =
+        o.session_spacing > absl::ZeroDuration()
+            ? o.session_spacing * static_cast<int64_t>(s)
+            : absl::Microseconds(calls[0].timestamp_us - earliest);
+    for (size_t k = 0; k < calls.size(); ++k) {
+      SimRequest r;
+      r.user = o.users[s % o.users.size()];
+      r.work_class = o.work_class;
+      r.prompt_tokens = calls[k].prompt_tokens;
+      if (o.max_prompt_tokens > 0) {
+        r.prompt_tokens = std::min(r.prompt_tokens, o.max_prompt_tokens);
+      }
+      r.output_tokens = calls[k].output_tokens;
+      r.label = absl::StrCat(names[s], ":", calls[k].line);
+      if (k == 0) {
+        r.arrival = start;
+      } else {
+        r.parent = static_cast<int32_t>(w.requests.size() - 1);
+        const absl::Duration gap =
+            absl::Microseconds(calls[k].timestamp_us - calls[k - 1].timestamp_us);
+        r.think_time = std::min(gap * o.think_scale, o.max_think);
+        r.shared_prefix_tokens =
+            std::min({calls[k].shared_prefix_tokens, r.prompt_tokens,
+                      w.requests[r.parent].prompt_tokens});
+      }
+      w.requests.push_back(std::move(r));
+    }
+  }
+  return w;
+}
+
+}  // namespace hearth

@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include "hearth/metrics/prometheus.h"
+#include "hearth/policy/policy_registry.h"
+#include "hearth/sim/household_workload.h"
+#include "hearth/sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace hearth {
+namespace {
+
+using testing_sim::FlatCost;
+using testing_sim::SmallScheduler;
+
+SimulationOptions HouseOptions(const StepCostModel* cost) {
+  SimulationOptions o;
+  o.scheduler = SmallScheduler({"a", "b", "c"},
+                               {"voice", "chat", "documents", "agent", "nightly"});
+  o.scheduler.models[0].context_length = 40000;
+  o.scheduler.kv.num_device_blocks = 8192;
+  o.cost_model = cost;
+  o.record_timeline = true;
+  return o;
+}
+
+Workload House(uint64_t seed) {
+  HouseholdOptions h = DefaultHousehold(3, 0, 1, 2, 3, 4);
+  h.duration = absl::Hours(2);
+  h.start_time_of_day = absl::Hours(19);
+  h.seed = seed;
+  return *GenerateHousehold(h);
+}
+
+TEST_CASE("same seed gives byte-identical results; another seed differs",
+          "[sim]") {
+  auto cost = FlatCost(20);
+  const SimulationOptions o = HouseOptions(cost.get());
+  auto a = RunSimulation(House(1), o);
+  auto b = RunSimulation(House(1), o);
+  auto c = RunSimulation(House(2), o);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(c.ok());
+  CHECK(a->report.total.finished > 20);
+  CHECK(PrometheusText(a->report) == PrometheusText(b->report));
+  CHECK(a->timeline_json == b->timeline_json);
+  CHECK(a->steps == b->steps);
+  CHECK(PrometheusText(a->report) != PrometheusText(c->report));
+}
+
+TEST_CASE("chained calls wait for their parent and reuse its prefix",
+          "[sim]") {
+  Workload w;
+  SimRequest first;
+  first.prompt_tokens = 160;
+  first.output_tokens = 4;
+  w.requests.push_back(first);
+  SimRequest second;
+  second.parent = 0;
+  second.think_time = absl::Seconds(1);
+  second.prompt_tokens = 260;
+  second.output_tokens = 2;
+  second.shared_prefix_tokens = 164;  // the first prompt and its answer
+  w.requests.push_back(second);
+
+  auto cost = FlatCost(10);
+  SimulationOptions o;
+  o.scheduler = SmallScheduler({"u"}, {"c"});
+  o.cost_model = cost.get();
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  CHECK(r->report.total.finished == 2);
+  // First: 4 steps of 10 ms (prefill + 3 decodes), ends at 0.04 s. Second
+  // arrives at 1.04 s and runs 2 steps: the run ends at 1.06 s.
+  CHECK(r->simulated_seconds == Approx(1.06));
+  // Its first 160 prompt tokens (10 full blocks of 16) hit the cache.
+  CHECK(r->prefix_hit_tokens >= 160);
+  CHECK(r->report.total.prefill_tokens < 160 + 260);
+}
+
+TEST_CASE("a failed parent drops its dependents; bad options are refused",
+          "[sim]") {
+  Workload w;
+  SimRequest big;
+  big.prompt_tokens = 5000;  // beyond the 4096 context: Submit refuses it
+  big.output_tokens = 1;
+  w.requests.push_back(big);
+  SimRequest child = big;
+  child.prompt_tokens = 10;
+  child.parent = 0;
+  w.requests.push_back(child);
+  auto cost = FlatCost(10);
+  SimulationOptions o;
+  o.scheduler = SmallScheduler({"u"}, {"c"});
+  o.cost_model = cost.get();
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  CHECK(r->submit_rejected == 1);
+  CHECK(r->dependents_dropped == 1);
+
+  o.cost_model = nullptr;
+  CHECK(absl::IsInvalidArgument(RunSimulation(w, o).status()));
+  o.cost_model = cost.get();
+  w.requests[1].user = 7;
+  CHECK(absl::IsInvalidArgument(RunSimulation(w, o).status()));
+}
+
+TEST_CASE("every registered policy runs the household to completion",
+          "[sim]") {
+  auto cost = FlatCost(20);
+  SimulationOptions o = HouseOptions(cost.get());
+  o.record_timeline = false;
+  const Workload w = House(3);
+  for (std::string_view name : KnownPolicyNames()) {
+    PolicyConfig pc;
+    pc.vtc.user_weights = UserWeights(o.scheduler.users);
+    auto f = MakePolicyFactory(name, pc);
+    REQUIRE(f.ok());
+    o.scheduler.policy_factory = *f;
+    auto r = RunSimulation(w, o);
+    INFO(name);
+    REQUIRE(r.ok());
+    CHECK(r->report.total.arrived + r->submit_rejected + r->dependents_dropped ==
+          w.requests.size());
+    CHECK(r->report.total.finished == r->report.total.arrived);
+  }
+}
+
+}  // namespace
+}  // namespace hearth
