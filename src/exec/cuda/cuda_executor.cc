@@ -357,6 +357,8 @@ absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
   outcome->step = plan.step;
   outcome->sequences.clear();
   last_logits_.clear();
+  // The host may use other devices between steps on this thread.
+  HEARTH_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
   int64_t planned_tokens = 0;
   for (const ScheduledSequence& s : plan.sequences) planned_tokens += std::max(0, s.num_tokens);
   if (planned_tokens > options_.max_batched_tokens ||

@@ -1,0 +1,68 @@
+// File: src/exec/step_cost_fit.h
+//
+// Fits the simulator's per-iteration cost model (hearth/sim/fitted_cost_model.h)
+//   time = c0 + c1 * P + c2 * P^2 + c3 * D + c4 * K
+// to measured steps (P prefill tokens, D decode sequences, K total KV context
+// = sum over sequences of start_position + num_tokens), and writes the
+// profile file the simulator loads. The fit minimises squared *relative*
+// error (what the held-out check reports) with non-negative coefficients
+// (the profile format requires them). Used by the GPU calibration program;
+// plain C++, so it is tested on every machine. Not part of the public API.
+
+#ifndef HEARTH_EXEC_STEP_COST_FIT_H_
+#define HEARTH_EXEC_STEP_COST_FIT_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace hearth::exec_internal {
+
+struct StepCostSample {
+  double prefill_tokens = 0;  // P
+  double decode_seqs = 0;     // D
+  double kv_context = 0;      // K
+  double seconds = 0;         // measured, > 0
+};
+
+struct StepCostFit {
+  // c0..c4, all >= 0.
+  std::array<double, 5> c = {0, 0, 0, 0, 0};
+  double Predict(const StepCostSample& s) const {
+    return c[0] + c[1] * s.prefill_tokens +
+           c[2] * s.prefill_tokens * s.prefill_tokens + c[3] * s.decode_seqs +
+           c[4] * s.kv_context;
+  }
+};
+
+// InvalidArgument with fewer than 5 samples, a non-positive or non-finite
+// time, or samples that cannot determine any coefficient.
+absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples);
+
+struct RelativeError {
+  double mean = 0;  // mean |predicted - measured| / measured
+  double max = 0;
+};
+RelativeError FitError(const StepCostFit& fit,
+                       absl::Span<const StepCostSample> samples);
+
+// Everything the profile records besides the coefficients.
+struct ProfileInfo {
+  std::string gpu;
+  std::string model;
+  // Free-text comment lines (without '#').
+  std::vector<std::string> comments;
+  // Optional (written when > 0), bytes per second.
+  double host_link_bandwidth = 0;
+  double memory_bandwidth = 0;
+};
+
+// The profile as TOML text in FittedCostModel's format ([fitted] table).
+std::string FormatStepCostProfile(const StepCostFit& fit, const ProfileInfo& info);
+
+}  // namespace hearth::exec_internal
+
+#endif  // HEARTH_EXEC_STEP_COST_FIT_H_
