@@ -1,0 +1,119 @@
+// File: hearth/sim/scenario_config.h
+//
+// A simulation scenario read from a TOML file: the household (users and
+// their weights), the work classes (priority, timeout, SLO), the policies to
+// compare and their knobs, the GPU, the model, the cost model, the engine
+// limits and the workload (household generator, Azure trace, ServeGen
+// clients or LMCache agent sessions). Relative paths are relative to the
+// config file. Every error names the file, the line and the key, e.g.
+//   "evening.toml:23: classes[1].timeout_s: must be > 0".
+// The full format, with every key and its default, is documented in
+// bench/suites/README.md; the scenarios there are working examples.
+//
+// Example:
+//   absl::StatusOr<hearth::Scenario> s = hearth::LoadScenario("evening.toml");
+//   absl::StatusOr<hearth::Workload> w = hearth::BuildWorkload(*s);
+//   absl::StatusOr<hearth::SimulationOptions> o =
+//       hearth::SimulationOptionsFor(*s, "household");
+//   absl::StatusOr<hearth::SimulationResult> r = hearth::RunSimulation(*w, *o);
+
+#ifndef HEARTH_SIM_SCENARIO_CONFIG_H_
+#define HEARTH_SIM_SCENARIO_CONFIG_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/policy/policy_registry.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth/sim/agent_trace.h"
+#include "hearth/sim/cost_model.h"
+#include "hearth/sim/gpu_catalog.h"
+#include "hearth/sim/household_workload.h"
+#include "hearth/sim/model_catalog.h"
+#include "hearth/sim/servegen_trace.h"
+#include "hearth/sim/simulator.h"
+#include "hearth/sim/trace_mapping.h"
+#include "hearth/sim/workload.h"
+
+namespace hearth {
+
+// One member submitting many requests of one class, regularly spaced (the
+// "flood" scenario).
+struct FloodSpec {
+  uint32_t user = 0;
+  uint32_t work_class = 0;
+  int32_t count = 0;
+  absl::Duration start = absl::ZeroDuration();
+  absl::Duration spacing = absl::ZeroDuration();
+  LengthDistribution prompt = LengthDistribution::Uniform(8000, 32000);
+  LengthDistribution output = LengthDistribution::Uniform(200, 600);
+};
+
+struct WorkloadSpec {
+  enum class Kind { kHousehold, kAzure, kServeGen, kAgent };
+  Kind kind = Kind::kHousehold;
+  // kHousehold. When `load` > 0 the generator's load_scale is chosen so that
+  // calls arrive at `load` x the capacity measured by a saturation run of the
+  // same mix under FIFO (see BuildWorkload).
+  HouseholdOptions household;
+  double load = 0;
+  // kAzure.
+  std::string trace_path;
+  TraceMapping mapping;
+  // kServeGen.
+  ServeGenOptions servegen;
+  // kAgent.
+  AgentTraceOptions agent;
+  // Added to any kind.
+  std::vector<FloodSpec> floods;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source_file;
+  uint64_t seed = 1;
+  std::vector<std::string> policies;
+  PolicyConfig policy_config;
+  // Registries, KV cache and limits; policy_factory unset.
+  SchedulerOptions scheduler;
+  GpuSpec gpu;
+  ModelSpec model;
+  std::shared_ptr<const StepCostModel> cost_model;
+  // Per class (same order as scheduler.work_classes).
+  std::vector<absl::Duration> class_timeouts;
+  std::vector<SloTarget> class_slos;
+  int32_t default_max_new_tokens = 2048;
+  absl::Duration series_interval = absl::Seconds(10);
+  bool record_timeline = false;
+  WorkloadSpec workload;
+};
+
+absl::StatusOr<Scenario> LoadScenario(const std::string& path);
+// `file_name` stands for the file in errors; `base_dir` resolves relative
+// paths.
+absl::StatusOr<Scenario> ParseScenario(std::string_view text,
+                                       const std::string& file_name,
+                                       const std::string& base_dir);
+
+// Generates or reads the scenario's requests. For a household with `load`,
+// first measures capacity (requests per second finished by FIFO while
+// saturated) and sets the load scale; `load_scale_out`, when not null,
+// receives the scale used.
+absl::StatusOr<Workload> BuildWorkload(const Scenario& scenario,
+                                       double* load_scale_out = nullptr);
+
+// Options for one run of the scenario under `policy` (a name for
+// MakePolicyFactory).
+absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& scenario,
+                                                       std::string_view policy);
+
+}  // namespace hearth
+
+#endif  // HEARTH_SIM_SCENARIO_CONFIG_H_

@@ -1,0 +1,200 @@
+// Markdown, CSV and JSON renderings of a scenario's runs.
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "hearth/sim/report_writer.h"
+
+namespace hearth {
+namespace {
+
+std::string Ms(double seconds) { return absl::StrFormat("%.0f", seconds * 1e3); }
+std::string Pct(double f) { return absl::StrFormat("%.1f%%", 100 * f); }
+
+double TotalService(const MetricsReport& r) {
+  double s = 0;
+  for (const GroupReport& u : r.users) s += u.normalized_service;
+  return s;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04x", c);
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.6g", v);
+}
+
+std::string DistJson(const DistributionSummary& d) {
+  return absl::StrCat("{\"count\":", d.count, ",\"mean\":", Num(d.mean), ",\"p50\":",
+                      Num(d.p50), ",\"p90\":", Num(d.p90), ",\"p99\":", Num(d.p99),
+                      ",\"max\":", Num(d.max), "}");
+}
+
+std::string GroupJson(const GroupReport& g) {
+  return absl::StrCat(
+      "{\"name\":", JsonString(g.name), ",\"weight\":", Num(g.weight),
+      ",\"arrived\":", g.arrived, ",\"finished\":", g.finished, ",\"timed_out\":",
+      g.timed_out, ",\"cancelled\":", g.cancelled, ",\"rejected\":", g.rejected,
+      ",\"failed\":", g.failed, ",\"preemptions\":", g.preemptions,
+      ",\"prefill_tokens\":", g.prefill_tokens, ",\"decode_tokens\":", g.decode_tokens,
+      ",\"output_tokens\":", g.output_tokens, ",\"weighted_service\":",
+      Num(g.weighted_service), ",\"normalized_service\":", Num(g.normalized_service),
+      ",\"queue_wait_s\":", DistJson(g.queue_wait), ",\"ttft_s\":", DistJson(g.ttft),
+      ",\"itl_s\":", DistJson(g.itl), ",\"e2e_s\":", DistJson(g.e2e),
+      ",\"norm_latency_s\":", DistJson(g.norm_latency), ",\"slo_eligible\":",
+      g.slo_eligible, ",\"slo_met\":", g.slo_met, ",\"slo_attainment\":",
+      Num(g.slo_attainment), "}");
+}
+
+void CsvRow(std::string& out, const std::string& policy, const char* kind,
+            const GroupReport& g) {
+  const DistributionSummary* ds[] = {&g.queue_wait, &g.ttft, &g.itl, &g.e2e,
+                                     &g.norm_latency};
+  absl::StrAppend(&out, policy, ",", kind, ",", g.name, ",", g.arrived, ",", g.finished,
+                  ",", g.timed_out, ",", g.rejected + g.failed, ",", g.preemptions, ",",
+                  g.prefill_tokens, ",", g.decode_tokens, ",", g.output_tokens, ",",
+                  Num(g.weighted_service), ",", Num(g.normalized_service));
+  for (const DistributionSummary* d : ds) {
+    absl::StrAppend(&out, ",", Num(d->mean), ",", Num(d->p50), ",", Num(d->p90), ",",
+                    Num(d->p99), ",", Num(d->max));
+  }
+  absl::StrAppend(&out, ",", Num(g.slo_attainment), "\n");
+}
+
+}  // namespace
+
+std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("### ", s.name, "\n\n");
+  if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
+  if (!runs.empty()) {
+    const SimulationResult& r0 = runs[0].result;
+    absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
+                    s.scheduler.kv.num_device_blocks, " KV blocks of ",
+                    s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
+                    r0.report.total.arrived, " requests over ",
+                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
+  }
+  absl::StrAppend(&out,
+                  "| policy | finished | timed out | output tok/s | goodput req/s | "
+                  "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | Jain | max gap | preemptions |\n"
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const PolicyRun& run : runs) {
+    const MetricsReport& r = run.result.report;
+    absl::StrAppend(&out, "| ", run.policy, " | ", r.total.finished, " | ", r.total.timed_out,
+                    " | ", absl::StrFormat("%.1f", r.output_tokens_per_s), " | ",
+                    absl::StrFormat("%.3f", r.goodput_requests_per_s), " | ",
+                    Ms(r.total.ttft.p50), " | ", Ms(r.total.ttft.p99), " | ",
+                    Ms(r.total.itl.p99), " | ", absl::StrFormat("%.3f", r.jain_index),
+                    " | ",
+                    r.max_backlogged_service_gap < 0
+                        ? std::string("n/a")
+                        : absl::StrFormat("%.0f", r.max_backlogged_service_gap),
+                    " | ", r.total.preemptions, " |\n");
+  }
+  // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
+  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n| class |");
+  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
+  absl::StrAppend(&out, "\n|---|");
+  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  for (size_t c = 0; c < s.scheduler.work_classes.size(); ++c) {
+    absl::StrAppend(&out, "| ", s.scheduler.work_classes[c].name, " |");
+    for (const PolicyRun& run : runs) {
+      const GroupReport& g = run.result.report.classes[c];
+      if (g.arrived == 0) {
+        absl::StrAppend(&out, " – |");
+        continue;
+      }
+      absl::StrAppend(&out, " ", Ms(g.ttft.p50), " / ", Ms(g.ttft.p99), ", ",
+                      Ms(g.itl.p99), ", ", Pct(g.slo_attainment), " |");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  // Per user: share of weighted service and p99 TTFT.
+  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n| user |");
+  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
+  absl::StrAppend(&out, "\n|---|");
+  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  for (size_t u = 0; u < s.scheduler.users.size(); ++u) {
+    absl::StrAppend(&out, "| ", s.scheduler.users[u].name, " |");
+    for (const PolicyRun& run : runs) {
+      const MetricsReport& r = run.result.report;
+      const double total = TotalService(r);
+      const GroupReport& g = r.users[u];
+      absl::StrAppend(&out, " ", Pct(total > 0 ? g.normalized_service / total : 0), ", ",
+                      Ms(g.ttft.p99), " |");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+std::string ResultsCsv(const std::vector<PolicyRun>& runs) {
+  std::string out =
+      "policy,group_kind,group,arrived,finished,timed_out,failed,preemptions,"
+      "prefill_tokens,decode_tokens,output_tokens,weighted_service,normalized_service";
+  for (const char* m : {"queue_wait", "ttft", "itl", "e2e", "norm_latency"}) {
+    for (const char* q : {"mean", "p50", "p90", "p99", "max"}) {
+      absl::StrAppend(&out, ",", m, "_", q, "_s");
+    }
+  }
+  absl::StrAppend(&out, ",slo_attainment\n");
+  for (const PolicyRun& run : runs) {
+    const MetricsReport& r = run.result.report;
+    CsvRow(out, run.policy, "total", r.total);
+    for (const GroupReport& g : r.classes) CsvRow(out, run.policy, "class", g);
+    for (const GroupReport& g : r.users) CsvRow(out, run.policy, "user", g);
+  }
+  return out;
+}
+
+std::string ResultsJson(const Scenario& s, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("{\"scenario\":", JsonString(s.name), ",\"gpu\":",
+                                 JsonString(s.gpu.name), ",\"model\":",
+                                 JsonString(s.model.name), ",\"seed\":", s.seed,
+                                 ",\"runs\":[");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SimulationResult& res = runs[i].result;
+    const MetricsReport& r = res.report;
+    absl::StrAppend(&out, i ? "," : "", "\n{\"policy\":", JsonString(runs[i].policy),
+                    ",\"cost_model\":", JsonString(res.cost_model), ",\"steps\":", res.steps,
+                    ",\"simulated_s\":", Num(res.simulated_seconds), ",\"submit_rejected\":",
+                    res.submit_rejected, ",\"dependents_dropped\":", res.dependents_dropped,
+                    ",\"prefix_hit_tokens\":", res.prefix_hit_tokens, ",\"window_s\":",
+                    Num(r.window_seconds), ",\"busy_s\":", Num(r.busy_seconds),
+                    ",\"output_tokens_per_s\":", Num(r.output_tokens_per_s),
+                    ",\"prefill_tokens_per_s\":", Num(r.prefill_tokens_per_s),
+                    ",\"finished_per_s\":", Num(r.finished_per_s),
+                    ",\"goodput_requests_per_s\":", Num(r.goodput_requests_per_s),
+                    ",\"goodput_tokens_per_s\":", Num(r.goodput_tokens_per_s),
+                    ",\"jain_index\":", Num(r.jain_index), ",\"max_backlogged_service_gap\":",
+                    Num(r.max_backlogged_service_gap), ",\"total\":", GroupJson(r.total),
+                    ",\"classes\":[");
+    for (size_t c = 0; c < r.classes.size(); ++c) {
+      absl::StrAppend(&out, c ? "," : "", GroupJson(r.classes[c]));
+    }
+    absl::StrAppend(&out, "],\"users\":[");
+    for (size_t u = 0; u < r.users.size(); ++u) {
+      absl::StrAppend(&out, u ? "," : "", GroupJson(r.users[u]));
+    }
+    absl::StrAppend(&out, "]}");
+  }
+  absl::StrAppend(&out, "\n]}\n");
+  return out;
+}
+
+}  // namespace hearth

@@ -1,0 +1,314 @@
+#include "hearth/sim/scenario_config.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "internal/status_macros.h"
+#include "hearth/sim/fitted_cost_model.h"
+#include "hearth/sim/roofline_cost_model.h"
+#include "sim/scenario_reader.h"
+
+namespace hearth {
+
+using internal::ScenarioReader;
+
+namespace {
+
+absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
+                           Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* gpu, r.Table(root, "gpu", ""));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+      *gpu, {"name", "memory_bandwidth_gbs", "bf16_tflops", "memory_gib"}, r.file(), "gpu"));
+  HEARTH_ASSIGN_OR_RETURN(std::string gpu_name, r.String(*gpu, "name", "gpu", std::nullopt));
+  absl::StatusOr<GpuSpec> g = FindGpu(gpu_name);
+  if (!g.ok()) return r.Error(*gpu->get("name"), "gpu.name", g.status().message());
+  s.gpu = *g;
+  HEARTH_ASSIGN_OR_RETURN(double bw, r.Number(*gpu, "memory_bandwidth_gbs", "gpu",
+                                              s.gpu.memory_bandwidth / 1e9, 1, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(double tf, r.Number(*gpu, "bf16_tflops", "gpu",
+                                              s.gpu.bf16_flops / 1e12, 0.1, 1e5));
+  HEARTH_ASSIGN_OR_RETURN(double mem, r.Number(*gpu, "memory_gib", "gpu",
+                                               s.gpu.memory_bytes / 1073741824.0, 1, 1e5));
+  s.gpu.memory_bandwidth = bw * 1e9;
+  s.gpu.bf16_flops = tf * 1e12;
+  s.gpu.memory_bytes = static_cast<int64_t>(mem * 1073741824.0);
+
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* model, r.Table(root, "model", ""));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*model, {"name"}, r.file(), "model"));
+  HEARTH_ASSIGN_OR_RETURN(std::string model_name,
+                          r.String(*model, "name", "model", std::nullopt));
+  absl::StatusOr<ModelSpec> m = FindModelSpec(model_name);
+  if (!m.ok()) return r.Error(*model->get("name"), "model.name", m.status().message());
+  if (!m->generative) {
+    return r.Error(*model->get("name"), "model.name",
+                   "an embedding model cannot serve generation; pick a generative model");
+  }
+  s.model = *m;
+
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* cost, r.Table(root, "cost", ""));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+      *cost, {"kind", "compute_efficiency", "bandwidth_efficiency", "step_overhead_ms",
+              "host_link_gbs", "profile"}, r.file(), "cost"));
+  HEARTH_ASSIGN_OR_RETURN(std::string kind, r.String(*cost, "kind", "cost", "roofline"));
+  if (kind == "fitted") {
+    HEARTH_ASSIGN_OR_RETURN(std::string profile,
+                            r.String(*cost, "profile", "cost", std::nullopt));
+    HEARTH_ASSIGN_OR_RETURN(s.cost_model,
+                            FittedCostModel::LoadProfile(r.Resolve(profile)));
+    return absl::OkStatus();
+  }
+  if (kind != "roofline") {
+    return r.Error(*cost->get("kind"), "cost.kind", "must be \"roofline\" or \"fitted\"");
+  }
+  RooflineOptions ro;
+  HEARTH_ASSIGN_OR_RETURN(ro.compute_efficiency,
+                          r.Number(*cost, "compute_efficiency", "cost", 1.0, 0.01, 1));
+  HEARTH_ASSIGN_OR_RETURN(ro.bandwidth_efficiency,
+                          r.Number(*cost, "bandwidth_efficiency", "cost", 1.0, 0.01, 1));
+  HEARTH_ASSIGN_OR_RETURN(double overhead,
+                          r.Number(*cost, "step_overhead_ms", "cost", 0.0, 0, 1e4));
+  ro.step_overhead = absl::Microseconds(std::llround(overhead * 1000));
+  HEARTH_ASSIGN_OR_RETURN(double link, r.Number(*cost, "host_link_gbs", "cost", 25, 0.1, 1e4));
+  ro.host_link_bandwidth = link * 1e9;
+  HEARTH_ASSIGN_OR_RETURN(s.cost_model, RooflineCostModel::Create(s.gpu, s.model, ro));
+  return absl::OkStatus();
+}
+
+absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
+                         Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* e, r.Table(root, "engine", ""));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+      *e, {"block_size", "gpu_memory_utilization", "kv_blocks", "host_blocks",
+           "watermark_blocks", "max_batched_tokens", "max_running",
+           "max_prefill_chunk_tokens", "preemption", "max_new_tokens",
+           "max_model_len", "prefix_caching"}, r.file(), "engine"));
+  SchedulerOptions& o = s.scheduler;
+  HEARTH_ASSIGN_OR_RETURN(int64_t block, r.Int(*e, "block_size", "engine", 16, 1, 4096));
+  o.kv.block_size = static_cast<int32_t>(block);
+  HEARTH_ASSIGN_OR_RETURN(int64_t max_len, r.Int(*e, "max_model_len", "engine", 0, 0, 1 << 24));
+  ModelConfig& mc = o.models[0];
+  mc.name = s.model.name;
+  mc.context_length = max_len > 0 ? static_cast<int32_t>(std::min<int64_t>(
+                                        max_len, s.model.context_length))
+                                  : s.model.context_length;
+  mc.vocab_size = s.model.vocab_size;
+  mc.kv_bytes_per_token = s.model.KvBytesPerToken();
+  HEARTH_ASSIGN_OR_RETURN(double util, r.Number(*e, "gpu_memory_utilization", "engine",
+                                                0.9, 0.05, 1));
+  HEARTH_ASSIGN_OR_RETURN(int64_t blocks, r.Int(*e, "kv_blocks", "engine", 0, 0, 1 << 30));
+  if (blocks == 0) {
+    // vLLM's sizing: the memory budget minus the weights holds the KV cache.
+    const double kv_bytes = static_cast<double>(s.gpu.memory_bytes) * util -
+                            static_cast<double>(s.model.WeightBytes());
+    blocks = static_cast<int64_t>(kv_bytes / (static_cast<double>(mc.kv_bytes_per_token) *
+                                              o.kv.block_size));
+    if (blocks < 1) {
+      return r.Error(*e, "engine.gpu_memory_utilization",
+                     absl::StrCat(s.model.name, " (", s.model.WeightBytes() / 1e9,
+                                  " GB of weights) leaves no KV cache on ", s.gpu.name));
+    }
+  }
+  o.kv.num_device_blocks = static_cast<int32_t>(blocks);
+  HEARTH_ASSIGN_OR_RETURN(int64_t host, r.Int(*e, "host_blocks", "engine", 0, 0, 1 << 30));
+  o.kv.num_host_blocks = static_cast<int32_t>(host);
+  HEARTH_ASSIGN_OR_RETURN(int64_t wm, r.Int(*e, "watermark_blocks", "engine", 0, 0, blocks));
+  o.kv.watermark_blocks = static_cast<int32_t>(wm);
+  HEARTH_ASSIGN_OR_RETURN(o.kv.enable_prefix_caching,
+                          r.Bool(*e, "prefix_caching", "engine", true));
+  HEARTH_ASSIGN_OR_RETURN(int64_t mbt, r.Int(*e, "max_batched_tokens", "engine", 2048, 1, 1 << 20));
+  o.max_batched_tokens = static_cast<int32_t>(mbt);
+  HEARTH_ASSIGN_OR_RETURN(int64_t mr, r.Int(*e, "max_running", "engine", 128, 1, mbt));
+  o.max_running = static_cast<int32_t>(mr);
+  HEARTH_ASSIGN_OR_RETURN(int64_t chunk, r.Int(*e, "max_prefill_chunk_tokens", "engine",
+                                               0, 0, mbt));
+  o.max_prefill_chunk_tokens = static_cast<int32_t>(chunk);
+  HEARTH_ASSIGN_OR_RETURN(std::string pre, r.String(*e, "preemption", "engine", "recompute"));
+  if (pre == "swap") {
+    o.preemption_mode = PreemptionMode::kSwap;
+  } else if (pre != "recompute") {
+    return r.Error(*e->get("preemption"), "engine.preemption",
+                   "must be \"recompute\" or \"swap\"");
+  }
+  HEARTH_ASSIGN_OR_RETURN(int64_t mnt, r.Int(*e, "max_new_tokens", "engine", 2048, 1, 1 << 24));
+  s.default_max_new_tokens = static_cast<int32_t>(mnt);
+  return absl::OkStatus();
+}
+
+absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
+                             Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(auto users, r.Tables(root, "users", ""));
+  HEARTH_ASSIGN_OR_RETURN(auto classes, r.Tables(root, "classes", ""));
+  if (users.empty() || classes.empty()) {
+    return r.Error(root, users.empty() ? "users" : "classes",
+                   "at least one [[users]] and one [[classes]] entry is required");
+  }
+  s.scheduler.users.clear();
+  s.workload.household.members.clear();
+  absl::flat_hash_set<std::string> seen;
+  for (size_t i = 0; i < users.size(); ++i) {
+    const std::string path = absl::StrCat("users[", i, "]");
+    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*users[i], {"name", "weight", "activity"},
+                                               r.file(), path));
+    UserConfig u;
+    HEARTH_ASSIGN_OR_RETURN(u.name, r.String(*users[i], "name", path, std::nullopt));
+    if (u.name.empty() || !seen.insert(u.name).second) {
+      return r.Error(*users[i], path + ".name", "must be non-empty and unique");
+    }
+    HEARTH_ASSIGN_OR_RETURN(u.weight, r.Number(*users[i], "weight", path, 1.0, 1e-6, 1e6));
+    HEARTH_ASSIGN_OR_RETURN(double activity,
+                            r.Number(*users[i], "activity", path, 1.0, 0, 1e6));
+    s.scheduler.users.push_back(u);
+    s.workload.household.members.push_back({static_cast<uint32_t>(i), activity});
+  }
+  s.scheduler.work_classes.clear();
+  seen.clear();
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const std::string path = absl::StrCat("classes[", i, "]");
+    const toml::table& c = *classes[i];
+    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+        c, {"name", "priority", "timeout_s", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_s"},
+        r.file(), path));
+    WorkClassConfig wc;
+    HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
+    if (wc.name.empty() || !seen.insert(wc.name).second) {
+      return r.Error(c, path + ".name", "must be non-empty and unique");
+    }
+    HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(c, "priority", path, 0, -1000, 1000));
+    wc.priority = static_cast<int32_t>(prio);
+    s.scheduler.work_classes.push_back(wc);
+    absl::Duration timeout = absl::InfiniteDuration();
+    if (c.get("timeout_s") != nullptr) {
+      HEARTH_ASSIGN_OR_RETURN(double t, r.Number(c, "timeout_s", path, std::nullopt, 1e-3, 1e7));
+      timeout = absl::Milliseconds(std::llround(t * 1000));
+    }
+    s.class_timeouts.push_back(timeout);
+    SloTarget slo;
+    if (c.get("slo_ttft_ms") != nullptr) {
+      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_ttft_ms", path, std::nullopt, 0, 1e9));
+      slo.ttft = absl::Microseconds(std::llround(v * 1000));
+    }
+    if (c.get("slo_tpot_ms") != nullptr) {
+      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_tpot_ms", path, std::nullopt, 0, 1e9));
+      slo.tpot = absl::Microseconds(std::llround(v * 1000));
+    }
+    if (c.get("slo_e2e_s") != nullptr) {
+      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_e2e_s", path, std::nullopt, 0, 1e9));
+      slo.e2e = absl::Milliseconds(std::llround(v * 1000));
+    }
+    s.class_slos.push_back(slo);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
+                         Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(s.policies, r.Strings(root, "policies", ""));
+  if (s.policies.empty()) s.policies = {"fifo", "vtc", "priority", "mlfq", "household"};
+  for (const std::string& p : s.policies) {
+    bool known = false;
+    for (std::string_view k : KnownPolicyNames()) known = known || k == p;
+    if (!known) {
+      return r.Error(*root.get("policies"), "policies",
+                     absl::StrCat("unknown policy '", p,
+                                  "'; known: fifo, vtc, priority, mlfq, household"));
+    }
+  }
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* p, r.Table(root, "policy", ""));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+      *p, {"vtc_prompt_weight", "vtc_decode_weight", "vtc_preempt", "aging_s",
+           "quota_window_s", "quotas", "mlfq_levels", "mlfq_base_quantum",
+           "mlfq_starvation_s", "household_request_level"}, r.file(), "policy"));
+  PolicyConfig& pc = s.policy_config;
+  HEARTH_ASSIGN_OR_RETURN(pc.vtc.prompt_token_weight,
+                          r.Number(*p, "vtc_prompt_weight", "policy", 1.0, 0, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(pc.vtc.decode_token_weight,
+                          r.Number(*p, "vtc_decode_weight", "policy", 2.0, 0, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(pc.vtc.preempt_for_admission,
+                          r.Bool(*p, "vtc_preempt", "policy", false));
+  pc.vtc.user_weights = UserWeights(s.scheduler.users);
+  HEARTH_ASSIGN_OR_RETURN(pc.priority.aging_interval,
+                          r.Seconds(*p, "aging_s", "policy", absl::Seconds(30)));
+  HEARTH_ASSIGN_OR_RETURN(pc.priority.quota_window,
+                          r.Seconds(*p, "quota_window_s", "policy", absl::Seconds(10)));
+  HEARTH_ASSIGN_OR_RETURN(auto quotas, r.Tables(*p, "quotas", "policy"));
+  for (size_t i = 0; i < quotas.size(); ++i) {
+    const std::string path = absl::StrCat("policy.quotas[", i, "]");
+    LevelQuota q;
+    HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(*quotas[i], "priority", path, std::nullopt,
+                                                -1000, 1000));
+    HEARTH_ASSIGN_OR_RETURN(q.tokens_per_window, r.Int(*quotas[i], "tokens_per_window", path,
+                                                       std::nullopt, 1, int64_t{1} << 40));
+    q.priority = static_cast<int32_t>(prio);
+    pc.priority.quotas.push_back(q);
+  }
+  HEARTH_ASSIGN_OR_RETURN(int64_t levels, r.Int(*p, "mlfq_levels", "policy", 8, 1, 32));
+  pc.mlfq.num_levels = static_cast<int32_t>(levels);
+  HEARTH_ASSIGN_OR_RETURN(pc.mlfq.base_quantum,
+                          r.Number(*p, "mlfq_base_quantum", "policy", 32, 1e-3, 1e9));
+  HEARTH_ASSIGN_OR_RETURN(pc.mlfq.starvation_bound,
+                          r.Seconds(*p, "mlfq_starvation_s", "policy", absl::Seconds(60)));
+  HEARTH_ASSIGN_OR_RETURN(std::string level,
+                          r.String(*p, "household_request_level", "policy", "fifo"));
+  if (level == "mlfq") {
+    pc.household_request_level = RequestLevel::kMlfq;
+  } else if (level != "fifo") {
+    return r.Error(*p->get("household_request_level"), "policy.household_request_level",
+                   "must be \"fifo\" or \"mlfq\"");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Scenario> ParseScenario(std::string_view text,
+                                       const std::string& file_name,
+                                       const std::string& base_dir) {
+  HEARTH_ASSIGN_OR_RETURN(toml::table root, internal::ParseToml(text, file_name));
+  ScenarioReader r(file_name, base_dir);
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
+      root, {"name", "description", "seed", "policies", "timeline", "series_interval_s",
+             "gpu", "model", "cost", "engine", "users", "classes", "policy", "workload"},
+      file_name, ""));
+  Scenario s;
+  s.source_file = file_name;
+  HEARTH_ASSIGN_OR_RETURN(s.name, r.String(root, "name", "", std::nullopt));
+  HEARTH_ASSIGN_OR_RETURN(s.description, r.String(root, "description", "", ""));
+  HEARTH_ASSIGN_OR_RETURN(int64_t seed, r.Int(root, "seed", "", 1, 0, INT64_MAX));
+  s.seed = static_cast<uint64_t>(seed);
+  HEARTH_ASSIGN_OR_RETURN(s.record_timeline, r.Bool(root, "timeline", "", false));
+  HEARTH_ASSIGN_OR_RETURN(s.series_interval,
+                          r.Seconds(root, "series_interval_s", "", absl::Seconds(10)));
+  HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
+  HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
+  HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
+  HEARTH_RETURN_IF_ERROR(ParsePolicy(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
+  return s;
+}
+
+absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
+  HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(path));
+  const size_t slash = path.find_last_of('/');
+  return ParseScenario(text, path, slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& s,
+                                                       std::string_view policy) {
+  SimulationOptions o;
+  o.scheduler = s.scheduler;
+  HEARTH_ASSIGN_OR_RETURN(o.scheduler.policy_factory,
+                          MakePolicyFactory(policy, s.policy_config));
+  o.cost_model = s.cost_model.get();
+  o.default_max_new_tokens = s.default_max_new_tokens;
+  o.class_timeouts = s.class_timeouts;
+  o.class_slos = s.class_slos;
+  o.prefill_weight = s.policy_config.vtc.prompt_token_weight;
+  o.decode_weight = s.policy_config.vtc.decode_token_weight;
+  o.series_interval = s.series_interval;
+  o.record_timeline = s.record_timeline;
+  o.seed = s.seed;
+  return o;
+}
+
+}  // namespace hearth

@@ -1,0 +1,90 @@
+// Typed access to a scenario's TOML tables with errors that name the file,
+// line and dotted key. Shared by the scenario parser's parts.
+
+#ifndef HEARTH_SRC_SIM_SCENARIO_READER_H_
+#define HEARTH_SRC_SIM_SCENARIO_READER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "hearth/sim/length_distribution.h"
+#include "hearth/sim/scenario_config.h"
+#include "sim/toml_util.h"
+
+namespace hearth::internal {
+
+class ScenarioReader {
+ public:
+  ScenarioReader(std::string file, std::string base_dir)
+      : file_(std::move(file)), base_dir_(std::move(base_dir)) {}
+
+  const std::string& file() const { return file_; }
+  absl::Status Error(const toml::node& at, const std::string& key,
+                     absl::string_view what) const {
+    return TomlError(file_, at.source(), key, std::string(what));
+  }
+  // The sub-table `key` of `t` (absent: an empty table, so defaults apply).
+  absl::StatusOr<const toml::table*> Table(const toml::table& t,
+                                           std::string_view key,
+                                           const std::string& path) const;
+  // The array of tables `key` (absent: empty).
+  absl::StatusOr<std::vector<const toml::table*>> Tables(
+      const toml::table& t, std::string_view key, const std::string& path) const;
+
+  // Numbers with a range check: [lo, hi] inclusive; error "must be in ...".
+  absl::StatusOr<double> Number(const toml::table& t, std::string_view key,
+                                const std::string& path, std::optional<double> def,
+                                double lo, double hi) const;
+  absl::StatusOr<int64_t> Int(const toml::table& t, std::string_view key,
+                              const std::string& path, std::optional<int64_t> def,
+                              int64_t lo, int64_t hi) const;
+  absl::StatusOr<std::string> String(const toml::table& t, std::string_view key,
+                                     const std::string& path,
+                                     std::optional<std::string> def) const;
+  absl::StatusOr<bool> Bool(const toml::table& t, std::string_view key,
+                            const std::string& path, std::optional<bool> def) const;
+  absl::StatusOr<std::vector<std::string>> Strings(const toml::table& t,
+                                                   std::string_view key,
+                                                   const std::string& path) const;
+  absl::StatusOr<std::vector<double>> Numbers(const toml::table& t,
+                                              std::string_view key,
+                                              const std::string& path) const;
+  // Seconds as a Duration; absent gives `def`.
+  absl::StatusOr<absl::Duration> Seconds(const toml::table& t, std::string_view key,
+                                         const std::string& path,
+                                         absl::Duration def) const;
+  // A length distribution inline table (see bench/suites/README.md).
+  absl::StatusOr<LengthDistribution> Length(const toml::table& t,
+                                            std::string_view key,
+                                            const std::string& path,
+                                            const LengthDistribution& def) const;
+  // Index of `name` in `names`, else an error at `at` listing them.
+  absl::StatusOr<uint32_t> Lookup(const toml::node& at, const std::string& key,
+                                  const std::string& name,
+                                  const std::vector<std::string>& names,
+                                  std::string_view what) const;
+  std::string Resolve(const std::string& path) const;
+
+ private:
+  std::string file_;
+  std::string base_dir_;
+};
+
+std::vector<std::string> UserNames(const Scenario& s);
+std::vector<std::string> ClassNames(const Scenario& s);
+
+// The [workload] section.
+absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
+                           Scenario& s);
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SRC_SIM_SCENARIO_READER_H_

@@ -1,0 +1,339 @@
+// The [workload] section of a scenario, and building the workload from it.
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "hearth/sim/azure_trace.h"
+#include "hearth/sim/scenario_config.h"
+#include "internal/status_macros.h"
+#include "sim/length_sampling.h"
+#include "sim/scenario_reader.h"
+#include "sim/sim_random.h"
+
+namespace hearth {
+namespace internal {
+namespace {
+
+constexpr const char* kPath = "workload";
+
+absl::StatusOr<std::vector<uint32_t>> UserList(const ScenarioReader& r,
+                                               const toml::table& w,
+                                               const Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(std::vector<std::string> names, r.Strings(w, "users", kPath));
+  std::vector<uint32_t> out;
+  if (names.empty()) {
+    for (size_t i = 0; i < s.scheduler.users.size(); ++i) out.push_back(i);
+    return out;
+  }
+  for (const std::string& n : names) {
+    HEARTH_ASSIGN_OR_RETURN(uint32_t u, r.Lookup(*w.get("users"), "workload.users", n,
+                                                 UserNames(s), "user"));
+    out.push_back(u);
+  }
+  return out;
+}
+
+absl::StatusOr<uint32_t> ClassAt(const ScenarioReader& r, const toml::table& t,
+                                 std::string_view key, const std::string& path,
+                                 const Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(std::string name, r.String(t, key, path, std::nullopt));
+  return r.Lookup(*t.get(key), absl::StrCat(path, ".", std::string(key)), name,
+                  ClassNames(s), "class");
+}
+
+absl::StatusOr<uint32_t> UserAt(const ScenarioReader& r, const toml::table& t,
+                                std::string_view key, const std::string& path,
+                                const Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(std::string name, r.String(t, key, path, std::nullopt));
+  return r.Lookup(*t.get(key), absl::StrCat(path, ".", std::string(key)), name,
+                  UserNames(s), "user");
+}
+
+absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
+                            Scenario& s) {
+  HouseholdOptions& h = s.workload.household;
+  HEARTH_ASSIGN_OR_RETURN(h.duration, r.Seconds(w, "duration_s", kPath, absl::Hours(4)));
+  HEARTH_ASSIGN_OR_RETURN(double start_hour, r.Number(w, "start_hour", kPath, 18, 0, 24));
+  h.start_time_of_day = absl::Seconds(std::llround(start_hour * 3600));
+  HEARTH_ASSIGN_OR_RETURN(s.workload.load, r.Number(w, "load", kPath, 0, 0, 100));
+  HEARTH_ASSIGN_OR_RETURN(h.load_scale, r.Number(w, "load_scale", kPath, 1, 0, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(h.diurnal, r.Numbers(w, "diurnal", kPath));
+  if (!h.diurnal.empty() && h.diurnal.size() != 24) {
+    return r.Error(*w.get("diurnal"), "workload.diurnal", "needs 24 hourly values");
+  }
+  // Which scenario class plays each household role.
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* roles, r.Table(w, "classes", kPath));
+  HEARTH_RETURN_IF_ERROR(CheckKeys(*roles, {"voice", "chat", "documents", "agent", "nightly"},
+                                   r.file(), "workload.classes"));
+  uint32_t ids[5] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass};
+  const char* role_names[5] = {"voice", "chat", "documents", "agent", "nightly"};
+  for (int i = 0; i < 5; ++i) {
+    if (roles->get(role_names[i]) == nullptr) continue;
+    HEARTH_ASSIGN_OR_RETURN(ids[i], ClassAt(r, *roles, role_names[i], "workload.classes", s));
+  }
+  const std::vector<HouseholdMember> members = h.members;
+  HouseholdOptions d = DefaultHousehold(static_cast<int>(members.size()), ids[0], ids[1],
+                                        ids[2], ids[3], ids[4]);
+  if (d.classes.empty()) {
+    return r.Error(w, "workload.classes", "map at least one household role to a class");
+  }
+  h.classes = d.classes;
+  h.members = members;
+  // Optional per-role overrides of the session rate.
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* rates, r.Table(w, "sessions_per_hour", kPath));
+  HEARTH_RETURN_IF_ERROR(CheckKeys(*rates, {"voice", "chat", "documents", "agent", "nightly"},
+                                   r.file(), "workload.sessions_per_hour"));
+  for (HouseholdClassLoad& c : h.classes) {
+    if (rates->get(c.name) == nullptr) continue;
+    HEARTH_ASSIGN_OR_RETURN(c.sessions_per_hour,
+                            r.Number(*rates, c.name, "workload.sessions_per_hour", 0, 0, 1e6));
+  }
+  // The nightly jobs belong to the first user unless named.
+  if (w.get("nightly_user") != nullptr) {
+    HEARTH_ASSIGN_OR_RETURN(uint32_t u, UserAt(r, w, "nightly_user", kPath, s));
+    for (HouseholdClassLoad& c : h.classes) {
+      if (c.name == "nightly") c.members = {u};
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseAzure(const ScenarioReader& r, const toml::table& w, Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(std::string file, r.String(w, "file", kPath, std::nullopt));
+  s.workload.trace_path = r.Resolve(file);
+  TraceMapping& m = s.workload.mapping;
+  HEARTH_ASSIGN_OR_RETURN(m.users, UserList(r, w, s));
+  HEARTH_ASSIGN_OR_RETURN(m.user_shares, r.Numbers(w, "shares", kPath));
+  HEARTH_ASSIGN_OR_RETURN(std::string assign, r.String(w, "assignment", kPath, "round_robin"));
+  if (assign == "random") {
+    m.assignment = UserAssignment::kRandom;
+  } else if (assign != "round_robin") {
+    return r.Error(*w.get("assignment"), "workload.assignment",
+                   "must be \"round_robin\" or \"random\"");
+  }
+  HEARTH_ASSIGN_OR_RETURN(m.time_scale, r.Number(w, "time_scale", kPath, 1, 1e-6, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(m.skip, r.Seconds(w, "skip_s", kPath, absl::ZeroDuration()));
+  HEARTH_ASSIGN_OR_RETURN(m.duration,
+                          r.Seconds(w, "duration_s", kPath, absl::InfiniteDuration()));
+  if (m.duration <= absl::ZeroDuration()) {
+    return r.Error(*w.get("duration_s"), "workload.duration_s", "must be > 0");
+  }
+  HEARTH_ASSIGN_OR_RETURN(m.max_requests, r.Int(w, "max_requests", kPath, 0, 0, INT64_MAX));
+  HEARTH_ASSIGN_OR_RETURN(m.default_class, ClassAt(r, w, "default_class", kPath, s));
+  HEARTH_ASSIGN_OR_RETURN(auto rules, r.Tables(w, "class_rules", kPath));
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string path = absl::StrCat("workload.class_rules[", i, "]");
+    HEARTH_RETURN_IF_ERROR(CheckKeys(*rules[i], {"max_prompt", "max_output", "class"},
+                                     r.file(), path));
+    ClassRule rule;
+    HEARTH_ASSIGN_OR_RETURN(int64_t mp, r.Int(*rules[i], "max_prompt", path, INT32_MAX, 1,
+                                              INT32_MAX));
+    HEARTH_ASSIGN_OR_RETURN(int64_t mo, r.Int(*rules[i], "max_output", path, INT32_MAX, 1,
+                                              INT32_MAX));
+    rule.max_prompt_tokens = static_cast<int32_t>(mp);
+    rule.max_output_tokens = static_cast<int32_t>(mo);
+    HEARTH_ASSIGN_OR_RETURN(rule.work_class, ClassAt(r, *rules[i], "class", path, s));
+    m.class_rules.push_back(rule);
+  }
+  m.seed = s.seed;
+  absl::Status v = ValidateTraceMapping(m);
+  if (!v.ok()) return r.Error(w, "workload", v.message());
+  return absl::OkStatus();
+}
+
+absl::Status ParseServeGen(const ScenarioReader& r, const toml::table& w, Scenario& s) {
+  ServeGenOptions& o = s.workload.servegen;
+  HEARTH_ASSIGN_OR_RETURN(std::string dir, r.String(w, "directory", kPath, std::nullopt));
+  o.directory = r.Resolve(dir);
+  HEARTH_ASSIGN_OR_RETURN(o.start, r.Seconds(w, "start_s", kPath, absl::ZeroDuration()));
+  HEARTH_ASSIGN_OR_RETURN(o.duration, r.Seconds(w, "duration_s", kPath, absl::Hours(1)));
+  HEARTH_ASSIGN_OR_RETURN(o.rate_scale, r.Number(w, "rate_scale", kPath, 1, 1e-9, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(o.prompt, r.Length(w, "prompt", kPath, o.prompt));
+  HEARTH_ASSIGN_OR_RETURN(o.output, r.Length(w, "output", kPath, o.output));
+  HEARTH_ASSIGN_OR_RETURN(auto clients, r.Tables(w, "clients", kPath));
+  if (clients.empty()) return r.Error(w, "workload.clients", "list at least one client");
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const std::string path = absl::StrCat("workload.clients[", i, "]");
+    HEARTH_RETURN_IF_ERROR(CheckKeys(*clients[i], {"id", "user", "class"}, r.file(), path));
+    ServeGenClient c;
+    HEARTH_ASSIGN_OR_RETURN(int64_t id, r.Int(*clients[i], "id", path, std::nullopt, 0, 1 << 20));
+    c.client_id = static_cast<int32_t>(id);
+    HEARTH_ASSIGN_OR_RETURN(c.user, UserAt(r, *clients[i], "user", path, s));
+    HEARTH_ASSIGN_OR_RETURN(c.work_class, ClassAt(r, *clients[i], "class", path, s));
+    o.clients.push_back(c);
+  }
+  o.seed = s.seed;
+  return absl::OkStatus();
+}
+
+absl::Status ParseAgent(const ScenarioReader& r, const toml::table& w, Scenario& s) {
+  AgentTraceOptions& o = s.workload.agent;
+  HEARTH_ASSIGN_OR_RETURN(std::vector<std::string> dirs, r.Strings(w, "directories", kPath));
+  if (dirs.empty()) return r.Error(w, "workload.directories", "list at least one folder");
+  for (const std::string& d : dirs) {
+    absl::StatusOr<std::vector<std::string>> files = ListJsonlFiles(r.Resolve(d));
+    if (!files.ok()) {
+      return r.Error(*w.get("directories"), "workload.directories", files.status().message());
+    }
+    o.files.insert(o.files.end(), files->begin(), files->end());
+  }
+  HEARTH_ASSIGN_OR_RETURN(o.users, UserList(r, w, s));
+  HEARTH_ASSIGN_OR_RETURN(o.work_class, ClassAt(r, w, "class", kPath, s));
+  HEARTH_ASSIGN_OR_RETURN(o.bytes_per_token, r.Number(w, "bytes_per_token", kPath, 4, 0.1, 100));
+  HEARTH_ASSIGN_OR_RETURN(o.think_scale, r.Number(w, "think_scale", kPath, 1, 0, 100));
+  HEARTH_ASSIGN_OR_RETURN(o.max_think, r.Seconds(w, "max_think_s", kPath, absl::Seconds(120)));
+  HEARTH_ASSIGN_OR_RETURN(o.session_spacing,
+                          r.Seconds(w, "session_spacing_s", kPath, absl::ZeroDuration()));
+  HEARTH_ASSIGN_OR_RETURN(int64_t mp, r.Int(w, "max_prompt_tokens", kPath, 0, 0, 1 << 24));
+  o.max_prompt_tokens = static_cast<int32_t>(mp);
+  HEARTH_ASSIGN_OR_RETURN(o.max_sessions, r.Int(w, "max_sessions", kPath, 0, 0, 1 << 20));
+  return absl::OkStatus();
+}
+
+absl::Status ParseFloods(const ScenarioReader& r, const toml::table& w, Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(auto floods, r.Tables(w, "flood", kPath));
+  for (size_t i = 0; i < floods.size(); ++i) {
+    const std::string path = absl::StrCat("workload.flood[", i, "]");
+    const toml::table& f = *floods[i];
+    HEARTH_RETURN_IF_ERROR(CheckKeys(
+        f, {"user", "class", "count", "start_s", "spacing_s", "prompt", "output"},
+        r.file(), path));
+    FloodSpec spec;
+    HEARTH_ASSIGN_OR_RETURN(spec.user, UserAt(r, f, "user", path, s));
+    HEARTH_ASSIGN_OR_RETURN(spec.work_class, ClassAt(r, f, "class", path, s));
+    HEARTH_ASSIGN_OR_RETURN(int64_t count, r.Int(f, "count", path, std::nullopt, 1, 1 << 24));
+    spec.count = static_cast<int32_t>(count);
+    HEARTH_ASSIGN_OR_RETURN(spec.start, r.Seconds(f, "start_s", path, absl::ZeroDuration()));
+    HEARTH_ASSIGN_OR_RETURN(spec.spacing, r.Seconds(f, "spacing_s", path, absl::ZeroDuration()));
+    HEARTH_ASSIGN_OR_RETURN(spec.prompt, r.Length(f, "prompt", path, spec.prompt));
+    HEARTH_ASSIGN_OR_RETURN(spec.output, r.Length(f, "output", path, spec.output));
+    s.workload.floods.push_back(spec);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
+                           Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* w, r.Table(root, "workload", ""));
+  HEARTH_ASSIGN_OR_RETURN(std::string kind, r.String(*w, "kind", kPath, std::nullopt));
+  s.workload.household.seed = s.seed;
+  absl::Status st;
+  if (kind == "household") {
+    HEARTH_RETURN_IF_ERROR(CheckKeys(
+        *w, {"kind", "duration_s", "start_hour", "load", "load_scale", "diurnal", "classes",
+             "sessions_per_hour", "nightly_user", "flood"}, r.file(), kPath));
+    s.workload.kind = WorkloadSpec::Kind::kHousehold;
+    st = ParseHousehold(r, *w, s);
+  } else if (kind == "azure") {
+    HEARTH_RETURN_IF_ERROR(CheckKeys(
+        *w, {"kind", "file", "users", "shares", "assignment", "time_scale", "skip_s",
+             "duration_s", "max_requests", "default_class", "class_rules", "flood"},
+        r.file(), kPath));
+    s.workload.kind = WorkloadSpec::Kind::kAzure;
+    st = ParseAzure(r, *w, s);
+  } else if (kind == "servegen") {
+    HEARTH_RETURN_IF_ERROR(CheckKeys(
+        *w, {"kind", "directory", "start_s", "duration_s", "rate_scale", "prompt", "output",
+             "clients", "flood"}, r.file(), kPath));
+    s.workload.kind = WorkloadSpec::Kind::kServeGen;
+    st = ParseServeGen(r, *w, s);
+  } else if (kind == "agent") {
+    HEARTH_RETURN_IF_ERROR(CheckKeys(
+        *w, {"kind", "directories", "users", "class", "bytes_per_token", "think_scale",
+             "max_think_s", "session_spacing_s", "max_prompt_tokens", "max_sessions", "flood"},
+        r.file(), kPath));
+    s.workload.kind = WorkloadSpec::Kind::kAgent;
+    st = ParseAgent(r, *w, s);
+  } else {
+    return r.Error(*w->get("kind"), "workload.kind",
+                   "must be \"household\", \"azure\", \"servegen\" or \"agent\"");
+  }
+  HEARTH_RETURN_IF_ERROR(st);
+  return ParseFloods(r, *w, s);
+}
+
+}  // namespace internal
+
+namespace {
+
+void AddFloods(const Scenario& s, Workload& w) {
+  internal::SimRandom rng(s.seed ^ 0xf100dull);
+  for (const FloodSpec& f : s.workload.floods) {
+    for (int32_t i = 0; i < f.count; ++i) {
+      SimRequest r;
+      r.arrival = f.start + f.spacing * i;
+      r.user = f.user;
+      r.work_class = f.work_class;
+      r.prompt_tokens = internal::SampleLength(f.prompt, rng);
+      r.output_tokens = internal::SampleLength(f.output, rng);
+      r.label = absl::StrCat("flood:", i);
+      w.requests.push_back(std::move(r));
+    }
+  }
+}
+
+// Requests per second FIFO finishes while the household mix keeps it busy.
+absl::StatusOr<double> MeasureCapacity(const Scenario& s) {
+  HouseholdOptions h = s.workload.household;
+  h.duration = absl::Minutes(30);
+  h.diurnal.assign(24, 1.0);
+  for (HouseholdClassLoad& c : h.classes) {
+    c.active_from_hour = c.active_to_hour = 0;  // all classes, all the time
+  }
+  // Far more offered work than any single GPU serves: at least 20 calls/s.
+  h.load_scale = 1.0;
+  const double base = ExpectedCallsPerSecond(h);
+  if (base <= 0) return absl::InvalidArgumentError("household offers no work");
+  h.load_scale = 20.0 / base;
+  HEARTH_ASSIGN_OR_RETURN(Workload w, GenerateHousehold(h));
+  HEARTH_ASSIGN_OR_RETURN(SimulationOptions o, SimulationOptionsFor(s, "fifo"));
+  o.record_timeline = false;
+  o.class_timeouts.clear();
+  HEARTH_ASSIGN_OR_RETURN(SimulationResult r, RunSimulation(w, o));
+  if (r.simulated_seconds <= 0 || r.report.total.finished == 0) {
+    return absl::InternalError("capacity run finished nothing");
+  }
+  return r.report.total.finished / r.simulated_seconds;
+}
+
+}  // namespace
+
+absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out) {
+  Workload w;
+  const WorkloadSpec& spec = s.workload;
+  switch (spec.kind) {
+    case WorkloadSpec::Kind::kHousehold: {
+      HouseholdOptions h = spec.household;
+      if (spec.load > 0) {
+        HEARTH_ASSIGN_OR_RETURN(double capacity, MeasureCapacity(s));
+        HouseholdOptions unit = h;
+        unit.load_scale = 1.0;
+        const double offered = ExpectedCallsPerSecond(unit);
+        if (offered <= 0) return absl::InvalidArgumentError("household offers no work");
+        h.load_scale = spec.load * capacity / offered;
+      }
+      if (load_scale_out != nullptr) *load_scale_out = h.load_scale;
+      HEARTH_ASSIGN_OR_RETURN(w, GenerateHousehold(h));
+      break;
+    }
+    case WorkloadSpec::Kind::kAzure: {
+      HEARTH_ASSIGN_OR_RETURN(w, LoadAzureTrace(spec.trace_path, spec.mapping));
+      break;
+    }
+    case WorkloadSpec::Kind::kServeGen: {
+      HEARTH_ASSIGN_OR_RETURN(w, LoadServeGen(spec.servegen));
+      break;
+    }
+    case WorkloadSpec::Kind::kAgent: {
+      HEARTH_ASSIGN_OR_RETURN(w, LoadAgentTraces(spec.agent));
+      break;
+    }
+  }
+  AddFloods(s, w);
+  return w;
+}
+
+}  // namespace hearth

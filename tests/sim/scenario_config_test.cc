@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include "hearth/sim/report_writer.h"
+#include "hearth/sim/scenario_config.h"
+
+namespace hearth {
+namespace {
+
+const char* kScenario = R"(
+name = "tiny"
+seed = 3
+policies = ["fifo", "household"]
+
+[gpu]
+name = "RTX 4090"
+
+[model]
+name = "Llama-3.2-3B"
+
+[cost]
+compute_efficiency = 0.6
+bandwidth_efficiency = 0.8
+step_overhead_ms = 2
+
+[engine]
+max_batched_tokens = 1024
+max_running = 32
+max_model_len = 40000
+
+[[users]]
+name = "alice"
+weight = 2
+
+[[users]]
+name = "bob"
+
+[[classes]]
+name = "voice"
+priority = 2
+timeout_s = 60
+slo_ttft_ms = 500
+
+[[classes]]
+name = "chat"
+
+[[classes]]
+name = "documents"
+
+[workload]
+kind = "household"
+duration_s = 600
+start_hour = 20
+classes = { voice = "voice", chat = "chat", documents = "documents" }
+
+[[workload.flood]]
+user = "bob"
+class = "documents"
+count = 3
+spacing_s = 1
+)";
+
+TEST_CASE("a scenario file parses into scheduler and workload settings",
+          "[sim]") {
+  auto s = ParseScenario(kScenario, "tiny.toml", ".");
+  REQUIRE(s.ok());
+  CHECK(s->name == "tiny");
+  CHECK(s->scheduler.users.size() == 2);
+  CHECK(s->scheduler.users[0].weight == 2);
+  CHECK(s->scheduler.work_classes[0].priority == 2);
+  CHECK(s->class_timeouts[0] == absl::Seconds(60));
+  CHECK(s->class_timeouts[1] == absl::InfiniteDuration());
+  CHECK(s->class_slos[0].ttft == absl::Milliseconds(500));
+  CHECK(s->scheduler.models[0].context_length == 40000);
+  // (24 GiB * 0.9 - 6.43 GB of weights) / (28*8*128*2*2 B * 16) blocks.
+  const double kv = 24.0 * 1073741824 * 0.9 - 3'212'749'824.0 * 2;
+  CHECK(s->scheduler.kv.num_device_blocks ==
+        static_cast<int32_t>(kv / (114688.0 * 16)));
+  CHECK(s->workload.household.classes.size() == 3);
+  CHECK(s->workload.floods.size() == 1);
+  auto w = BuildWorkload(*s);
+  REQUIRE(w.ok());
+  CHECK(w->requests.size() > 3);
+  CHECK(w->requests.back().label == "flood:2");
+  auto o = SimulationOptionsFor(*s, "household");
+  REQUIRE(o.ok());
+  auto r = RunSimulation(*w, *o);
+  REQUIRE(r.ok());
+  std::vector<PolicyRun> runs = {{"household", *r}};
+  const std::string md = MarkdownReport(*s, runs);
+  CHECK_THAT(md, Catch::Contains("| household |"));
+  CHECK_THAT(md, Catch::Contains("| voice |"));
+  CHECK_THAT(ResultsCsv(runs), Catch::Contains("household,class,documents,"));
+  CHECK_THAT(ResultsJson(*s, runs), Catch::StartsWith("{\"scenario\":\"tiny\""));
+}
+
+std::string ErrorOf(std::string text) {
+  auto s = ParseScenario(text, "t.toml", ".");
+  REQUIRE_FALSE(s.ok());
+  return std::string(s.status().message());
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+TEST_CASE("scenario errors name file, line and key", "[sim]") {
+  const std::string base = kScenario;
+  CHECK_THAT(ErrorOf(Replace(base, "timeout_s = 60", "timeout_s = -1")),
+             Catch::StartsWith("t.toml:32: classes[0].timeout_s: must be in"));
+  CHECK_THAT(ErrorOf(Replace(base, "name = \"RTX 4090\"", "name = \"TPU\"")),
+             Catch::StartsWith("t.toml:7: gpu.name: unknown GPU 'TPU'"));
+  CHECK_THAT(ErrorOf(Replace(base, "weight = 2", "wieght = 2")),
+             Catch::StartsWith("t.toml:24: users[0].wieght: unknown key"));
+  CHECK_THAT(ErrorOf(Replace(base, "user = \"bob\"", "user = \"eve\"")),
+             Catch::Contains("workload.flood[0].user: unknown user 'eve'; known: alice, bob"));
+  CHECK_THAT(ErrorOf(Replace(base, "\"household\"]", "\"lottery\"]")),
+             Catch::StartsWith("t.toml:4: policies: unknown policy 'lottery'"));
+  CHECK_THAT(ErrorOf(Replace(base, "max_running = 32", "max_running = \"many\"")),
+             Catch::StartsWith("t.toml:19: engine.max_running: must be an integer"));
+  CHECK_THAT(ErrorOf(Replace(base, "kind = \"household\"", "kind = \"poisson\"")),
+             Catch::StartsWith("t.toml:42: workload.kind: must be"));
+  CHECK_THAT(ErrorOf("name = \"x\"\n[gpu\n"), Catch::StartsWith("t.toml:2:"));
+  CHECK(absl::IsNotFound(LoadScenario("/nonexistent.toml").status()));
+}
+
+}  // namespace
+}  // namespace hearth
