@@ -20,6 +20,7 @@
 #include "hearth/common/ids.h"
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
+#include "hearth/scheduler/scheduler_options.h"
 
 namespace hearth::internal {
 
@@ -33,17 +34,20 @@ struct Submission {
 
 class Inbox {
  public:
-  explicit Inbox(int32_t max_pending) : max_pending_(max_pending) {}
+  Inbox(int32_t max_pending, std::vector<UserConfig> users);
 
   // Assigns an id and queues the submission. ResourceExhausted when
-  // max_pending requests are live.
+  // max_pending requests are live, or the user is at max_queued_requests or
+  // would exceed their token quota in the current window.
   absl::StatusOr<RequestId> Submit(RequestSpec spec,
                                    std::vector<uint64_t> prompt_hashes);
   // NotFound unless `id` is live and not already being cancelled.
   absl::Status Cancel(RequestId id);
 
   // Moves pending submissions and cancellations into the (cleared) outputs.
-  void Drain(std::vector<Submission>* submissions,
+  // `now` (the Plan's time) places quota windows for requests submitted
+  // without an arrival time.
+  void Drain(absl::Time now, std::vector<Submission>* submissions,
              std::vector<RequestId>* cancels);
 
   // The request is terminal: forget it and, unless `keep` is false, queue the
@@ -56,11 +60,27 @@ class Inbox {
   int32_t num_queued() const;
 
  private:
+  struct Live {
+    bool cancelling = false;
+    uint32_t user = 0;
+    // Quota tokens charged at Submit and the window they were charged to.
+    int64_t charged = 0;
+    int64_t window = 0;
+  };
+  struct PerUser {
+    int32_t live = 0;
+    int64_t window = 0;
+    int64_t used = 0;
+  };
+  int64_t WindowOf(uint32_t user, absl::Time t) const;
+
   const int32_t max_pending_;
+  const std::vector<UserConfig> users_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  // Live ids -> whether a cancellation has been requested.
-  absl::flat_hash_map<RequestId, bool> live_ ABSL_GUARDED_BY(mu_);
+  absl::Time latest_now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
+  absl::flat_hash_map<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);
+  std::vector<PerUser> per_user_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<RequestId, bool> queued_ ABSL_GUARDED_BY(mu_);
   std::vector<Submission> submissions_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,20 @@ int32_t KvBlocksForMemory(int64_t kv_memory_bytes, int64_t kv_bytes_per_token,
   return static_cast<int32_t>(std::min<int64_t>(blocks, int64_t{1} << 30));
 }
 
+std::vector<WorkClassConfig> HouseholdWorkClasses() {
+  std::vector<WorkClassConfig> classes(5);
+  // Voice: a person is waiting with the microphone open; short and urgent,
+  // useless after a few seconds.
+  classes[0] = {.name = "voice", .priority = 4, .max_running = 8, .kv_block_budget = 0,
+                .borrow = true, .queue_timeout = absl::Seconds(10), .max_retries = 1};
+  classes[1] = {.name = "chat", .priority = 3, .max_retries = 1};
+  // Agents fire many calls; a cap keeps one busy agent from filling the batch.
+  classes[2] = {.name = "agent", .priority = 2, .max_running = 32, .max_retries = 2};
+  classes[3] = {.name = "embedding", .priority = 1, .max_running = 16, .max_retries = 2};
+  classes[4] = {.name = "maintenance", .priority = 0, .max_running = 4, .max_retries = 3};
+  return classes;
+}
+
 namespace internal {
 namespace {
 
@@ -62,9 +76,44 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
     }
   }
   for (size_t i = 0; i < o.users.size(); ++i) {
-    if (!(o.users[i].weight > 0.0) || o.users[i].weight > 1e9) {
+    const UserConfig& u = o.users[i];
+    if (!(u.weight > 0.0) || u.weight > 1e9) {
       return Invalid(absl::StrCat("users[", i, "].weight"),
-                     absl::StrCat("is ", o.users[i].weight, "; must be in (0, 1e9]"));
+                     absl::StrCat("is ", u.weight, "; must be in (0, 1e9]"));
+    }
+    if (u.max_queued_requests < 0) {
+      return Invalid(absl::StrCat("users[", i, "].max_queued_requests"),
+                     absl::StrCat("is ", u.max_queued_requests, "; must be >= 0 (0: no limit)"));
+    }
+    if (u.token_quota < 0) {
+      return Invalid(absl::StrCat("users[", i, "].token_quota"),
+                     absl::StrCat("is ", u.token_quota, "; must be >= 0 (0: no quota)"));
+    }
+    if (u.quota_window <= absl::ZeroDuration() || u.quota_window == absl::InfiniteDuration()) {
+      return Invalid(absl::StrCat("users[", i, "].quota_window"),
+                     absl::StrCat("is ", absl::FormatDuration(u.quota_window),
+                                  "; must be positive and finite"));
+    }
+  }
+  for (size_t i = 0; i < o.work_classes.size(); ++i) {
+    const WorkClassConfig& c = o.work_classes[i];
+    const std::string field = absl::StrCat("work_classes[", i, "]");
+    if (c.max_running < 0) {
+      return Invalid(field + ".max_running",
+                     absl::StrCat("is ", c.max_running, "; must be >= 0 (0: no cap)"));
+    }
+    if (c.kv_block_budget < 0 || c.kv_block_budget > o.kv.num_device_blocks) {
+      return Invalid(field + ".kv_block_budget",
+                     absl::StrCat("is ", c.kv_block_budget, "; must be in [0, kv.num_device_blocks = ",
+                                  o.kv.num_device_blocks, "] (0: no budget)"));
+    }
+    if (c.queue_timeout <= absl::ZeroDuration()) {
+      return Invalid(field + ".queue_timeout",
+                     absl::StrCat("is ", absl::FormatDuration(c.queue_timeout),
+                                  "; must be positive (InfiniteDuration: wait forever)"));
+    }
+    if (c.max_retries < 0 || c.max_retries > 100) {
+      return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));
     }
   }
   const KvCacheConfig& kv = o.kv;
@@ -143,6 +192,13 @@ absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
                " tokens, more than the whole KV cache holds (", o.kv.num_device_blocks,
                " blocks of ", o.kv.block_size, " = ", capacity,
                " tokens); it could never run. Lower max_new_tokens or shorten the prompt");
+  }
+  const WorkClassConfig& cls = o.work_classes[spec.work_class.value()];
+  if (!cls.borrow && cls.kv_block_budget > 0 &&
+      total > int64_t{cls.kv_block_budget} * o.kv.block_size) {
+    return bad("prompt_tokens + max_new_tokens is ", total, " tokens, more than class \"", cls.name,
+               "\" may ever hold (a hard kv_block_budget of ", cls.kv_block_budget, " blocks = ",
+               int64_t{cls.kv_block_budget} * o.kv.block_size, " tokens); it could never run");
   }
   if (!spec.prompt_token_ids.empty()) {
     if (static_cast<int64_t>(spec.prompt_token_ids.size()) != spec.prompt_tokens) {

@@ -72,6 +72,15 @@ struct alignas(64) RequestRecord {
   std::vector<BlockId> host_blocks;
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;
+  int32_t retries = 0;
+  // Running beyond its class's cap or KV budget on idle capacity; such
+  // sequences are reclaimed (preempted) first. Index into the scheduler's
+  // borrowed list while set.
+  bool borrowed = false;
+  int32_t borrowed_index = -1;
+  // Arrival + the class's queue timeout (InfiniteFuture if none): ends the
+  // request if it has not been admitted by then.
+  absl::Time queue_deadline = absl::InfiniteFuture();
   absl::Time first_admit_time = absl::InfiniteFuture();
   std::string label;
 

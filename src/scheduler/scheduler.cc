@@ -15,6 +15,10 @@ namespace hearth {
 using internal::RequestRecord;
 using internal::RunList;
 
+namespace {
+constexpr int32_t kMaxBorrowReclaims = 2;
+}  // namespace
+
 // ---------------------------------------------------------------- Scheduler
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
@@ -104,11 +108,15 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       chunk_cap_(options_.max_prefill_chunk_tokens > 0
                      ? options_.max_prefill_chunk_tokens
                      : options_.max_batched_tokens),
-      inbox_(options_.max_pending_requests),
+      inbox_(options_.max_pending_requests, options_.users),
       allocator_(std::move(allocator)),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink) {
   if (options_.kv.enable_prefix_caching) prefix_cache_.emplace(&allocator_);
+  class_running_.assign(options_.work_classes.size(), 0);
+  class_blocks_.assign(options_.work_classes.size(), 0);
+  borrowed_.reserve(static_cast<size_t>(options_.max_running));
+  pending_drops_.reserve(static_cast<size_t>(options_.max_running));
   const auto running = static_cast<size_t>(options_.max_running);
   decoding_.reserve(running);
   prefilling_.reserve(running);
@@ -207,6 +215,12 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.preempted_step = 0;
   r.cached_prompt_tokens = 0;
   r.preemptions = 0;
+  r.retries = 0;
+  r.borrowed = false;
+  r.borrowed_index = -1;
+  const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
+  r.queue_deadline = patience == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                          : r.arrival_time + patience;
   r.first_admit_time = absl::InfiniteFuture();
   r.first_token_time = absl::InfiniteFuture();
   slot_of_[r.id] = slot;
@@ -214,14 +228,30 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
 }
 
 void Scheduler::Impl::AddToList(RequestRecord& r, RunList list) {
+  LinkIntoList(r, list);
+  ++class_running_[r.work_class.value()];
+}
+
+void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
+  if (r.list == RunList::kNone) return;
+  UnlinkFromList(r);
+  --class_running_[r.work_class.value()];
+  if (r.borrowed) ClearBorrowed(r);
+}
+
+void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
+  UnlinkFromList(r);
+  LinkIntoList(r, RunList::kDecoding);
+}
+
+void Scheduler::Impl::LinkIntoList(RequestRecord& r, RunList list) {
   std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
   r.list = list;
   r.list_index = static_cast<int32_t>(v.size());
   v.push_back(r.slot);
 }
 
-void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
-  if (r.list == RunList::kNone) return;
+void Scheduler::Impl::UnlinkFromList(RequestRecord& r) {
   std::vector<uint32_t>& v = r.list == RunList::kDecoding ? decoding_ : prefilling_;
   const auto i = static_cast<size_t>(r.list_index);
   if (i + 1 != v.size()) {
@@ -233,6 +263,50 @@ void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
   r.list_index = -1;
 }
 
+bool Scheduler::Impl::ClassOver(uint32_t cls) const {
+  const WorkClassConfig& c = options_.work_classes[cls];
+  return (c.max_running > 0 && class_running_[cls] > c.max_running) ||
+         (c.kv_block_budget > 0 && class_blocks_[cls] > c.kv_block_budget);
+}
+
+void Scheduler::Impl::MarkBorrowed(RequestRecord& r) {
+  if (r.borrowed) return;
+  r.borrowed = true;
+  r.borrowed_index = static_cast<int32_t>(borrowed_.size());
+  borrowed_.push_back(r.slot);
+}
+
+void Scheduler::Impl::ClearBorrowed(RequestRecord& r) {
+  const auto i = static_cast<size_t>(r.borrowed_index);
+  if (i + 1 != borrowed_.size()) {
+    borrowed_[i] = borrowed_.back();
+    slab_[borrowed_[i]].borrowed_index = static_cast<int32_t>(i);
+  }
+  borrowed_.pop_back();
+  r.borrowed = false;
+  r.borrowed_index = -1;
+}
+
+RequestRecord* Scheduler::Impl::PickBorrowedVictim(const RequestRecord& beneficiary) {
+  // Newest borrowers first; those whose class came back within its limits
+  // are no longer borrowing and leave the list.
+  for (size_t i = borrowed_.size(); i-- > 0;) {
+    if (i >= borrowed_.size()) continue;
+    RequestRecord& r = slab_[borrowed_[i]];
+    if (!ClassOver(r.work_class.value())) {
+      ClearBorrowed(r);
+      continue;
+    }
+    // A sequence loses its work each time it is reclaimed; after a few
+    // reclaims only the policy may preempt it. Without this, a borrower the
+    // policy ranks first can be reclaimed and readmitted forever (seen in the
+    // randomized driver with classes that each need most of the cache).
+    if (r.preemptions >= kMaxBorrowReclaims) continue;
+    if (&r != &beneficiary && r.work_class != beneficiary.work_class && CanBeVictim(r)) return &r;
+  }
+  return nullptr;
+}
+
 void Scheduler::Impl::ReleaseDeviceBlocks(RequestRecord& r, size_t keep) {
   // Release tail blocks first so the LRU evicts a sequence's end before its
   // (more shareable) beginning.
@@ -240,6 +314,7 @@ void Scheduler::Impl::ReleaseDeviceBlocks(RequestRecord& r, size_t keep) {
     absl::Status s = allocator_.Release(r.device_blocks.back());
     (void)s;  // Cannot fail: the table holds exactly one reference per entry.
     r.device_blocks.pop_back();
+    --class_blocks_[r.work_class.value()];
   }
   r.registered_blocks = std::min<int32_t>(r.registered_blocks, static_cast<int32_t>(keep));
   r.blocks_sent = std::min<int32_t>(r.blocks_sent, static_cast<int32_t>(keep));
@@ -302,6 +377,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
   result.output_tokens = r.output_tokens;
   result.cached_prompt_tokens = r.cached_prompt_tokens;
   result.preemptions = r.preemptions;
+  result.retries = r.retries;
   result.arrival_time = r.arrival_time;
   result.first_admit_time = r.first_admit_time;
   result.first_token_time = r.first_token_time;

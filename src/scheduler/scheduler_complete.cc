@@ -82,8 +82,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
     }
     RequestRecord& r = slab_[plan_slots_[i]];
     if (!o.error.empty()) {
-      Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
-                absl::StrCat("the engine failed the sequence: ", o.error), done);
+      RetryOrFail(r, o.error, done);
       continue;
     }
     const bool decode = r.output_tokens > 0 && s.start_position == r.length() - 1;
@@ -108,10 +107,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
       }
     }
     RegisterFullBlocks(r);
-    if (r.list == RunList::kPrefilling && r.decoding()) {
-      RemoveFromList(r);
-      AddToList(r, RunList::kDecoding);
-    }
+    if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
   }
   // Swap-ins of this step have been copied: their host blocks are free now.
   for (BlockId host : host_release_after_step_) (void)allocator_.ReleaseHost(host);
@@ -122,6 +118,39 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   last_now_ = std::max(last_now_, done);
   plan_outstanding_ = false;
   return absl::OkStatus();
+}
+
+void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error,
+                                  absl::Time now) {
+  const WorkClassConfig& c = options_.work_classes[r.work_class.value()];
+  if (r.retries >= c.max_retries) {
+    Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+              r.retries == 0
+                  ? absl::StrCat("the engine failed the sequence: ", error)
+                  : absl::StrCat("the engine failed the sequence ", r.retries + 1,
+                                 " times (class \"", c.name, "\" retries ", c.max_retries,
+                                 "); last error: ", error),
+              now);
+    return;
+  }
+  // Retry from scratch: whatever the engine holds for it may be bad, so its
+  // KV is dropped and recomputed (prompt plus the tokens already accepted).
+  ++r.retries;
+  RemoveFromList(r);
+  ReleaseDeviceBlocks(r, 0);
+  r.computed = 0;
+  r.registered_blocks = 0;
+  r.blocks_sent = 0;
+  r.needs_full_table = true;
+  if (r.engine_has_state) pending_drops_.push_back(r.id);
+  r.engine_has_state = false;
+  // The next plan lists the drop; readmission waits a step more, so a plan
+  // never both drops and schedules the same request.
+  r.preempted_step = plan_.step + 1;
+  r.phase = RequestPhase::kWaiting;
+  ++num_waiting_;
+  policy_->OnPreempted(r.View(), now);
+  Emit(RequestEventKind::kRetry, r, now);
 }
 
 void Scheduler::Impl::RegisterFullBlocks(RequestRecord& r) {

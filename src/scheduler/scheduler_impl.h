@@ -71,9 +71,17 @@ class Scheduler::Impl {
   // policy-chosen victims only when not even `min` fits. Returns the
   // positions it can now hold, or -1 when `record` had to preempt itself.
   int32_t GrowTo(Record& record, int32_t want, int32_t min, absl::Time now);
-  // Admits a waiting or swapped request with its first chunk if memory allows
-  // (prefix hits reused, swap-ins copied back); false leaves it untouched.
-  bool TryAdmit(Record& record, absl::Time now);
+  enum class Admission {
+    kAdmitted,
+    // Not now, for a reason particular to this request (its class's limits).
+    kDeclined,
+    // No sequence slot or memory, though the request is entitled to them.
+    kNoRoom,
+  };
+  // Admits a waiting or swapped request with its first chunk if its class's
+  // limits and memory allow (prefix hits reused, swap-ins copied back);
+  // otherwise leaves it untouched.
+  Admission TryAdmit(Record& record, absl::Time now);
   // Leading full blocks of a waiting request found in the prefix cache.
   int32_t CountPrefixHits(Record& record);
   // Whether `blocks` more can be taken while keeping the admission watermark.
@@ -95,7 +103,26 @@ class Scheduler::Impl {
   Record* Find(RequestId id);
   const Record* Find(RequestId id) const;
   Record& CreateRecord(internal::Submission& submission, absl::Time now);
+  // Running-list membership, with the per-class running counts and borrow
+  // status that go with it.
   void AddToList(Record& record, internal::RunList list);
+  // Prefill finished: same running sequence, other list.
+  void MoveToDecoding(Record& record);
+  void LinkIntoList(Record& record, internal::RunList list);
+  void UnlinkFromList(Record& record);
+  void AddBlock(Record& record, BlockId block) {
+    record.device_blocks.push_back(block);
+    ++class_blocks_[record.work_class.value()];
+  }
+  // Whether `cls` runs beyond its cap or budget right now.
+  bool ClassOver(uint32_t cls) const;
+  void MarkBorrowed(Record& record);
+  void ClearBorrowed(Record& record);
+  // The most recently borrowed sequence whose class is still over its
+  // limits, other than `beneficiary`; nullptr if none.
+  Record* PickBorrowedVictim(const Record& beneficiary);
+  // An engine-reported failure: retry per the class policy or fail.
+  void RetryOrFail(Record& record, const std::string& error, absl::Time now);
   void RemoveFromList(Record& record);
   void ReleaseDeviceBlocks(Record& record, size_t keep);
   // Ends a live request: frees what it holds, tells policy, sink and host.
@@ -126,6 +153,13 @@ class Scheduler::Impl {
 
   std::vector<uint32_t> decoding_;
   std::vector<uint32_t> prefilling_;
+  // Per work class: running sequences and device blocks they hold.
+  std::vector<int32_t> class_running_;
+  std::vector<int32_t> class_blocks_;
+  std::vector<uint32_t> borrowed_;
+  // Retried requests whose engine state must be dropped: listed in the next
+  // plan's `preempted` (recompute).
+  std::vector<RequestId> pending_drops_;
   int32_t num_waiting_ = 0;
   int32_t num_swapped_ = 0;
 

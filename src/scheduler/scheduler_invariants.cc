@@ -102,6 +102,43 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
         return Broken("request ", id, " is live in terminal phase ", PhaseName(r.phase));
     }
   }
+  std::vector<int32_t> class_running(options_.work_classes.size(), 0);
+  std::vector<int32_t> class_blocks(options_.work_classes.size(), 0);
+  for (const auto& [id, slot] : slot_of_) {
+    const RequestRecord& r = slab_[slot];
+    if (r.phase == RequestPhase::kRunning) ++class_running[r.work_class.value()];
+    class_blocks[r.work_class.value()] += static_cast<int32_t>(r.device_blocks.size());
+    if (r.borrowed && (r.borrowed_index < 0 ||
+                       static_cast<size_t>(r.borrowed_index) >= borrowed_.size() ||
+                       borrowed_[r.borrowed_index] != slot || r.phase != RequestPhase::kRunning)) {
+      return Broken("borrowed request ", id, " is not where its borrowed index says, or not running");
+    }
+  }
+  std::vector<int32_t> class_borrowed(options_.work_classes.size(), 0);
+  for (uint32_t slot : borrowed_) ++class_borrowed[slab_[slot].work_class.value()];
+  for (size_t c = 0; c < class_running.size(); ++c) {
+    const WorkClassConfig& cfg = options_.work_classes[c];
+    // Beyond a limit only by borrowing: an over-limit class has borrowers,
+    // who are the first to be reclaimed.
+    const bool over_cap = cfg.max_running > 0 && class_running[c] > cfg.max_running;
+    if (over_cap && class_running[c] - cfg.max_running > class_borrowed[c]) {
+      return Broken("class ", cfg.name, " runs ", class_running[c], " over its cap ", cfg.max_running,
+                    " with only ", class_borrowed[c], " sequences marked as borrowing");
+    }
+    if (cfg.kv_block_budget > 0 && class_blocks[c] > cfg.kv_block_budget && class_borrowed[c] == 0) {
+      return Broken("class ", cfg.name, " holds ", class_blocks[c], " blocks over its budget ",
+                    cfg.kv_block_budget, " without any sequence marked as borrowing");
+    }
+    if (class_running[c] != class_running_[c] || class_blocks[c] != class_blocks_[c]) {
+      return Broken("class ", cfg.name, " counts ", class_running_[c], " running / ", class_blocks_[c],
+                    " blocks but records say ", class_running[c], " / ", class_blocks[c]);
+    }
+    if (!cfg.borrow && ((cfg.max_running > 0 && class_running[c] > cfg.max_running) ||
+                        (cfg.kv_block_budget > 0 && class_blocks[c] > cfg.kv_block_budget))) {
+      return Broken("class ", cfg.name, " exceeds its hard limits: ", class_running[c], " running (cap ",
+                    cfg.max_running, "), ", class_blocks[c], " blocks (budget ", cfg.kv_block_budget, ")");
+    }
+  }
   if (waiting != num_waiting_ || swapped != num_swapped_ ||
       running != running_count()) {
     return Broken("counts waiting/swapped/running ", num_waiting_, "/", num_swapped_, "/",

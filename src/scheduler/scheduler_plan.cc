@@ -70,7 +70,7 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
 }
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
-  inbox_.Drain(&drained_, &cancels_);
+  inbox_.Drain(now, &drained_, &cancels_);
   // Host threads race to Submit; ordering a batch by stamped arrival time
   // (then id) makes arrival order, and so every arrival-ordered policy,
   // independent of that race whenever hosts stamp arrival times.
@@ -84,8 +84,9 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
   for (internal::Submission& sub : drained_) {
     RequestRecord& r = CreateRecord(sub, now);
     ++num_waiting_;
-    if (r.deadline != absl::InfiniteFuture()) {
-      deadlines_.emplace_back(r.deadline, r.id);
+    for (absl::Time t : {r.deadline, r.queue_deadline}) {
+      if (t == absl::InfiniteFuture()) continue;
+      deadlines_.emplace_back(t, r.id);
       std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
     }
     policy_->OnArrival(r.View(), now);
@@ -106,12 +107,21 @@ void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
     const auto [deadline, id] = deadlines_.back();
     deadlines_.pop_back();
     RequestRecord* r = Find(id);
-    if (r == nullptr || r->deadline != deadline) continue;  // Already ended.
-    Terminate(*r, RequestPhase::kTimedOut, FinishReason::kNone,
-              absl::StrCat("deadline ", absl::FormatTime(deadline),
-                           " passed while ", std::string(PhaseName(r->phase)), " with ",
-                           r->output_tokens, " tokens generated"),
-              now);
+    if (r == nullptr) continue;  // Already ended.
+    if (r->deadline == deadline) {
+      Terminate(*r, RequestPhase::kTimedOut, FinishReason::kNone,
+                absl::StrCat("deadline ", absl::FormatTime(deadline),
+                             " passed while ", std::string(PhaseName(r->phase)), " with ",
+                             r->output_tokens, " tokens generated"),
+                now);
+    } else if (r->queue_deadline == deadline && r->first_admit_time == absl::InfiniteFuture()) {
+      const WorkClassConfig& c = options_.work_classes[r->work_class.value()];
+      Terminate(*r, RequestPhase::kTimedOut, FinishReason::kNone,
+                absl::StrCat("waited ", absl::FormatDuration(now - r->arrival_time),
+                             " without being admitted; class \"", c.name, "\" has a queue timeout of ",
+                             absl::FormatDuration(c.queue_timeout)),
+                now);
+    }
   }
 }
 
@@ -154,6 +164,18 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
                                 absl::Time now) {
   // Fast path (most decode steps): the last block still has room.
   if (want <= static_cast<int32_t>(r.device_blocks.size()) * block_size_) return want;
+  const uint32_t cls = r.work_class.value();
+  const WorkClassConfig& c = options_.work_classes[cls];
+  if (!c.borrow && c.kv_block_budget > 0) {
+    // A hard budget: grow only within it, else yield to the class's others.
+    const int32_t room = c.kv_block_budget - class_blocks_[cls];
+    const int32_t held = static_cast<int32_t>(r.device_blocks.size());
+    if (BlocksFor(min) - held > room) {
+      Preempt(r, now);
+      return -1;
+    }
+    want = std::min(want, (held + room) * block_size_);
+  }
   while (true) {
     const int32_t held = static_cast<int32_t>(r.device_blocks.size());
     const int32_t free = allocator_.num_allocatable();
@@ -161,10 +183,20 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
     const int32_t need_min = BlocksFor(min) - held;
     if (need_want <= free || need_min <= free) {
       const int32_t take = std::max(0, std::min(need_want, free));
-      for (int32_t i = 0; i < take; ++i) r.device_blocks.push_back(*allocator_.Allocate());
+      for (int32_t i = 0; i < take; ++i) AddBlock(r, *allocator_.Allocate());
+      if (take > 0 && ClassOver(cls)) MarkBorrowed(r);
       return std::min(want, static_cast<int32_t>(r.device_blocks.size()) * block_size_);
     }
-    if (RequestRecord* victim = PickVictim(r, /*beneficiary_running=*/true)) {
+    // Borrowed capacity is reclaimed before the policy is asked, but only
+    // for growth within the class's entitlement: two classes that each need
+    // more than their budget would otherwise take turns reclaiming from each
+    // other forever.
+    const bool entitled =
+        (c.kv_block_budget == 0 || class_blocks_[cls] + need_min <= c.kv_block_budget) &&
+        (c.max_running == 0 || class_running_[cls] <= c.max_running);
+    RequestRecord* victim = entitled ? PickBorrowedVictim(r) : nullptr;
+    if (victim == nullptr) victim = PickVictim(r, /*beneficiary_running=*/true);
+    if (victim != nullptr) {
       Preempt(*victim, now);
       continue;
     }
@@ -270,23 +302,25 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     const RequestId id = policy_->NextAdmission();
     if (!id.valid()) break;
     RequestRecord* r = Find(id);
-    if (r == nullptr || r->preempted_step == plan_.step ||
-        (r->phase != RequestPhase::kWaiting && r->phase != RequestPhase::kSwapped)) {
-      // Preempted this very step, or (a policy bug) not waiting: skip it,
-      // boundedly.
+    Admission result = Admission::kDeclined;
+    if (r != nullptr && r->preempted_step != plan_.step &&
+        (r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kSwapped)) {
+      result = TryAdmit(*r, now);
+    }
+    if (result == Admission::kAdmitted) continue;
+    if (result == Admission::kDeclined) {
+      // Particular to this candidate (its class is at a hard limit or may only
+      // borrow idle capacity; it was preempted this very step; or, a policy
+      // bug, it is not waiting): offer the next one, boundedly.
       if (++declines > options_.max_admission_declines) break;
       policy_->Decline(id);
       continue;
     }
-    if (running_count() >= options_.max_running) {
-      RequestRecord* victim = PickVictim(*r, /*beneficiary_running=*/false);
-      if (victim == nullptr) break;
-      Preempt(*victim, now);
-      continue;
-    }
-    if (TryAdmit(*r, now)) continue;
-    RequestRecord* victim = PickVictim(*r, /*beneficiary_running=*/false);
-    if (victim == nullptr) break;  // Head of line waits for memory.
+    // No room for a candidate within its entitlement: reclaim borrowed
+    // capacity first, then ask the policy.
+    RequestRecord* victim = PickBorrowedVictim(*r);
+    if (victim == nullptr) victim = PickVictim(*r, /*beneficiary_running=*/false);
+    if (victim == nullptr) break;  // Head of line waits for room.
     Preempt(*victim, now);
   }
   policy_->EndAdmission();
@@ -319,7 +353,7 @@ int32_t Scheduler::Impl::CountPrefixHits(RequestRecord& r) {
   return hits;
 }
 
-bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
+Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
   const bool swapped = r.phase == RequestPhase::kSwapped;
   int32_t hits = 0;
   int32_t start = r.computed;
@@ -342,13 +376,25 @@ bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
     // A cached, unreferenced hit leaves the allocatable pool when reused.
     if (allocator_.state(prefix_cache_->Find(r.block_hashes[b])) == BlockState::kCached) ++needed;
   }
-  if (!HasRoom(needed)) return false;
+  // Class limits: within them the request is entitled to room (and may
+  // cause preemption); beyond them it only borrows what is idle.
+  const uint32_t cls = r.work_class.value();
+  const WorkClassConfig& c = options_.work_classes[cls];
+  // Copy-on-write replaces the last hit, so the table ends with `total`.
+  const int32_t own_blocks_after = total;
+  const bool beyond = (c.max_running > 0 && class_running_[cls] + 1 > c.max_running) ||
+                      (c.kv_block_budget > 0 &&
+                       class_blocks_[cls] + own_blocks_after > c.kv_block_budget);
+  if (beyond && !c.borrow) return Admission::kDeclined;
+  if (running_count() >= options_.max_running || !HasRoom(needed)) {
+    return beyond ? Admission::kDeclined : Admission::kNoRoom;
+  }
 
   if (swapped) {
     for (BlockId host : r.host_blocks) {
       const BlockId device = *allocator_.Allocate();
       plan_.swap_in.push_back({r.id, host, device});
-      r.device_blocks.push_back(device);
+      AddBlock(r, device);
       host_release_after_step_.push_back(host);
     }
     r.host_blocks.clear();
@@ -357,7 +403,7 @@ bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
     for (int32_t b = 0; b < hits; ++b) {
       const BlockId block = prefix_cache_->Find(r.block_hashes[b]);
       (void)allocator_.AddRef(block);
-      r.device_blocks.push_back(block);
+      AddBlock(r, block);
     }
     if (copy_last_hit) {
       const CopyOnWrite cow = *allocator_.PrepareWrite(r.device_blocks.back());
@@ -373,7 +419,7 @@ bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
     --num_waiting_;
   }
   while (static_cast<int32_t>(r.device_blocks.size()) < total) {
-    r.device_blocks.push_back(*allocator_.Allocate());
+    AddBlock(r, *allocator_.Allocate());
   }
   r.phase = RequestPhase::kRunning;
   r.admitted_step = plan_.step;
@@ -381,10 +427,11 @@ bool Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
   r.blocks_sent = 0;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   AddToList(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
+  if (beyond) MarkBorrowed(r);
   policy_->OnAdmitted(r.View(), now);
   Emit(RequestEventKind::kAdmit, r, now);
   ScheduleSequence(r, n);
-  return true;
+  return Admission::kAdmitted;
 }
 
 void Scheduler::Impl::FinalizePlan() {
@@ -403,6 +450,8 @@ void Scheduler::Impl::FinalizePlan() {
   }
   plan_.released.swap(to_release_);
   to_release_.clear();
+  for (RequestId id : pending_drops_) plan_.preempted.push_back({id, PreemptionMode::kRecompute});
+  pending_drops_.clear();
 }
 
 }  // namespace hearth

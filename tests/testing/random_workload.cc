@@ -28,8 +28,21 @@ SchedulerOptions RandomOptions(std::mt19937_64& rng, const PolicyFactory* policy
   o.max_pending_requests = Uniform(rng, 5, 60);
   o.models[0].context_length = Uniform(rng, 16, 400);
   o.models[0].vocab_size = 64;
-  o.users = {{"a", 1.0}, {"b", 2.0}, {"c", 1.0}};
-  o.work_classes = {{"voice", 3}, {"chat", 2}, {"batch", 0}};
+  o.users = {{.name = "a", .weight = 1.0}, {.name = "b", .weight = 2.0}, {.name = "c", .weight = 1.0}};
+  if (rng() % 3 == 0) o.users[0].max_queued_requests = Uniform(rng, 1, 6);
+  if (rng() % 3 == 0) {
+    o.users[1].token_quota = Uniform(rng, 50, 2000);
+    o.users[1].quota_window = absl::Milliseconds(Uniform(rng, 100, 2000));
+  }
+  o.work_classes = {{.name = "voice", .priority = 3}, {.name = "chat", .priority = 2},
+                    {.name = "batch", .priority = 0}};
+  for (WorkClassConfig& c : o.work_classes) {
+    if (rng() % 2) c.max_running = Uniform(rng, 1, 4);
+    if (rng() % 3 == 0) c.kv_block_budget = Uniform(rng, 1, o.kv.num_device_blocks);
+    c.borrow = rng() % 2;
+    if (rng() % 4 == 0) c.queue_timeout = absl::Milliseconds(Uniform(rng, 1, 300));
+    c.max_retries = Uniform(rng, 0, 2);
+  }
   if (policy != nullptr) o.policy_factory = *policy;
   return o;
 }
@@ -105,7 +118,32 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
   }
   if (!h.live().empty()) {
-    return absl::InternalError(absl::StrCat(h.live().size(), " requests never ended (seed ", seed, ")"));
+    const SchedulerStats st = h.scheduler().stats();
+    std::string detail = absl::StrCat(" waiting ", st.waiting, " running ", st.running, " swapped ",
+                                      st.swapped, " free blocks ", st.free_device_blocks, "/",
+                                      options.kv.num_device_blocks, " cached ", st.cached_device_blocks);
+    for (RequestId id : h.live()) {
+      auto v = h.scheduler().GetRequest(id);
+      if (!v.ok()) continue;
+      absl::StrAppend(&detail, "\n  ", id.ToString(), " ", std::string(PhaseName(v->phase)), " class ",
+                      v->work_class.value(), " user ", v->user.value(), " len ", v->length(),
+                      " computed ", v->computed_tokens, " blocks ", v->device_blocks);
+    }
+    const PlanCopy& last = h.last_plan();
+    absl::StrAppend(&detail, "\n  last plan step ", last.step, ": ", last.sequences.size(),
+                    " sequences, ", last.preempted.size(), " preempted, tokens ", last.num_batched_tokens);
+    for (const auto& q : last.sequences) {
+      absl::StrAppend(&detail, " [", q.id.ToString(), " @", q.start_position, "+", q.num_tokens, "]");
+    }
+    for (size_t c = 0; c < options.work_classes.size(); ++c) {
+      const WorkClassConfig& w = options.work_classes[c];
+      absl::StrAppend(&detail, "\n  class ", c, " cap ", w.max_running, " budget ", w.kv_block_budget,
+                      " borrow ", w.borrow);
+    }
+    return absl::InternalError(absl::StrCat(h.live().size(), " requests never ended (seed ", seed,
+                                            ", block size ", options.kv.block_size, ", max_running ",
+                                            options.max_running, ", watermark ",
+                                            options.kv.watermark_blocks, ")", detail));
   }
   if (h.results().size() != submitted.size()) {
     return absl::InternalError(absl::StrCat(h.results().size(), " results for ", submitted.size(),

@@ -37,6 +37,9 @@ enum class RequestEventKind : uint8_t {
   kAdmit,
   kFirstToken,
   kPreempt,
+  // An engine-reported failure is being retried (the request waits again,
+  // progress reset); `output_tokens` is what it had produced.
+  kRetry,
   // Terminal: `phase` and `finish_reason` say how it ended.
   kEnd,
 };

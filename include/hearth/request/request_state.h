@@ -71,6 +71,8 @@ struct RequestResult {
   // Tokens of prompt served from the prefix cache at (the last) admission.
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;
+  // Engine-reported failures that were retried (WorkClassConfig::max_retries).
+  int32_t retries = 0;
 
   absl::Time arrival_time = absl::InfinitePast();
   // InfiniteFuture() when the event never happened (e.g. cancelled while

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "hearth/policy/policy.h"
 #include "hearth/request/request_state.h"
 #include "hearth/scheduler/step_plan.h"
@@ -36,16 +37,49 @@ struct ModelConfig {
 struct UserConfig {
   // Unique, non-empty.
   std::string name = "default";
-  // Share weight for fairness policies. Must be > 0.
+  // Share weight for fairness policies. Must be in (0, 1e9].
   double weight = 1.0;
+  // Unfinished requests this user may have at once; Submit beyond it returns
+  // ResourceExhausted. 0 means no limit.
+  int32_t max_queued_requests = 0;
+  // Tokens (prompt + max_new_tokens, refunded down to the tokens actually
+  // generated when a request ends) this user may submit per `quota_window`;
+  // Submit beyond it returns ResourceExhausted. 0 means no quota.
+  int64_t token_quota = 0;
+  // Length of a quota window; windows are aligned to the Unix epoch and
+  // judged by the request's arrival time (or the latest Plan's `now`).
+  absl::Duration quota_window = absl::Hours(24);
 };
 
+// A household work class: its own share of the engine, its own patience.
+// Limits are entitlements, not walls: a class with `borrow` may run beyond
+// them on capacity nobody else is using, and such borrowed sequences are the
+// first to be preempted when a class within its entitlement needs room.
 struct WorkClassConfig {
   // Unique, non-empty.
   std::string name = "default";
-  // Higher is more urgent, for priority-aware policies.
+  // Higher is more urgent. Folded into RequestView::priority for policies.
   int32_t priority = 0;
+  // Sequences of this class running at once; 0 means no cap. Must be >= 0.
+  int32_t max_running = 0;
+  // Device KV blocks this class's running sequences may hold; 0 means no
+  // budget. Must be in [0, kv.num_device_blocks].
+  int32_t kv_block_budget = 0;
+  // Whether the class may exceed `max_running` / `kv_block_budget` on idle
+  // capacity (work-conserving). Without it the limits are hard.
+  bool borrow = true;
+  // How long a request may wait for its first admission before it ends as
+  // timed out. InfiniteDuration means forever; otherwise must be > 0.
+  absl::Duration queue_timeout = absl::InfiniteDuration();
+  // Engine-reported failures retried (from scratch: blocks freed, prefix
+  // recomputed) before the request ends as failed. Must be in [0, 100].
+  int32_t max_retries = 0;
 };
+
+// The default household: voice above chat above agents above embeddings
+// above maintenance. Voice is small and impatient; maintenance runs on what
+// is left.
+std::vector<WorkClassConfig> HouseholdWorkClasses();
 
 struct KvCacheConfig {
   // Tokens per block. Must be in [1, 4096]; 16 is what most engines use.
