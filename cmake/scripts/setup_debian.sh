@@ -7,8 +7,12 @@ packages=(
   build-essential cmake git pkg-config
   libabsl-dev catch2 libbenchmark-dev
   libtomlplusplus-dev gnuplot-nox
-  nodejs npm
 )
+# npm fetches the pinned llama.cpp packages; a machine that already has a
+# working node/npm (from any source) keeps it.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
