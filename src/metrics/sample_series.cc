@@ -35,15 +35,28 @@ void SampleSeries::Add(double value) {
   if (samples_.size() < capacity_) {
     samples_.push_back(value);
     sorted_ = false;
+    if (samples_.size() == capacity_) ScheduleNextReplacement();
     return;
   }
-  // Algorithm R: the new sample replaces a random slot with probability
-  // capacity / count, keeping a uniform sample of everything seen.
-  const uint64_t slot = NextRandom(rng_state_) % count_;
-  if (slot < capacity_) {
-    samples_[slot] = value;
-    sorted_ = false;
-  }
+  // Reservoir sampling, Li's algorithm L: the same distribution as algorithm
+  // R (each sample kept with probability capacity / count) but it draws the
+  // gap to the next kept sample, so most calls only compare a counter.
+  if (count_ - 1 < next_replacement_) return;
+  samples_[NextRandom(rng_state_) % capacity_] = value;
+  sorted_ = false;
+  ScheduleNextReplacement();
+}
+
+void SampleSeries::ScheduleNextReplacement() {
+  const double k = static_cast<double>(capacity_);
+  if (w_ == 0) w_ = std::exp(std::log(Uniform()) / k);
+  else w_ *= std::exp(std::log(Uniform()) / k);
+  const double skip = std::floor(std::log(Uniform()) / std::log1p(-w_));
+  next_replacement_ = count_ + static_cast<uint64_t>(std::min(skip, 1e18));
+}
+
+double SampleSeries::Uniform() {
+  return (static_cast<double>(NextRandom(rng_state_) >> 11) + 0.5) * 0x1.0p-53;
 }
 
 absl::Span<const double> SampleSeries::Sorted() const {

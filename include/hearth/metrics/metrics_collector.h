@@ -78,9 +78,11 @@ struct MetricsOptions {
   // Source of step end times (see above). Not owned; may be null.
   const Clock* clock = nullptr;
 
-  // Exact samples kept per latency series before reservoir sampling; 0 means
-  // the SampleSeries default.
-  size_t max_samples_per_series = 0;
+  // Exact samples kept per latency series before reservoir sampling (a
+  // uniform sample of this size is kept beyond; counts, means and maxima stay
+  // exact). Bounds memory and report time on long runs, where inter-token
+  // gaps number in the millions. 0 means the SampleSeries default (2^20).
+  size_t max_samples_per_series = size_t{1} << 18;
   // The backlogged-gap tracker costs O(users^2) per step; it is off when there
   // are more users than this. Must be >= 0.
   int max_gap_users = 64;

@@ -3,7 +3,7 @@
 // `SampleSeries` collects one latency (or any non-negative quantity) sample
 // stream and answers count, mean, min, max and percentiles. It keeps every
 // sample exactly until `capacity` samples have been added, and a uniform
-// reservoir sample of that size afterwards (algorithm R with a seeded
+// reservoir sample of that size afterwards (Li's algorithm L with a seeded
 // generator, so the result is deterministic). Count, sum, mean, min and max are
 // always exact; percentiles are exact below the capacity.
 //
@@ -63,8 +63,15 @@ class SampleSeries {
   absl::Span<const double> Sorted() const;
 
  private:
+  void ScheduleNextReplacement();
+  double Uniform();
+
   size_t capacity_;
   uint64_t rng_state_;
+  // Algorithm L state: the running weight and the count (0-based index of
+  // the sample) at which the next replacement happens.
+  double w_ = 0;
+  uint64_t next_replacement_ = 0;
   uint64_t count_ = 0;
   double sum_ = 0;
   double min_ = 0;
