@@ -38,7 +38,11 @@ class MlfqNode final : public Node {
   void RemoveWaiting(Entry* e, bool for_good) override {
     if (!e->declined) waiting_[e->mlfq_level].erase(WaitKey(e));
   }
-  void AddRunning(Entry* e) override { running_.emplace(RunKey(e), e); }
+  void AddRunning(Entry* e) override {
+    e->mlfq_promoted = false;
+    e->mlfq_demoted_while_running = false;
+    running_.emplace(RunKey(e), e);
+  }
   void RemoveRunning(Entry* e) override { running_.erase(RunKey(e)); }
 
   // Quanta measure service actually received: reservations do not count.
@@ -56,7 +60,10 @@ class MlfqNode final : public Node {
     if (e->running) running_.erase(RunKey(e));
     ++e->mlfq_level;
     e->mlfq_served = 0;
-    if (e->running) running_.emplace(RunKey(e), e);
+    if (e->running) {
+      e->mlfq_demoted_while_running = true;
+      running_.emplace(RunKey(e), e);
+    }
   }
 
   void Advance(absl::Time now) override {
@@ -70,6 +77,7 @@ class MlfqNode final : public Node {
         queue.erase(queue.begin());
         head->mlfq_level = 0;
         head->mlfq_served = 0;
+        head->mlfq_promoted = true;
         waiting_[0].emplace(WaitKey(head), head);
       }
     }
@@ -87,15 +95,43 @@ class MlfqNode final : public Node {
     // Lowest level, latest arrival.
     Entry* candidate = running_.rbegin()->second;
     if (beneficiary == nullptr) return candidate;
-    if (candidate->mlfq_level > beneficiary->mlfq_level) return candidate;
-    if (beneficiary_running && candidate->mlfq_level == beneficiary->mlfq_level &&
-        candidate->arrival_seq > beneficiary->arrival_seq) {
+    if (beneficiary_running) return GrowthVictim(beneficiary);
+    // A promoted request waits for a free slot instead: if promotion could
+    // preempt, two long jobs recomputing after each preemption could take
+    // turns forever without finishing. Demotions only lower levels, so
+    // preemptions between promotions are finite.
+    if (beneficiary->mlfq_promoted) return nullptr;
+    // As in FastServe, a job yields to more urgent work at the end of a
+    // quantum: one admitted (or resumed) and not yet demoted since keeps
+    // running, so every admission buys at least a quantum of service and
+    // recompute preemption cannot undo each admission at once.
+    if (candidate->mlfq_level > beneficiary->mlfq_level &&
+        candidate->mlfq_demoted_while_running) {
       return candidate;
     }
     return nullptr;
   }
 
  private:
+  // Memory for a running request's growth: a running request that arrived
+  // later, from the lowest level that has one (latest arrival first). Levels
+  // move, arrival order does not; keeping victims later in arrival order
+  // means the earliest running request is never displaced and finishes, so
+  // recompute preemption cannot cycle. O(levels * log n).
+  Entry* GrowthVictim(const Entry* beneficiary) const {
+    for (int32_t level = options_.num_levels - 1; level >= 0; --level) {
+      auto it = running_.lower_bound(RunKeyType{level + 1, 0});
+      if (it == running_.begin()) continue;
+      --it;
+      Entry* latest = it->second;
+      if (latest->mlfq_level == level &&
+          latest->arrival_seq > beneficiary->arrival_seq) {
+        return latest;
+      }
+    }
+    return nullptr;
+  }
+
   using WaitKeyType = std::tuple<absl::Time, uint64_t>;
   using RunKeyType = std::tuple<int32_t, uint64_t>;
   static WaitKeyType WaitKey(const Entry* e) {

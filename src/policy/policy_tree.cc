@@ -204,6 +204,7 @@ NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
   params.decode_token_weight = config.vtc.decode_token_weight;
   params.weights = config.vtc.user_weights;
   params.preempt_for_admission = config.vtc.preempt_for_admission;
+  params.admission_preemption_gap = config.vtc.admission_preemption_gap;
   return [params, leaf] {
     return policy_internal::NewFairShareNode(params, leaf);
   };

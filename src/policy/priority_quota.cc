@@ -117,18 +117,29 @@ class PriorityNode final : public Node {
     return best == nullptr ? nullptr : best->child->Best();
   }
 
+  // Victims follow one time-invariant order, the running key (see the file
+  // comment): a victim must come after the beneficiary in it, and for a
+  // waiting beneficiary by at least a whole aging interval (one level). A
+  // fixed order is what keeps recompute preemption live: the first request
+  // in it is never a victim, so it finishes (as under FIFO). Within that
+  // limit the victim's level below (e.g. VTC) chooses.
   Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
     if (running_.empty()) return nullptr;
     Entry* least = running_.rbegin()->second;
-    if (beneficiary == nullptr) return FromLevelOf(least, Effective(least) + 1);
-    int64_t mine = Effective(beneficiary);
-    if (Effective(least) < mine) return FromLevelOf(least, mine);
-    // Nothing runs at a strictly lower effective priority: the
-    // beneficiary's own level decides among its equals.
-    Level& own = LevelOf(beneficiary);
-    if (own.running == 0) return nullptr;
-    Entry* v = own.child->Victim(beneficiary, beneficiary_running);
-    return v != nullptr && Effective(v) <= mine ? v : nullptr;
+    Level& level = LevelOf(least);
+    if (beneficiary == nullptr) {
+      Entry* v = level.child->Victim(nullptr, false);
+      return v != nullptr ? v : least;
+    }
+    if (!Below(least, beneficiary, beneficiary_running)) return nullptr;
+    bool same_level = least->priority == beneficiary->priority;
+    Entry* v = level.child->Victim(same_level ? beneficiary : nullptr,
+                                   beneficiary_running);
+    if (v != nullptr && v != beneficiary &&
+        Below(v, beneficiary, beneficiary_running)) {
+      return v;
+    }
+    return least;
   }
 
  private:
@@ -146,16 +157,16 @@ class PriorityNode final : public Node {
             e->arrival_seq};
   }
 
-  // The child of `least`'s level picks (so a user level below keeps its own
-  // rule) as long as its pick ranks below `limit`; else `least` itself.
-  Entry* FromLevelOf(Entry* least, int64_t limit) {
-    Entry* v = LevelOf(least).child->Victim(nullptr, false);
-    return v != nullptr && Effective(v) < limit ? v : least;
+  // Whether `v` may be preempted for `b` (see Victim()).
+  bool Below(const Entry* v, const Entry* b, bool b_running) const {
+    RunKeyType kv = RunKey(v), kb = RunKey(b);
+    if (b_running) return kv > kb;
+    if (options_.aging_interval == absl::InfiniteDuration()) {
+      return std::get<0>(kv) > std::get<0>(kb);
+    }
+    return std::get<1>(kv) - std::get<1>(kb) >= options_.aging_interval;
   }
 
-  int64_t Effective(const Entry* e) const {
-    return AgedPriority(e->priority, e->arrival_time);
-  }
 
   // priority + floor(wait of the level's oldest / aging_interval), saturated.
   int64_t Effective(const Level& level) const {

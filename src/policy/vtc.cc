@@ -116,7 +116,8 @@ class FairShareNode final : public Node {
       double theirs = groups_[top].counter;
       bool take = beneficiary_running
                       ? theirs >= mine
-                      : params_.preempt_for_admission && theirs > mine;
+                      : params_.preempt_for_admission &&
+                            theirs - mine > params_.admission_preemption_gap;
       if (take) return groups_[top].child->Victim(nullptr, false);
     }
     if (groups_[own].running == 0) return nullptr;
@@ -216,6 +217,12 @@ absl::Status ValidateVtcOptions(const VtcOptions& options) {
     return absl::InvalidArgumentError(
         "VtcOptions::prompt_token_weight and decode_token_weight are both 0; "
         "at least one must be > 0 for counters to move");
+  }
+  if (!std::isfinite(options.admission_preemption_gap) ||
+      options.admission_preemption_gap < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "VtcOptions::admission_preemption_gap is ",
+        options.admission_preemption_gap, "; it must be finite and >= 0"));
   }
   for (size_t i = 0; i < options.user_weights.size(); ++i) {
     double w = options.user_weights[i];

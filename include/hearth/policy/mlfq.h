@@ -11,13 +11,20 @@
 // top levels. A request whose service at its level exceeds the level's
 // quantum is demoted one level (the last level keeps it). A waiting request
 // that has waited longer than `starvation_bound` at a level is promoted to
-// level 0, keeping its place in time, so nothing starves.
+// level 0, keeping its place in time, so nothing starves: it takes the next
+// free slot. A promoted request does not preempt (with recompute, two long
+// jobs promoted in turn could otherwise preempt each other forever).
 //
 // Admission offers level 0 first, within a level the longest waiting first.
 // Preemption: for a waiting beneficiary the victim is a running request of a
-// strictly lower level (the lowest level, latest arrival first), so urgent
-// work preempts demoted long jobs when memory or the sequence cap is short;
-// for a running beneficiary the same, or else a later arrival of its level.
+// strictly lower level (the lowest level, latest arrival first) whose
+// quantum ran out since it was admitted, so urgent work preempts demoted long
+// jobs when memory or the sequence cap is short, at quantum boundaries as in
+// FastServe (each admission buys at least one quantum of service).
+// For a running beneficiary (memory for its growth) the victim is a running
+// request that arrived after it, taken from the lowest level that has one:
+// levels move but arrival order does not, so the earliest running request is
+// never displaced and recompute preemption cannot cycle.
 //
 // Cost: O(levels + log n) per decision and per event; OnServed is O(1) per
 // entry plus O(log n) for each demotion.

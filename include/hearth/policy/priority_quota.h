@@ -22,12 +22,15 @@
 // request also has the level's largest effective priority: a decision
 // compares only the heads of the levels, O(levels), never the whole queue.
 //
-// Preemption: the victim is the running request of lowest effective
-// priority (the same formula, so a long-running request grows harder to
-// displace), provided it is strictly below the beneficiary's; among equals
-// only a running beneficiary may displace a later arrival of its own level.
-// An aged request that was admitted is therefore not thrown out again by the
-// flood it waited behind, and it finishes within the bound.
+// Preemption follows one fixed order, the "virtual arrival"
+// arrival_time - priority * aging_interval (with aging off: priority, then
+// arrival), which ranks requests exactly as effective priority does at every
+// instant. The victim is the running request latest in that order, provided
+// it comes after the beneficiary, and for a waiting beneficiary by at least
+// one aging interval (one level). Because the order never changes, the first
+// request in it is never a victim and always finishes, even under recompute
+// preemption; an aged request that was admitted is not thrown out by the
+// flood it waited behind.
 //
 // Example:
 //   hearth::PriorityQuotaOptions p;

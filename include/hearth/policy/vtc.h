@@ -29,8 +29,8 @@
 // latest arrival goes first, and never one that arrived before the
 // beneficiary. For a waiting beneficiary VTC preempts only when
 // `preempt_for_admission` is set, and then only requests of a user whose
-// counter is strictly larger (recomputing wastes work; the paper's VTC is
-// non-preemptive).
+// counter is larger by more than `admission_preemption_gap` (recomputing
+// wastes work; the paper's VTC is non-preemptive).
 //
 // Cost: O(log users) per event and per served entry; no allocation per step
 // once every user has been seen.
@@ -62,8 +62,15 @@ struct VtcOptions {
   // weigh 1. Each must be > 0 and finite. A user of weight 2 is charged half.
   std::vector<double> user_weights;
   // Whether a waiting request may preempt a running request of a user whose
-  // counter is strictly larger (see the file comment). Off by default.
+  // counter is larger by more than `admission_preemption_gap` (see the file
+  // comment). Off by default.
   bool preempt_for_admission = false;
+  // Counter gap (weighted tokens) a waiting request's user must trail by to
+  // preempt. An admission moves counters by at most w_p times its prompt plus
+  // output, and a preemption gives the unserved prompt back; a gap above
+  // that (w_p * context length) keeps two users from preempting each other
+  // back and forth without progress. Must be >= 0 and finite.
+  double admission_preemption_gap = 8192;
 };
 
 // InvalidArgument naming the offending field, or OK.

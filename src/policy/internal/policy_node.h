@@ -53,6 +53,10 @@ struct Entry {
   // MLFQ leaf state: level (-1 before skip-join) and service at that level.
   int32_t mlfq_level = -1;
   double mlfq_served = 0;
+  // Promoted for starvation since it last ran.
+  bool mlfq_promoted = false;
+  // Demoted since it was last admitted: its quantum ran out, so it may yield.
+  bool mlfq_demoted_while_running = false;
 };
 
 class Node {
@@ -108,6 +112,7 @@ struct FairShareParams {
   // By key value; missing keys weigh 1.
   std::vector<double> weights;
   bool preempt_for_admission = false;
+  double admission_preemption_gap = 0;
 };
 
 // Virtual Token Counter over groups (users or classes), with the lift rule.
