@@ -82,10 +82,31 @@ DistributionSummary SampleSeries::Summarize() const {
   d.count = count_;
   if (count_ == 0) return d;
   d.mean = mean();
-  d.p50 = Percentile(50);
-  d.p90 = Percentile(90);
-  d.p99 = Percentile(99);
   d.max = max_;  // exact even when sampled
+  if (sorted_) {
+    d.p50 = Percentile(50);
+    d.p90 = Percentile(90);
+    d.p99 = Percentile(99);
+    return d;
+  }
+  // Selection instead of a full sort: O(n) per rank, on successively
+  // narrower ranges (the kept samples' order carries no meaning).
+  const size_t n = samples_.size();
+  auto rank = [n](double p) {
+    const double r = std::ceil(p / 100.0 * static_cast<double>(n));
+    return std::min(n - 1, r < 1 ? size_t{0} : static_cast<size_t>(r) - 1);
+  };
+  double* out[] = {&d.p50, &d.p90, &d.p99};
+  const double ps[] = {50, 90, 99};
+  auto from = samples_.begin();
+  for (int i = 0; i < 3; ++i) {
+    auto nth = samples_.begin() + static_cast<std::ptrdiff_t>(rank(ps[i]));
+    if (nth >= from) {
+      std::nth_element(from, nth, samples_.end());
+      from = nth;
+    }
+    *out[i] = *nth;
+  }
   return d;
 }
 

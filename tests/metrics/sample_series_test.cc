@@ -20,6 +20,14 @@ TEST_CASE("nearest-rank percentiles", "[metrics]") {
   CHECK(d.p99 == 4.0);
   CHECK(d.max == 4.0);
   CHECK(SampleSeries().Summarize().count == 0);
+  // Summarize() before any sort selects the same ranks.
+  SampleSeries u;
+  for (double v : {9.0, 4.0, 1.0, 7.0, 3.0, 2.0, 8.0, 6.0, 5.0, 10.0}) u.Add(v);
+  DistributionSummary e = u.Summarize();
+  CHECK(e.p50 == 5.0);
+  CHECK(e.p90 == 9.0);
+  CHECK(e.p99 == 10.0);
+  CHECK(u.Percentile(50) == 5.0);
   CHECK(SampleSeries().Percentile(50) == 0.0);
 }
 

@@ -83,9 +83,10 @@ struct MetricsOptions {
   // exact). Bounds memory and report time on long runs, where inter-token
   // gaps number in the millions. 0 means the SampleSeries default (2^20).
   size_t max_samples_per_series = size_t{1} << 18;
-  // The backlogged-gap tracker costs O(users^2) per step; it is off when there
-  // are more users than this. Must be >= 0.
-  int max_gap_users = 64;
+  // The backlogged-gap tracker costs O(users^2) per step; it is off (the
+  // report says -1) when there are more users than this, which keeps
+  // simulations of many tenants fast. Must be >= 0.
+  int max_gap_users = 16;
   // Time-series sampling period for series(); zero disables the series. Must
   // be >= 0.
   absl::Duration series_interval = absl::Seconds(10);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every scenario of the policy suite under each of its policies, measures
+# the simulator's speed, and writes bench/suites/RESULTS.md.
+#
+#   bench/suites/run_suite.sh [path/to/hearth_sim_cli]
+#
+# Outputs per scenario land in bench/suites/results/<scenario>/ (report.md,
+# results.csv, results.json, PNG plots). Needs gnuplot and python3.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cli=${1:-}
+if [[ -z "$cli" ]]; then
+  for c in "$here/../../build/examples/simulator/hearth_sim_cli" "$(command -v hearth_sim_cli || true)"; do
+    if [[ -n "$c" && -x "$c" ]]; then cli=$c; break; fi
+  done
+fi
+[[ -x "$cli" ]] || { echo "usage: $0 path/to/hearth_sim_cli" >&2; exit 2; }
+out="$here/results"
+mkdir -p "$out"
+
+scenarios=(household_evening_50 household_evening_90 household_evening_120
+           azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
+           flood_baseline flood)
+for s in "${scenarios[@]}"; do
+  echo "== $s" >&2
+  "$cli" --config="$here/$s.toml" --out="$out/$s" --quiet 2>&1 | tee "$out/$s.log" >&2
+done
+
+# Simulator speed, single-threaded: CPU seconds (user + sys) of the whole
+# program (trace parsing, simulation, report) and wall seconds.
+speed() {  # name config policies
+  local name=$1 config=$2 policies=$3
+  /usr/bin/time -f "$name %U %S %e" -o "$out/time_$name.txt" \
+    "$cli" --config="$config" --out="$out/speed_$name" --policies="$policies" \
+    --plots=false --quiet > /dev/null 2> "$out/speed_$name.log"
+  cat "$out/time_$name.txt"
+}
+{
+  speed azure_conv_fifo "$here/azure_conv_4090.toml" fifo
+  speed synthetic_day_1m "$here/synthetic_day_1m.toml" fifo
+} > "$out/timing.txt"
+grep -h "requests built" "$out"/speed_*.log > "$out/speed_requests.txt" || true
+
+python3 "$here/summarize.py" "$here" > "$here/RESULTS.md"
+echo "wrote $here/RESULTS.md" >&2
