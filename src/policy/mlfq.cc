@@ -47,6 +47,7 @@ class MlfqNode final : public Node {
 
   // Quanta measure service actually received: reservations do not count.
   void Reserve(Entry*, int32_t) override {}
+  void Flush() override {}
 
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {

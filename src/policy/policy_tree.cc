@@ -89,8 +89,13 @@ class TreePolicy final : public Policy {
   }
 
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
-    for (const ServedTokens& s : served) {
-      Entry* e = Find(s.id);
+    if (served_cache_.size() < served.size()) served_cache_.resize(served.size());
+    for (size_t i = 0; i < served.size(); ++i) {
+      const ServedTokens& s = served[i];
+      // Plans list the same sequences in the same order step after step:
+      // remember who sat at each position and skip the id lookup.
+      Entry* e = served_cache_[i];
+      if (e == nullptr || e->id != s.id) e = served_cache_[i] = Find(s.id);
       if (e == nullptr || (!e->running && !e->retired)) continue;
       int32_t prefill = std::max(s.prefill_tokens, 0);
       int32_t prepaid = std::min(prefill, e->reserved_prefill);
@@ -101,8 +106,10 @@ class TreePolicy final : public Policy {
       if (decode > 0) Refund(e);
       if (prefill > 0 || decode > 0) root_->Charge(e, prefill, decode, prepaid);
     }
+    root_->Flush();
     for (Entry* e : retired_) {
       entries_.erase(e->id);
+      e->id = RequestId();  // stale cache slots must not match it
       free_.push_back(e);
     }
     retired_.clear();
@@ -167,8 +174,9 @@ class TreePolicy final : public Policy {
 
   Entry* Allocate() {
     if (free_.empty()) {
-      pool_.push_back(std::make_unique<Entry>());
-      return pool_.back().get();
+      // Entries come in chunks so that the ones served together sit close.
+      pool_.push_back(std::make_unique<Entry[]>(kChunk));
+      for (int i = kChunk - 1; i >= 0; --i) free_.push_back(&pool_.back()[i]);
     }
     Entry* e = free_.back();
     free_.pop_back();
@@ -180,11 +188,14 @@ class TreePolicy final : public Policy {
   std::unique_ptr<Node> root_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
-  std::vector<std::unique_ptr<Entry>> pool_;
+  static constexpr int kChunk = 256;
+  std::vector<std::unique_ptr<Entry[]>> pool_;
   std::vector<Entry*> free_;
   std::vector<Entry*> declined_;
   // Removed entries kept until the next OnServed.
   std::vector<Entry*> retired_;
+  // Entry served at each position of the last step's plan.
+  std::vector<Entry*> served_cache_;
 };
 
 NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {

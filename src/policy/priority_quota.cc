@@ -81,7 +81,9 @@ class PriorityNode final : public Node {
               int32_t prepaid) override {
     Level& level = LevelOf(e);
     level.served_in_window += prefill_tokens - prepaid + decode_tokens;
-    level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
+    if (child_charges_) {
+      level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
+    }
   }
   // Admissions count against the quota at once, so one admission phase
   // cannot overshoot it; refunds never make a window's count negative.
@@ -89,6 +91,11 @@ class PriorityNode final : public Node {
     Level& level = LevelOf(e);
     level.served_in_window = std::max<int64_t>(0, level.served_in_window + tokens);
     level.child->Reserve(e, tokens);
+  }
+
+  void Flush() override {
+    if (!child_charges_) return;
+    for (Level& level : levels_) level.child->Flush();
   }
 
   void Advance(absl::Time now) override {
@@ -203,6 +210,11 @@ class PriorityNode final : public Node {
   }
 
   Level& LevelOf(const Entry* e) {
+    if (e->level_slot < 0) e->level_slot = FindOrAddLevel(e);
+    return levels_[e->level_slot];
+  }
+
+  int32_t FindOrAddLevel(const Entry* e) {
     auto [it, inserted] = index_.try_emplace(
         e->priority, static_cast<int32_t>(levels_.size()));
     if (inserted) {
@@ -211,8 +223,9 @@ class PriorityNode final : public Node {
       auto quota = quotas_.find(e->priority);
       level.quota = quota == quotas_.end() ? 0 : quota->second;
       level.child = child_factory_();
+      child_charges_ = level.child->NeedsCharges();
     }
-    return levels_[it->second];
+    return it->second;
   }
 
   PriorityQuotaOptions options_;
@@ -225,6 +238,7 @@ class PriorityNode final : public Node {
   absl::flat_hash_map<int32_t, int32_t> index_;
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();
+  bool child_charges_ = true;
 };
 
 }  // namespace

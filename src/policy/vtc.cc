@@ -37,6 +37,8 @@ struct Group {
   int32_t waiting = 0;
   int32_t offerable = 0;
   int32_t running = 0;
+  // Charged since the last Flush().
+  bool dirty = false;
   std::unique_ptr<Node> child;
 };
 
@@ -84,12 +86,33 @@ class FairShareNode final : public Node {
     groups_[g].child->RemoveRunning(e);
   }
 
+  // Per step and entry: a counter add. Heaps are re-keyed in Flush(), once
+  // per charged group.
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {
-    AddToCounter(e, (prefill_tokens - prepaid) * params_.prompt_token_weight +
-                        decode_tokens * params_.decode_token_weight);
-    groups_[GroupOf(e)].child->Charge(e, prefill_tokens, decode_tokens,
-                                      prepaid);
+    int32_t g = GroupOf(e);
+    Group& group = groups_[g];
+    double charge = (prefill_tokens - prepaid) * params_.prompt_token_weight +
+                    decode_tokens * params_.decode_token_weight;
+    group.counter += charge / group.weight;
+    if (!group.dirty) {
+      group.dirty = true;
+      dirty_.push_back(g);
+    }
+    if (child_charges_) {
+      group.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
+    }
+  }
+
+  void Flush() override {
+    for (int32_t g : dirty_) {
+      groups_[g].dirty = false;
+      offer_.Update(g);
+      backlog_.Update(g);
+      running_.Update(g);
+      if (child_charges_) groups_[g].child->Flush();
+    }
+    dirty_.clear();
   }
 
   void Reserve(Entry* e, int32_t tokens) override {
@@ -147,6 +170,12 @@ class FairShareNode final : public Node {
   }
 
   int32_t GroupOf(const Entry* e) {
+    int32_t& slot = e->share_slot[static_cast<int>(params_.key)];
+    if (slot < 0) slot = FindOrAddGroup(e);
+    return slot;
+  }
+
+  int32_t FindOrAddGroup(const Entry* e) {
     uint32_t key = KeyOf(e);
     auto [it, inserted] =
         index_.try_emplace(key, static_cast<int32_t>(groups_.size()));
@@ -154,6 +183,7 @@ class FairShareNode final : public Node {
       Group& group = groups_.emplace_back();
       group.weight = key < params_.weights.size() ? params_.weights[key] : 1.0;
       group.child = child_factory_();
+      child_charges_ = group.child->NeedsCharges();
     }
     return it->second;
   }
@@ -190,6 +220,8 @@ class FairShareNode final : public Node {
   GroupHeap<Smaller> backlog_;
   GroupHeap<Larger> running_;
   int32_t last_admitted_ = -1;
+  std::vector<int32_t> dirty_;
+  bool child_charges_ = true;
 };
 
 }  // namespace

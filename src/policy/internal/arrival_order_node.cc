@@ -24,6 +24,8 @@ class ArrivalOrderNode final : public Node {
   void RemoveRunning(Entry* e) override { running_.erase(e->arrival_seq); }
   void Charge(Entry*, int32_t, int32_t, int32_t) override {}
   void Reserve(Entry*, int32_t) override {}
+  void Flush() override {}
+  bool NeedsCharges() const override { return false; }
   void Advance(absl::Time) override {}
 
   Entry* Best() override {

@@ -50,6 +50,11 @@ struct Entry {
   bool retired = false;
   // Prefill tokens charged at admission and not yet served.
   int32_t reserved_prefill = 0;
+  // Where this entry sits in the nodes of its path, cached on first use so
+  // that the per-step service path does no hash lookups: its group in the
+  // fair-share node of each ShareKey, and its level in the priority node.
+  mutable int32_t share_slot[2] = {-1, -1};
+  mutable int32_t level_slot = -1;
   // MLFQ leaf state: level (-1 before skip-join) and service at that level.
   int32_t mlfq_level = -1;
   double mlfq_served = 0;
@@ -81,6 +86,12 @@ class Node {
   // given back (tokens < 0) on preemption, removal or first decode. Lets the
   // next candidate of the same admission phase see this admission.
   virtual void Reserve(Entry* e, int32_t tokens) = 0;
+  // False when Charge(), Reserve() and Flush() do nothing here (a FIFO
+  // leaf): parents then skip the calls on the per-step path.
+  virtual bool NeedsCharges() const { return true; }
+  // Ends a batch of Charge() calls (one OnServed): nodes may defer ordering
+  // work (re-keying heaps) to here so that it is done once per group.
+  virtual void Flush() = 0;
   // Time moved to `now` (start of an admission phase): aging, promotion,
   // quota windows. Visits only subtrees with waiting entries.
   virtual void Advance(absl::Time now) = 0;
