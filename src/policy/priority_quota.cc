@@ -53,6 +53,7 @@ class PriorityNode final : public Node {
     for (const LevelQuota& q : options.quotas) {
       quotas_[q.priority] = q.tokens_per_window;
     }
+    has_quotas_ = !options.quotas.empty();
   }
 
   void AddWaiting(Entry* e, bool fresh) override {
@@ -79,6 +80,7 @@ class PriorityNode final : public Node {
   }
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {
+    if (!has_quotas_ && !child_charges_) return;
     Level& level = LevelOf(e);
     level.served_in_window += prefill_tokens - prepaid + decode_tokens;
     if (child_charges_) {
@@ -239,6 +241,7 @@ class PriorityNode final : public Node {
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();
   bool child_charges_ = true;
+  bool has_quotas_ = false;
 };
 
 }  // namespace

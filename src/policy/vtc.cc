@@ -32,6 +32,7 @@ namespace {
 
 struct Group {
   double weight = 1.0;
+  double inverse_weight = 1.0;
   double counter = 0;
   // Waiting entries (offerable or hidden), offerable ones, running ones.
   int32_t waiting = 0;
@@ -94,7 +95,7 @@ class FairShareNode final : public Node {
     Group& group = groups_[g];
     double charge = (prefill_tokens - prepaid) * params_.prompt_token_weight +
                     decode_tokens * params_.decode_token_weight;
-    group.counter += charge / group.weight;
+    group.counter += charge * group.inverse_weight;
     if (!group.dirty) {
       group.dirty = true;
       dirty_.push_back(g);
@@ -182,6 +183,7 @@ class FairShareNode final : public Node {
     if (inserted) {
       Group& group = groups_.emplace_back();
       group.weight = key < params_.weights.size() ? params_.weights[key] : 1.0;
+      group.inverse_weight = 1.0 / group.weight;
       group.child = child_factory_();
       child_charges_ = group.child->NeedsCharges();
     }
