@@ -82,7 +82,7 @@ struct MetricsOptions {
   // uniform sample of this size is kept beyond; counts, means and maxima stay
   // exact). Bounds memory and report time on long runs, where inter-token
   // gaps number in the millions. 0 means the SampleSeries default (2^20).
-  size_t max_samples_per_series = size_t{1} << 18;
+  size_t max_samples_per_series = size_t{1} << 16;
   // The backlogged-gap tracker costs O(users^2) per step; it is off (the
   // report says -1) when there are more users than this, which keeps
   // simulations of many tenants fast. Must be >= 0.
