@@ -88,6 +88,9 @@ absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
   // llama.cpp splits n_ctx into n_seq_max fixed per-sequence streams.
   params.kv_unified = true;
   params.no_perf = true;
+  if (options.disable_flash_attention) {
+    params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  }
   if (options.n_threads > 0) {
     params.n_threads = options.n_threads;
     params.n_threads_batch = options.n_threads;

@@ -78,6 +78,13 @@ struct ContextOptions {
   int32_t n_seq_max = 16;
   // CPU threads; 0 lets llama.cpp choose.
   int32_t n_threads = 0;
+  // Turns off flash attention (llama.cpp picks it by default where the
+  // device supports it). Its CPU kernel rounds through f16 in an order that
+  // depends on the batch and on where each sequence's KV cells lie, so the
+  // same sequence's logits move by up to ~1e-3 of their scale between
+  // schedules; without it llama.cpp's CPU results here are bit-identical
+  // whatever the batch (measured; see tests/llama_cpp).
+  bool disable_flash_attention = false;
 };
 
 // CreateContext()

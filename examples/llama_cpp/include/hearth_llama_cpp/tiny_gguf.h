@@ -7,8 +7,9 @@
 //
 // The vocabulary is byte level: token i (0..255) is byte i, spelled with
 // GPT-2's byte-to-unicode alphabet and no merges, so llama.cpp's BPE
-// tokenizer maps any text to one token per byte and detokenizing returns the
-// text exactly. Two control tokens follow: BOS (256) and EOS (257). Greedy
+// tokenizer maps any valid UTF-8 text to one token per byte and detokenizing
+// returns the text exactly (invalid UTF-8 becomes U+FFFD in llama.cpp's
+// tokenizer first). Two control tokens follow: BOS (256) and EOS (257). Greedy
 // decoding from random weights ends at EOS now and then, which exercises the
 // engine's end-of-sequence path.
 //

@@ -1,0 +1,171 @@
+// File: hearth_llama_cpp/llama_engine.h
+//
+// `LlamaEngine` is a small host engine: Hearth's Scheduler decides, a
+// LlamaStepExecutor runs the plans on one llama.cpp context, and host threads
+// submit token-id prompts and collect finished generations.
+//
+// Sizing comes from the context, so a plan can never break llama.cpp:
+//   KV blocks            = n_ctx / block_size   (the one unified pool)
+//   max_running          = n_seq_max            (llama sequence ids)
+//   max_batched_tokens   = n_batch              (more would abort llama.cpp)
+//   model context length = n_ctx, vocabulary = the model's.
+// Prefix caching and swap are off: llama.cpp places KV cells itself, so
+// Hearth's blocks only account for them.
+//
+// Out of KV: when llama.cpp still finds no slot (only possible when
+// `kv_blocks` oversubscribes the pool), the executor evicts a sequence. Once
+// KV has been freed (another request ended, or llama.cpp holds no sequence)
+// the engine resubmits it to Hearth with its prompt plus the tokens
+// generated so far and the remaining token allowance, keeping its original
+// arrival time: a preemption with recompute, done by the host because
+// StepOutcome cannot yet say "preempt this one". Its Completion carries all
+// tokens and the original times; it is not lost.
+//
+// Thread-safety: Submit, TakeCompletions and pending are safe from any
+// thread; Step, scheduler, executor and stats belong to the engine thread.
+//
+// Example:
+//   LlamaEngineOptions options;
+//   auto engine = LlamaEngine::Create(ctx, options);
+//   hearth::RequestSpec spec;
+//   spec.prompt_token_ids = ByteTokens("hello");
+//   spec.prompt_tokens = 5;
+//   spec.max_new_tokens = 16;
+//   absl::StatusOr<hearth::RequestId> id = (*engine)->Submit(spec);
+//   hearth::RealClock clock;
+//   while ((*engine)->pending() > 0) HEARTH_CHECK_OK((*engine)->Step(clock).status());
+//   for (const Completion& c : (*engine)->TakeCompletions()) ...
+
+#ifndef HEARTH_LLAMA_CPP_LLAMA_ENGINE_H_
+#define HEARTH_LLAMA_CPP_LLAMA_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "hearth/common/clock.h"
+#include "hearth/common/ids.h"
+#include "hearth/request/request_spec.h"
+#include "hearth/request/request_state.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth_llama_cpp/llama_step_executor.h"
+#include "llama.h"
+
+namespace hearth::llama_cpp {
+
+struct LlamaEngineOptions {
+  // Users, work classes, policy, metrics sink, prefill chunk size and
+  // kv.block_size are taken from here; the sizes listed in the file comment,
+  // the model registry, prefix caching, swap and on_result are set by the
+  // engine.
+  SchedulerOptions scheduler;
+  // KV blocks Hearth may hand out; 0 means n_ctx / block_size. A larger value
+  // oversubscribes llama.cpp's pool (only to exercise the out-of-KV path).
+  int32_t kv_blocks = 0;
+  // How often one request may be evicted and resubmitted before it fails.
+  int32_t max_evictions = 16;
+};
+
+// A finished (or otherwise ended) request, as the host submitted it.
+struct Completion {
+  // The id Submit returned.
+  RequestId id;
+  // Hearth's result for the request's last incarnation, with prompt and
+  // output counts and the arrival, first admission and first token times of
+  // the first incarnation.
+  RequestResult result;
+  // Every generated token, the end-of-generation token included.
+  std::vector<TokenId> output;
+  // Times the request was evicted for lack of KV and resubmitted.
+  int32_t kv_evictions = 0;
+};
+
+// Engine-thread totals, for overhead measurements.
+struct LlamaEngineStats {
+  uint64_t steps = 0;
+  // Hearth's own time: Scheduler::Plan() and Scheduler::Complete().
+  absl::Duration plan_time;
+  absl::Duration complete_time;
+  uint64_t resubmissions = 0;
+};
+
+class LlamaEngine {
+ public:
+  // `ctx` is not owned and must outlive the engine. InvalidArgument for a
+  // null context or options Hearth rejects (with Hearth's message).
+  static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(llama_context* ctx,
+                                                            LlamaEngineOptions options);
+
+  // LlamaEngine::Submit()
+  //
+  // Queues a request. Requires prompt_token_ids (prompt_tokens is set from
+  // them when 0); everything else is validated by Hearth. Thread-safe.
+  absl::StatusOr<RequestId> Submit(RequestSpec spec) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // LlamaEngine::Step()
+  //
+  // One iteration: Plan(clock.Now()) -> llama_decode -> Complete, then
+  // resubmission of evicted requests and collection of finished ones.
+  // Returns whether the plan had sequences to run. A failed llama_decode()
+  // fails the step's sequences (no request is dropped silently) and returns
+  // the error.
+  absl::StatusOr<bool> Step(const Clock& clock) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Moves out the requests that ended since the last call. Thread-safe.
+  std::vector<Completion> TakeCompletions() ABSL_LOCKS_EXCLUDED(mu_);
+  // Submitted requests not yet ended. Thread-safe.
+  int32_t pending() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  Scheduler& scheduler() { return *scheduler_; }
+  LlamaStepExecutor& executor() { return *executor_; }
+  const LlamaEngineStats& stats() const { return stats_; }
+
+ private:
+  // A request as the host sees it, across resubmissions.
+  struct HostRequest {
+    RequestId id;
+    RequestSpec spec;
+    std::vector<TokenId> output;
+    int32_t evictions = 0;
+    absl::Time arrival = absl::InfiniteFuture();
+    absl::Time first_admit = absl::InfiniteFuture();
+    absl::Time first_token = absl::InfiniteFuture();
+  };
+
+  LlamaEngine(std::unique_ptr<Scheduler> scheduler, std::unique_ptr<LlamaStepExecutor> executor,
+              int32_t max_evictions);
+  void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies the drained results_: completions, and parking (then
+  // resubmission) of requests in `evicted`.
+  void AbsorbResults(const std::vector<RequestId>& evicted, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves `r` to the completions with Hearth's `result`, merged; erases it.
+  void Complete(HostRequest& r, RequestResult result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Resubmit(RequestId evicted, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<LlamaStepExecutor> executor_;
+  const int32_t max_evictions_;
+  StepOutcome outcome_;
+  std::vector<RequestResult> results_;
+  LlamaEngineStats stats_;
+
+  mutable absl::Mutex mu_;
+  // Live requests by original id, and every live incarnation's id -> original.
+  absl::flat_hash_map<RequestId, HostRequest> requests_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<RequestId, RequestId> incarnations_ ABSL_GUARDED_BY(mu_);
+  std::vector<Completion> completions_ ABSL_GUARDED_BY(mu_);
+  // Evicted requests (original ids) waiting for KV to be freed.
+  std::vector<RequestId> parked_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace hearth::llama_cpp
+
+#endif  // HEARTH_LLAMA_CPP_LLAMA_ENGINE_H_

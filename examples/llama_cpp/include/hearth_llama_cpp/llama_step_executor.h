@@ -1,0 +1,143 @@
+// File: hearth_llama_cpp/llama_step_executor.h
+//
+// `LlamaStepExecutor` runs Hearth's StepPlans on a llama.cpp context: each
+// plan becomes one llama_batch and one llama_decode().
+//
+// The mapping:
+//   - every running request gets a llama sequence id from a slot map the
+//     first time it appears (ids 0 .. n_seq_max-1, reused once released);
+//   - a scheduled sequence contributes positions [start_position,
+//     start_position + num_tokens) with the plan's token ids; a sequence's
+//     positions must continue at its last position + 1, which is checked;
+//   - logits are requested only for the last position of sequences whose
+//     `sample` is set; the token is the greedy arg max, and an
+//     end-of-generation token ends the request (kStopToken);
+//   - `preempted` and `released` requests lose their llama memory
+//     (llama_memory_seq_rm) and their slot. Hearth's block tables are not
+//     read: llama.cpp places KV cells itself, and Hearth's allocator, sized to
+//     the same unified pool, only keeps the total within it.
+//
+// Out of KV: llama_decode() returning 1 means no KV slot was found and the
+// memory was rolled back. That happens only when Hearth was told the pool is
+// larger than it is. The executor then evicts the last sequence of the batch
+// (plan order puts admissions last), drops its memory and retries with the
+// rest; the evicted sequence is reported as failed with kKvEvictedMessage and
+// listed by TakeEvicted(), so that the host can resubmit it with its tokens so
+// far (Hearth's StepOutcome has no "preempt me" answer; see the note in
+// LlamaEngine).
+//
+// A batch with more tokens than the context's n_batch would abort the
+// process inside llama.cpp, so Execute refuses such a plan with an error.
+// Swap and copy-on-write copies are not supported (llama.cpp owns its cells):
+// configure num_host_blocks = 0 and no prefix caching.
+//
+// Thread-safety: one thread at a time (the engine thread).
+//
+// Example:
+//   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx);
+//   HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, **executor, clock.Now()));
+
+#ifndef HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
+#define HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "hearth/common/ids.h"
+#include "hearth/exec/step_executor.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+#include "llama.h"
+
+namespace hearth::llama_cpp {
+
+// The error text of a sequence evicted because llama.cpp had no KV slot.
+inline constexpr char kKvEvictedMessage[] =
+    "llama.cpp found no KV slot (llama_decode returned 1); sequence evicted";
+
+struct LlamaExecutorStats {
+  uint64_t steps = 0;
+  uint64_t decode_calls = 0;
+  // llama_decode() returns of 1 (no KV slot), and sequences evicted for them.
+  uint64_t out_of_kv_returns = 0;
+  uint64_t evictions = 0;
+  // Largest batch handed to llama_decode(), in tokens.
+  int32_t max_batch_tokens = 0;
+  // Time inside llama_decode() and time spent mapping plans (everything in
+  // Execute except llama_decode).
+  absl::Duration decode_time;
+  absl::Duration mapping_time;
+};
+
+class LlamaStepExecutor : public StepExecutor {
+ public:
+  // Called for every sampled sequence with its request and the logits row
+  // the token was picked from. Valid only during the call.
+  using LogitsObserver = std::function<void(RequestId, absl::Span<const float>)>;
+
+  // Clears the context's memory. `ctx` is not owned and must outlive the
+  // executor. InvalidArgument when null.
+  static absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> Create(llama_context* ctx);
+  ~LlamaStepExecutor() override;
+
+  // LlamaStepExecutor::Execute()
+  //
+  // Runs `plan` as one llama_decode(). Per-sequence problems (positions that
+  // do not continue, missing token ids, no free sequence id, eviction) fail
+  // that sequence only. Whole-step errors: InvalidArgument for a plan over
+  // n_batch tokens, FailedPrecondition for block copies, Internal when
+  // llama_decode() fails otherwise (the plan's sequences should then be
+  // failed by the caller, as RunIteration does).
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
+
+  // Requests evicted (out of KV) since the last call.
+  std::vector<RequestId> TakeEvicted();
+
+  void set_logits_observer(LogitsObserver observer) { observer_ = std::move(observer); }
+  const LlamaExecutorStats& stats() const { return stats_; }
+  // Sequences holding a llama sequence id now.
+  int32_t live_sequences() const { return static_cast<int32_t>(slots_.size()); }
+  int32_t n_batch() const { return n_batch_; }
+
+ private:
+  struct Slot {
+    llama_seq_id seq = 0;
+    // The next position llama.cpp expects for this sequence.
+    int32_t next_pos = 0;
+  };
+  // Per planned sequence, for one Execute.
+  struct Entry {
+    bool active = false;
+    int32_t batch_begin = 0;
+  };
+
+  explicit LlamaStepExecutor(llama_context* ctx);
+  void Drop(RequestId id);
+  absl::Status Admit(const ScheduledSequence& s, SequenceOutcome& o);
+  void BuildBatch(const StepPlan& plan);
+  absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome);
+  void Finish(const StepPlan& plan, StepOutcome* outcome);
+
+  llama_context* ctx_;
+  const llama_vocab* vocab_;
+  int32_t n_batch_;
+  int32_t n_vocab_;
+  llama_batch batch_;
+  absl::flat_hash_map<RequestId, Slot> slots_;
+  std::vector<llama_seq_id> free_seq_ids_;
+  std::vector<Entry> entries_;
+  std::vector<RequestId> evicted_;
+  LogitsObserver observer_;
+  LlamaExecutorStats stats_;
+};
+
+}  // namespace hearth::llama_cpp
+
+#endif  // HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_

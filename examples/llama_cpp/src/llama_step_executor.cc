@@ -1,0 +1,186 @@
+#include "hearth_llama_cpp/llama_step_executor.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "hearth_llama_cpp/greedy.h"
+
+namespace hearth::llama_cpp {
+
+absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> LlamaStepExecutor::Create(
+    llama_context* ctx) {
+  if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
+  return std::unique_ptr<LlamaStepExecutor>(new LlamaStepExecutor(ctx));
+}
+
+LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx)
+    : ctx_(ctx),
+      vocab_(llama_model_get_vocab(llama_get_model(ctx))),
+      n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
+      n_vocab_(llama_vocab_n_tokens(vocab_)),
+      batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)) {
+  llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
+  const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
+  // Handed out from the back: lowest ids first.
+  for (int32_t s = n_seq - 1; s >= 0; --s) free_seq_ids_.push_back(s);
+  slots_.reserve(static_cast<size_t>(n_seq));
+}
+
+LlamaStepExecutor::~LlamaStepExecutor() { llama_batch_free(batch_); }
+
+std::vector<RequestId> LlamaStepExecutor::TakeEvicted() {
+  std::vector<RequestId> out;
+  out.swap(evicted_);
+  return out;
+}
+
+void LlamaStepExecutor::Drop(RequestId id) {
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return;
+  // Removing a whole sequence never fails (llama.h).
+  llama_memory_seq_rm(llama_get_memory(ctx_), it->second.seq, -1, -1);
+  free_seq_ids_.push_back(it->second.seq);
+  slots_.erase(it);
+}
+
+absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s, SequenceOutcome& o) {
+  if (s.num_tokens < 1 || static_cast<int32_t>(s.token_ids.size()) != s.num_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
+        s.num_tokens, " positions; submit requests with prompt_token_ids"));
+  }
+  auto it = slots_.find(s.id);
+  if (it == slots_.end()) {
+    if (s.start_position != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "request ", s.id.ToString(), " starts at position ", s.start_position,
+          " but llama.cpp holds none of its KV (prefix caching must be off)"));
+    }
+    if (free_seq_ids_.empty()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "no free llama sequence id for request ", s.id.ToString(),
+          "; max_running must not exceed n_seq_max"));
+    }
+    it = slots_.emplace(s.id, Slot{free_seq_ids_.back(), 0}).first;
+    free_seq_ids_.pop_back();
+  }
+  if (s.start_position != it->second.next_pos) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "request ", s.id.ToString(), " starts at position ", s.start_position,
+        "; llama.cpp expects ", it->second.next_pos));
+  }
+  for (int32_t t : s.token_ids) {
+    if (t < 0 || t >= n_vocab_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", s.id.ToString(), " has token id ", t, "; vocabulary is [0, ", n_vocab_, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void LlamaStepExecutor::BuildBatch(const StepPlan& plan) {
+  batch_.n_tokens = 0;
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    if (!entries_[i].active) continue;
+    const ScheduledSequence& s = plan.sequences[i];
+    const llama_seq_id seq = slots_.at(s.id).seq;
+    entries_[i].batch_begin = batch_.n_tokens;
+    for (int32_t k = 0; k < s.num_tokens; ++k) {
+      const int32_t j = batch_.n_tokens++;
+      batch_.token[j] = s.token_ids[k];
+      batch_.pos[j] = s.start_position + k;
+      batch_.n_seq_id[j] = 1;
+      batch_.seq_id[j][0] = seq;
+      batch_.logits[j] = s.sample && k + 1 == s.num_tokens;
+    }
+  }
+}
+
+absl::Status LlamaStepExecutor::DecodeWithEvictions(const StepPlan& plan,
+                                                    StepOutcome* outcome) {
+  while (true) {
+    BuildBatch(plan);
+    if (batch_.n_tokens == 0) return absl::OkStatus();
+    stats_.max_batch_tokens = std::max(stats_.max_batch_tokens, batch_.n_tokens);
+    const absl::Time start = absl::Now();
+    const int32_t rc = llama_decode(ctx_, batch_);
+    stats_.decode_time += absl::Now() - start;
+    ++stats_.decode_calls;
+    if (rc == 0) return absl::OkStatus();
+    if (rc != 1) {
+      return absl::InternalError(absl::StrCat("llama_decode returned ", rc, " for a batch of ",
+                                              batch_.n_tokens, " tokens"));
+    }
+    // No KV slot; llama.cpp rolled the batch back. Evict the newest
+    // sequence (plan order ends with admissions) and retry the rest.
+    ++stats_.out_of_kv_returns;
+    for (size_t i = plan.sequences.size(); i-- > 0;) {
+      if (!entries_[i].active) continue;
+      entries_[i].active = false;
+      outcome->sequences[i].error = kKvEvictedMessage;
+      evicted_.push_back(plan.sequences[i].id);
+      Drop(plan.sequences[i].id);
+      ++stats_.evictions;
+      break;
+    }
+  }
+}
+
+void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    if (!entries_[i].active) continue;
+    const ScheduledSequence& s = plan.sequences[i];
+    slots_.at(s.id).next_pos = s.start_position + s.num_tokens;
+    if (!s.sample) continue;
+    const float* row = llama_get_logits_ith(ctx_, entries_[i].batch_begin + s.num_tokens - 1);
+    absl::Span<const float> logits(row, static_cast<size_t>(n_vocab_));
+    const GreedyPick pick = PickGreedy(logits);
+    SequenceOutcome& o = outcome->sequences[i];
+    o.produced_token = true;
+    o.token = pick.token;
+    o.finish = llama_vocab_is_eog(vocab_, pick.token) ? FinishReason::kStopToken
+                                                      : FinishReason::kNone;
+    if (observer_) observer_(s.id, logits);
+  }
+}
+
+absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
+  const absl::Time begin = absl::Now();
+  const absl::Duration decode_before = stats_.decode_time;
+  outcome->sequences.clear();
+  outcome->step = plan.step;
+  ++stats_.steps;
+  if (!plan.swap_out.empty() || !plan.swap_in.empty() || !plan.copy_on_write.empty()) {
+    return absl::FailedPreconditionError(
+        "the llama.cpp executor cannot copy KV blocks; configure num_host_blocks = 0 and "
+        "enable_prefix_caching = false");
+  }
+  for (const Preemption& p : plan.preempted) Drop(p.id);
+  for (RequestId id : plan.released) Drop(id);
+  if (plan.num_batched_tokens > n_batch_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plan has ", plan.num_batched_tokens, " tokens; llama.cpp's n_batch is ", n_batch_,
+        " (max_batched_tokens must not exceed it)"));
+  }
+  entries_.assign(plan.sequences.size(), Entry{});
+  outcome->sequences.resize(plan.sequences.size());
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    SequenceOutcome& o = outcome->sequences[i];
+    o.id = plan.sequences[i].id;
+    absl::Status admitted = Admit(plan.sequences[i], o);
+    if (admitted.ok()) {
+      entries_[i].active = true;
+    } else {
+      o.error = std::string(admitted.message());
+      Drop(o.id);
+    }
+  }
+  absl::Status decoded = DecodeWithEvictions(plan, outcome);
+  if (decoded.ok()) Finish(plan, outcome);
+  stats_.mapping_time += (absl::Now() - begin) - (stats_.decode_time - decode_before);
+  return decoded;
+}
+
+}  // namespace hearth::llama_cpp

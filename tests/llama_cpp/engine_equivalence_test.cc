@@ -1,0 +1,269 @@
+// Scheduling never changes what llama.cpp computes: greedy generations run
+// under Hearth's plans -- batched with other sequences, with chunked
+// prefill, preempted and recomputed, evicted for lack of KV and resubmitted --
+// equal a plain one-sequence-at-a-time llama.cpp run of the same prompts
+// (tokens exactly, logits within 1e-3; prompts are chosen so that no greedy
+// step is a near-tie). Also: the token budget never exceeds n_batch.
+#ifdef HEARTH_LLAMA_CPP_FOUND
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "catch2/catch.hpp"
+#include "hearth/metrics/metrics_sink.h"
+#include "llama_test_env.h"
+
+namespace hearth::llama_cpp {
+namespace {
+
+using testing::ReferencePrompt;
+using testing::TinyLlama;
+
+constexpr float kLogitTolerance = 1e-3f;
+
+// Records every plan's token count, as the scheduler emitted it.
+class BudgetSink : public MetricsSink {
+ public:
+  void OnRequestEvent(const RequestEvent&) override {}
+  void OnStep(const StepPlan& plan, const StepOutcome&) override {
+    int32_t sum = 0;
+    for (const ScheduledSequence& s : plan.sequences) sum += s.num_tokens;
+    plan_tokens.push_back(std::max(sum, plan.num_batched_tokens));
+  }
+  std::vector<int32_t> plan_tokens;
+};
+
+struct Observed {
+  std::vector<Completion> completions;
+  absl::flat_hash_map<RequestId, std::vector<std::vector<float>>> logits;
+  std::vector<RequestId> ids;  // in prompt order
+  LlamaExecutorStats executor;
+  SchedulerStats scheduler;
+  std::vector<int32_t> plan_tokens;
+  int32_t n_batch = 0;
+};
+
+Observed RunUnderHearth(const TinyLlama& tiny, const ContextOptions& copts,
+                        LlamaEngineOptions options, const std::vector<ReferencePrompt>& prompts) {
+  Observed seen;
+  auto ctx = tiny.NewContext(copts);
+  REQUIRE(ctx.ok());
+  BudgetSink budget;
+  options.scheduler.metrics_sink = &budget;
+  auto engine = LlamaEngine::Create(ctx->get(), options);
+  REQUIRE(engine.ok());
+  (*engine)->executor().set_logits_observer([&](RequestId id, absl::Span<const float> row) {
+    seen.logits[id].emplace_back(row.begin(), row.end());
+  });
+  for (const ReferencePrompt& p : prompts) {
+    RequestSpec spec;
+    spec.prompt_token_ids = p.prompt;
+    spec.max_new_tokens = p.max_new_tokens;
+    auto id = (*engine)->Submit(spec);
+    REQUIRE(id.ok());
+    seen.ids.push_back(*id);
+  }
+  ManualClock clock;
+  auto done = testing::RunToCompletion(**engine, clock);
+  REQUIRE(done.ok());
+  seen.completions = *std::move(done);
+  seen.executor = (*engine)->executor().stats();
+  seen.scheduler = (*engine)->scheduler().stats();
+  seen.plan_tokens = budget.plan_tokens;
+  seen.n_batch = static_cast<int32_t>(llama_n_batch(ctx->get()));
+  REQUIRE((*engine)->scheduler().CheckInvariants().ok());
+  return seen;
+}
+
+// Every request finished with the reference tokens; with `logits`, every
+// sampled row within tolerance of the reference row.
+void ExpectSameAsAlone(const Observed& seen, const std::vector<ReferencePrompt>& prompts,
+                       bool logits) {
+  REQUIRE(seen.completions.size() == prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto it = std::find_if(seen.completions.begin(), seen.completions.end(),
+                           [&](const Completion& c) { return c.id == seen.ids[i]; });
+    REQUIRE(it != seen.completions.end());
+    INFO("prompt " << i << " (" << prompts[i].prompt.size() << " tokens): " << it->result.message);
+    CHECK(it->result.phase == RequestPhase::kFinished);
+    CHECK(it->output == prompts[i].run.tokens);
+    CHECK(it->result.output_tokens == static_cast<int32_t>(prompts[i].run.tokens.size()));
+    if (!logits) continue;
+    auto rows = seen.logits.find(seen.ids[i]);
+    REQUIRE(rows != seen.logits.end());
+    REQUIRE(rows->second.size() == prompts[i].run.logits.size());
+    for (size_t k = 0; k < rows->second.size(); ++k) {
+      INFO("token " << k);
+      CHECK(testing::MaxAbsDiff(prompts[i].run.logits[k], rows->second[k]) <= kLogitTolerance);
+    }
+  }
+}
+
+struct Fixture {
+  Fixture() {
+    auto created = TinyLlama::Create();
+    REQUIRE(created.ok());
+    tiny = *std::move(created);
+    copts.n_ctx = 1024;
+    copts.n_batch = 64;
+    copts.n_seq_max = 8;
+    copts.n_threads = 1;
+    // llama.cpp's CPU flash attention rounds through f16 in a batch- and
+    // cell-layout-dependent order (logits move by ~1e-3 of their scale
+    // between schedules, with plain llama.cpp too); without it the CPU
+    // results are bit-identical, so a mapping bug cannot hide in the noise.
+    copts.disable_flash_attention = true;
+    ContextOptions alone = copts;
+    alone.n_seq_max = 1;
+    auto ctx = tiny->NewContext(alone);
+    REQUIRE(ctx.ok());
+    reference = *std::move(ctx);
+  }
+  std::vector<ReferencePrompt> Prompts(const testing::PromptSet& set) {
+    auto prompts = testing::TieFreePrompts(reference.get(), set);
+    REQUIRE(prompts.ok());
+    return *std::move(prompts);
+  }
+  std::unique_ptr<TinyLlama> tiny;
+  ContextOptions copts;
+  ContextPtr reference;
+};
+
+TEST_CASE("llama.cpp under Hearth: batched sequences equal single runs", "[llama_cpp]") {
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 8;
+  const auto prompts = f.Prompts(set);
+  const Observed seen = RunUnderHearth(*f.tiny, f.copts, LlamaEngineOptions{}, prompts);
+  ExpectSameAsAlone(seen, prompts, /*logits=*/true);
+  // The eight ran together: some decode batch held several sequences.
+  CHECK(seen.executor.max_batch_tokens > 8);
+  CHECK(seen.executor.out_of_kv_returns == 0);
+  CHECK(seen.scheduler.preemptions == 0);
+}
+
+TEST_CASE("llama.cpp under Hearth: chunked prefill equals single runs", "[llama_cpp]") {
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 6;
+  set.min_len = 30;
+  set.max_len = 60;
+  set.seed = 2;
+  const auto prompts = f.Prompts(set);
+  LlamaEngineOptions options;
+  options.scheduler.max_prefill_chunk_tokens = 7;
+  const Observed seen = RunUnderHearth(*f.tiny, f.copts, options, prompts);
+  ExpectSameAsAlone(seen, prompts, /*logits=*/true);
+  // Every prompt needed several chunks.
+  CHECK(seen.executor.decode_calls >= 60 / 7);
+}
+
+TEST_CASE("llama.cpp under Hearth: preempted and recomputed sequences equal single runs",
+          "[llama_cpp]") {
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 8;
+  set.min_len = 20;
+  set.max_len = 40;
+  set.max_new_tokens = 32;
+  set.seed = 3;
+  const auto prompts = f.Prompts(set);
+  LlamaEngineOptions options;
+  // 12 blocks of 16 tokens for eight requests of up to 72 tokens: decode
+  // growth must preempt.
+  options.kv_blocks = 12;
+  const Observed seen = RunUnderHearth(*f.tiny, f.copts, options, prompts);
+  ExpectSameAsAlone(seen, prompts, /*logits=*/true);
+  CHECK(seen.scheduler.preemptions > 0);
+  CHECK(seen.executor.out_of_kv_returns == 0);
+}
+
+TEST_CASE("llama.cpp under Hearth: out-of-KV returns evict, resubmit and lose nothing",
+          "[llama_cpp]") {
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 8;
+  set.min_len = 24;
+  set.max_len = 40;
+  set.max_new_tokens = 32;
+  set.seed = 4;
+  const auto prompts = f.Prompts(set);
+  ContextOptions small = f.copts;
+  small.n_ctx = 256;  // llama.cpp's smallest pool: 256 cells
+  LlamaEngineOptions options;
+  // Tell Hearth there are three times the 16 blocks llama.cpp has.
+  options.kv_blocks = 48;
+  const Observed seen = RunUnderHearth(*f.tiny, small, options, prompts);
+  ExpectSameAsAlone(seen, prompts, /*logits=*/false);
+  CHECK(seen.executor.out_of_kv_returns > 0);
+  int evictions = 0;
+  for (const Completion& c : seen.completions) evictions += c.kv_evictions;
+  CHECK(evictions == static_cast<int>(seen.executor.evictions));
+  CHECK(evictions > 0);
+}
+
+TEST_CASE("llama.cpp under Hearth: the token budget never exceeds n_batch", "[llama_cpp]") {
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 8;
+  set.min_len = 50;
+  set.max_len = 90;
+  set.max_new_tokens = 8;
+  set.seed = 5;
+  const auto prompts = f.Prompts(set);
+  const Observed seen = RunUnderHearth(*f.tiny, f.copts, LlamaEngineOptions{}, prompts);
+  ExpectSameAsAlone(seen, prompts, /*logits=*/false);
+  REQUIRE(!seen.plan_tokens.empty());
+  const int32_t most = *std::max_element(seen.plan_tokens.begin(), seen.plan_tokens.end());
+  CHECK(most <= seen.n_batch);
+  // 8 prompts of 50+ tokens against a budget of 64: the budget was used in full.
+  CHECK(most == seen.n_batch);
+  CHECK(seen.executor.max_batch_tokens == seen.n_batch);
+}
+
+TEST_CASE("llama.cpp executor refuses a plan over n_batch instead of aborting", "[llama_cpp]") {
+  Fixture f;
+  auto ctx = f.tiny->NewContext(f.copts);
+  REQUIRE(ctx.ok());
+  auto executor = LlamaStepExecutor::Create(ctx->get());
+  REQUIRE(executor.ok());
+  std::vector<TokenId> ids(65, 'a');
+  StepPlan plan;
+  plan.step = 1;
+  ScheduledSequence& s = plan.sequences.emplace_back();
+  s.id = RequestId(1);
+  s.num_tokens = 65;
+  s.sample = true;
+  s.token_ids = ids;
+  plan.num_batched_tokens = 65;
+  StepOutcome outcome;
+  absl::Status status = (*executor)->Execute(plan, &outcome);
+  CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(status.message()).find("n_batch") != std::string::npos);
+
+  // Within the budget it runs; a continuation at the wrong position fails
+  // only that sequence.
+  ids.resize(64);
+  s.num_tokens = 64;
+  s.token_ids = ids;
+  plan.num_batched_tokens = 64;
+  REQUIRE((*executor)->Execute(plan, &outcome).ok());
+  REQUIRE(outcome.sequences.size() == 1);
+  CHECK(outcome.sequences[0].produced_token);
+  CHECK(outcome.sequences[0].error.empty());
+  plan.step = 2;
+  s.start_position = 63;  // llama.cpp expects 64
+  s.num_tokens = 1;
+  s.token_ids = absl::MakeConstSpan(ids).subspan(0, 1);
+  plan.num_batched_tokens = 1;
+  REQUIRE((*executor)->Execute(plan, &outcome).ok());
+  CHECK(outcome.sequences[0].error.find("expects 64") != std::string::npos);
+  CHECK((*executor)->live_sequences() == 0);
+}
+
+}  // namespace
+}  // namespace hearth::llama_cpp
+
+#endif  // HEARTH_LLAMA_CPP_FOUND
