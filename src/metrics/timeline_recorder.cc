@@ -126,6 +126,7 @@ void TimelineRecorder::CloseWait(Track& t, absl::Time at) {
   if (!t.waiting) return;
   t.waiting = false;
   --waiting_;
+  if (at <= t.wait_start) return;  // admitted on arrival: nothing to show
   Slice(t.user + 1, t.lane, t.preempted_before ? "waiting (preempted)" : "queued",
         t.wait_start, at, absl::StrFormat("\"class\":\"%s\"",
                                           JsonEscape(options_.class_names[t.cls])));
