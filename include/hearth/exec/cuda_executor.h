@@ -15,8 +15,16 @@
 // returns Unavailable, so callers and tests can skip cleanly.
 //
 // Every CUDA and cuBLAS call is checked; a failure becomes an absl::Status
-// naming the call. Malformed plans are rejected like the CPU executor does
-// (same checks, shared code).
+// naming the call. After such a device error the executor's KV state is
+// unspecified: destroy it and create a new one. Malformed plans are rejected
+// like the CPU executor does (same checks, shared code), before any device
+// work.
+//
+// Attention runs one paged kernel for every position, decode or prefill:
+// each query row reads its K/V pages (split over thread blocks for long
+// contexts and merged). Prefill rows therefore re-read shared pages (mostly
+// from L2) instead of being tiled FlashAttention-style; correct, but not the
+// fastest possible prefill.
 //
 // Thread-safety: none; one engine thread calls Execute(). Execute() returns
 // after the step's work has finished on the device.
