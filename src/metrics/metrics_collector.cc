@@ -242,6 +242,17 @@ void MetricsCollector::OnRequestEvent(const RequestEvent& e) {
       t->running = false;
       SetWaiting(*t, true);
       break;
+    case RequestEventKind::kRetry:
+      // The request starts over (progress reset). Its first token, if any,
+      // stays its TTFT; the next token's gap spans the retry.
+      for (Group* g : {&UserGroup(*t), &ClassGroup(*t), total_.get()}) {
+        ++g->report.retries;
+      }
+      if (t->running) --running_;
+      t->running = false;
+      t->output = 0;
+      SetWaiting(*t, true);
+      break;
     case RequestEventKind::kEnd:
       if (!t->end_pending) pending_end_.push_back(e.id);
       t->end_pending = true;
@@ -267,7 +278,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
   }
   user_service_[t.user] += weighted / user.report.weight;
   if (!produced) return;
-  if (t.output == 0) {
+  if (t.first_token == absl::InfiniteFuture()) {
     t.first_token = end;
     const double ttft = Seconds(end - t.arrival);
     for (Group* g : {&user, &ClassGroup(t), total_.get()}) g->ttft.Add(ttft);

@@ -123,6 +123,8 @@ std::string PrometheusText(const MetricsReport& report,
             [](G g) { return static_cast<double>(g.failed + g.rejected); });
   w.Counter("preemptions_total", "Preemptions of running requests.",
             [](G g) { return static_cast<double>(g.preemptions); });
+  w.Counter("retries_total", "Engine failures retried.",
+            [](G g) { return static_cast<double>(g.retries); });
   w.Counter("prefill_tokens_total", "Prompt positions computed (incl. recompute).",
             [](G g) { return static_cast<double>(g.prefill_tokens); });
   w.Counter("decode_tokens_total", "Decode steps served.",

@@ -173,12 +173,16 @@ void TimelineRecorder::OnRequestEvent(const RequestEvent& e) {
       ++running_;
       break;
     case RequestEventKind::kPreempt:
+    case RequestEventKind::kRetry:
       CloseDecodeRun(t);
       --running_;
       Instant(t.user + 1, t.lane,
-              e.preemption_mode == PreemptionMode::kSwap ? "preempted (swap)"
-                                                         : "preempted (recompute)",
+              e.kind == RequestEventKind::kRetry ? "retry after engine failure"
+              : e.preemption_mode == PreemptionMode::kSwap
+                  ? "preempted (swap)"
+                  : "preempted (recompute)",
               e.time);
+      if (e.kind == RequestEventKind::kRetry) t.output = 0;
       t.waiting = true;
       t.preempted_before = true;
       t.wait_start = e.time;

@@ -49,6 +49,7 @@ std::string GroupJson(const GroupReport& g) {
       ",\"arrived\":", g.arrived, ",\"finished\":", g.finished, ",\"timed_out\":",
       g.timed_out, ",\"cancelled\":", g.cancelled, ",\"rejected\":", g.rejected,
       ",\"failed\":", g.failed, ",\"preemptions\":", g.preemptions,
+      ",\"retries\":", g.retries,
       ",\"prefill_tokens\":", g.prefill_tokens, ",\"decode_tokens\":", g.decode_tokens,
       ",\"output_tokens\":", g.output_tokens, ",\"weighted_service\":",
       Num(g.weighted_service), ",\"normalized_service\":", Num(g.normalized_service),
@@ -64,7 +65,7 @@ void CsvRow(std::string& out, const std::string& policy, const char* kind,
   const DistributionSummary* ds[] = {&g.queue_wait, &g.ttft, &g.itl, &g.e2e,
                                      &g.norm_latency};
   absl::StrAppend(&out, policy, ",", kind, ",", g.name, ",", g.arrived, ",", g.finished,
-                  ",", g.timed_out, ",", g.rejected + g.failed, ",", g.preemptions, ",",
+                  ",", g.timed_out, ",", g.rejected + g.failed, ",", g.preemptions, ",", g.retries, ",",
                   g.prefill_tokens, ",", g.decode_tokens, ",", g.output_tokens, ",",
                   Num(g.weighted_service), ",", Num(g.normalized_service));
   for (const DistributionSummary* d : ds) {
@@ -145,7 +146,7 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
 
 std::string ResultsCsv(const std::vector<PolicyRun>& runs) {
   std::string out =
-      "policy,group_kind,group,arrived,finished,timed_out,failed,preemptions,"
+      "policy,group_kind,group,arrived,finished,timed_out,failed,preemptions,retries,"
       "prefill_tokens,decode_tokens,output_tokens,weighted_service,normalized_service";
   for (const char* m : {"queue_wait", "ttft", "itl", "e2e", "norm_latency"}) {
     for (const char* q : {"mean", "p50", "p90", "p99", "max"}) {

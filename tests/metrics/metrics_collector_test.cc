@@ -158,6 +158,33 @@ TEST_CASE("timeouts and unknown ids are counted, not trusted", "[metrics]") {
   CHECK(r.total.output_tokens == 0);
 }
 
+TEST_CASE("retries are counted and keep the first token's TTFT",
+          "[metrics]") {
+  ManualClock clock;
+  auto c = MetricsCollector::Create(ScenarioOptions(&clock));
+  REQUIRE(c.ok());
+  Driver d(&clock, c->get());
+  using K = RequestEventKind;
+  d.Event(K::kArrive, 0.0, 5, 0, 0, 4);
+  d.Event(K::kAdmit, 0.0, 5, 0, 0, 4);
+  d.Step(0.0, 1.0, {{5, 0, 4, true}});  // token at 1.0: TTFT 1.0
+  d.Event(K::kRetry, 1.0, 5, 0, 0, 4);
+  d.Event(K::kAdmit, 2.0, 5, 0, 0, 4);
+  d.Event(K::kEnd, 3.0, 5, 0, 0, 4);
+  d.Step(2.0, 3.0, {{5, 0, 4, true}});  // starts over: prefill again
+  (*c)->Flush();
+  const MetricsReport r = (*c)->Report();
+  CHECK(r.total.retries == 1);
+  CHECK(r.users[0].retries == 1);
+  CHECK(r.total.ttft.count == 1);
+  CHECK(r.total.ttft.max == Approx(1.0));
+  CHECK(r.total.itl.max == Approx(2.0));
+  CHECK(r.total.prefill_tokens == 8);
+  CHECK(r.total.queue_wait.count == 1);
+  CHECK(r.total.finished == 1);
+  CHECK_THAT(PrometheusText(r), Catch::Contains("hearth_retries_total 1\n"));
+}
+
 TEST_CASE("JainIndex matches its definition", "[metrics]") {
   CHECK(JainIndex(std::vector<double>{1, 1, 1, 1}) == Approx(1.0));
   CHECK(JainIndex(std::vector<double>{1, 0, 0, 0}) == Approx(0.25));

@@ -34,6 +34,8 @@ struct GroupReport {
   uint64_t rejected = 0;
   uint64_t failed = 0;
   uint64_t preemptions = 0;
+  // Engine failures the scheduler retried (each restarts the request).
+  uint64_t retries = 0;
 
   // Service. Prefill counts every computed prompt (or recomputed) position,
   // decode every decode step; weighted = prefill_weight * prefill +
