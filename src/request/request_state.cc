@@ -5,6 +5,7 @@ namespace hearth {
 std::string_view PhaseName(RequestPhase phase) {
   switch (phase) {
     case RequestPhase::kQueued: return "queued";
+    case RequestPhase::kPreparing: return "preparing";
     case RequestPhase::kWaiting: return "waiting";
     case RequestPhase::kRunning: return "running";
     case RequestPhase::kSwapped: return "swapped";

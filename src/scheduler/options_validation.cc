@@ -137,6 +137,41 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
     return Invalid("preemption_mode", "is kSwap but kv.num_host_blocks is 0; configure a host tier "
                                       "or use kRecompute");
   }
+  if (o.residency.max_concurrent_loads < 1) {
+    return Invalid("residency.max_concurrent_loads",
+                   absl::StrCat("is ", o.residency.max_concurrent_loads, "; must be >= 1"));
+  }
+  if (o.residency.device_memory_bytes < 0) {
+    return Invalid("residency.device_memory_bytes",
+                   absl::StrCat("is ", o.residency.device_memory_bytes, "; must be >= 0 (0: disabled)"));
+  }
+  if (o.residency.device_memory_bytes > 0) {
+    int64_t preloaded = 0, block_bytes = 0;
+    for (const ModelConfig& m : o.models) block_bytes = std::max(block_bytes, m.kv_bytes_per_token * kv.block_size);
+    for (size_t i = 0; i < o.models.size(); ++i) {
+      const ModelConfig& m = o.models[i];
+      const std::string field = absl::StrCat("models[", i, "]");
+      if (m.kv_bytes_per_token <= 0) {
+        return Invalid(field + ".kv_bytes_per_token",
+                       absl::StrCat("is ", m.kv_bytes_per_token, "; residency needs it > 0 to size KV"));
+      }
+      if (m.weights_bytes < 0 || m.weights_bytes + block_bytes > o.residency.device_memory_bytes) {
+        return Invalid(field + ".weights_bytes",
+                       absl::StrCat("is ", m.weights_bytes, "; must be >= 0 and leave room for at least one KV block (",
+                                    block_bytes, " bytes) in residency.device_memory_bytes = ",
+                                    o.residency.device_memory_bytes));
+      }
+      if (m.keep_alive <= absl::ZeroDuration()) {
+        return Invalid(field + ".keep_alive", "must be positive (InfiniteDuration: only when memory is needed)");
+      }
+      if (m.preload) preloaded += m.weights_bytes;
+    }
+    if (preloaded > o.residency.device_memory_bytes) {
+      return Invalid("models[].preload", absl::StrCat("models to preload weigh ", preloaded,
+                                                      " bytes, more than residency.device_memory_bytes = ",
+                                                      o.residency.device_memory_bytes));
+    }
+  }
   if (o.max_pending_requests < 1) {
     return Invalid("max_pending_requests",
                    absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
@@ -192,6 +227,17 @@ absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
                " tokens, more than the whole KV cache holds (", o.kv.num_device_blocks,
                " blocks of ", o.kv.block_size, " = ", capacity,
                " tokens); it could never run. Lower max_new_tokens or shorten the prompt");
+  }
+  if (o.residency.device_memory_bytes > 0) {
+    int64_t block_bytes = 0;
+    for (const ModelConfig& m : o.models) block_bytes = std::max(block_bytes, m.kv_bytes_per_token * o.kv.block_size);
+    const int64_t blocks = std::min<int64_t>(
+        (o.residency.device_memory_bytes - model.weights_bytes) / block_bytes, o.kv.num_device_blocks);
+    if (total > blocks * o.kv.block_size) {
+      return bad("prompt_tokens + max_new_tokens is ", total, " tokens, more KV than fits beside model \"",
+                 model.name, "\" even with no other model resident (", blocks * o.kv.block_size,
+                 " tokens); it could never run");
+    }
   }
   const WorkClassConfig& cls = o.work_classes[spec.work_class.value()];
   if (!cls.borrow && cls.kv_block_budget > 0 &&

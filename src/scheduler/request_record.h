@@ -73,6 +73,8 @@ struct alignas(64) RequestRecord {
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;
   int32_t retries = 0;
+  // Blocks reserved against a hard class budget while running.
+  int32_t reserved_blocks = 0;
   // Running beyond its class's cap or KV budget on idle capacity; such
   // sequences are reclaimed (preempted) first. Index into the scheduler's
   // borrowed list while set.

@@ -111,10 +111,13 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       inbox_(options_.max_pending_requests, options_.users),
       allocator_(std::move(allocator)),
       policy_(std::move(policy)),
-      sink_(options_.metrics_sink) {
+      sink_(options_.metrics_sink),
+      residency_(options_) {
+  preparing_.resize(options_.models.size());
   if (options_.kv.enable_prefix_caching) prefix_cache_.emplace(&allocator_);
   class_running_.assign(options_.work_classes.size(), 0);
   class_blocks_.assign(options_.work_classes.size(), 0);
+  class_reserved_.assign(options_.work_classes.size(), 0);
   borrowed_.reserve(static_cast<size_t>(options_.max_running));
   pending_drops_.reserve(static_cast<size_t>(options_.max_running));
   const auto running = static_cast<size_t>(options_.max_running);
@@ -216,6 +219,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.cached_prompt_tokens = 0;
   r.preemptions = 0;
   r.retries = 0;
+  r.reserved_blocks = 0;
   r.borrowed = false;
   r.borrowed_index = -1;
   const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
@@ -230,12 +234,16 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
 void Scheduler::Impl::AddToList(RequestRecord& r, RunList list) {
   LinkIntoList(r, list);
   ++class_running_[r.work_class.value()];
+  residency_.AddActive(r.model, 1);
 }
 
 void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
   UnlinkFromList(r);
   --class_running_[r.work_class.value()];
+  class_reserved_[r.work_class.value()] -= r.reserved_blocks;
+  r.reserved_blocks = 0;
+  residency_.AddActive(r.model, -1);
   if (r.borrowed) ClearBorrowed(r);
 }
 
@@ -345,11 +353,17 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
   for (BlockId b : r.host_blocks) (void)allocator_.ReleaseHost(b);
   r.host_blocks.clear();
   if (r.phase == RequestPhase::kWaiting) --num_waiting_;
-  if (r.phase == RequestPhase::kSwapped) --num_swapped_;
+  if (r.phase == RequestPhase::kSwapped) {
+    --num_swapped_;
+    residency_.AddActive(r.model, -1);
+  }
+  const bool known_to_policy = r.phase != RequestPhase::kPreparing;
+  if (r.phase == RequestPhase::kPreparing) --num_preparing_;
+  residency_.RemoveLive(r.model, now);
   if (r.engine_has_state) to_release_.push_back(r.id);
   r.engine_has_state = false;
   r.phase = phase;
-  policy_->OnRemoved(r.View(), now);
+  if (known_to_policy) policy_->OnRemoved(r.View(), now);
 
   if (sink_ != nullptr) {
     RequestEvent e;
@@ -409,10 +423,13 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 SchedulerStats Scheduler::Impl::stats() const {
   SchedulerStats s = counters_;
   s.waiting = num_waiting_;
+  s.preparing = num_preparing_;
   s.running = running_count();
   s.swapped = num_swapped_;
   s.queued = inbox_.num_queued();
   s.free_device_blocks = allocator_.num_free();
+  s.kv_block_limit = residency_.kv_block_limit();
+  s.resident_weight_bytes = residency_.resident_weight_bytes();
   s.cached_device_blocks = allocator_.num_cached();
   s.free_host_blocks = allocator_.num_free_host();
   return s;

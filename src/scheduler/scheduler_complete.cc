@@ -46,6 +46,17 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
         plan_.step, " planned ", plan_.sequences.size(),
         "; report exactly one per planned sequence, in plan order"));
   }
+  for (const ModelLoadFailure& f : outcome.failed_loads) {
+    const bool planned = std::any_of(
+        plan_.model_commands.begin(), plan_.model_commands.end(), [&](const ModelCommand& c) {
+          return c.kind == ModelCommandKind::kLoad && c.model == f.model;
+        });
+    if (!planned) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "failed_loads names model ", f.model.ToString(), ", which step ", plan_.step,
+          " did not ask to load; nothing was applied"));
+    }
+  }
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
     const ScheduledSequence& s = plan_.sequences[i];
@@ -109,6 +120,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
     RegisterFullBlocks(r);
     if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
   }
+  if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now.
   for (BlockId host : host_release_after_step_) (void)allocator_.ReleaseHost(host);
   host_release_after_step_.clear();
@@ -118,6 +130,27 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   last_now_ = std::max(last_now_, done);
   plan_outstanding_ = false;
   return absl::OkStatus();
+}
+
+void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time now) {
+  failed_models_.clear();
+  for (const ModelLoadFailure& f : outcome.failed_loads) failed_models_.push_back(f.model);
+  residency_.FinishLoads(plan_.model_commands, failed_models_, &loaded_);
+  PromotePrepared(now);
+  for (const ModelLoadFailure& f : outcome.failed_loads) {
+    // Everyone waiting for the model ends, with the engine's reason; a later
+    // request for it asks for a new load.
+    auto& waiting = preparing_[f.model.value()];
+    for (const auto& [slot, id] : waiting) {
+      RequestRecord& r = slab_[slot];
+      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
+      Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+                absl::StrCat("model \"", options_.models[f.model.value()].name,
+                             "\" failed to load: ", f.error),
+                now);
+    }
+    waiting.clear();
+  }
 }
 
 void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error,

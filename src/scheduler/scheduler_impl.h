@@ -13,6 +13,7 @@
 #ifndef HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
 #define HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"
 #include "scheduler/inbox.h"
+#include "residency/model_residency.h"
 #include "scheduler/request_record.h"
 
 namespace hearth {
@@ -65,6 +67,14 @@ class Scheduler::Impl {
   void ScheduleRunning(internal::RunList which, absl::Time now);
   void AdmitWaiting(absl::Time now);
   void FinalizePlan();
+  // Requests whose model became ready (in `loaded_`) join the waiting set.
+  void PromotePrepared(absl::Time now);
+  // Device blocks an allocation may take now: free or cached, and within
+  // what resident weights leave for KV.
+  int32_t Allocatable() const {
+    return std::max(0, std::min(allocator_.num_allocatable(),
+                                residency_.kv_block_limit() - allocator_.num_owned()));
+  }
 
   // Gives running `record` blocks for up to `want` positions, settling for
   // fewer (but at least `min`) rather than preempting anyone; preempts
@@ -84,8 +94,16 @@ class Scheduler::Impl {
   Admission TryAdmit(Record& record, absl::Time now);
   // Leading full blocks of a waiting request found in the prefix cache.
   int32_t CountPrefixHits(Record& record);
-  // Whether `blocks` more can be taken while keeping the admission watermark.
-  bool HasRoom(int32_t blocks) const;
+  // Whether `blocks` more can be taken while keeping the admission watermark,
+  // unloading idle models if that makes the room.
+  bool HasRoom(int32_t blocks, ModelId model);
+  // With residency: unloads models (see ModelResidency::MakeRoomForBlocks) so
+  // that `blocks` more KV blocks fit, keeping `keep`; as a last resort turns
+  // swapped requests of other models into recompute. False if not enough.
+  bool MakeRoomInMemory(int32_t blocks, ModelId keep);
+  // Waiting requests of models unloaded this step (`demoted_`) go back to
+  // preparing.
+  void DemoteUnloaded(absl::Time now);
   void ScheduleSequence(Record& record, int32_t num_tokens);
   bool ScheduledNow(const Record& record) const {
     return planning_ && record.scheduled_step == plan_.step;
@@ -121,6 +139,8 @@ class Scheduler::Impl {
   // The most recently borrowed sequence whose class is still over its
   // limits, other than `beneficiary`; nullptr if none.
   Record* PickBorrowedVictim(const Record& beneficiary);
+  // Applies the outcome of the plan's model loads.
+  void FinishModelLoads(const StepOutcome& outcome, absl::Time now);
   // An engine-reported failure: retry per the class policy or fail.
   void RetryOrFail(Record& record, const std::string& error, absl::Time now);
   void RemoveFromList(Record& record);
@@ -145,6 +165,14 @@ class Scheduler::Impl {
   std::optional<PrefixCache> prefix_cache_;
   std::unique_ptr<Policy> policy_;
   MetricsSink* sink_;
+  internal::ModelResidency residency_;
+  // Per model, requests waiting for it to load, in arrival order; entries of
+  // requests that ended meanwhile are skipped when promoted.
+  std::vector<std::vector<std::pair<uint32_t, RequestId>>> preparing_;
+  std::vector<ModelId> loaded_;
+  std::vector<ModelId> failed_models_;
+  std::vector<ModelId> demoted_;
+  int32_t num_preparing_ = 0;
 
   std::vector<Record> slab_;
   std::vector<uint32_t> free_slots_;
@@ -156,6 +184,9 @@ class Scheduler::Impl {
   // Per work class: running sequences and device blocks they hold.
   std::vector<int32_t> class_running_;
   std::vector<int32_t> class_blocks_;
+  // Per class with a hard KV budget: the most its running sequences can grow
+  // to, so admission keeps growth within the budget without preemption.
+  std::vector<int32_t> class_reserved_;
   std::vector<uint32_t> borrowed_;
   // Retried requests whose engine state must be dropped: listed in the next
   // plan's `preempted` (recompute).

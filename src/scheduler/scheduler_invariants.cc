@@ -39,7 +39,7 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
   const int32_t n = allocator_.num_device_blocks();
   std::vector<int32_t> refs(static_cast<size_t>(n), 0);
   std::vector<uint8_t> host_used(static_cast<size_t>(allocator_.num_host_blocks()), 0);
-  int32_t waiting = 0, swapped = 0, running = 0;
+  int32_t waiting = 0, swapped = 0, running = 0, preparing = 0;
 
   for (const auto& [id, slot] : slot_of_) {
     const RequestRecord& r = slab_[slot];
@@ -98,6 +98,13 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
         }
         break;
       }
+      case RequestPhase::kPreparing:
+        ++preparing;
+        if (!r.device_blocks.empty() || !r.host_blocks.empty() || r.list != RunList::kNone ||
+            residency_.ready(r.model)) {
+          return Broken("preparing request ", id, " holds blocks or its model is ready");
+        }
+        break;
       default:
         return Broken("request ", id, " is live in terminal phase ", PhaseName(r.phase));
     }
@@ -143,6 +150,13 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
       running != running_count()) {
     return Broken("counts waiting/swapped/running ", num_waiting_, "/", num_swapped_, "/",
                   running_count(), " but records say ", waiting, "/", swapped, "/", running);
+  }
+  if (preparing != num_preparing_) {
+    return Broken(num_preparing_, " preparing counted but records say ", preparing);
+  }
+  if (allocator_.num_owned() > residency_.kv_block_limit()) {
+    return Broken(allocator_.num_owned(), " device blocks owned but resident weights leave room for ",
+                  residency_.kv_block_limit());
   }
   if (running_count() > options_.max_running) {
     return Broken(running_count(), " running sequences exceed max_running ", options_.max_running);

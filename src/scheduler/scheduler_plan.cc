@@ -60,9 +60,13 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
 
   DrainInbox(now);
   ExpireDeadlines(now);
+  residency_.PlanUnloads(now, &plan_.model_commands);
   ScheduleRunning(RunList::kDecoding, now);
   ScheduleRunning(RunList::kPrefilling, now);
+  DemoteUnloaded(now);
   AdmitWaiting(now);
+  DemoteUnloaded(now);
+  residency_.PlanLoads(allocator_.num_owned(), &plan_.model_commands);
   FinalizePlan();
   planning_ = false;
   plan_outstanding_ = true;
@@ -83,14 +87,23 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
   }
   for (internal::Submission& sub : drained_) {
     RequestRecord& r = CreateRecord(sub, now);
-    ++num_waiting_;
     for (absl::Time t : {r.deadline, r.queue_deadline}) {
       if (t == absl::InfiniteFuture()) continue;
       deadlines_.emplace_back(t, r.id);
       std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
     }
-    policy_->OnArrival(r.View(), now);
+    residency_.AddLive(r.model);
     Emit(RequestEventKind::kArrive, r, now);
+    if (!residency_.ready(r.model)) {
+      // Not runnable yet: it waits apart, so it never delays runnable work.
+      r.phase = RequestPhase::kPreparing;
+      ++num_preparing_;
+      preparing_[r.model.value()].emplace_back(r.slot, r.id);
+      residency_.WantLoad(r.model);
+      continue;
+    }
+    ++num_waiting_;
+    policy_->OnArrival(r.View(), now);
   }
   for (RequestId id : cancels_) {
     if (RequestRecord* r = Find(id)) {
@@ -99,6 +112,40 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
                 now);
     }
   }
+}
+
+void Scheduler::Impl::PromotePrepared(absl::Time now) {
+  for (ModelId m : loaded_) {
+    for (const auto& [slot, id] : preparing_[m.value()]) {
+      RequestRecord& r = slab_[slot];
+      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;  // Ended meanwhile.
+      r.phase = RequestPhase::kWaiting;
+      --num_preparing_;
+      ++num_waiting_;
+      policy_->OnArrival(r.View(), now);
+    }
+    preparing_[m.value()].clear();
+  }
+  loaded_.clear();
+}
+
+void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
+  if (demoted_.empty()) return;
+  // Rare (a model unloaded while requests for it still wait): a scan of the
+  // live requests is simpler than keeping per-model waiting lists.
+  for (const auto& [id, slot] : slot_of_) {
+    RequestRecord& r = slab_[slot];
+    if (r.phase != RequestPhase::kWaiting ||
+        std::find(demoted_.begin(), demoted_.end(), r.model) == demoted_.end()) {
+      continue;
+    }
+    policy_->OnRemoved(r.View(), now);
+    r.phase = RequestPhase::kPreparing;
+    --num_waiting_;
+    ++num_preparing_;
+    preparing_[r.model.value()].emplace_back(r.slot, r.id);
+  }
+  demoted_.clear();
 }
 
 void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
@@ -178,9 +225,13 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
   }
   while (true) {
     const int32_t held = static_cast<int32_t>(r.device_blocks.size());
-    const int32_t free = allocator_.num_allocatable();
     const int32_t need_want = BlocksFor(want) - held;
     const int32_t need_min = BlocksFor(min) - held;
+    if (need_min > Allocatable() && need_min <= allocator_.num_allocatable()) {
+      // Unload models nobody is running before preempting anyone.
+      MakeRoomInMemory(need_min, r.model);
+    }
+    const int32_t free = Allocatable();
     if (need_want <= free || need_min <= free) {
       const int32_t take = std::max(0, std::min(need_want, free));
       for (int32_t i = 0; i < take; ++i) AddBlock(r, *allocator_.Allocate());
@@ -264,6 +315,7 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
     }
     r.phase = RequestPhase::kSwapped;
     ++num_swapped_;
+    residency_.AddActive(r.model, 1);
   } else {
     r.computed = 0;
     r.phase = RequestPhase::kWaiting;
@@ -326,12 +378,44 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   policy_->EndAdmission();
 }
 
-bool Scheduler::Impl::HasRoom(int32_t blocks) const {
+bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
   // The watermark keeps headroom for running sequences to grow; with nothing
   // running there is nobody to protect, and insisting on it could block a
   // large request forever.
   const int32_t reserve = running_count() > 0 ? options_.kv.watermark_blocks : 0;
-  return allocator_.num_allocatable() - blocks >= reserve;
+  if (Allocatable() - blocks >= reserve) return true;
+  // Idle models' weights may be holding the memory; runnable work wins.
+  if (allocator_.num_allocatable() - blocks >= reserve && MakeRoomInMemory(blocks + reserve, model)) {
+    return Allocatable() - blocks >= reserve;
+  }
+  return false;
+}
+
+bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
+  if (!residency_.enabled()) return false;
+  if (residency_.MakeRoomForBlocks(blocks, allocator_.num_owned(), keep, &plan_.model_commands,
+                                   &demoted_)) {
+    return true;
+  }
+  // Swapped requests pin their model (their KV would need it back). When
+  // even unloading every other unpinned model is not enough, they give up
+  // their host copies and recompute later, so their models can go: without
+  // this, a request could wait forever behind one whose model it evicts.
+  bool unpinned = false;
+  for (const auto& [id, slot] : slot_of_) {
+    RequestRecord& r = slab_[slot];
+    if (r.phase != RequestPhase::kSwapped || r.model == keep) continue;
+    for (BlockId host : r.host_blocks) host_release_after_step_.push_back(host);
+    r.host_blocks.clear();
+    r.computed = 0;
+    r.phase = RequestPhase::kWaiting;
+    --num_swapped_;
+    ++num_waiting_;
+    residency_.AddActive(r.model, -1);
+    unpinned = true;
+  }
+  return unpinned && residency_.MakeRoomForBlocks(blocks, allocator_.num_owned(), keep,
+                                                  &plan_.model_commands, &demoted_);
 }
 
 int32_t Scheduler::Impl::CountPrefixHits(RequestRecord& r) {
@@ -354,6 +438,8 @@ int32_t Scheduler::Impl::CountPrefixHits(RequestRecord& r) {
 }
 
 Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
+  // Its model was unloaded this step to make room; it goes back to preparing.
+  if (!residency_.ready(r.model)) return Admission::kDeclined;
   const bool swapped = r.phase == RequestPhase::kSwapped;
   int32_t hits = 0;
   int32_t start = r.computed;
@@ -386,7 +472,15 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
                       (c.kv_block_budget > 0 &&
                        class_blocks_[cls] + own_blocks_after > c.kv_block_budget);
   if (beyond && !c.borrow) return Admission::kDeclined;
-  if (running_count() >= options_.max_running || !HasRoom(needed)) {
+  // A hard budget is kept by reserving each sequence's largest size: growth
+  // then never needs the class's own sequences to preempt each other (which
+  // the randomized driver showed can livelock).
+  const int32_t reserve_max =
+      !c.borrow && c.kv_block_budget > 0 ? BlocksFor(r.prompt_tokens + r.max_new_tokens) : 0;
+  if (reserve_max > 0 && class_reserved_[cls] + reserve_max > c.kv_block_budget) {
+    return Admission::kDeclined;
+  }
+  if (running_count() >= options_.max_running || !HasRoom(needed, r.model)) {
     return beyond ? Admission::kDeclined : Admission::kNoRoom;
   }
 
@@ -399,6 +493,7 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
     }
     r.host_blocks.clear();
     --num_swapped_;
+    residency_.AddActive(r.model, -1);
   } else {
     for (int32_t b = 0; b < hits; ++b) {
       const BlockId block = prefix_cache_->Find(r.block_hashes[b]);
@@ -427,6 +522,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   r.blocks_sent = 0;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   AddToList(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
+  r.reserved_blocks = reserve_max;
+  class_reserved_[cls] += reserve_max;
   if (beyond) MarkBorrowed(r);
   policy_->OnAdmitted(r.View(), now);
   Emit(RequestEventKind::kAdmit, r, now);

@@ -7,6 +7,12 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   outcome->sequences.clear();
   for (RequestId id : plan.released) produced_.erase(id);
   std::uniform_real_distribution<double> u(0.0, 1.0);
+  outcome->failed_loads.clear();
+  for (const ModelCommand& c : plan.model_commands) {
+    if (c.kind == ModelCommandKind::kLoad && load_failure_rate_ > 0 && u(rng_) < load_failure_rate_) {
+      outcome->failed_loads.push_back({c.model, "injected load failure"});
+    }
+  }
   for (const ScheduledSequence& s : plan.sequences) {
     SequenceOutcome& o = outcome->sequences.emplace_back();
     o.id = s.id;

@@ -14,6 +14,11 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
   if (static_cast<int32_t>(plan.sequences.size()) > options_.max_running) {
     return fail(plan.sequences.size(), " sequences exceed max_running ", options_.max_running);
   }
+  int32_t loads = 0;
+  for (const ModelCommand& c : plan.model_commands) loads += c.kind == ModelCommandKind::kLoad;
+  if (loads > options_.residency.max_concurrent_loads) {
+    return fail(loads, " model loads exceed max_concurrent_loads ", options_.residency.max_concurrent_loads);
+  }
   absl::flat_hash_set<RequestId> dropped;
   for (const Preemption& p : plan.preempted) {
     dropped.insert(p.id);

@@ -43,6 +43,27 @@ SchedulerOptions RandomOptions(std::mt19937_64& rng, const PolicyFactory* policy
     if (rng() % 4 == 0) c.queue_timeout = absl::Milliseconds(Uniform(rng, 1, 300));
     c.max_retries = Uniform(rng, 0, 2);
   }
+  if (rng() % 3 == 0) {
+    // Several models sharing device memory with the KV cache.
+    const int64_t kv_per_token = 1000;
+    o.models.clear();
+    for (int m = 0; m < 3; ++m) {
+      ModelConfig mc;
+      mc.name = "m" + std::to_string(m);
+      mc.context_length = Uniform(rng, 16, 400);
+      mc.vocab_size = 64;
+      mc.kv_bytes_per_token = kv_per_token;
+      mc.weights_bytes = int64_t{Uniform(rng, 0, 40)} * kv_per_token * o.kv.block_size;
+      mc.preload = m == 0;
+      if (rng() % 2) mc.keep_alive = absl::Milliseconds(Uniform(rng, 10, 500));
+      o.models.push_back(mc);
+    }
+    // Room for the largest model plus at least half the pool.
+    o.residency.device_memory_bytes =
+        (int64_t{40} + o.kv.num_device_blocks / 2 + Uniform(rng, 0, o.kv.num_device_blocks)) *
+        kv_per_token * o.kv.block_size;
+    o.residency.max_concurrent_loads = Uniform(rng, 1, 2);
+  }
   if (policy != nullptr) o.policy_factory = *policy;
   return o;
 }
@@ -57,6 +78,8 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
   h.executor().set_failure_rate(rng() % 4 == 0 ? 0.01 : 0.0);
+  h.executor().set_load_failure_rate(rng() % 4 == 0 ? 0.2 : 0.0);
+  const int32_t num_models = static_cast<int32_t>(options.models.size());
   // A few shared prompt stems make prefix hits (and full hits) common.
   std::vector<std::vector<TokenId>> stems(3);
   for (auto& stem : stems) {
@@ -72,6 +95,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       spec.user = UserId(Uniform(rng, 0, 2));
       spec.work_class = WorkClassId(Uniform(rng, 0, 2));
       spec.priority = Uniform(rng, -2, 2);
+      spec.model = ModelId(static_cast<uint32_t>(Uniform(rng, 0, num_models - 1)));
       spec.prompt_tokens = Uniform(rng, rng() % 20 == 0 ? -3 : 1, 120);
       spec.max_new_tokens = Uniform(rng, rng() % 20 == 0 ? 0 : 1, 60);
       if (rng() % 2 && spec.prompt_tokens > 0) {
@@ -121,11 +145,14 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     const SchedulerStats st = h.scheduler().stats();
     std::string detail = absl::StrCat(" waiting ", st.waiting, " running ", st.running, " swapped ",
                                       st.swapped, " free blocks ", st.free_device_blocks, "/",
-                                      options.kv.num_device_blocks, " cached ", st.cached_device_blocks);
+                                      options.kv.num_device_blocks, " cached ", st.cached_device_blocks,
+                                      " kv limit ", st.kv_block_limit, " weights ", st.resident_weight_bytes,
+                                      " memory ", options.residency.device_memory_bytes);
     for (RequestId id : h.live()) {
       auto v = h.scheduler().GetRequest(id);
       if (!v.ok()) continue;
-      absl::StrAppend(&detail, "\n  ", id.ToString(), " ", std::string(PhaseName(v->phase)), " class ",
+      absl::StrAppend(&detail, "\n  ", id.ToString(), " ", std::string(PhaseName(v->phase)), " model ",
+                      v->model.value(), " class ",
                       v->work_class.value(), " user ", v->user.value(), " len ", v->length(),
                       " computed ", v->computed_tokens, " blocks ", v->device_blocks);
     }

@@ -6,9 +6,9 @@
 // folds the work class's priority into it). Admission offers the waiting
 // request with the highest effective priority
 //     effective = priority + floor((now - arrival_time) / aging_interval),
-// ties going to the earlier arrival. A level that has served its quota of
-// tokens in the current quota window is skipped while any level within its
-// quota has waiting work; when only over-quota levels wait they are served
+// ties going to the earlier arrival. A level that has served its quota in
+// the current quota window (a token count, or a share of all tokens served in
+// the window) is skipped while any level within its quota has waiting work; when only over-quota levels wait they are served
 // anyway (work-conserving). Windows are tumbling: served counts reset every
 // `quota_window`.
 //
@@ -36,7 +36,7 @@
 //   hearth::PriorityQuotaOptions p;
 //   p.aging_interval = absl::Seconds(20);
 //   p.quota_window = absl::Seconds(10);
-//   p.quotas = {{/*priority=*/40, /*tokens_per_window=*/200000}};
+//   p.quotas = {{/*priority=*/4, /*tokens_per_window=*/0, /*max_share=*/0.5}};
 //   options.policy_factory = *hearth::PriorityQuotaPolicyFactory(p);
 
 #ifndef HEARTH_POLICY_PRIORITY_QUOTA_H_
@@ -56,8 +56,13 @@ struct LevelQuota {
   // The priority value the quota applies to. Unique within `quotas`.
   int32_t priority = 0;
   // Tokens (prefill plus decode) the level may be served per window before it
-  // yields to levels within their quota. Must be >= 1.
+  // yields to levels within their quota. Must be >= 0; 0 means no token cap.
   int64_t tokens_per_window = 0;
+  // Largest share of the window's tokens (all levels together) the level may
+  // take while others wait: portable across machines, unlike a token count.
+  // Must be in [0, 1]; 0 means no share cap. At least one of the two caps
+  // must be set.
+  double max_share = 0;
 };
 
 struct PriorityQuotaOptions {

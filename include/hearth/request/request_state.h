@@ -19,6 +19,9 @@ namespace hearth {
 enum class RequestPhase : uint8_t {
   // Accepted by Submit, not yet seen by Plan.
   kQueued,
+  // Its model is not resident: waiting in the preparation queue for a load,
+  // apart from runnable work (see ResidencyConfig).
+  kPreparing,
   // Known to the scheduler, waiting for admission (also after a recompute
   // preemption, with progress reset).
   kWaiting,

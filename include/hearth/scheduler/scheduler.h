@@ -59,9 +59,15 @@ struct SchedulerStats {
   int32_t waiting = 0;
   int32_t running = 0;
   int32_t swapped = 0;
+  // Waiting for their model to load.
+  int32_t preparing = 0;
   // Submitted but not yet seen by Plan.
   int32_t queued = 0;
   int32_t free_device_blocks = 0;
+  // Device blocks that may be held at once: the whole pool, or with
+  // residency what resident weights leave.
+  int32_t kv_block_limit = 0;
+  int64_t resident_weight_bytes = 0;
   int32_t cached_device_blocks = 0;
   int32_t free_host_blocks = 0;
   uint64_t prefix_hit_tokens = 0;

@@ -30,8 +30,36 @@ struct ModelConfig {
   // When > 0, submitted token ids must lie in [0, vocab_size).
   int32_t vocab_size = 0;
   // KV bytes per token: layers * kv_heads * head_dim * 2 * dtype bytes.
-  // Informational for the core; used to size caches (see KvBlocksForMemory).
+  // Sizes caches (see KvBlocksForMemory); required (> 0) with residency.
   int64_t kv_bytes_per_token = 0;
+
+  // --- Residency (only when ResidencyConfig::device_memory_bytes > 0).
+  // Device bytes the model's weights occupy while resident. Must be >= 0.
+  int64_t weights_bytes = 0;
+  // Resident from the start (the preloaded models must fit together).
+  bool preload = true;
+  // Unloaded once idle (no unfinished requests) this long, as Ollama's
+  // keep-alive does. InfiniteDuration: unloaded only when memory is needed.
+  absl::Duration keep_alive = absl::InfiniteDuration();
+};
+
+// Model residency: several models share the device's memory with the KV
+// cache. Requests for a model that is not resident wait in a preparation
+// queue apart from runnable work (they never delay requests of resident
+// models, as in Bidaw); loads are issued as plan commands, a bounded number
+// at a time, after evicting idle models least recently used first. KV blocks
+// are limited to the memory left after resident weights.
+//
+// The engine performs a step's model commands before its forward pass; a
+// load counts as done when Complete() answers that plan without listing it
+// in StepOutcome::failed_loads. The host's KV pool is allocated for
+// kv.num_device_blocks; residency caps how many of them may be held at once.
+struct ResidencyConfig {
+  // Device memory for weights plus KV. 0 disables residency: every model is
+  // resident and the KV cache is kv.num_device_blocks.
+  int64_t device_memory_bytes = 0;
+  // Loads in one step. Must be >= 1.
+  int32_t max_concurrent_loads = 1;
 };
 
 struct UserConfig {
@@ -110,6 +138,7 @@ struct SchedulerOptions {
   std::vector<WorkClassConfig> work_classes = {WorkClassConfig{}};
 
   KvCacheConfig kv;
+  ResidencyConfig residency;
 
   // Orders admissions and preemption victims. Null means FIFO.
   PolicyFactory policy_factory;

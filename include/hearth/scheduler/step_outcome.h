@@ -45,6 +45,12 @@ struct SequenceOutcome {
   std::string error;
 };
 
+// A model load from the plan's model_commands that the engine could not do.
+struct ModelLoadFailure {
+  ModelId model;
+  std::string error;
+};
+
 struct StepOutcome {
   // The plan's step number this outcome answers.
   uint64_t step = 0;
@@ -54,6 +60,9 @@ struct StepOutcome {
   absl::Time completed_at = absl::InfinitePast();
   // Exactly one entry per planned sequence, in plan order.
   std::vector<SequenceOutcome> sequences;
+  // Loads in the plan's model_commands that failed; every other load in the
+  // plan is taken as done. Requests waiting for a failed model end as failed.
+  std::vector<ModelLoadFailure> failed_loads;
 };
 
 }  // namespace hearth

@@ -1,0 +1,173 @@
+#include "residency/model_residency.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth::internal {
+
+ModelResidency::ModelResidency(const SchedulerOptions& o)
+    : enabled_(o.residency.device_memory_bytes > 0),
+      memory_(o.residency.device_memory_bytes),
+      max_loads_(o.residency.max_concurrent_loads),
+      pool_blocks_(o.kv.num_device_blocks) {
+  models_.resize(o.models.size());
+  for (const ModelConfig& m : o.models) {
+    block_bytes_ = std::max(block_bytes_, m.kv_bytes_per_token * o.kv.block_size);
+  }
+  for (size_t i = 0; i < o.models.size(); ++i) {
+    Model& m = models_[i];
+    m.weights = o.models[i].weights_bytes;
+    m.keep_alive = o.models[i].keep_alive;
+    m.resident = !enabled_ || o.models[i].preload;
+    if (enabled_ && m.resident) weight_bytes_ += m.weights;
+  }
+  Recompute();
+}
+
+void ModelResidency::Recompute() {
+  if (!enabled_) {
+    kv_block_limit_ = pool_blocks_;
+    return;
+  }
+  // One uniform pool: a block is sized for the largest model's KV.
+  const int64_t blocks = std::max<int64_t>(0, memory_ - weight_bytes_) / block_bytes_;
+  kv_block_limit_ = static_cast<int32_t>(std::min<int64_t>(blocks, pool_blocks_));
+}
+
+void ModelResidency::AddLive(ModelId m) { ++models_[m.value()].live; }
+
+void ModelResidency::RemoveLive(ModelId m, absl::Time now) {
+  Model& model = models_[m.value()];
+  --model.live;
+  model.last_used = now;
+}
+
+void ModelResidency::WantLoad(ModelId m) {
+  Model& model = models_[m.value()];
+  if (model.resident || model.loading || model.load_queued) return;
+  model.load_queued = true;
+  load_queue_.push_back(m.value());
+}
+
+void ModelResidency::Unload(uint32_t m, std::vector<ModelCommand>* commands) {
+  models_[m].resident = false;
+  weight_bytes_ -= models_[m].weights;
+  commands->push_back({ModelCommandKind::kUnload, ModelId(m)});
+  Recompute();
+}
+
+bool ModelResidency::EvictFor(int64_t needed, int64_t owned_bytes, bool busy_ok, ModelId keep,
+                              std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted) {
+  while (memory_ - weight_bytes_ - owned_bytes < needed) {
+    int64_t best = -1;
+    for (size_t i = 0; i < models_.size(); ++i) {
+      const Model& m = models_[i];
+      const bool evictable = m.live == 0 || (busy_ok && m.active == 0 && ModelId(i) != keep);
+      if (!m.resident || m.loading || !evictable) continue;
+      // Idle models go before busy ones, then least recently used.
+      if (best < 0) {
+        best = static_cast<int64_t>(i);
+        continue;
+      }
+      const Model& b = models_[static_cast<size_t>(best)];
+      if ((m.live == 0) != (b.live == 0) ? m.live == 0 : m.last_used < b.last_used) {
+        best = static_cast<int64_t>(i);
+      }
+    }
+    if (best < 0) return false;
+    if (models_[static_cast<size_t>(best)].live > 0) {
+      demoted->push_back(ModelId(static_cast<uint32_t>(best)));
+      // Its waiting requests will want it back.
+      models_[static_cast<size_t>(best)].resident = false;
+      weight_bytes_ -= models_[static_cast<size_t>(best)].weights;
+      commands->push_back({ModelCommandKind::kUnload, ModelId(static_cast<uint32_t>(best))});
+      Recompute();
+      WantLoad(ModelId(static_cast<uint32_t>(best)));
+      continue;
+    }
+    Unload(static_cast<uint32_t>(best), commands);
+  }
+  return true;
+}
+
+void ModelResidency::PlanUnloads(absl::Time now, std::vector<ModelCommand>* commands) {
+  if (!enabled_) return;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const Model& m = models_[i];
+    if (m.resident && !m.loading && m.live == 0 && m.keep_alive != absl::InfiniteDuration() &&
+        now - m.last_used >= m.keep_alive) {
+      Unload(static_cast<uint32_t>(i), commands);
+    }
+  }
+}
+
+void ModelResidency::PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* commands) {
+  if (!enabled_) return;
+  const int64_t owned_bytes = int64_t{owned_blocks} * block_bytes_;
+  int32_t loads = 0;
+  size_t kept = 0;
+  for (size_t q = 0; q < load_queue_.size(); ++q) {
+    const uint32_t id = load_queue_[q];
+    Model& m = models_[id];
+    if (m.live == 0) {
+      m.load_queued = false;  // Everyone who wanted it has gone.
+      continue;
+    }
+    // Loads go in request order: a model that does not fit yet blocks the
+    // ones behind it, so a big model is not starved by small ones.
+    if (loads < max_loads_ && kept == 0 &&
+        EvictFor(m.weights, owned_bytes, /*busy_ok=*/false, ModelId(), commands, nullptr)) {
+      m.load_queued = false;
+      m.loading = true;
+      m.resident = true;  // Its memory is taken from now on.
+      weight_bytes_ += m.weights;
+      Recompute();
+      commands->push_back({ModelCommandKind::kLoad, ModelId(id)});
+      ++loads;
+      continue;
+    }
+    load_queue_[kept++] = id;
+  }
+  load_queue_.resize(kept);
+}
+
+bool ModelResidency::MakeRoomForBlocks(int32_t blocks, int32_t owned_blocks, ModelId keep,
+                                       std::vector<ModelCommand>* commands,
+                                       std::vector<ModelId>* demoted) {
+  if (!enabled_) return false;
+  const int64_t needed = int64_t{owned_blocks + blocks} * block_bytes_;
+  return EvictFor(needed, 0, /*busy_ok=*/false, keep, commands, demoted) ||
+         EvictFor(needed, 0, /*busy_ok=*/true, keep, commands, demoted);
+}
+
+std::string ModelResidency::DebugString() const {
+  std::string out;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const Model& m = models_[i];
+    absl::StrAppend(&out, "model ", i, ": weights ", m.weights, m.resident ? " resident" : "",
+                    m.loading ? " loading" : "", m.load_queued ? " queued" : "", " live ", m.live,
+                    " active ", m.active, "\n");
+  }
+  absl::StrAppend(&out, "kv limit ", kv_block_limit_, " of ", pool_blocks_, " blocks\n");
+  return out;
+}
+
+void ModelResidency::FinishLoads(const std::vector<ModelCommand>& commands,
+                                 const std::vector<ModelId>& failed,
+                                 std::vector<ModelId>* loaded) {
+  for (const ModelCommand& c : commands) {
+    if (c.kind != ModelCommandKind::kLoad) continue;
+    Model& m = models_[c.model.value()];
+    m.loading = false;
+    if (std::find(failed.begin(), failed.end(), c.model) != failed.end()) {
+      m.resident = false;
+      weight_bytes_ -= m.weights;
+      Recompute();
+    } else {
+      loaded->push_back(c.model);
+    }
+  }
+}
+
+}  // namespace hearth::internal

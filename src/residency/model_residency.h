@@ -1,0 +1,105 @@
+// File: src/residency/model_residency.h
+//
+// Which models are resident, what memory is left for KV blocks, and which
+// loads and unloads a step issues. Engine thread only. With residency
+// disabled every model is resident and the KV limit is the whole pool.
+
+#ifndef HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
+#define HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth::internal {
+
+class ModelResidency {
+ public:
+  explicit ModelResidency(const SchedulerOptions& options);
+
+  bool enabled() const { return enabled_; }
+  bool resident(ModelId m) const { return models_[m.value()].resident; }
+  // Resident and not still loading: its requests may run.
+  bool ready(ModelId m) const {
+    return models_[m.value()].resident && !models_[m.value()].loading;
+  }
+  // Device blocks that may be owned at once given resident (and loading)
+  // weights.
+  int32_t kv_block_limit() const { return kv_block_limit_; }
+  int64_t resident_weight_bytes() const { return weight_bytes_; }
+  int64_t block_bytes() const { return block_bytes_; }
+
+  // Unfinished requests per model (idleness and LRU order come from them).
+  void AddLive(ModelId m);
+  void RemoveLive(ModelId m, absl::Time now);
+  int32_t live(ModelId m) const { return models_[m.value()].live; }
+
+  // A request is waiting for `m` to load: queue the load once.
+  void WantLoad(ModelId m);
+
+  // Keep-alive: unloads models idle for longer than their keep_alive.
+  void PlanUnloads(absl::Time now, std::vector<ModelCommand>* commands);
+  // Issues queued loads in request order while fewer than
+  // max_concurrent_loads are in this plan and memory beside `owned_blocks`
+  // allows, unloading idle models least recently used first. Called after
+  // admissions, so loads only take memory runnable work does not need.
+  void PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* commands);
+
+  // Requests of a model holding KV (running or swapped); such a model is
+  // never unloaded.
+  void AddActive(ModelId m, int32_t delta) { models_[m.value()].active += delta; }
+
+  // Unloads models, least recently used first, until `blocks` more KV blocks
+  // fit beside `owned_blocks`: idle ones (no unfinished requests) first, then
+  // ones whose requests all still wait (none holds KV), never `keep`. Models
+  // of the second kind are appended to `demoted`: their waiting requests must
+  // go back to preparing. False if even that is not enough.
+  bool MakeRoomForBlocks(int32_t blocks, int32_t owned_blocks, ModelId keep,
+                         std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
+
+  // One line per model: resident/loading/queued, live and active counts.
+  std::string DebugString() const;
+
+  // The plan carrying `commands` was completed. Loads not in `failed` are
+  // resident now; failed ones give their memory back. Returns, in `loaded`,
+  // the models that became resident.
+  void FinishLoads(const std::vector<ModelCommand>& commands,
+                   const std::vector<ModelId>& failed, std::vector<ModelId>* loaded);
+
+ private:
+  struct Model {
+    int64_t weights = 0;
+    absl::Duration keep_alive = absl::InfiniteDuration();
+    bool resident = false;
+    bool loading = false;
+    bool load_queued = false;
+    int32_t live = 0;
+    int32_t active = 0;
+    absl::Time last_used = absl::InfinitePast();
+  };
+  void Recompute();
+  // Unloads least recently used models allowed by `busy_ok` (models with
+  // waiting requests but no KV) until `bytes_needed` fit; false if they do not.
+  bool EvictFor(int64_t bytes_needed, int64_t owned_bytes, bool busy_ok, ModelId keep,
+                std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
+  void Unload(uint32_t m, std::vector<ModelCommand>* commands);
+
+  const bool enabled_;
+  const int64_t memory_;
+  const int32_t max_loads_;
+  const int32_t pool_blocks_;
+  int64_t block_bytes_ = 0;
+  std::vector<Model> models_;
+  // Models with requests waiting for them, in the order the first asked.
+  std::vector<uint32_t> load_queue_;
+  int64_t weight_bytes_ = 0;
+  int32_t kv_block_limit_ = 0;
+};
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
