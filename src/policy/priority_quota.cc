@@ -37,8 +37,9 @@ namespace {
 
 struct Level {
   int32_t priority = 0;
-  // Tokens per window; 0 means unlimited.
+  // Tokens per window and share of the window's tokens; 0 means unlimited.
   int64_t quota = 0;
+  double max_share = 0;
   int64_t served_in_window = 0;
   int32_t running = 0;
   // Offerable waiting entries by (arrival time, sequence): oldest first.
@@ -50,9 +51,7 @@ class PriorityNode final : public Node {
  public:
   PriorityNode(const PriorityQuotaOptions& options, NodeFactory child)
       : options_(options), child_factory_(std::move(child)) {
-    for (const LevelQuota& q : options.quotas) {
-      quotas_[q.priority] = q.tokens_per_window;
-    }
+    for (const LevelQuota& q : options.quotas) quotas_[q.priority] = q;
     has_quotas_ = !options.quotas.empty();
   }
 
@@ -83,6 +82,7 @@ class PriorityNode final : public Node {
     if (!has_quotas_ && !child_charges_) return;
     Level& level = LevelOf(e);
     level.served_in_window += prefill_tokens - prepaid + decode_tokens;
+    total_in_window_ += prefill_tokens - prepaid + decode_tokens;
     if (child_charges_) {
       level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
     }
@@ -92,6 +92,7 @@ class PriorityNode final : public Node {
   void Reserve(Entry* e, int32_t tokens) override {
     Level& level = LevelOf(e);
     level.served_in_window = std::max<int64_t>(0, level.served_in_window + tokens);
+    total_in_window_ = std::max<int64_t>(0, total_in_window_ + tokens);
     level.child->Reserve(e, tokens);
   }
 
@@ -114,7 +115,7 @@ class PriorityNode final : public Node {
     int64_t best_effective = 0;
     for (const Level& level : levels_) {
       if (level.oldest.empty()) continue;
-      bool in_quota = level.quota == 0 || level.served_in_window < level.quota;
+      bool in_quota = InQuota(level);
       int64_t effective = Effective(level);
       if (best == nullptr || Better(in_quota, effective, level, best_in_quota,
                                     best_effective, *best)) {
@@ -201,6 +202,13 @@ class PriorityNode final : public Node {
     return level.oldest.begin()->first < best.oldest.begin()->first;
   }
 
+  bool InQuota(const Level& level) const {
+    if (level.quota > 0 && level.served_in_window >= level.quota) return false;
+    return level.max_share <= 0 ||
+           static_cast<double>(level.served_in_window) <=
+               level.max_share * static_cast<double>(total_in_window_);
+  }
+
   void RollWindow(absl::Time now) {
     if (window_start_ == absl::InfinitePast()) window_start_ = now;
     if (now - window_start_ < options_.quota_window) return;
@@ -209,6 +217,7 @@ class PriorityNode final : public Node {
         absl::IDivDuration(now - window_start_, options_.quota_window, &remainder);
     window_start_ += options_.quota_window * windows;
     for (Level& level : levels_) level.served_in_window = 0;
+    total_in_window_ = 0;
   }
 
   Level& LevelOf(const Entry* e) {
@@ -223,7 +232,10 @@ class PriorityNode final : public Node {
       Level& level = levels_.emplace_back();
       level.priority = e->priority;
       auto quota = quotas_.find(e->priority);
-      level.quota = quota == quotas_.end() ? 0 : quota->second;
+      if (quota != quotas_.end()) {
+        level.quota = quota->second.tokens_per_window;
+        level.max_share = quota->second.max_share;
+      }
       level.child = child_factory_();
       child_charges_ = level.child->NeedsCharges();
     }
@@ -232,7 +244,9 @@ class PriorityNode final : public Node {
 
   PriorityQuotaOptions options_;
   NodeFactory child_factory_;
-  absl::flat_hash_map<int32_t, int64_t> quotas_;
+  absl::flat_hash_map<int32_t, LevelQuota> quotas_;
+  // Tokens served in the current window, all levels together.
+  int64_t total_in_window_ = 0;
   // Levels in creation order (stable indices).
   std::vector<Level> levels_;
   // Running entries, most urgent first (see RunKey).
@@ -270,10 +284,13 @@ absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options) {
   absl::flat_hash_set<int32_t> seen;
   for (size_t i = 0; i < options.quotas.size(); ++i) {
     const LevelQuota& q = options.quotas[i];
-    if (q.tokens_per_window < 1) {
+    if (q.tokens_per_window < 0 || !(q.max_share >= 0 && q.max_share <= 1) ||
+        (q.tokens_per_window == 0 && q.max_share == 0)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "PriorityQuotaOptions::quotas[", i, "].tokens_per_window is ",
-          q.tokens_per_window, "; it must be >= 1 (omit the level for no quota)"));
+          "PriorityQuotaOptions::quotas[", i, "] has tokens_per_window ",
+          q.tokens_per_window, " and max_share ", q.max_share,
+          "; tokens_per_window must be >= 0, max_share in [0, 1], and at "
+          "least one of them set (omit the level for no quota)"));
     }
     if (!seen.insert(q.priority).second) {
       return absl::InvalidArgumentError(absl::StrCat(

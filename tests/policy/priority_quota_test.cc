@@ -127,7 +127,7 @@ TEST_CASE("priority: a quota caps a level's share while others wait",
   // The machine serves about 2,400 tokens per window here (8 slots, 48-token
   // requests taking 16 steps each): voice may take a third of it.
   const int64_t kQuota = 800;
-  options.quotas = {{kVoice, kQuota}};
+  options.quotas = {{kVoice, kQuota, 0}};
   const int64_t kSteps = 2000;
   auto run = [&](const PriorityQuotaOptions& o, std::vector<int64_t>* voice,
                  std::vector<int64_t>* chat) {
@@ -173,6 +173,35 @@ TEST_CASE("priority: a quota caps a level's share while others wait",
   CHECK(chat_free.back() == 0);
 }
 
+TEST_CASE("priority: a share quota caps a level's share of each window",
+          "[policy][priority]") {
+  PriorityQuotaOptions options;
+  options.quota_window = absl::Seconds(1);  // 100 steps
+  options.quotas = {{kVoice, 0, 0.3}};
+  PolicyDriver d(MakePriority(options), SmallMachine());
+  for (int64_t s = 0; s < 2000; ++s) {
+    for (int k = 0; k < 3; ++k) d.Add(0, 32, 16, s, kVoice);
+  }
+  for (int i = 0; i < 2000; ++i) d.Add(1, 32, 16, 0, kChat);
+  int64_t voice = 0, total = 0;
+  for (int64_t s = 0; s < 2000; ++s) {
+    d.Step();
+    for (const auto& [priority, tokens] : d.last_step_by_priority()) {
+      total += tokens;
+      if (priority == kVoice) voice += tokens;
+    }
+    if ((s + 1) % 100 == 0) {
+      // Admissions stop at 30%; running voice requests (8 slots of 48
+      // tokens at most) finish beyond it.
+      INFO("window ending at step " << s << ": voice " << voice << " of " << total);
+      CHECK(voice <= 0.3 * total + 8 * 48);
+      CHECK(voice >= 0.15 * total);  // but voice is not shut out either
+      voice = total = 0;
+    }
+  }
+  CHECK(d.errors().empty());
+}
+
 TEST_CASE("priority: victims come from strictly lower levels",
           "[policy][priority]") {
   PriorityQuotaOptions options;
@@ -202,12 +231,16 @@ TEST_CASE("priority: victims come from strictly lower levels",
 TEST_CASE("priority: options are validated", "[policy][priority]") {
   PriorityQuotaOptions o;
   CHECK(ValidatePriorityQuotaOptions(o).ok());
-  o.quotas = {{1, 100}, {1, 200}};
+  o.quotas = {{1, 100, 0}, {1, 200, 0}};
   absl::Status dup = ValidatePriorityQuotaOptions(o);
   CHECK(dup.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(dup.message()).find("quotas[1]") != std::string::npos);
-  o.quotas = {{1, 0}};
+  o.quotas = {{1, 0, 0}};
   CHECK_FALSE(ValidatePriorityQuotaOptions(o).ok());
+  o.quotas = {{1, 0, 1.5}};
+  CHECK_FALSE(ValidatePriorityQuotaOptions(o).ok());
+  o.quotas = {{1, 0, 0.25}};
+  CHECK(ValidatePriorityQuotaOptions(o).ok());
   o.quotas = {};
   o.aging_interval = absl::ZeroDuration();
   CHECK_FALSE(PriorityQuotaPolicyFactory(o).ok());
