@@ -11,9 +11,11 @@ if(NOT DEFINED HEARTH_WITH_CUDA)
 endif()
 option(HEARTH_WITH_CUDA "Build the CUDA step executor" ${_hearth_cuda_default})
 if(HEARTH_WITH_CUDA)
-  enable_language(CUDA)
-  if(NOT CMAKE_CUDA_ARCHITECTURES)
+  # Set before enable_language(CUDA), which would otherwise fill in nvcc's
+  # own default (sm_75 with nvcc 13).
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 80-real 86-real 89-real 90-real 90-virtual)
   endif()
+  enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
 endif()
