@@ -14,10 +14,14 @@
 // class group: VTC fairness holds among the users of one class, while the
 // class level decides how classes share the accelerator.
 //
-// Preemption works top-down: a victim is taken from the lowest-ranked class
-// group below the beneficiary's, else from the beneficiary's own group by the
-// user level's rule, else by the request level's rule. See vtc.h,
-// priority_quota.h and mlfq.h for the rules of each level.
+// Preemption works top-down: the class level decides whether a victim may be
+// taken and from which group (for priority: only requests behind the
+// beneficiary in its fixed aging order), and the levels below choose within
+// that group by their own rules. See vtc.h, priority_quota.h and mlfq.h.
+//
+// Prompts are charged at admission and settled per served chunk (see vtc.h),
+// at every level that counts service (VTC counters, quotas); MLFQ quanta
+// count only service actually received.
 //
 // The standalone "vtc", "priority" and "mlfq" policies are trees of one level
 // over FIFO (or MLFQ alone), so every policy shares one tested engine.
