@@ -34,7 +34,18 @@ class TreePolicy final : public Policy {
   std::string_view name() const override { return name_; }
 
   void OnArrival(const RequestView& request, absl::Time now) override {
-    if (entries_.contains(request.id)) return;
+    if (auto it = entries_.find(request.id); it != entries_.end()) {
+      Entry* old = it->second;
+      if (!old->retired) return;
+      // Removed and back before the next OnServed freed its entry (the core
+      // moves a waiting request whose model was unloaded back to model
+      // preparation, and re-announces it once the model is loaded): start
+      // afresh.
+      retired_.erase(std::find(retired_.begin(), retired_.end(), old));
+      entries_.erase(it);
+      old->id = RequestId();
+      free_.push_back(old);
+    }
     Entry* e = Allocate();
     e->id = request.id;
     e->user = request.user;

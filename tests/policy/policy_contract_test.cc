@@ -154,6 +154,24 @@ TEST_CASE("policy contract: unknown ids and out-of-order events are ignored",
     p->BeginAdmission(t);
     CHECK(p->NextAdmission() == v.id);
     p->EndAdmission();
+    // Removed while waiting and announced again before any OnServed (the
+    // core does this when a request's model is unloaded and reloaded): it
+    // is a waiting request again.
+    p->OnRemoved(v, t);
+    p->BeginAdmission(t);
+    CHECK_FALSE(p->NextAdmission().valid());
+    p->EndAdmission();
+    p->OnArrival(v, t);
+    p->BeginAdmission(t);
+    CHECK(p->NextAdmission() == v.id);
+    p->EndAdmission();
+    p->OnAdmitted(v, t);
+    p->OnServed({&s, 1}, t);
+    p->OnRemoved(v, t);
+    p->OnServed({}, t);
+    p->BeginAdmission(t);
+    CHECK_FALSE(p->NextAdmission().valid());
+    p->EndAdmission();
   }
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -52,18 +51,9 @@ std::vector<std::pair<std::string, PolicyFactory>> Policies() {
 TEST_CASE("scheduler+policy: the randomized invariant driver passes under "
           "every policy",
           "[policy][scheduler][property]") {
-  // Known core issue (reported to the core's owner, not a policy decision):
-  // under a hard class KV budget (borrow off) a growing request preempts
-  // itself in GrowTo without asking the policy, and with recompute two or
-  // three requests of that class can take turns forever. These seeds hit it
-  // at commit 885f3aa; remove them once GrowTo asks the policy for a victim
-  // within the class.
-  const std::set<std::pair<std::string, uint64_t>> known_core_livelock = {
-      {"household", 684}, {"shares", 236}, {"shares", 684}};
   for (const auto& [name, factory] : Policies()) {
     testing::RandomWorkloadStats total;
     for (uint64_t seed = 1; seed <= 700; ++seed) {
-      if (known_core_livelock.contains({name, seed})) continue;
       INFO("policy " << name << " seed " << seed);
       testing::RandomWorkloadStats stats;
       absl::Status s = testing::RunRandomWorkload(seed, &factory, &stats);
