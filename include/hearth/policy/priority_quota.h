@@ -8,9 +8,9 @@
 //     effective = priority + floor((now - arrival_time) / aging_interval),
 // ties going to the earlier arrival. A level that has served its quota in
 // the current quota window (a token count, or a share of all tokens served in
-// the window) is skipped while any level within its quota has waiting work; when only over-quota levels wait they are served
-// anyway (work-conserving). Windows are tumbling: served counts reset every
-// `quota_window`.
+// the window) is skipped while any level within its quota has waiting work;
+// when only over-quota levels wait they are served anyway (work-conserving).
+// Windows are tumbling: served counts reset every `quota_window`.
 //
 // Bound: a waiting request of priority p is outranked by no newly arriving
 // request once it has waited (P - p + 1) * aging_interval, where P is the
