@@ -75,6 +75,10 @@ struct alignas(64) RequestRecord {
   int32_t retries = 0;
   // Blocks reserved against a hard class budget while running.
   int32_t reserved_blocks = 0;
+  // While prefilling: blocks its remaining prompt will still take, held back
+  // from admissions so that concurrent long prompts cannot overcommit the
+  // cache and preempt each other in a loop.
+  int32_t prefill_reserve = 0;
   // Running beyond its class's cap or KV budget on idle capacity; such
   // sequences are reclaimed (preempted) first. Index into the scheduler's
   // borrowed list while set.

@@ -220,6 +220,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.preemptions = 0;
   r.retries = 0;
   r.reserved_blocks = 0;
+  r.prefill_reserve = 0;
   r.borrowed = false;
   r.borrowed_index = -1;
   const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
@@ -239,6 +240,7 @@ void Scheduler::Impl::AddToList(RequestRecord& r, RunList list) {
 
 void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
+  DropPrefillReserve(r);
   UnlinkFromList(r);
   --class_running_[r.work_class.value()];
   class_reserved_[r.work_class.value()] -= r.reserved_blocks;
@@ -248,6 +250,7 @@ void Scheduler::Impl::RemoveFromList(RequestRecord& r) {
 }
 
 void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
+  DropPrefillReserve(r);
   UnlinkFromList(r);
   LinkIntoList(r, RunList::kDecoding);
 }

@@ -131,6 +131,14 @@ class Scheduler::Impl {
   void AddBlock(Record& record, BlockId block) {
     record.device_blocks.push_back(block);
     ++class_blocks_[record.work_class.value()];
+    if (record.prefill_reserve > 0) {
+      --record.prefill_reserve;
+      --prefill_reserved_;
+    }
+  }
+  void DropPrefillReserve(Record& record) {
+    prefill_reserved_ -= record.prefill_reserve;
+    record.prefill_reserve = 0;
   }
   // Whether `cls` runs beyond its cap or budget right now.
   bool ClassOver(uint32_t cls) const;
@@ -187,6 +195,8 @@ class Scheduler::Impl {
   // Per class with a hard KV budget: the most its running sequences can grow
   // to, so admission keeps growth within the budget without preemption.
   std::vector<int32_t> class_reserved_;
+  // Sum of RequestRecord::prefill_reserve over prefilling requests.
+  int32_t prefill_reserved_ = 0;
   std::vector<uint32_t> borrowed_;
   // Retried requests whose engine state must be dropped: listed in the next
   // plan's `preempted` (recompute).

@@ -151,6 +151,11 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
     return Broken("counts waiting/swapped/running ", num_waiting_, "/", num_swapped_, "/",
                   running_count(), " but records say ", waiting, "/", swapped, "/", running);
   }
+  int32_t reserve = 0;
+  for (uint32_t slot : prefilling_) reserve += slab_[slot].prefill_reserve;
+  if (reserve != prefill_reserved_) {
+    return Broken("prefill reserve ", prefill_reserved_, " but prefilling requests reserve ", reserve);
+  }
   if (preparing != num_preparing_) {
     return Broken(num_preparing_, " preparing counted but records say ", preparing);
   }

@@ -480,7 +480,13 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   if (reserve_max > 0 && class_reserved_[cls] + reserve_max > c.kv_block_budget) {
     return Admission::kDeclined;
   }
-  if (running_count() >= options_.max_running || !HasRoom(needed, r.model)) {
+  // Room for the whole remaining prefill, beside what earlier admitted
+  // prefills still need, not just for this chunk: long prompts admitted
+  // together on first-chunk room alone overcommit the cache and preempt each
+  // other round after round, losing all progress (the simulator's flood).
+  const int32_t rest_of_prefill = r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - total);
+  if (running_count() >= options_.max_running ||
+      !HasRoom(needed + rest_of_prefill + prefill_reserved_, r.model)) {
     return beyond ? Admission::kDeclined : Admission::kNoRoom;
   }
 
@@ -522,6 +528,10 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   r.blocks_sent = 0;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   AddToList(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
+  if (r.list == RunList::kPrefilling) {
+    r.prefill_reserve = std::max(0, BlocksFor(r.length()) - static_cast<int32_t>(r.device_blocks.size()));
+    prefill_reserved_ += r.prefill_reserve;
+  }
   r.reserved_blocks = reserve_max;
   class_reserved_[cls] += reserve_max;
   if (beyond) MarkBorrowed(r);

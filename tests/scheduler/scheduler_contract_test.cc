@@ -372,3 +372,31 @@ TEST_CASE("Requests with token ids expose their tokens to the engine", "[schedul
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+TEST_CASE("Long prompts admitted together never thrash each other", "[scheduler]") {
+  // Two 30k-token prompts cannot both fit 54k tokens of KV. Admitting on
+  // first-chunk room alone made them preempt each other round after round
+  // (the simulator's flood scenario); admission now reserves whole prefills.
+  SchedulerOptions o;
+  o.kv.block_size = 16;
+  o.kv.num_device_blocks = 3400;
+  o.max_batched_tokens = 2048;
+  o.max_running = 64;
+  o.max_prefill_chunk_tokens = 512;
+  o.models[0].context_length = 32768;
+  auto h = *testing::SchedulerHarness::Create(o);
+  std::vector<RequestId> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(*h->Submit(Spec(30000, 20)));
+  REQUIRE(h->RunUntilIdle().ok());
+  for (RequestId id : ids) {
+    CHECK(h->results().at(id).phase == RequestPhase::kFinished);
+    CHECK(h->results().at(id).preemptions == 0);
+  }
+  CHECK(h->scheduler().stats().preemptions == 0);
+}
+
+}  // namespace
+}  // namespace hearth
