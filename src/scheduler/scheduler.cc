@@ -331,9 +331,8 @@ void Scheduler::Impl::ReleaseDeviceBlocks(RequestRecord& r, size_t keep) {
   r.blocks_sent = std::min<int32_t>(r.blocks_sent, static_cast<int32_t>(keep));
 }
 
-void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r,
-                           absl::Time now) {
-  if (sink_ == nullptr) return;
+RequestEvent Scheduler::Impl::EventFor(RequestEventKind kind, const RequestRecord& r,
+                                       absl::Time now) const {
   RequestEvent e;
   e.kind = kind;
   e.time = kind == RequestEventKind::kArrive ? r.arrival_time : now;
@@ -344,7 +343,12 @@ void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r,
   e.output_tokens = r.output_tokens;
   e.cached_tokens = r.cached_prompt_tokens;
   e.phase = r.phase;
-  sink_->OnRequestEvent(e);
+  return e;
+}
+
+void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r,
+                           absl::Time now) {
+  if (sink_ != nullptr) sink_->OnRequestEvent(EventFor(kind, r, now));
 }
 
 void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
@@ -369,16 +373,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
   if (known_to_policy) policy_->OnRemoved(r.View(), now);
 
   if (sink_ != nullptr) {
-    RequestEvent e;
-    e.kind = RequestEventKind::kEnd;
-    e.time = now;
-    e.id = r.id;
-    e.user = r.user;
-    e.work_class = r.work_class;
-    e.prompt_tokens = r.prompt_tokens;
-    e.output_tokens = r.output_tokens;
-    e.cached_tokens = r.cached_prompt_tokens;
-    e.phase = phase;
+    RequestEvent e = EventFor(RequestEventKind::kEnd, r, now);
     e.finish_reason = reason;
     sink_->OnRequestEvent(e);
   }

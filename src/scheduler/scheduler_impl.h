@@ -156,6 +156,7 @@ class Scheduler::Impl {
   // Ends a live request: frees what it holds, tells policy, sink and host.
   void Terminate(Record& record, RequestPhase phase, FinishReason reason,
                  std::string message, absl::Time now);
+  RequestEvent EventFor(RequestEventKind kind, const Record& record, absl::Time now) const;
   void Emit(RequestEventKind kind, const Record& record, absl::Time now);
   void RegisterFullBlocks(Record& record);
   int32_t BlocksFor(int32_t positions) const {

@@ -332,16 +332,8 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   ++counters_.preemptions;
   policy_->OnPreempted(r.View(), now);
   if (sink_ != nullptr) {
-    RequestEvent e;
-    e.kind = RequestEventKind::kPreempt;
-    e.time = now;
-    e.id = r.id;
-    e.user = r.user;
-    e.work_class = r.work_class;
-    e.prompt_tokens = r.prompt_tokens;
-    e.output_tokens = r.output_tokens;
+    RequestEvent e = EventFor(RequestEventKind::kPreempt, r, now);
     e.preemption_mode = mode;
-    e.phase = r.phase;
     sink_->OnRequestEvent(e);
   }
 }
