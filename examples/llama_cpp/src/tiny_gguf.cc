@@ -1,5 +1,6 @@
 #include "hearth_llama_cpp/tiny_gguf.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -78,11 +79,12 @@ class TensorWriter {
       : ggml_(ggml), gguf_(gguf), rng_(seed) {}
 
   // Weights with standard deviation `stddev` (uniform noise, scaled).
-  void Random(const std::string& name, int64_t ne0, int64_t ne1, float stddev) {
+  float* Random(const std::string& name, int64_t ne0, int64_t ne1, float stddev) {
     ggml_tensor* t = Add(name, ne0, ne1);
     float* data = static_cast<float*>(t->data);
     const float scale = stddev * std::sqrt(3.0f);
     for (int64_t i = 0; i < ne0 * ne1; ++i) data[i] = scale * UnitUniform(rng_);
+    return data;
   }
   void Ones(const std::string& name, int64_t ne0) {
     ggml_tensor* t = Add(name, ne0, 1);
@@ -152,7 +154,11 @@ void WriteTensors(const TinyModelSpec& s, TensorWriter& w) {
   w.Ones("output_norm.weight", d);
   // Larger than 1/sqrt(d) so top logits are well separated (fewer near-ties
   // for the equivalence tests to skip).
-  w.Random("output.weight", d, kTinyVocabSize, 3.0f * in_std);
+  float* output = w.Random("output.weight", d, kTinyVocabSize, 3.0f * in_std);
+  if (s.suppress_control_tokens) {
+    // Row t (ne0 = d floats) produces token t's logit.
+    std::fill(output + int64_t{kTinyBosToken} * d, output + int64_t{kTinyVocabSize} * d, 0.0f);
+  }
   for (int32_t i = 0; i < s.n_layer; ++i) {
     const std::string p = absl::StrFormat("blk.%d.", i);
     w.Ones(p + "attn_norm.weight", d);

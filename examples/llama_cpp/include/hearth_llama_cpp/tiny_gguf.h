@@ -53,6 +53,10 @@ struct TinyModelSpec {
   int32_t n_ctx_train = 8192;
   // Seeds every weight.
   uint64_t seed = 1;
+  // Zeroes the output rows of BOS and EOS so their logit is 0 while byte
+  // tokens' logits spread around it: greedy decoding then practically never
+  // ends early (for measurements that need a fixed number of sequences).
+  bool suppress_control_tokens = false;
 };
 
 // WriteTinyLlamaGguf()
