@@ -117,16 +117,6 @@ struct alignas(64) RequestRecord {
   }
 };
 
-// How many records ahead the per-step loops prefetch.
-inline constexpr size_t kPrefetchDistance = 6;
-
-// Brings a record's two hot cache lines towards the core.
-inline void Prefetch(const RequestRecord& r) {
-  const char* p = reinterpret_cast<const char*>(&r);
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + 64);
-}
-
 }  // namespace hearth::internal
 
 #endif  // HEARTH_SCHEDULER_REQUEST_RECORD_H_

@@ -88,9 +88,6 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
     const ScheduledSequence& s = plan_.sequences[i];
-    if (i + internal::kPrefetchDistance < plan_slots_.size()) {
-      internal::Prefetch(slab_[plan_slots_[i + internal::kPrefetchDistance]]);
-    }
     RequestRecord& r = slab_[plan_slots_[i]];
     if (!o.error.empty()) {
       RetryOrFail(r, o.error, done);

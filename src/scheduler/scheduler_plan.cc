@@ -192,10 +192,6 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   snapshot_.assign(list.begin(), list.end());
   for (size_t i = 0; i < snapshot_.size(); ++i) {
     if (budget_ <= 0) break;
-    // Records are large and the loop is memory-bound: fetch a few ahead.
-    if (i + internal::kPrefetchDistance < snapshot_.size()) {
-      internal::Prefetch(slab_[snapshot_[i + internal::kPrefetchDistance]]);
-    }
     RequestRecord& r = slab_[snapshot_[i]];
     if (r.list != which || ScheduledNow(r)) continue;
     const int32_t want = which == RunList::kDecoding
