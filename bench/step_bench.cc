@@ -32,6 +32,26 @@ void BM_SteadyDecodeStep(benchmark::State& state) {
       static_cast<double>(allocations) / static_cast<double>(state.iterations()));
   state.counters["seqs/step"] = fixture.last_batch();
 }
+
+// The same step, timing only the scheduler's share (Plan and Complete), not
+// the stand-in engine that builds the outcome in between.
+void BM_SteadyDecodeSchedulerOnly(benchmark::State& state) {
+  const int32_t running = static_cast<int32_t>(state.range(0));
+  const int32_t waiting = static_cast<int32_t>(state.range(1));
+  SteadyDecode fixture(running, waiting, /*policy=*/nullptr);
+  for (auto _ : state) {
+    absl::Duration t;
+    fixture.Step(&t);
+    state.SetIterationTime(absl::ToDoubleSeconds(t));
+  }
+}
+BENCHMARK(BM_SteadyDecodeSchedulerOnly)
+    ->Args({1024, 1000})
+    ->Args({1024, 10000})
+    ->Args({1024, 100000})
+    ->Iterations(20000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SteadyDecodeStep)
     ->Args({1024, 1000})
     ->Args({1024, 10000})

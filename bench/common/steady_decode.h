@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "absl/time/clock.h"
 #include "hearth/scheduler/scheduler.h"
 
 namespace hearth::bench {
@@ -52,9 +53,13 @@ class SteadyDecode {
     if (last_decodes_ < running) Die(absl::InternalError("never reached steady decode"));
   }
 
-  void Step() {
+  // One iteration. Adds the time spent inside Plan() and Complete() (not the
+  // trivial engine's) to `scheduler_time` when given.
+  void Step(absl::Duration* scheduler_time = nullptr) {
+    const absl::Time t0 = scheduler_time ? absl::Now() : absl::InfinitePast();
     auto plan = scheduler_->Plan(now_);
     if (!plan.ok()) Die(plan.status());
+    const absl::Time t1 = scheduler_time ? absl::Now() : absl::InfinitePast();
     const StepPlan& p = **plan;
     outcome_.step = p.step;
     outcome_.sequences.resize(p.sequences.size());
@@ -66,8 +71,10 @@ class SteadyDecode {
     }
     last_batch_ = static_cast<int32_t>(p.sequences.size());
     last_decodes_ = p.num_decodes;
+    const absl::Time t2 = scheduler_time ? absl::Now() : absl::InfinitePast();
     absl::Status s = scheduler_->Complete(outcome_);
     if (!s.ok()) Die(s);
+    if (scheduler_time) *scheduler_time += (t1 - t0) + (absl::Now() - t2);
     now_ += absl::Milliseconds(20);
   }
 

@@ -114,6 +114,10 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       sink_(options_.metrics_sink),
       residency_(options_) {
   preparing_.resize(options_.models.size());
+  for (const ModelConfig& m : options_.models) {
+    context_length_.push_back(m.context_length);
+    vocab_size_.push_back(m.vocab_size);
+  }
   if (options_.kv.enable_prefix_caching) prefix_cache_.emplace(&allocator_);
   class_running_.assign(options_.work_classes.size(), 0);
   class_blocks_.assign(options_.work_classes.size(), 0);

@@ -76,7 +76,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
       return Mismatch(plan_.step, i, "a finish reason needs a produced token");
     }
     if (o.produced_token) {
-      const int32_t vocab = options_.models[s.model.value()].vocab_size;
+      const int32_t vocab = vocab_size_[s.model.value()];
       if (o.token < 0 || (vocab > 0 && o.token >= vocab)) {
         return Mismatch(plan_.step, i, absl::StrCat("token ", o.token, " is outside [0, ",
                                                     vocab > 0 ? vocab : INT32_MAX, ")"));
@@ -103,7 +103,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
         r.first_token_time = done;
         Emit(RequestEventKind::kFirstToken, r, done);
       }
-      const int32_t context = options_.models[r.model.value()].context_length;
+      const int32_t context = context_length_[r.model.value()];
       FinishReason reason = o.finish;
       if (reason == FinishReason::kNone &&
           (r.output_tokens >= r.max_new_tokens || r.length() >= context)) {
@@ -114,7 +114,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
         continue;
       }
     }
-    RegisterFullBlocks(r);
+    if (r.has_token_ids) RegisterFullBlocks(r);
     if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
   }
   if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);

@@ -169,6 +169,9 @@ class Scheduler::Impl {
   const SchedulerOptions options_;
   const int32_t block_size_;
   const int32_t chunk_cap_;
+  // Per model, copied out of options_ for the per-sequence loops.
+  std::vector<int32_t> context_length_;
+  std::vector<int32_t> vocab_size_;
   internal::Inbox inbox_;
   BlockAllocator allocator_;
   std::optional<PrefixCache> prefix_cache_;

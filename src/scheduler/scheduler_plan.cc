@@ -197,7 +197,11 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     const int32_t want = which == RunList::kDecoding
                              ? 1
                              : std::min({r.length() - r.computed, chunk_cap_, budget_});
-    const int32_t got = GrowTo(r, r.computed + want, r.computed + 1, now);
+    // Most decode steps fit the last block: skip the growth path entirely.
+    const int32_t capacity = static_cast<int32_t>(r.device_blocks.size()) * block_size_;
+    const int32_t got = r.computed + want <= capacity
+                            ? r.computed + want
+                            : GrowTo(r, r.computed + want, r.computed + 1, now);
     if (got <= r.computed) continue;
     ScheduleSequence(r, got - r.computed);
   }
@@ -270,10 +274,15 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   const absl::Span<const BlockId> table(r.device_blocks);
   s.block_table = table;
   s.full_block_table = r.needs_full_table;
-  s.new_blocks = r.needs_full_table ? table : table.subspan(static_cast<size_t>(r.blocks_sent));
+  // Spans built from pointers: the bounds hold by construction (blocks_sent
+  // <= table size, and tokens cover every position), so skip subspan's checks.
+  s.new_blocks = r.needs_full_table
+                     ? table
+                     : absl::Span<const BlockId>(table.data() + r.blocks_sent,
+                                                 table.size() - static_cast<size_t>(r.blocks_sent));
   if (r.has_token_ids) {
-    s.token_ids = absl::Span<const TokenId>(r.tokens).subspan(
-        static_cast<size_t>(r.computed), static_cast<size_t>(num_tokens));
+    s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,
+                                            static_cast<size_t>(num_tokens));
   }
   r.blocks_sent = static_cast<int32_t>(table.size());
   r.needs_full_table = false;
