@@ -263,6 +263,39 @@ TEST_CASE("llama.cpp executor refuses a plan over n_batch instead of aborting", 
   CHECK((*executor)->live_sequences() == 0);
 }
 
+TEST_CASE("llama.cpp engine is sized from the context and validates submissions", "[llama_cpp]") {
+  Fixture f;
+  auto ctx = f.tiny->NewContext(f.copts);
+  REQUIRE(ctx.ok());
+  auto engine = LlamaEngine::Create(ctx->get(), LlamaEngineOptions{});
+  REQUIRE(engine.ok());
+  const SchedulerOptions& o = (*engine)->scheduler().options();
+  const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx->get()));
+  CHECK(n_ctx >= f.copts.n_ctx);
+  CHECK(o.kv.num_device_blocks == n_ctx / o.kv.block_size);
+  CHECK(o.max_running == f.copts.n_seq_max);
+  CHECK(o.max_batched_tokens == f.copts.n_batch);
+  CHECK(o.models.at(0).context_length == n_ctx);
+  CHECK(o.models.at(0).vocab_size == kTinyVocabSize);
+  CHECK_FALSE(o.kv.enable_prefix_caching);
+
+  RequestSpec spec;
+  spec.max_new_tokens = 4;
+  CHECK((*engine)->Submit(spec).status().code() == absl::StatusCode::kInvalidArgument);
+  spec.prompt_token_ids = {1, 2, kTinyVocabSize};  // last id outside the vocabulary
+  CHECK((*engine)->Submit(spec).status().code() == absl::StatusCode::kInvalidArgument);
+  spec.prompt_token_ids = std::vector<TokenId>(n_ctx, 'a');  // no room to generate
+  CHECK((*engine)->Submit(spec).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK((*engine)->pending() == 0);
+
+  CHECK(LlamaEngine::Create(nullptr, LlamaEngineOptions{}).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  LlamaEngineOptions negative;
+  negative.kv_blocks = -1;
+  CHECK(LlamaEngine::Create(ctx->get(), negative).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace hearth::llama_cpp
 

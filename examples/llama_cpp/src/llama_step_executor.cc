@@ -45,7 +45,7 @@ void LlamaStepExecutor::Drop(RequestId id) {
   slots_.erase(it);
 }
 
-absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s, SequenceOutcome& o) {
+absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s) {
   if (s.num_tokens < 1 || static_cast<int32_t>(s.token_ids.size()) != s.num_tokens) {
     return absl::InvalidArgumentError(absl::StrCat(
         "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
@@ -169,7 +169,7 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     SequenceOutcome& o = outcome->sequences[i];
     o.id = plan.sequences[i].id;
-    absl::Status admitted = Admit(plan.sequences[i], o);
+    absl::Status admitted = Admit(plan.sequences[i]);
     if (admitted.ok()) {
       entries_[i].active = true;
     } else {

@@ -120,7 +120,7 @@ class LlamaStepExecutor : public StepExecutor {
 
   explicit LlamaStepExecutor(llama_context* ctx);
   void Drop(RequestId id);
-  absl::Status Admit(const ScheduledSequence& s, SequenceOutcome& o);
+  absl::Status Admit(const ScheduledSequence& s);
   void BuildBatch(const StepPlan& plan);
   absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome);
   void Finish(const StepPlan& plan, StepOutcome* outcome);
