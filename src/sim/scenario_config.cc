@@ -167,7 +167,8 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     const std::string path = absl::StrCat("classes[", i, "]");
     const toml::table& c = *classes[i];
     HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-        c, {"name", "priority", "timeout_s", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_s"},
+        c, {"name", "priority", "timeout_s", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_s",
+            "max_running", "kv_block_budget", "borrow", "queue_timeout_s", "max_retries"},
         r.file(), path));
     WorkClassConfig wc;
     HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
@@ -176,6 +177,23 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     }
     HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(c, "priority", path, 0, -1000, 1000));
     wc.priority = static_cast<int32_t>(prio);
+    // WorkClassConfig limits; the scheduler validates them against the
+    // engine (e.g. a budget larger than the KV cache) when it is created.
+    HEARTH_ASSIGN_OR_RETURN(int64_t cap, r.Int(c, "max_running", path, 0, 0, 1 << 20));
+    wc.max_running = static_cast<int32_t>(cap);
+    HEARTH_ASSIGN_OR_RETURN(int64_t budget, r.Int(c, "kv_block_budget", path, 0, 0, 1 << 30));
+    wc.kv_block_budget = static_cast<int32_t>(budget);
+    if (c.get("borrow") != nullptr) {
+      const auto* b = c.get("borrow")->as_boolean();
+      if (b == nullptr) return r.Error(c, path + ".borrow", "must be true or false");
+      wc.borrow = b->get();
+    }
+    if (c.get("queue_timeout_s") != nullptr) {
+      HEARTH_ASSIGN_OR_RETURN(double q, r.Number(c, "queue_timeout_s", path, std::nullopt, 1e-3, 1e7));
+      wc.queue_timeout = absl::Milliseconds(std::llround(q * 1000));
+    }
+    HEARTH_ASSIGN_OR_RETURN(int64_t retries, r.Int(c, "max_retries", path, 0, 0, 100));
+    wc.max_retries = static_cast<int32_t>(retries);
     s.scheduler.work_classes.push_back(wc);
     absl::Duration timeout = absl::InfiniteDuration();
     if (c.get("timeout_s") != nullptr) {

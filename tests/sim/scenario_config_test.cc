@@ -70,6 +70,7 @@ TEST_CASE("a scenario file parses into scheduler and workload settings",
   CHECK(s->class_timeouts[0] == absl::Seconds(60));
   CHECK(s->class_timeouts[1] == absl::InfiniteDuration());
   CHECK(s->class_slos[0].ttft == absl::Milliseconds(500));
+
   CHECK(s->scheduler.models[0].context_length == 40000);
   // (24 GiB * 0.9 - 6.43 GB of weights) / (28*8*128*2*2 B * 16) blocks.
   const double kv = 24.0 * 1073741824 * 0.9 - 3'212'749'824.0 * 2;
@@ -103,6 +104,24 @@ std::string Replace(std::string text, const std::string& from, const std::string
   const size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
   return text.replace(at, from.size(), to);
+}
+
+TEST_CASE("class limits parse into WorkClassConfig", "[sim]") {
+  const std::string text = Replace(kScenario, "name = \"documents\"\n",
+                                   "name = \"documents\"\nmax_running = 2\nkv_block_budget = 500\n"
+                                   "borrow = false\nqueue_timeout_s = 120\nmax_retries = 3\n");
+  auto s = ParseScenario(text, "tiny.toml", ".");
+  REQUIRE(s.ok());
+  const WorkClassConfig& docs = s->scheduler.work_classes[2];
+  CHECK(docs.max_running == 2);
+  CHECK(docs.kv_block_budget == 500);
+  CHECK_FALSE(docs.borrow);
+  CHECK(docs.queue_timeout == absl::Seconds(120));
+  CHECK(docs.max_retries == 3);
+  CHECK(s->scheduler.work_classes[0].max_running == 0);
+  CHECK(s->scheduler.work_classes[0].borrow);
+  CHECK_THAT(ErrorOf(Replace(text, "borrow = false", "borrow = 3")),
+             Catch::Contains("classes[2].borrow: must be true or false"));
 }
 
 TEST_CASE("scenario errors name file, line and key", "[sim]") {
