@@ -1,6 +1,7 @@
 # Installs the already-built Hearth into a scratch prefix, then configures and
 # builds a separate consumer project against it with find_package(hearth) and
-# runs the consumer. Any failing step fails the test.
+# runs the consumer; then builds the same consumer with Hearth pulled in by
+# add_subdirectory. Any failing step fails the test.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run_step)
@@ -15,3 +16,10 @@ run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/consumer -B ${WO
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step(${WORK_DIR}/build/consumer)
 message(STATUS "installed package builds and runs a consumer")
+
+run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/subdir_consumer -B ${WORK_DIR}/subdir
+         -G ${CMAKE_GENERATOR} -DHEARTH_SOURCE_DIR=${HEARTH_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release
+         -DCMAKE_CXX_FLAGS_RELEASE=-O1)
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/subdir --target consumer --parallel 2)
+run_step(${WORK_DIR}/subdir/consumer)
+message(STATUS "add_subdirectory(hearth) builds and runs the same consumer")
