@@ -20,7 +20,7 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   const uint32_t u = spec.user.value();  // Validated by the caller.
   const UserConfig& cfg = users_[u];
   const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (static_cast<int64_t>(live_.size()) >= max_pending_) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the scheduler already holds ", live_.size(),
@@ -56,7 +56,7 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
 }
 
 absl::Status Inbox::Cancel(RequestId id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(id);
   if (it == live_.end()) {
     return absl::NotFoundError(absl::StrCat(
@@ -76,7 +76,7 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
                   std::vector<RequestId>* cancels) {
   submissions->clear();
   cancels->clear();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   latest_now_ = now;
   // Swapping keeps both sides' capacity: no allocation in steady state.
   submissions->swap(submissions_);
@@ -85,7 +85,7 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
 }
 
 void Inbox::Finish(RequestResult result, bool keep) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(result.id);
   if (it != live_.end()) {
     PerUser& pu = per_user_[it->second.user];
@@ -101,7 +101,7 @@ void Inbox::Finish(RequestResult result, bool keep) {
 }
 
 size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const size_t n = results_.size();
   for (RequestResult& r : results_) out->push_back(std::move(r));
   results_.clear();
@@ -109,17 +109,17 @@ size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
 }
 
 bool Inbox::IsQueued(RequestId id) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return queued_.contains(id);
 }
 
 int32_t Inbox::num_live() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int32_t>(live_.size());
 }
 
 int32_t Inbox::num_queued() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int32_t>(queued_.size());
 }
 

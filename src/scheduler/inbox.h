@@ -10,13 +10,13 @@
 #define HEARTH_SCHEDULER_INBOX_H_
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
@@ -76,7 +76,10 @@ class Inbox {
 
   const int32_t max_pending_;
   const std::vector<UserConfig> users_;
-  mutable absl::Mutex mu_;
+  // A std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
+  // built with ThreadSanitizer annotations, so TSan cannot see absl::Mutex's
+  // ordering and reports false races; pthread mutexes it intercepts.
+  mutable std::mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Time latest_now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
   absl::flat_hash_map<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);

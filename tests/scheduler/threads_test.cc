@@ -2,13 +2,13 @@
 // Plan/Complete. Run under TSan in CI (tag [threads]).
 
 #include <atomic>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "absl/synchronization/mutex.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/fake_executor.h"
 
@@ -24,7 +24,8 @@ TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][thr
   auto sched = *Scheduler::Create(o);
   constexpr int kThreads = 4, kPerThread = 150;
   std::atomic<int> done_threads{0};
-  absl::Mutex mu;
+  std::atomic<int> bad_cancels{0};
+  std::mutex mu;  // Not absl::Mutex: see src/scheduler/inbox.h.
   std::vector<RequestId> accepted;
 
   std::vector<std::thread> hosts;
@@ -41,11 +42,12 @@ TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][thr
         if (id.ok()) mine.push_back(*id);
         if (!mine.empty() && rng() % 4 == 0) {
           absl::Status c = sched->Cancel(mine[rng() % mine.size()]);
-          REQUIRE((c.ok() || c.code() == absl::StatusCode::kNotFound));
+          // Catch2 assertions are not thread-safe: count, check after join.
+          if (!c.ok() && c.code() != absl::StatusCode::kNotFound) ++bad_cancels;
         }
         if (rng() % 8 == 0) std::this_thread::yield();
       }
-      absl::MutexLock lock(&mu);
+      std::lock_guard<std::mutex> lock(mu);
       accepted.insert(accepted.end(), mine.begin(), mine.end());
       ++done_threads;
     });
@@ -67,13 +69,14 @@ TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][thr
     sched->DrainResults(&results);
     if (done_threads.load() == kThreads) {
       ++idle_steps_after_hosts;
-      absl::MutexLock lock(&mu);
+      std::lock_guard<std::mutex> lock(mu);
       if (results.size() == accepted.size()) break;
     }
   }
   for (std::thread& t : hosts) t.join();
+  CHECK(bad_cancels.load() == 0);
   REQUIRE(sched->CheckInvariants().ok());
-  absl::MutexLock lock(&mu);
+  std::lock_guard<std::mutex> lock(mu);
   const SchedulerStats st = sched->stats();
   INFO("waiting " << st.waiting << " running " << st.running << " queued " << st.queued
        << " free blocks " << st.free_device_blocks);
