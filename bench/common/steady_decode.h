@@ -21,8 +21,11 @@ namespace hearth::bench {
 class SteadyDecode {
  public:
   // `max_steps` bounds how many Step() calls the KV cache is sized for.
+  // Warm-up runs until every step is all decodes, or, when `fixed_warmup` >
+  // 0, exactly that many steps (for policies that keep preempting and
+  // readmitting, whose steps never become all decodes).
   SteadyDecode(int32_t running, int32_t waiting, PolicyFactory policy,
-               int32_t max_steps = 40000, int32_t users = 4)
+               int32_t max_steps = 40000, int32_t users = 4, int32_t fixed_warmup = 0)
       : now_(absl::UnixEpoch()) {
     SchedulerOptions o;
     o.max_running = running;
@@ -48,6 +51,10 @@ class SteadyDecode {
       if (!id.ok()) Die(id.status());
     }
     outcome_.sequences.reserve(static_cast<size_t>(running));
+    if (fixed_warmup > 0) {
+      for (int i = 0; i < fixed_warmup; ++i) Step();
+      return;
+    }
     // Admit and prefill everything that fits, until every step is all decodes.
     for (int i = 0; i < 10000 && last_decodes_ < running; ++i) Step();
     if (last_decodes_ < running) Die(absl::InternalError("never reached steady decode"));
@@ -71,6 +78,7 @@ class SteadyDecode {
     }
     last_batch_ = static_cast<int32_t>(p.sequences.size());
     last_decodes_ = p.num_decodes;
+    preempted_ += p.preempted.size();
     const absl::Time t2 = scheduler_time ? absl::Now() : absl::InfinitePast();
     absl::Status s = scheduler_->Complete(outcome_);
     if (!s.ok()) Die(s);
@@ -79,6 +87,8 @@ class SteadyDecode {
   }
 
   int32_t last_batch() const { return last_batch_; }
+  // Preemptions listed in plans so far (warm-up included).
+  uint64_t preempted() const { return preempted_; }
   Scheduler& scheduler() { return *scheduler_; }
 
  private:
@@ -92,6 +102,7 @@ class SteadyDecode {
   absl::Time now_;
   int32_t last_batch_ = 0;
   int32_t last_decodes_ = 0;
+  uint64_t preempted_ = 0;
 };
 
 }  // namespace hearth::bench
