@@ -15,20 +15,11 @@ namespace hearth {
 namespace {
 
 using testing_policy::DriverOptions;
+using testing_policy::MakeArrivalOrder;
 using testing_policy::PolicyDriver;
 
 std::unique_ptr<Policy> MakeMlfq(const MlfqOptions& options) {
   absl::StatusOr<PolicyFactory> factory = MlfqPolicyFactory(options);
-  REQUIRE(factory.ok());
-  return (*factory)();
-}
-
-std::unique_ptr<Policy> MakeArrivalOrder() {
-  PolicyTreeConfig tree;
-  tree.name = "arrival";
-  tree.class_level = ClassLevel::kNone;
-  tree.user_level = UserLevel::kNone;
-  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
   REQUIRE(factory.ok());
   return (*factory)();
 }

@@ -24,10 +24,13 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "hearth/policy/policy.h"
+#include "hearth/policy/policy_tree.h"
 #include "hearth/request/request_view.h"
 
 namespace hearth::testing_policy {
@@ -358,6 +361,18 @@ class PolicyDriver {
   int64_t preemptions_ = 0;
   std::function<void(RequestId)> on_admit_;
 };
+
+// Plain arrival order over all users and classes (a tree with only its
+// request level): the control that fairness and MLFQ tests must beat.
+inline std::unique_ptr<Policy> MakeArrivalOrder() {
+  PolicyTreeConfig tree;
+  tree.name = "arrival";
+  tree.class_level = ClassLevel::kNone;
+  tree.user_level = UserLevel::kNone;
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
+  REQUIRE(factory.ok());
+  return (*factory)();
+}
 
 }  // namespace hearth::testing_policy
 

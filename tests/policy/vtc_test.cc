@@ -17,21 +17,11 @@ namespace hearth {
 namespace {
 
 using testing_policy::DriverOptions;
+using testing_policy::MakeArrivalOrder;
 using testing_policy::PolicyDriver;
 
 std::unique_ptr<Policy> MakeVtc(const VtcOptions& options) {
   absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(options);
-  REQUIRE(factory.ok());
-  return (*factory)();
-}
-
-// Plain arrival order over all users: the control that must break fairness.
-std::unique_ptr<Policy> MakeArrivalOrder() {
-  PolicyTreeConfig tree;
-  tree.name = "arrival";
-  tree.class_level = ClassLevel::kNone;
-  tree.user_level = UserLevel::kNone;
-  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
   REQUIRE(factory.ok());
   return (*factory)();
 }
