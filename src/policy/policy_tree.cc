@@ -53,6 +53,8 @@ class TreePolicy final : public Policy {
     e->priority = request.priority;
     e->prompt_tokens = request.prompt_tokens;
     e->arrival_seq = request.arrival_seq;
+    e->workflow_seq = request.workflow.valid() ? request.workflow_arrival_seq
+                                               : request.arrival_seq;
     e->arrival_time = request.arrival_time;
     e->waiting_since = now;
     entries_.emplace(request.id, e);
@@ -60,7 +62,7 @@ class TreePolicy final : public Policy {
   }
 
   void OnAdmitted(const RequestView& request, absl::Time now) override {
-    Entry* e = Find(request.id);
+    Entry* e = FindOffered(request.id);
     if (e == nullptr || e->running || e->retired) return;
     LeaveWaiting(e);
     e->running = true;
@@ -100,18 +102,35 @@ class TreePolicy final : public Policy {
   }
 
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
-    if (served_cache_.size() < served.size()) served_cache_.resize(served.size());
+    // Plans list mostly the same sequences in the same order step after
+    // step, but not at the same positions: preemptions drop entries, and
+    // admissions and prefill-to-decode moves insert some. Walk last step's
+    // entries alongside this step's, skipping a few dropped ones, so that
+    // only inserted or moved sequences cost a hash lookup.
+    served_prev_.swap(served_cache_);
+    served_cache_.resize(served.size());
+    size_t cursor = 0;
     for (size_t i = 0; i < served.size(); ++i) {
-      // The loop is bound by memory latency: fetch a few entries ahead.
-      if (i + kPrefetch < served.size() && served_cache_[i + kPrefetch] != nullptr) {
-        __builtin_prefetch(served_cache_[i + kPrefetch]);
-      }
       const ServedTokens& s = served[i];
-      // Plans list the same sequences in the same order step after step:
-      // remember who sat at each position and skip the id lookup.
-      Entry* e = served_cache_[i];
-      if (e == nullptr || e->id != s.id) e = served_cache_[i] = Find(s.id);
-      if (e == nullptr || (!e->running && !e->retired)) continue;
+      Entry* e = nullptr;
+      for (size_t j = cursor; j < served_prev_.size() && j <= cursor + kLookAhead; ++j) {
+        if (served_prev_[j]->id == s.id) {
+          e = served_prev_[j];
+          cursor = j + 1;
+          break;
+        }
+      }
+      // The loop is bound by memory latency: fetch the next entry early.
+      if (cursor + kPrefetch < served_prev_.size()) {
+        __builtin_prefetch(served_prev_[cursor + kPrefetch]);
+      }
+      if (e == nullptr) e = Find(s.id);
+      served_cache_[i] = e;
+      if (e == nullptr) {
+        served_cache_[i] = &unknown_;
+        continue;
+      }
+      if (!e->running && !e->retired) continue;
       int32_t prefill = std::max(s.prefill_tokens, 0);
       int32_t prepaid = std::min(prefill, e->reserved_prefill);
       e->reserved_prefill -= prepaid;
@@ -119,8 +138,14 @@ class TreePolicy final : public Policy {
       // Decoding means the prefill is over: return what was not needed
       // (e.g. prompt blocks found in the prefix cache).
       if (decode > 0) Refund(e);
-      if (prefill > 0 || decode > 0) root_->Charge(e, prefill, decode, prepaid);
+      if (prefill == 0 && decode == 1) {
+        decode_batch_.push_back(e);
+      } else if (prefill > 0 || decode > 0) {
+        root_->Charge(e, prefill, decode, prepaid);
+      }
     }
+    root_->ChargeDecodes(decode_batch_);
+    decode_batch_.clear();
     root_->Flush();
     for (Entry* e : retired_) {
       entries_.erase(e->id);
@@ -134,6 +159,7 @@ class TreePolicy final : public Policy {
 
   RequestId NextAdmission() override {
     Entry* e = root_->Best();
+    offered_ = e;
     return e == nullptr ? RequestId() : e->id;
   }
 
@@ -155,7 +181,7 @@ class TreePolicy final : public Policy {
 
   RequestId PickVictim(RequestId beneficiary,
                        bool beneficiary_running) override {
-    Entry* b = Find(beneficiary);
+    Entry* b = FindOffered(beneficiary);
     if (b == nullptr || b->retired || b->running != beneficiary_running) {
       return RequestId();
     }
@@ -170,6 +196,15 @@ class TreePolicy final : public Policy {
   Entry* Find(RequestId id) {
     auto it = entries_.find(id);
     return it == entries_.end() ? nullptr : it->second;
+  }
+
+  // The scheduler asks about the candidate it was just offered (to admit
+  // it, or to find it a victim): skip the hash lookup then. Entries are
+  // pooled, never freed, and a freed one has an invalid id, so a stale
+  // `offered_` never matches.
+  Entry* FindOffered(RequestId id) {
+    if (offered_ != nullptr && offered_->id == id) return offered_;
+    return Find(id);
   }
 
   // Returns the unserved part of the admission-time prefill reservation.
@@ -204,14 +239,23 @@ class TreePolicy final : public Policy {
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
-  static constexpr size_t kPrefetch = 4;
+  static constexpr size_t kPrefetch = 16;
+  // Dropped sequences skipped before giving up on last step's order.
+  static constexpr size_t kLookAhead = 8;
   std::vector<std::unique_ptr<Entry[]>> pool_;
   std::vector<Entry*> free_;
   std::vector<Entry*> declined_;
+  // The last entry NextAdmission offered.
+  Entry* offered_ = nullptr;
   // Removed entries kept until the next OnServed.
   std::vector<Entry*> retired_;
-  // Entry served at each position of the last step's plan.
+  // Entry served at each position of this step's and the previous step's
+  // plan (never null: unknown ids point at `unknown_`, whose id is invalid).
   std::vector<Entry*> served_cache_;
+  std::vector<Entry*> served_prev_;
+  // This step's decode-only entries, charged in one batch.
+  std::vector<Entry*> decode_batch_;
+  Entry unknown_;
 };
 
 NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {

@@ -46,6 +46,19 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
         " window and this request needs up to ", tokens,
         " (prompt + max_new_tokens); lower max_new_tokens or wait for the next window"));
   }
+  if (spec.parent.valid()) {
+    if (spec.parent.value() >= next_id_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RequestSpec.parent is ", spec.parent.ToString(),
+          ", an id this scheduler never issued; a parent must be a request submitted earlier"));
+    }
+    if (auto it = live_.find(spec.parent); it != live_.end() && it->second.user != u) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RequestSpec.parent ", spec.parent.ToString(), " belongs to user \"",
+          users_[it->second.user].name, "\", not \"", cfg.name,
+          "\"; a workflow's calls must all belong to one user"));
+    }
+  }
   const RequestId id(next_id_++);
   pu.live++;
   if (window == pu.window) pu.used += tokens;

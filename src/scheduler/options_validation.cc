@@ -187,6 +187,11 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
     return Invalid("max_prefill_chunk_tokens",
                    absl::StrCat("is ", o.max_prefill_chunk_tokens, "; must be >= 0 (0: max_batched_tokens)"));
   }
+  if (o.workflow_retention < absl::ZeroDuration()) {
+    return Invalid("workflow_retention",
+                   absl::StrCat("is ", absl::FormatDuration(o.workflow_retention),
+                                "; must be >= 0 (0: only live parents are joined)"));
+  }
   if (o.max_admission_declines < 0) {
     return Invalid("max_admission_declines",
                    absl::StrCat("is ", o.max_admission_declines, "; must be >= 0"));

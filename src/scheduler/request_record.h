@@ -16,6 +16,7 @@
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
 #include "hearth/request/request_view.h"
+#include "scheduler/workflow_table.h"
 
 namespace hearth::internal {
 
@@ -48,14 +49,15 @@ struct alignas(64) RequestRecord {
   ModelId model;
   // Last step whose plan schedules it.
   uint64_t scheduled_step = 0;
-  // -- second cache line
+  // -- second cache line: what Complete() reads of every sequence besides
+  // the first line (the per-sequence loops prefetch exactly these two).
   std::vector<BlockId> device_blocks;
-  // Prompt ids then sampled ids; empty when the request came without ids.
-  std::vector<TokenId> tokens;
   absl::Time first_token_time = absl::InfiniteFuture();
-  // -- colder
   UserId user;
   WorkClassId work_class;
+  // -- colder
+  // Prompt ids then sampled ids; empty when the request came without ids.
+  std::vector<TokenId> tokens;
 
   // Step in which it was admitted or swapped in; not a preemption victim then.
   uint64_t admitted_step = 0;
@@ -63,6 +65,7 @@ struct alignas(64) RequestRecord {
   // would only undo the preemption that made room for someone else.
   uint64_t preempted_step = 0;
   RequestId parent;
+  WorkflowInfo workflow;
   int32_t priority = 0;
   uint64_t arrival_seq = 0;
   absl::Time arrival_time = absl::InfinitePast();
@@ -102,6 +105,10 @@ struct alignas(64) RequestRecord {
     v.work_class = work_class;
     v.model = model;
     v.parent = parent;
+    v.workflow = workflow.root;
+    v.workflow_arrival_seq = workflow.arrival_seq;
+    v.workflow_arrival_time = workflow.arrival_time;
+    v.workflow_depth = workflow.depth;
     v.priority = priority;
     v.phase = phase;
     v.prompt_tokens = prompt_tokens;

@@ -112,7 +112,8 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       allocator_(std::move(allocator)),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
-      residency_(options_) {
+      residency_(options_),
+      workflows_(options_.workflow_retention) {
   preparing_.resize(options_.models.size());
   for (const ModelConfig& m : options_.models) {
     context_length_.push_back(m.context_length);
@@ -234,6 +235,29 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.first_token_time = absl::InfiniteFuture();
   slot_of_[r.id] = slot;
   return r;
+}
+
+std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
+  r.workflow = internal::WorkflowInfo{r.id, r.arrival_seq, r.arrival_time, 0, r.user};
+  if (!r.parent.valid()) return "";
+  const internal::WorkflowInfo* parent = nullptr;
+  if (const RequestRecord* live = Find(r.parent)) {
+    parent = &live->workflow;
+  } else {
+    parent = workflows_.FindEnded(r.parent);
+  }
+  // Forgotten (ended beyond workflow_retention) or not drained yet: the call
+  // starts a workflow of its own.
+  if (parent == nullptr) return "";
+  if (parent->user != r.user) {
+    return absl::StrCat("parent request ", r.parent.ToString(), " belongs to user \"",
+                        options_.users[parent->user.value()].name, "\", not \"",
+                        options_.users[r.user.value()].name,
+                        "\"; a workflow's calls must all belong to one user");
+  }
+  r.workflow = *parent;
+  r.workflow.depth = parent->depth + 1;
+  return "";
 }
 
 void Scheduler::Impl::AddToList(RequestRecord& r, RunList list) {
@@ -368,7 +392,9 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
     --num_swapped_;
     residency_.AddActive(r.model, -1);
   }
-  const bool known_to_policy = r.phase != RequestPhase::kPreparing;
+  // kQueued: rejected at intake, before the policy heard of it.
+  const bool known_to_policy =
+      r.phase != RequestPhase::kPreparing && r.phase != RequestPhase::kQueued;
   if (r.phase == RequestPhase::kPreparing) --num_preparing_;
   residency_.RemoveLive(r.model, now);
   if (r.engine_has_state) to_release_.push_back(r.id);
@@ -403,6 +429,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
   if (callback) options_.on_result(result);
   inbox_.Finish(std::move(result), /*keep=*/!callback);
 
+  workflows_.Remember(r.id, r.workflow, now);
   auto it = slot_of_.find(r.id);
   free_slots_.push_back(it->second);
   slot_of_.erase(it);

@@ -32,6 +32,7 @@
 #include "scheduler/inbox.h"
 #include "residency/model_residency.h"
 #include "scheduler/request_record.h"
+#include "scheduler/workflow_table.h"
 
 namespace hearth {
 
@@ -121,6 +122,9 @@ class Scheduler::Impl {
   Record* Find(RequestId id);
   const Record* Find(RequestId id) const;
   Record& CreateRecord(internal::Submission& submission, absl::Time now);
+  // Sets the new record's workflow from its parent (live or remembered);
+  // returns why the call cannot join it (another user's), or "" when fine.
+  std::string JoinWorkflow(Record& record);
   // Running-list membership, with the per-class running counts and borrow
   // status that go with it.
   void AddToList(Record& record, internal::RunList list);
@@ -166,6 +170,14 @@ class Scheduler::Impl {
     return static_cast<int32_t>(decoding_.size() + prefilling_.size());
   }
 
+  // How many records ahead the per-sequence loops prefetch, and how: the
+  // first `lines` cache lines of the record (see RequestRecord's layout).
+  static constexpr size_t kRecordPrefetch = 8;
+  static void PrefetchRecord(const Record& record, int lines) {
+    const char* p = reinterpret_cast<const char*>(&record);
+    for (int l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
+  }
+
   const SchedulerOptions options_;
   const int32_t block_size_;
   const int32_t chunk_cap_;
@@ -190,6 +202,8 @@ class Scheduler::Impl {
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_map<RequestId, uint32_t> slot_of_;
   uint64_t next_arrival_seq_ = 0;
+  // Ended requests that later calls may still name as their parent.
+  internal::WorkflowTable workflows_;
 
   std::vector<uint32_t> decoding_;
   std::vector<uint32_t> prefilling_;
@@ -222,8 +236,6 @@ class Scheduler::Impl {
   std::vector<BlockId> host_release_after_step_;
   std::vector<ServedTokens> served_;
   int32_t budget_ = 0;
-  // Plan entries unscheduled (by preemption) during this step.
-  int32_t dead_entries_ = 0;
   // True inside Plan(): only then may a scheduled request be unscheduled.
   bool planning_ = false;
   bool plan_outstanding_ = false;

@@ -55,7 +55,6 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   plan_.num_decodes = 0;
   plan_slots_.clear();
   budget_ = options_.max_batched_tokens;
-  dead_entries_ = 0;
   planning_ = true;
 
   DrainInbox(now);
@@ -85,8 +84,16 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
                        (a.spec.arrival_time == b.spec.arrival_time && a.id < b.id);
               });
   }
+  workflows_.Expire(now);
   for (internal::Submission& sub : drained_) {
     RequestRecord& r = CreateRecord(sub, now);
+    if (std::string refused = JoinWorkflow(r); !refused.empty()) {
+      r.phase = RequestPhase::kQueued;
+      residency_.AddLive(r.model);
+      Emit(RequestEventKind::kArrive, r, now);
+      Terminate(r, RequestPhase::kRejected, FinishReason::kNone, std::move(refused), now);
+      continue;
+    }
     for (absl::Time t : {r.deadline, r.queue_deadline}) {
       if (t == absl::InfiniteFuture()) continue;
       deadlines_.emplace_back(t, r.id);
@@ -192,6 +199,12 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   snapshot_.assign(list.begin(), list.end());
   for (size_t i = 0; i < snapshot_.size(); ++i) {
     if (budget_ <= 0) break;
+    // Running records sit wherever their requests arrived in the slab; under
+    // policies that rotate the running set they are scattered, and the loop
+    // waits on memory: fetch a few records ahead.
+    if (i + kRecordPrefetch < snapshot_.size()) {
+      PrefetchRecord(slab_[snapshot_[i + kRecordPrefetch]], 2);
+    }
     RequestRecord& r = slab_[snapshot_[i]];
     if (r.list != which || ScheduledNow(r)) continue;
     const int32_t want = which == RunList::kDecoding
@@ -294,13 +307,23 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
 }
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {
-  ScheduledSequence& s = plan_.sequences[static_cast<size_t>(r.plan_index)];
+  const auto index = static_cast<size_t>(r.plan_index);
+  const ScheduledSequence& s = plan_.sequences[index];
   budget_ += s.num_tokens;
   plan_.num_batched_tokens -= s.num_tokens;
   if (r.decoding() && s.num_tokens == 1) --plan_.num_decodes;
-  s.id = RequestId();  // Compacted away in FinalizePlan.
+  // Swap-removal keeps this O(1); plans promise no order (compacting the
+  // plan cost a pass over every sequence in each step with a preemption).
+  const size_t last = plan_.sequences.size() - 1;
+  if (index != last) {
+    plan_.sequences[index] = plan_.sequences[last];
+    plan_slots_[index] = plan_slots_[last];
+    slab_[plan_slots_[index]].plan_index = static_cast<int32_t>(index);
+  }
+  plan_.sequences.pop_back();
+  plan_slots_.pop_back();
+  r.plan_index = -1;
   r.scheduled_step = 0;
-  ++dead_entries_;
 }
 
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
@@ -539,19 +562,6 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
 }
 
 void Scheduler::Impl::FinalizePlan() {
-  if (dead_entries_ > 0) {
-    size_t w = 0;
-    for (size_t i = 0; i < plan_.sequences.size(); ++i) {
-      if (!plan_.sequences[i].id.valid()) continue;
-      if (w != i) {
-        plan_.sequences[w] = plan_.sequences[i];
-        plan_slots_[w] = plan_slots_[i];
-      }
-      ++w;
-    }
-    plan_.sequences.resize(w);
-    plan_slots_.resize(w);
-  }
   plan_.released.swap(to_release_);
   to_release_.clear();
   for (RequestId id : pending_drops_) plan_.preempted.push_back({id, PreemptionMode::kRecompute});

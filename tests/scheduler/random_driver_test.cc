@@ -35,6 +35,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.timed_out > 10);
   CHECK(total.failed > 10);
   CHECK(total.rejected_at_submit > 50);
+  CHECK(total.rejected_at_intake > 5);  // a parent of another user, ended
   CHECK(total.preemptions_recompute > 50);
   CHECK(total.preemptions_swap > 50);
   CHECK(total.prefix_hit_tokens > 1000);

@@ -74,6 +74,10 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
                                RandomWorkloadStats* stats) {
   std::mt19937_64 rng(seed);
   SchedulerOptions options = RandomOptions(rng, policy);
+  std::mt19937_64 workflow_rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  const absl::Duration retentions[] = {absl::ZeroDuration(), absl::Milliseconds(30),
+                                       absl::Minutes(10)};
+  options.workflow_retention = retentions[workflow_rng() % 3];
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
@@ -106,6 +110,14 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         }
       }
       if (rng() % 6 == 0) spec.deadline = h.now() + absl::Milliseconds(Uniform(rng, 0, 400));
+      // Agent workflows: a parent of any user, live or ended, and now and
+      // then an id never issued. Drawn from their own stream so that the
+      // rest of each seed's workload stays as it was.
+      if (workflow_rng() % 3 == 0 && !submitted.empty()) {
+        spec.parent = submitted[workflow_rng() % submitted.size()];
+      } else if (workflow_rng() % 40 == 0) {
+        spec.parent = RequestId(uint64_t{1} << 40);
+      }
       auto id = h.Submit(spec);
       if (id.ok()) {
         submitted.push_back(*id);
@@ -182,6 +194,8 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       case RequestPhase::kCancelled: ++stats->cancelled; break;
       case RequestPhase::kTimedOut: ++stats->timed_out; break;
       case RequestPhase::kFailed: ++stats->failed; break;
+      // A call whose ended parent was another user's.
+      case RequestPhase::kRejected: ++stats->rejected_at_intake; break;
       default: return absl::InternalError(absl::StrCat("unexpected phase for ", id.ToString()));
     }
     if (r.phase != RequestPhase::kFinished && r.message.empty()) {

@@ -63,7 +63,9 @@ enum class UserLevel {
 };
 
 enum class RequestLevel {
-  // Arrival order; a preempted request keeps its place.
+  // Arrival order of the request's agent workflow, then its own
+  // (RequestView::workflow_arrival_seq): a workflow's next call keeps the
+  // workflow's place. A preempted request keeps its place.
   kFifo,
   // Skip-join MLFQ; MlfqOptions apply.
   kMlfq,

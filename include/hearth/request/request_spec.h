@@ -55,8 +55,18 @@ struct RequestSpec {
   // Absolute time after which the request ends as timed out, wherever it is.
   // InfiniteFuture() means no deadline.
   absl::Time deadline = absl::InfiniteFuture();
-  // For agent workflows: the request whose answer triggered this one. Purely
-  // informational for the core; policies may use it. Need not be live.
+  // For agent workflows: the request whose answer triggered this one (an id
+  // this scheduler returned from Submit, of the same user). The call joins
+  // its parent's workflow (RequestView::workflow): it is charged to the same
+  // user's fairness account like every request of that user, and policies
+  // with arrival-ordered leaves rank it by the workflow's arrival, so the
+  // next call of a running workflow is not queued behind unrelated work that
+  // arrived after the workflow started. The parent may still be live or may
+  // have ended up to SchedulerOptions::workflow_retention ago; a call whose
+  // parent ended longer ago starts a new workflow. Submit returns
+  // InvalidArgument for an id it never issued and for a live parent of
+  // another user; a call whose ended parent belonged to another user ends
+  // as kRejected with that reason.
   RequestId parent;
   // When the request reached the host, for queue-wait accounting. The default
   // (InfinitePast) means "now": the `now` of the next Plan() that sees it.

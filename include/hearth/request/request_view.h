@@ -21,6 +21,16 @@ struct RequestView {
   WorkClassId work_class;
   ModelId model;
   RequestId parent;
+  // The agent workflow this request is a call of (see RequestSpec::parent):
+  // the id of the workflow's first call (the request itself when it starts
+  // one), when that first call arrived, and how many calls precede this one
+  // on its parent chain. Arrival-ordered policy leaves rank a call by its
+  // workflow's arrival, so a workflow's next call keeps the workflow's place
+  // instead of queueing behind work that came after the workflow started.
+  RequestId workflow;
+  uint64_t workflow_arrival_seq = 0;
+  absl::Time workflow_arrival_time = absl::InfinitePast();
+  int32_t workflow_depth = 0;
   // Effective priority: RequestSpec::priority plus the priority of the
   // request's work class (WorkClassConfig::priority).
   int32_t priority = 0;

@@ -152,6 +152,13 @@ struct SchedulerOptions {
   // returns ResourceExhausted. Must be >= 1.
   int32_t max_pending_requests = 1 << 20;
 
+  // How long an ended request is remembered as a possible workflow parent
+  // (RequestSpec::parent): a call arriving later than this after its parent
+  // ended starts a new workflow. Bounds the memory kept per ended request
+  // (a few dozen bytes each). Must be >= 0; zero means only live parents
+  // are joined.
+  absl::Duration workflow_retention = absl::Minutes(10);
+
   // Called on the engine thread, inside Plan/Complete, once per request when it
   // reaches a terminal phase. Must not call back into the scheduler. When set,
   // results are not also queued for DrainResults().

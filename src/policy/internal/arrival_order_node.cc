@@ -1,10 +1,13 @@
 // File: src/policy/internal/arrival_order_node.cc
 //
-// The FIFO leaf of policy trees: requests in arrival order. A preempted
-// request keeps its original place because the order is the arrival sequence,
-// not the time it last became waiting.
+// The FIFO leaf of policy trees: requests in the arrival order of their
+// workflows, then their own. A preempted request keeps its original place
+// because the order is fixed at arrival, not the time it last became waiting;
+// and because it is a fixed total order, growth preemption (later victims
+// only) cannot cycle.
 
 #include <memory>
+#include <utility>
 
 #include "absl/container/btree_map.h"
 #include "policy/internal/policy_node.h"
@@ -15,13 +18,13 @@ namespace {
 class ArrivalOrderNode final : public Node {
  public:
   void AddWaiting(Entry* e, bool fresh) override {
-    waiting_.emplace(e->arrival_seq, e);
+    waiting_.emplace(Key(e), e);
   }
   void RemoveWaiting(Entry* e, bool for_good) override {
-    if (!e->declined) waiting_.erase(e->arrival_seq);
+    if (!e->declined) waiting_.erase(Key(e));
   }
-  void AddRunning(Entry* e) override { running_.emplace(e->arrival_seq, e); }
-  void RemoveRunning(Entry* e) override { running_.erase(e->arrival_seq); }
+  void AddRunning(Entry* e) override { running_.emplace(Key(e), e); }
+  void RemoveRunning(Entry* e) override { running_.erase(Key(e)); }
   void Charge(Entry*, int32_t, int32_t, int32_t) override {}
   void Reserve(Entry*, int32_t) override {}
   void Flush() override {}
@@ -37,16 +40,19 @@ class ArrivalOrderNode final : public Node {
     Entry* latest = running_.rbegin()->second;
     if (beneficiary == nullptr) return latest;
     // Within one FIFO queue only a running request may displace, and only
-    // one that arrived later than itself.
+    // one ranked after itself.
     if (!beneficiary_running) return nullptr;
-    if (latest->arrival_seq <= beneficiary->arrival_seq) return nullptr;
+    if (Key(latest) <= Key(beneficiary)) return nullptr;
     return latest;
   }
 
  private:
-  // Offerable waiting entries and running entries, by arrival sequence.
-  absl::btree_map<uint64_t, Entry*> waiting_;
-  absl::btree_map<uint64_t, Entry*> running_;
+  using KeyType = std::pair<uint64_t, uint64_t>;
+  static KeyType Key(const Entry* e) { return {e->workflow_seq, e->arrival_seq}; }
+
+  // Offerable waiting entries and running entries, by (workflow, arrival).
+  absl::btree_map<KeyType, Entry*> waiting_;
+  absl::btree_map<KeyType, Entry*> running_;
 };
 
 }  // namespace

@@ -1,0 +1,36 @@
+#include "scheduler/workflow_table.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hearth::internal {
+
+void WorkflowTable::Remember(RequestId id, const WorkflowInfo& info,
+                             absl::Time now) {
+  if (retention_ <= absl::ZeroDuration()) return;
+  if (count_ == ring_.size()) {
+    // Unroll the ring into a buffer twice the size.
+    std::vector<Ended> grown(std::max<size_t>(64, 2 * ring_.size()));
+    for (size_t i = 0; i < count_; ++i) grown[i] = ring_[(head_ + i) % ring_.size()];
+    ring_ = std::move(grown);
+    head_ = 0;
+  }
+  ring_[(head_ + count_) % ring_.size()] = Ended{now + retention_, id};
+  ++count_;
+  ended_.insert_or_assign(id, info);
+}
+
+const WorkflowInfo* WorkflowTable::FindEnded(RequestId id) const {
+  auto it = ended_.find(id);
+  return it == ended_.end() ? nullptr : &it->second;
+}
+
+void WorkflowTable::Expire(absl::Time now) {
+  while (count_ > 0 && ring_[head_].forget_at < now) {
+    ended_.erase(ring_[head_].id);
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+}
+
+}  // namespace hearth::internal

@@ -1,0 +1,68 @@
+// File: src/scheduler/workflow_table.h
+//
+// Which agent workflow each request belongs to. A request without a parent
+// starts a workflow; a call naming a parent joins the parent's. Live
+// requests carry their workflow in their record; this table remembers ended
+// requests for `retention`, because the next call of an agent loop is
+// usually submitted after the call that triggered it has ended.
+//
+// Memory is bounded by the requests ended within `retention`. Ends are
+// recorded with non-decreasing times (the scheduler's `now`), so expiry pops
+// the front of a FIFO ring: O(expired) per Expire, no scan. Engine thread
+// only.
+
+#ifndef HEARTH_SCHEDULER_WORKFLOW_TABLE_H_
+#define HEARTH_SCHEDULER_WORKFLOW_TABLE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+
+namespace hearth::internal {
+
+// What a call inherits from its workflow.
+struct WorkflowInfo {
+  // The workflow's first call, and when it arrived.
+  RequestId root;
+  uint64_t arrival_seq = 0;
+  absl::Time arrival_time = absl::InfinitePast();
+  // Calls before this one on its parent chain.
+  int32_t depth = 0;
+  UserId user;
+};
+
+class WorkflowTable {
+ public:
+  explicit WorkflowTable(absl::Duration retention) : retention_(retention) {}
+
+  // `id` ended at `now`: remember its workflow so that calls naming it as
+  // their parent join it. `now` must not decrease between calls.
+  void Remember(RequestId id, const WorkflowInfo& info, absl::Time now);
+  // The workflow of an ended request still remembered, or null.
+  const WorkflowInfo* FindEnded(RequestId id) const;
+  // Forgets requests that ended more than `retention` before `now`.
+  void Expire(absl::Time now);
+
+  size_t size() const { return ended_.size(); }
+
+ private:
+  struct Ended {
+    absl::Time forget_at;
+    RequestId id;
+  };
+
+  const absl::Duration retention_;
+  absl::flat_hash_map<RequestId, WorkflowInfo> ended_;
+  // Ended requests in end order, as a ring over `ring_` (grown by doubling,
+  // so a steady stream of ends does not allocate).
+  std::vector<Ended> ring_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SCHEDULER_WORKFLOW_TABLE_H_
