@@ -45,6 +45,8 @@ struct Level {
   // Offerable waiting entries by (arrival time, sequence): oldest first.
   absl::btree_map<std::tuple<absl::Time, uint64_t>, Entry*> oldest;
   std::unique_ptr<Node> child;
+  // This level's share of a ChargeDecodes batch, for a child that is charged.
+  std::vector<Entry*> decode_batch;
 };
 
 class PriorityNode final : public Node {
@@ -86,6 +88,25 @@ class PriorityNode final : public Node {
     if (child_charges_) {
       level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
     }
+  }
+  void ChargeDecodes(absl::Span<Entry* const> entries) override {
+    if (!has_quotas_ && !child_charges_) return;
+    for (Entry* e : entries) {
+      const int32_t slot = LevelSlot(e);
+      Level& level = levels_[slot];
+      ++level.served_in_window;
+      if (child_charges_) {
+        if (level.decode_batch.empty()) batched_levels_.push_back(slot);
+        level.decode_batch.push_back(e);
+      }
+    }
+    total_in_window_ += static_cast<int64_t>(entries.size());
+    for (int32_t slot : batched_levels_) {
+      Level& level = levels_[slot];
+      level.child->ChargeDecodes(level.decode_batch);
+      level.decode_batch.clear();
+    }
+    batched_levels_.clear();
   }
   // Admissions count against the quota at once, so one admission phase
   // cannot overshoot it; refunds never make a window's count negative.
@@ -220,10 +241,11 @@ class PriorityNode final : public Node {
     total_in_window_ = 0;
   }
 
-  Level& LevelOf(const Entry* e) {
+  int32_t LevelSlot(const Entry* e) {
     if (e->level_slot < 0) e->level_slot = FindOrAddLevel(e);
-    return levels_[e->level_slot];
+    return e->level_slot;
   }
+  Level& LevelOf(const Entry* e) { return levels_[LevelSlot(e)]; }
 
   int32_t FindOrAddLevel(const Entry* e) {
     auto [it, inserted] = index_.try_emplace(
@@ -249,6 +271,8 @@ class PriorityNode final : public Node {
   int64_t total_in_window_ = 0;
   // Levels in creation order (stable indices).
   std::vector<Level> levels_;
+  // Levels with a non-empty decode_batch during ChargeDecodes.
+  std::vector<int32_t> batched_levels_;
   // Running entries, most urgent first (see RunKey).
   absl::btree_map<RunKeyType, Entry*> running_;
   absl::flat_hash_map<int32_t, int32_t> index_;

@@ -41,6 +41,8 @@ struct Group {
   // Charged since the last Flush().
   bool dirty = false;
   std::unique_ptr<Node> child;
+  // This group's share of a ChargeDecodes batch, for a child that is charged.
+  std::vector<Entry*> decode_batch;
 };
 
 class FairShareNode final : public Node {
@@ -102,6 +104,27 @@ class FairShareNode final : public Node {
     }
     if (child_charges_) {
       group.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
+    }
+  }
+
+  void ChargeDecodes(absl::Span<Entry* const> entries) override {
+    const double weight = params_.decode_token_weight;
+    for (Entry* e : entries) {
+      const int32_t g = GroupOf(e);
+      Group& group = groups_[g];
+      group.counter += weight * group.inverse_weight;
+      if (!group.dirty) {
+        group.dirty = true;
+        dirty_.push_back(g);
+      }
+      if (child_charges_) group.decode_batch.push_back(e);
+    }
+    if (!child_charges_) return;
+    for (int32_t g : dirty_) {
+      Group& group = groups_[g];
+      if (group.decode_batch.empty()) continue;
+      group.child->ChargeDecodes(group.decode_batch);
+      group.decode_batch.clear();
     }
   }
 

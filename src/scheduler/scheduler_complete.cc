@@ -88,6 +88,9 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
     const ScheduledSequence& s = plan_.sequences[i];
+    if (i + kRecordPrefetch < plan_slots_.size()) {
+      PrefetchRecord(slab_[plan_slots_[i + kRecordPrefetch]], 2);
+    }
     RequestRecord& r = slab_[plan_slots_[i]];
     if (!o.error.empty()) {
       RetryOrFail(r, o.error, done);

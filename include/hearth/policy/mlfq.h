@@ -20,11 +20,16 @@
 // strictly lower level (the lowest level, latest arrival first) whose
 // quantum ran out since it was admitted, so urgent work preempts demoted long
 // jobs when memory or the sequence cap is short, at quantum boundaries as in
-// FastServe (each admission buys at least one quantum of service).
+// FastServe (each admission buys at least one quantum of service), at most
+// `max_preemptions_per_step` of them per step.
 // For a running beneficiary (memory for its growth) the victim is a running
 // request that arrived after it, taken from the lowest level that has one:
 // levels move but arrival order does not, so the earliest running request is
 // never displaced and recompute preemption cannot cycle.
+//
+// Agent workflows: MLFQ ranks by attained service, not by workflow. A
+// workflow's next call is a new job that skip-joins by its own prompt, so a
+// short next call outranks demoted long background work.
 //
 // Cost: O(levels + log n) per decision and per event; OnServed is O(1) per
 // entry plus O(log n) for each demotion.
@@ -59,6 +64,14 @@ struct MlfqOptions {
   // A request waiting longer than this at its level is promoted to level 0.
   // Must be > 0; InfiniteDuration() disables promotion.
   absl::Duration starvation_bound = absl::Seconds(60);
+  // Quantum-boundary preemptions (running work yielding to waiting work of
+  // a higher level) granted per step; jobs whose quantum ran out beyond it
+  // yield in later steps. Each recompute preemption throws away a sequence's
+  // KV and each one costs the step O(its blocks), so a burst of expiring
+  // quanta is spread over steps instead of landing on one. Preemptions for a
+  // running request's memory growth are not limited. Must be >= 0; 0 turns
+  // time-slicing off (MLFQ then only orders admissions).
+  int32_t max_preemptions_per_step = 1;
 };
 
 // InvalidArgument naming the offending field, or OK.
