@@ -19,8 +19,10 @@ std::vector<std::string_view> KnownPolicyNames() {
 absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
                                                 const PolicyConfig& config) {
   if (name == "fifo") return PolicyFactory([] { return NewFifoPolicy(); });
-  if (name == "vtc") return VtcPolicyFactory(config.vtc);
-  if (name == "priority") return PriorityQuotaPolicyFactory(config.priority);
+  if (name == "vtc") return VtcPolicyFactory(config.vtc, config.workflow_head_start);
+  if (name == "priority") {
+    return PriorityQuotaPolicyFactory(config.priority, config.workflow_head_start);
+  }
   if (name == "mlfq") return MlfqPolicyFactory(config.mlfq);
   if (name == "household") {
     PolicyTreeConfig tree = HouseholdTreeConfig();
@@ -28,6 +30,7 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
     tree.vtc = config.vtc;
     tree.mlfq = config.mlfq;
     tree.request_level = config.household_request_level;
+    tree.workflow_head_start = config.workflow_head_start;
     return PolicyTreeFactory(tree);
   }
   // This Abseil's string_view is its own type, not std::string_view.

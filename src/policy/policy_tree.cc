@@ -28,8 +28,8 @@ using policy_internal::NodeFactory;
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root)
-      : name_(std::move(name)), root_(std::move(root)) {}
+  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start)
+      : name_(std::move(name)), root_(std::move(root)), head_start_(head_start) {}
 
   std::string_view name() const override { return name_; }
 
@@ -53,8 +53,11 @@ class TreePolicy final : public Policy {
     e->priority = request.priority;
     e->prompt_tokens = request.prompt_tokens;
     e->arrival_seq = request.arrival_seq;
-    e->workflow_seq = request.workflow.valid() ? request.workflow_arrival_seq
-                                               : request.arrival_seq;
+    e->rank_time = request.arrival_time;
+    if (request.workflow.valid() && request.workflow != request.id) {
+      e->rank_time = std::max(request.workflow_arrival_time,
+                              request.arrival_time - head_start_);
+    }
     e->arrival_time = request.arrival_time;
     e->waiting_since = now;
     entries_.emplace(request.id, e);
@@ -236,6 +239,7 @@ class TreePolicy final : public Policy {
 
   std::string name_;
   std::unique_ptr<Node> root_;
+  absl::Duration head_start_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -317,6 +321,12 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
     return absl::InvalidArgumentError(
         "PolicyTreeConfig::name is empty; it must name the policy");
   }
+  if (config.workflow_head_start < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PolicyTreeConfig::workflow_head_start is ",
+        absl::FormatDuration(config.workflow_head_start),
+        "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
+  }
   if (config.class_level == ClassLevel::kPriority) {
     absl::Status status = ValidatePriorityQuotaOptions(config.priority);
     if (!status.ok()) return status;
@@ -347,7 +357,8 @@ absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) 
   absl::Status status = ValidatePolicyTreeConfig(config);
   if (!status.ok()) return status;
   return PolicyFactory([config]() -> std::unique_ptr<Policy> {
-    return std::make_unique<TreePolicy>(config.name, BuildRoot(config));
+    return std::make_unique<TreePolicy>(config.name, BuildRoot(config),
+                                        config.workflow_head_start);
   });
 }
 

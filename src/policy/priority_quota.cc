@@ -326,13 +326,14 @@ absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options) {
 }
 
 absl::StatusOr<PolicyFactory> PriorityQuotaPolicyFactory(
-    const PriorityQuotaOptions& options) {
+    const PriorityQuotaOptions& options, absl::Duration workflow_head_start) {
   PolicyTreeConfig tree;
   tree.name = "priority";
   tree.class_level = ClassLevel::kPriority;
   tree.user_level = UserLevel::kNone;
   tree.request_level = RequestLevel::kFifo;
   tree.priority = options;
+  tree.workflow_head_start = workflow_head_start;
   return PolicyTreeFactory(tree);
 }
 

@@ -292,13 +292,15 @@ absl::Status ValidateVtcOptions(const VtcOptions& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options) {
+absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options,
+                                               absl::Duration workflow_head_start) {
   PolicyTreeConfig tree;
   tree.name = "vtc";
   tree.class_level = ClassLevel::kNone;
   tree.user_level = UserLevel::kVtc;
   tree.request_level = RequestLevel::kFifo;
   tree.vtc = options;
+  tree.workflow_head_start = workflow_head_start;
   return PolicyTreeFactory(tree);
 }
 

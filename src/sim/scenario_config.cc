@@ -236,7 +236,8 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       *p, {"vtc_prompt_weight", "vtc_decode_weight", "vtc_preempt", "aging_s",
            "quota_window_s", "quotas", "mlfq_levels", "mlfq_base_quantum",
-           "mlfq_starvation_s", "household_request_level"}, r.file(), "policy"));
+           "mlfq_starvation_s", "household_request_level", "workflow_head_start_s"},
+      r.file(), "policy"));
   PolicyConfig& pc = s.policy_config;
   HEARTH_ASSIGN_OR_RETURN(pc.vtc.prompt_token_weight,
                           r.Number(*p, "vtc_prompt_weight", "policy", 1.0, 0, 1e6));
@@ -266,6 +267,9 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
                           r.Number(*p, "mlfq_base_quantum", "policy", 32, 1e-3, 1e9));
   HEARTH_ASSIGN_OR_RETURN(pc.mlfq.starvation_bound,
                           r.Seconds(*p, "mlfq_starvation_s", "policy", absl::Seconds(60)));
+  HEARTH_ASSIGN_OR_RETURN(pc.workflow_head_start,
+                          r.Seconds(*p, "workflow_head_start_s", "policy",
+                                    kDefaultWorkflowHeadStart));
   HEARTH_ASSIGN_OR_RETURN(std::string level,
                           r.String(*p, "household_request_level", "policy", "fifo"));
   if (level == "mlfq") {

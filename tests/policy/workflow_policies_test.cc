@@ -1,7 +1,7 @@
 // Agent workflows under each policy, end to end in the real scheduler: the
 // next call of a running workflow is not queued behind unrelated work that
-// arrived after the workflow started (arrival-ordered leaves rank calls by
-// their workflow; MLFQ ranks a short next call above demoted long work), and
+// arrived while its parent ran (arrival-ordered leaves give it a bounded head
+// start; MLFQ ranks a short next call above demoted long work), and
 // a workflow's calls share their user's fairness account rather than adding
 // a share of their own.
 
@@ -100,8 +100,8 @@ NextCall RunWorkflowUnderFlood(PolicyFactory factory, int32_t background_prompt,
   return out;
 }
 
-TEST_CASE("workflow: the next call of a running workflow keeps the "
-          "workflow's place under arrival-ordered leaves",
+TEST_CASE("workflow: the next call of a running workflow goes ahead of work "
+          "that arrived while its parent ran, under arrival-ordered leaves",
           "[policy][scheduler][workflow]") {
   PolicyConfig config;
   for (std::string name : {"vtc", "priority", "household"}) {
@@ -119,6 +119,58 @@ TEST_CASE("workflow: the next call of a running workflow keeps the "
   NextCall fifo = RunWorkflowUnderFlood([] { return NewFifoPolicy(); }, 16, 12);
   INFO("fifo overtaken " << fifo.overtaken);
   CHECK(fifo.overtaken >= 10);
+}
+
+TEST_CASE("workflow: the head start bounds how far ahead a next call ranks",
+          "[policy][scheduler][workflow]") {
+  // The workflow's first call at 0 s; batch A of the same user and class at
+  // 60 s, batch B at 120 s, then the workflow's next call, with two slots.
+  // The call ranks at max(workflow start, its arrival - head start).
+  auto run = [](absl::Duration head_start, int* overtaken_a, int* overtaken_b) {
+    PolicyTreeConfig tree = HouseholdTreeConfig();
+    tree.workflow_head_start = head_start;
+    auto made = SchedulerHarness::Create(Machine(*PolicyTreeFactory(tree), 2));
+    REQUIRE(made.ok());
+    SchedulerHarness& h = **made;
+    RequestId first = *h.Submit(Spec(0, 16, 6));
+    REQUIRE(h.RunUntilIdle().ok());
+    std::vector<RequestId> batch[2];
+    for (int b = 0; b < 2; ++b) {
+      h.Advance(absl::Seconds(60));
+      for (int i = 0; i < 8; ++i) batch[b].push_back(*h.Submit(Spec(0, 16, 12)));
+      REQUIRE(h.Step().ok());
+    }
+    RequestId next = *h.Submit(Spec(0, 16, 6, first));
+    REQUIRE(h.RunUntilIdle().ok());
+    const absl::Time admitted = h.results().at(next).first_admit_time;
+    int* counts[2] = {overtaken_a, overtaken_b};
+    for (int b = 0; b < 2; ++b) {
+      *counts[b] = 0;
+      for (RequestId id : batch[b]) {
+        if (h.results().at(id).first_admit_time > h.results().at(next).arrival_time &&
+            h.results().at(id).first_admit_time < admitted) {
+          ++*counts[b];
+        }
+      }
+    }
+  };
+  int a = 0, b = 0;
+  run(absl::Seconds(30), &a, &b);  // ranks at ~90 s: after A, before B
+  CHECK(a > 0);
+  CHECK(b == 0);
+  run(absl::InfiniteDuration(), &a, &b);  // at the workflow's start: first
+  CHECK(a == 0);
+  CHECK(b == 0);
+  run(absl::ZeroDuration(), &a, &b);  // alone: after both batches
+  CHECK(a > 0);
+  CHECK(b > 0);
+
+  PolicyTreeConfig bad = HouseholdTreeConfig();
+  bad.workflow_head_start = absl::Seconds(-1);
+  absl::StatusOr<PolicyFactory> refused = PolicyTreeFactory(bad);
+  REQUIRE(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(refused.status().message()).find("workflow_head_start") !=
+        std::string::npos);
 }
 
 TEST_CASE("workflow: under MLFQ a short next call outranks long background "

@@ -96,6 +96,13 @@ class Policy {
                                bool beneficiary_running) = 0;
 };
 
+// How much earlier than its arrival the arrival-ordered policies rank a call
+// of a running agent workflow (PolicyTreeConfig::workflow_head_start), by
+// default: longer than an agent's usual tool time between calls, short
+// enough that the household evening at 90% load keeps FIFO's throughput (an
+// unbounded head start cost 3% of it by promoting long chat histories).
+inline constexpr absl::Duration kDefaultWorkflowHeadStart = absl::Seconds(30);
+
 // Builds a fresh policy for one scheduler. Called once per Scheduler.
 using PolicyFactory = std::function<std::unique_ptr<Policy>()>;
 

@@ -44,6 +44,9 @@ struct PolicyConfig {
   MlfqOptions mlfq;
   // The request level of "household".
   RequestLevel household_request_level = RequestLevel::kFifo;
+  // Used by "vtc", "priority" and "household" (their FIFO request level);
+  // see PolicyTreeConfig::workflow_head_start.
+  absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;
 };
 
 // MakePolicyFactory()

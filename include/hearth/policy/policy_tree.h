@@ -63,9 +63,9 @@ enum class UserLevel {
 };
 
 enum class RequestLevel {
-  // Arrival order of the request's agent workflow, then its own
-  // (RequestView::workflow_arrival_seq): a workflow's next call keeps the
-  // workflow's place. A preempted request keeps its place.
+  // Arrival order, where a call of a running agent workflow ranks up to
+  // `workflow_head_start` earlier (see below). A preempted request keeps its
+  // place.
   kFifo,
   // Skip-join MLFQ; MlfqOptions apply.
   kMlfq,
@@ -84,6 +84,16 @@ struct PolicyTreeConfig {
   std::vector<double> class_weights;
   VtcOptions vtc;
   MlfqOptions mlfq;
+  // Agent workflows, for the FIFO request level: a call naming a parent
+  // (RequestSpec::parent) ranks as if it had arrived up to this much earlier,
+  // but never before its workflow's first call, so the next call of a
+  // running agent goes ahead of work that arrived during its parent's run
+  // and tool time. Bounded so that a long-lived workflow (an hour of chat
+  // turns) does not outrank everything that came after it started.
+  // InfiniteDuration: rank every call at its workflow's arrival
+  // (program-level first come, first served); zero: calls rank alone.
+  // Must be >= 0.
+  absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;
 };
 
 // The household default: priority with quota and aging between levels, VTC

@@ -79,8 +79,10 @@ struct PriorityQuotaOptions {
 absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options);
 
 // Validates `options` and returns a factory of "priority" policies.
+// `workflow_head_start`: see PolicyTreeConfig::workflow_head_start.
 absl::StatusOr<PolicyFactory> PriorityQuotaPolicyFactory(
-    const PriorityQuotaOptions& options);
+    const PriorityQuotaOptions& options,
+    absl::Duration workflow_head_start = kDefaultWorkflowHeadStart);
 
 }  // namespace hearth
 

@@ -77,7 +77,10 @@ struct VtcOptions {
 absl::Status ValidateVtcOptions(const VtcOptions& options);
 
 // Validates `options` and returns a factory of "vtc" policies.
-absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options);
+// `workflow_head_start`: see PolicyTreeConfig::workflow_head_start.
+absl::StatusOr<PolicyFactory> VtcPolicyFactory(
+    const VtcOptions& options,
+    absl::Duration workflow_head_start = kDefaultWorkflowHeadStart);
 
 }  // namespace hearth
 

@@ -59,9 +59,10 @@ struct RequestSpec {
   // this scheduler returned from Submit, of the same user). The call joins
   // its parent's workflow (RequestView::workflow): it is charged to the same
   // user's fairness account like every request of that user, and policies
-  // with arrival-ordered leaves rank it by the workflow's arrival, so the
-  // next call of a running workflow is not queued behind unrelated work that
-  // arrived after the workflow started. The parent may still be live or may
+  // with arrival-ordered leaves rank it up to a head start before its arrival
+  // (never before the workflow's), so the next call of a running workflow is
+  // not queued behind unrelated work that arrived while its parent ran
+  // (PolicyTreeConfig::workflow_head_start). The parent may still be live or may
   // have ended up to SchedulerOptions::workflow_retention ago; a call whose
   // parent ended longer ago starts a new workflow. Submit returns
   // InvalidArgument for an id it never issued and for a live parent of

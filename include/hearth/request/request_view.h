@@ -24,9 +24,10 @@ struct RequestView {
   // The agent workflow this request is a call of (see RequestSpec::parent):
   // the id of the workflow's first call (the request itself when it starts
   // one), when that first call arrived, and how many calls precede this one
-  // on its parent chain. Arrival-ordered policy leaves rank a call by its
-  // workflow's arrival, so a workflow's next call keeps the workflow's place
-  // instead of queueing behind work that came after the workflow started.
+  // on its parent chain. Arrival-ordered policy leaves rank a call up to
+  // PolicyTreeConfig::workflow_head_start before its own arrival, never
+  // before its workflow's, so a workflow's next call does not queue behind
+  // work that came while its parent ran.
   RequestId workflow;
   uint64_t workflow_arrival_seq = 0;
   absl::Time workflow_arrival_time = absl::InfinitePast();

@@ -1,7 +1,8 @@
 // File: src/policy/internal/arrival_order_node.cc
 //
-// The FIFO leaf of policy trees: requests in the arrival order of their
-// workflows, then their own. A preempted request keeps its original place
+// The FIFO leaf of policy trees: requests by rank time (arrival, moved
+// earlier for calls of running workflows; see Entry::rank_time), then arrival
+// order. A preempted request keeps its original place
 // because the order is fixed at arrival, not the time it last became waiting;
 // and because it is a fixed total order, growth preemption (later victims
 // only) cannot cycle.
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/btree_map.h"
+#include "absl/time/time.h"
 #include "policy/internal/policy_node.h"
 
 namespace hearth::policy_internal {
@@ -47,10 +49,10 @@ class ArrivalOrderNode final : public Node {
   }
 
  private:
-  using KeyType = std::pair<uint64_t, uint64_t>;
-  static KeyType Key(const Entry* e) { return {e->workflow_seq, e->arrival_seq}; }
+  using KeyType = std::pair<absl::Time, uint64_t>;
+  static KeyType Key(const Entry* e) { return {e->rank_time, e->arrival_seq}; }
 
-  // Offerable waiting entries and running entries, by (workflow, arrival).
+  // Offerable waiting entries and running entries, by (rank time, arrival).
   absl::btree_map<KeyType, Entry*> waiting_;
   absl::btree_map<KeyType, Entry*> running_;
 };

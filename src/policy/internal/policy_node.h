@@ -67,9 +67,10 @@ struct alignas(64) Entry {
   // --- Touched on events only.
   int32_t prompt_tokens = 0;
   uint64_t arrival_seq = 0;
-  // Arrival sequence of the request's workflow (its own when it starts one):
-  // arrival-ordered leaves rank calls of one workflow at the workflow's place.
-  uint64_t workflow_seq = 0;
+  // Where arrival-ordered leaves rank the request: its arrival, or for a
+  // call of a running agent workflow up to the tree's workflow head start
+  // earlier, but never before its workflow's first call arrived.
+  absl::Time rank_time = absl::InfinitePast();
   absl::Time arrival_time = absl::InfinitePast();
   // When the entry last entered the waiting set (arrival or preemption).
   absl::Time waiting_since = absl::InfinitePast();
@@ -126,11 +127,11 @@ class Node {
 
 using NodeFactory = std::function<std::unique_ptr<Node>()>;
 
-// Arrival order (FIFO) leaf, by workflow: offers the call whose workflow
-// arrived first (then the earliest call), so the next call of a running agent
-// workflow keeps the workflow's place (Agentix: program-level, not call-level,
-// first come first served). Victims are the latest in that order, and only
-// for a running beneficiary ranked earlier.
+// Arrival order (FIFO) leaf, by Entry::rank_time then arrival: the next call
+// of a running agent workflow can rank ahead of work that arrived shortly
+// before it (Agentix: program-level first come, first served, bounded by the
+// head start). Victims are the latest in that order, and only for a running
+// beneficiary ranked earlier.
 std::unique_ptr<Node> NewArrivalOrderNode();
 
 // Skip-join MLFQ leaf; `options` must be valid.
