@@ -1,7 +1,9 @@
 // Markdown, CSV and JSON renderings of a scenario's runs.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -105,6 +107,21 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                         : absl::StrFormat("%.0f", r.max_backlogged_service_gap),
                     " | ", r.total.preemptions, " |\n");
   }
+  if (!runs.empty() && runs[0].result.workflows > 0) {
+    absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
+                    runs[0].result.workflows, " of two or more calls:\n\n"
+                    "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
+    for (const PolicyRun& run : runs) {
+      const std::vector<double>& w = run.result.workflow_seconds;
+      auto at = [&w](double q) {
+        if (w.empty()) return std::string("–");
+        const size_t i = std::min(w.size() - 1, static_cast<size_t>(q * static_cast<double>(w.size())));
+        return absl::StrFormat("%.1f", w[i]);
+      };
+      absl::StrAppend(&out, "| ", run.policy, " | ", w.size(), " | ", at(0.5), " | ", at(0.9),
+                      " | ", at(0.99), " |\n");
+    }
+  }
   // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
   absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n| class |");
   for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
@@ -175,7 +192,11 @@ std::string ResultsJson(const Scenario& s, const std::vector<PolicyRun>& runs) {
                     ",\"cost_model\":", JsonString(res.cost_model), ",\"steps\":", res.steps,
                     ",\"simulated_s\":", Num(res.simulated_seconds), ",\"submit_rejected\":",
                     res.submit_rejected, ",\"dependents_dropped\":", res.dependents_dropped,
-                    ",\"prefix_hit_tokens\":", res.prefix_hit_tokens, ",\"window_s\":",
+                    ",\"prefix_hit_tokens\":", res.prefix_hit_tokens,
+                    ",\"workflows\":", res.workflows, ",\"workflows_complete\":",
+                    res.workflow_seconds.size(), ",\"workflow_p50_s\":",
+                    Num(res.workflow_seconds.empty() ? 0 : res.workflow_seconds[res.workflow_seconds.size() / 2]),
+                    ",\"window_s\":",
                     Num(r.window_seconds), ",\"busy_s\":", Num(r.busy_seconds),
                     ",\"output_tokens_per_s\":", Num(r.output_tokens_per_s),
                     ",\"prefill_tokens_per_s\":", Num(r.prefill_tokens_per_s),

@@ -86,6 +86,9 @@ class SimulationRun {
   void BuildTokenIds(int32_t index, RequestSpec& spec);
   void OnResult(const RequestResult& r);
   void DropDependents(int32_t index);
+  // A call of a tracked workflow ended (or will never be issued: `end` is
+  // InfinitePast then).
+  void EndCall(int32_t index, bool finished, absl::Time end);
   absl::Status Loop();
 
   const Workload& w_;
@@ -108,6 +111,19 @@ class SimulationRun {
   // Prompt token ids kept for requests whose children share their prefix.
   absl::flat_hash_map<int32_t, std::vector<TokenId>> prompt_ids_;
   absl::flat_hash_map<RequestId, int32_t> index_of_;
+  // Scheduler id of each issued request (for its children's parent field).
+  std::vector<RequestId> id_of_;
+  // Per request, the first call of its workflow; per workflow root, its
+  // calls, the latest end, and whether every call finished.
+  std::vector<int32_t> root_of_;
+  struct WorkflowTrack {
+    int32_t calls = 0;
+    int32_t ended = 0;
+    bool all_finished = true;
+    absl::Time first_arrival = absl::InfiniteFuture();
+    absl::Time last_end = absl::InfinitePast();
+  };
+  absl::flat_hash_map<int32_t, WorkflowTrack> workflows_;
   std::vector<RequestResult> results_;
 
   int32_t vocab_ = 32000;
@@ -157,6 +173,16 @@ absl::Status SimulationRun::Setup() {
   child_head_.assign(n, -1);
   child_next_.assign(n, -1);
   children_left_.assign(n, 0);
+  id_of_.assign(n, RequestId());
+  root_of_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t parent = w_.requests[i].parent;  // Earlier in the list.
+    root_of_[i] = parent < 0 ? static_cast<int32_t>(i) : root_of_[parent];
+    if (parent >= 0) {
+      WorkflowTrack& t = workflows_[root_of_[i]];
+      t.calls += t.calls == 0 ? 2 : 1;  // The root and this call.
+    }
+  }
   // Insert in reverse so each list runs in index order.
   for (size_t i = n; i-- > 0;) {
     const SimRequest& r = w_.requests[i];
@@ -214,6 +240,8 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
   spec.arrival_time = arrival;
   spec.label = r.label;
+  // Issued only once the parent finished, so its id is known.
+  if (r.parent >= 0) spec.parent = id_of_[r.parent];
   if (!o_.class_timeouts.empty() &&
       o_.class_timeouts[r.work_class] != absl::InfiniteDuration()) {
     spec.deadline = arrival + o_.class_timeouts[r.work_class];
@@ -222,13 +250,18 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   if (r.parent >= 0 && children_left_[r.parent] == 0) {
     prompt_ids_.erase(r.parent);
   }
+  if (auto t = workflows_.find(root_of_[index]); t != workflows_.end()) {
+    t->second.first_arrival = std::min(t->second.first_arrival, arrival);
+  }
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) {
     ++submit_rejected_;
     ++ended_;
+    EndCall(index, /*finished=*/false, arrival);
     DropDependents(index);
     return;
   }
+  id_of_[index] = *id;
   (void)executor_->SetOutputLength(
       *id, std::min(r.output_tokens, spec.max_new_tokens));
   index_of_[*id] = index;
@@ -243,6 +276,7 @@ void SimulationRun::OnResult(const RequestResult& r) {
   if (it == index_of_.end()) return;
   const int32_t index = it->second;
   index_of_.erase(it);
+  EndCall(index, r.phase == RequestPhase::kFinished, r.end_time);
   if (r.phase != RequestPhase::kFinished) {
     DropDependents(index);
     return;
@@ -250,6 +284,14 @@ void SimulationRun::OnResult(const RequestResult& r) {
   for (int32_t c = child_head_[index]; c >= 0; c = child_next_[c]) {
     arrivals_.push({r.end_time + w_.requests[c].think_time, c});
   }
+}
+
+void SimulationRun::EndCall(int32_t index, bool finished, absl::Time end) {
+  auto t = workflows_.find(root_of_[index]);
+  if (t == workflows_.end()) return;
+  ++t->second.ended;
+  t->second.all_finished = t->second.all_finished && finished;
+  t->second.last_end = std::max(t->second.last_end, end);
 }
 
 void SimulationRun::DropDependents(int32_t index) {
@@ -263,6 +305,7 @@ void SimulationRun::DropDependents(int32_t index) {
     for (int32_t c = child_head_[i]; c >= 0; c = child_next_[c]) {
       ++dependents_dropped_;
       ++ended_;
+      EndCall(c, /*finished=*/false, absl::InfinitePast());
       stack.push_back(c);
     }
   }
@@ -344,6 +387,15 @@ absl::StatusOr<SimulationResult> SimulationRun::Run() {
   result.submit_rejected = submit_rejected_;
   result.dependents_dropped = dependents_dropped_;
   result.prefix_hit_tokens = scheduler_->stats().prefix_hit_tokens;
+  for (const auto& [root, t] : workflows_) {
+    ++result.workflows;
+    if (!t.all_finished || t.ended < t.calls) {
+      ++result.workflows_incomplete;
+      continue;
+    }
+    result.workflow_seconds.push_back(absl::ToDoubleSeconds(t.last_end - t.first_arrival));
+  }
+  std::sort(result.workflow_seconds.begin(), result.workflow_seconds.end());
   return result;
 }
 

@@ -76,6 +76,11 @@ TEST_CASE("chained calls wait for their parent and reuse its prefix",
   // Its first 160 prompt tokens (10 full blocks of 16) hit the cache.
   CHECK(r->prefix_hit_tokens >= 160);
   CHECK(r->report.total.prefill_tokens < 160 + 260);
+  // One workflow of two calls, from 0 s to the second call's end.
+  CHECK(r->workflows == 1);
+  CHECK(r->workflows_incomplete == 0);
+  REQUIRE(r->workflow_seconds.size() == 1);
+  CHECK(r->workflow_seconds[0] == Approx(1.06));
 }
 
 TEST_CASE("a failed parent drops its dependents; bad options are refused",
@@ -97,6 +102,9 @@ TEST_CASE("a failed parent drops its dependents; bad options are refused",
   REQUIRE(r.ok());
   CHECK(r->submit_rejected == 1);
   CHECK(r->dependents_dropped == 1);
+  CHECK(r->workflows == 1);
+  CHECK(r->workflows_incomplete == 1);
+  CHECK(r->workflow_seconds.empty());
 
   o.cost_model = nullptr;
   CHECK(absl::IsInvalidArgument(RunSimulation(w, o).status()));

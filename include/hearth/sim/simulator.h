@@ -92,6 +92,16 @@ struct SimulationResult {
   uint64_t submit_rejected = 0;
   uint64_t dependents_dropped = 0;
   uint64_t prefix_hit_tokens = 0;
+  // Agent workflows (a first call and the chain of calls that name it, via
+  // their parents, as RequestSpec::parent): seconds from the first call's
+  // arrival to the last call's end, over workflows of two or more calls that
+  // all finished. Ascending. The simulator passes parents to the scheduler,
+  // so workflow-aware policies see them.
+  std::vector<double> workflow_seconds;
+  // Workflows of two or more calls, and those with a call that did not
+  // finish (timed out, rejected, failed, or never issued).
+  uint64_t workflows = 0;
+  uint64_t workflows_incomplete = 0;
 };
 
 // InvalidArgument for inconsistent options or workload (naming what);
