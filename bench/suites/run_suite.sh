@@ -20,7 +20,7 @@ mkdir -p "$out"
 
 scenarios=(household_evening_50 household_evening_90 household_evening_120
            azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
-           flood_baseline flood)
+           agent_batch flood_baseline flood)
 for s in "${scenarios[@]}"; do
   echo "== $s" >&2
   "$cli" --config="$here/$s.toml" --out="$out/$s" --quiet 2>&1 | tee "$out/$s.log" >&2
