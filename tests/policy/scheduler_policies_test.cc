@@ -169,6 +169,44 @@ TEST_CASE("scheduler+mlfq: short jobs submitted after a long one finish first",
   CHECK_FALSE(fifo_first);
 }
 
+TEST_CASE("scheduler+mlfq: time-slicing preemptions per step stay within "
+          "max_preemptions_per_step",
+          "[policy][scheduler][mlfq]") {
+  for (int32_t cap : {0, 1, 3}) {
+    INFO("max_preemptions_per_step " << cap);
+    MlfqOptions m;
+    m.base_quantum = 4;  // quanta run out within a few steps
+    m.max_preemptions_per_step = cap;
+    SchedulerOptions o = Machine(*MlfqPolicyFactory(m));
+    // Room for everyone: every preemption here is time-slicing, none is
+    // for memory (which the cap does not limit).
+    o.kv.num_device_blocks = 256;
+    auto h = SchedulerHarness::Create(o);
+    REQUIRE(h.ok());
+    // Eight long jobs fill the slots and get demoted; then a stream of short
+    // level-0 jobs wants their slots.
+    for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(0, 16, 200)).ok());
+    for (int step = 0; step < 20; ++step) REQUIRE((*h)->Step().ok());
+    int most = 0;
+    int64_t total = 0;
+    // Eight short jobs at once: every long job's quantum has run out, so
+    // only the cap keeps them from all preempting in one step.
+    for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(1, 8, 4)).ok());
+    for (int step = 0; step < 200; ++step) {
+      REQUIRE((*h)->Step().ok());
+      const int n = static_cast<int>((*h)->last_plan().preempted.size());
+      most = std::max(most, n);
+      total += n;
+    }
+    CHECK(most == std::min(cap, 8));
+    CHECK(total >= std::min(cap, 1) * 8);
+    REQUIRE((*h)->RunUntilIdle().ok());
+  }
+  MlfqOptions bad;
+  bad.max_preemptions_per_step = -1;
+  CHECK(MlfqPolicyFactory(bad).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("scheduler+priority: aging admits a maintenance request under a "
           "voice flood",
           "[policy][scheduler][priority]") {
