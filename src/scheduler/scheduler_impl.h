@@ -110,6 +110,12 @@ class Scheduler::Impl {
     return planning_ && record.scheduled_step == plan_.step;
   }
   void Unschedule(Record& record);
+  // The plan is built in segments (decodes, continuing prefills, then
+  // admissions); EndPlanSegment closes the current one.
+  void EndPlanSegment();
+  // Removes plan entry `index`, keeping the segments contiguous and ordered.
+  void RemovePlanEntry(size_t index);
+  void MovePlanEntry(size_t from, size_t to);
   // Preempts a running request (swap if configured and possible, else
   // recompute) and tells the policy.
   void Preempt(Record& record, absl::Time now);
@@ -229,6 +235,10 @@ class Scheduler::Impl {
   // Per-step buffers, reserved once.
   StepPlan plan_;
   std::vector<uint32_t> plan_slots_;
+  // Ends of the plan's closed segments (decodes, continuing prefills) and how
+  // many are closed; the open segment runs to the end of the plan.
+  size_t plan_segment_end_[2] = {0, 0};
+  int plan_segment_ = 0;
   std::vector<uint32_t> snapshot_;
   std::vector<internal::Submission> drained_;
   std::vector<RequestId> cancels_;

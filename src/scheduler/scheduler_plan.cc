@@ -60,8 +60,11 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   DrainInbox(now);
   ExpireDeadlines(now);
   residency_.PlanUnloads(now, &plan_.model_commands);
+  plan_segment_ = 0;
   ScheduleRunning(RunList::kDecoding, now);
+  EndPlanSegment();
   ScheduleRunning(RunList::kPrefilling, now);
+  EndPlanSegment();
   DemoteUnloaded(now);
   AdmitWaiting(now);
   DemoteUnloaded(now);
@@ -312,18 +315,39 @@ void Scheduler::Impl::Unschedule(RequestRecord& r) {
   budget_ += s.num_tokens;
   plan_.num_batched_tokens -= s.num_tokens;
   if (r.decoding() && s.num_tokens == 1) --plan_.num_decodes;
-  // Swap-removal keeps this O(1); plans promise no order (compacting the
-  // plan cost a pass over every sequence in each step with a preemption).
-  const size_t last = plan_.sequences.size() - 1;
-  if (index != last) {
-    plan_.sequences[index] = plan_.sequences[last];
-    plan_slots_[index] = plan_slots_[last];
-    slab_[plan_slots_[index]].plan_index = static_cast<int32_t>(index);
-  }
-  plan_.sequences.pop_back();
-  plan_slots_.pop_back();
+  RemovePlanEntry(index);
   r.plan_index = -1;
   r.scheduled_step = 0;
+}
+
+void Scheduler::Impl::EndPlanSegment() {
+  plan_segment_end_[plan_segment_++] = plan_.sequences.size();
+}
+
+void Scheduler::Impl::RemovePlanEntry(size_t index) {
+  // O(1) and order-keeping where the plan promises order: each closed
+  // segment from the hole's own onward hands its last entry to the slot
+  // vacated before it, so decodes, continuing prefills and admissions stay
+  // contiguous and in that order (within a segment nothing is promised).
+  // Compacting instead cost a pass over the plan in every step with a
+  // preemption.
+  size_t hole = index;
+  for (int s = 0; s < plan_segment_; ++s) {
+    if (plan_segment_end_[s] <= hole) continue;
+    const size_t last = --plan_segment_end_[s];
+    MovePlanEntry(last, hole);
+    hole = last;
+  }
+  MovePlanEntry(plan_.sequences.size() - 1, hole);
+  plan_.sequences.pop_back();
+  plan_slots_.pop_back();
+}
+
+void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
+  if (from == to) return;
+  plan_.sequences[to] = plan_.sequences[from];
+  plan_slots_[to] = plan_slots_[from];
+  slab_[plan_slots_[to]].plan_index = static_cast<int32_t>(to);
 }
 
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {

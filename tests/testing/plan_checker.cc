@@ -56,6 +56,17 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
   if (tokens != plan.num_batched_tokens) {
     return fail("num_batched_tokens ", plan.num_batched_tokens, " != sum ", tokens);
   }
+  // StepPlan promises decodes first, also after preemptions removed entries:
+  // no sequence that decoded last step (and so decodes now) comes after a
+  // prefill chunk. (A one-token sampled entry may be a decode too, e.g. after
+  // a recompute, so only longer or unsampled chunks count as prefills here.)
+  bool prefill_seen = false;
+  for (const ScheduledSequence& s : plan.sequences) {
+    if (prefill_seen && decoding_.contains(s.id)) {
+      return fail("decode of request ", s.id.ToString(), " listed after a prefill");
+    }
+    prefill_seen = prefill_seen || s.num_tokens > 1 || !s.sample;
+  }
   for (RequestId id : decoding_) {
     if (!seen.contains(id) && !dropped.contains(id)) {
       return fail("decoding request ", id.ToString(), " was skipped without preemption");

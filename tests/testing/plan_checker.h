@@ -2,8 +2,8 @@
 //
 // Checks a StepPlan from the outside, against the options and what the
 // previous step left running: budgets, caps, block tables that cover the
-// scheduled positions, and that no decoding sequence is skipped unless it was
-// preempted or released. Used after every Plan() in the randomized drivers.
+// scheduled positions, that no decoding sequence is skipped unless it was
+// preempted or released, and that decodes come first. Used after every Plan() in the randomized drivers.
 
 #ifndef HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
 #define HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
