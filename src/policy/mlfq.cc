@@ -51,22 +51,12 @@ class MlfqNode final : public Node {
 
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {
-    e->mlfq_served += prefill_tokens * options_.prefill_token_cost +
-                      decode_tokens * options_.decode_token_cost;
-    if (e->mlfq_level >= options_.num_levels - 1 ||
-        e->mlfq_served <= quanta_[e->mlfq_level]) {
-      return;
-    }
-    Demote(e);
+    AddService(e, prefill_tokens * options_.prefill_token_cost +
+                      decode_tokens * options_.decode_token_cost);
   }
 
   void ChargeDecodes(absl::Span<Entry* const> entries) override {
-    const double cost = options_.decode_token_cost;
-    const int32_t last = options_.num_levels - 1;
-    for (Entry* e : entries) {
-      e->mlfq_served += cost;
-      if (e->mlfq_level < last && e->mlfq_served > quanta_[e->mlfq_level]) Demote(e);
-    }
+    for (Entry* e : entries) AddService(e, options_.decode_token_cost);
   }
 
   void Advance(absl::Time now) override {
@@ -147,9 +137,19 @@ class MlfqNode final : public Node {
     return {e->mlfq_level, e->arrival_seq};
   }
 
+  // Service at the current level; demotes once it exceeds the quantum (the
+  // last level keeps everyone).
+  void AddService(Entry* e, double units) {
+    e->mlfq_served += units;
+    if (e->mlfq_level < options_.num_levels - 1 &&
+        e->mlfq_served > quanta_[e->mlfq_level]) {
+      Demote(e);
+    }
+  }
+
   // Quantum used up: one level down, with a fresh quantum there. Kept out
-  // of line so that Charge, called for every sequence of every step, stays
-  // a leaf without the btree's register spills.
+  // of line so that the charge path, run for every sequence of every step,
+  // stays free of the btree's register spills.
   [[gnu::noinline]] void Demote(Entry* e) {
     if (e->running) running_.erase(RunKey(e));
     ++e->mlfq_level;

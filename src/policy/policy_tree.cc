@@ -128,12 +128,8 @@ class TreePolicy final : public Policy {
         __builtin_prefetch(served_prev_[cursor + kPrefetch]);
       }
       if (e == nullptr) e = Find(s.id);
-      served_cache_[i] = e;
-      if (e == nullptr) {
-        served_cache_[i] = &unknown_;
-        continue;
-      }
-      if (!e->running && !e->retired) continue;
+      served_cache_[i] = e != nullptr ? e : &unknown_;
+      if (e == nullptr || (!e->running && !e->retired)) continue;
       int32_t prefill = std::max(s.prefill_tokens, 0);
       int32_t prepaid = std::min(prefill, e->reserved_prefill);
       e->reserved_prefill -= prepaid;

@@ -41,7 +41,6 @@ struct Level {
   int64_t quota = 0;
   double max_share = 0;
   int64_t served_in_window = 0;
-  int32_t running = 0;
   // Offerable waiting entries by (arrival time, sequence): oldest first.
   absl::btree_map<std::tuple<absl::Time, uint64_t>, Entry*> oldest;
   std::unique_ptr<Node> child;
@@ -69,13 +68,11 @@ class PriorityNode final : public Node {
   }
   void AddRunning(Entry* e) override {
     Level& level = LevelOf(e);
-    ++level.running;
     running_.emplace(RunKey(e), e);
     level.child->AddRunning(e);
   }
   void RemoveRunning(Entry* e) override {
     Level& level = LevelOf(e);
-    --level.running;
     running_.erase(RunKey(e));
     level.child->RemoveRunning(e);
   }
@@ -83,8 +80,7 @@ class PriorityNode final : public Node {
               int32_t prepaid) override {
     if (!has_quotas_ && !child_charges_) return;
     Level& level = LevelOf(e);
-    level.served_in_window += prefill_tokens - prepaid + decode_tokens;
-    total_in_window_ += prefill_tokens - prepaid + decode_tokens;
+    CountServed(level, prefill_tokens - prepaid + decode_tokens);
     if (child_charges_) {
       level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
     }
@@ -94,13 +90,12 @@ class PriorityNode final : public Node {
     for (Entry* e : entries) {
       const int32_t slot = LevelSlot(e);
       Level& level = levels_[slot];
-      ++level.served_in_window;
+      CountServed(level, 1);
       if (child_charges_) {
         if (level.decode_batch.empty()) batched_levels_.push_back(slot);
         level.decode_batch.push_back(e);
       }
     }
-    total_in_window_ += static_cast<int64_t>(entries.size());
     for (int32_t slot : batched_levels_) {
       Level& level = levels_[slot];
       level.child->ChargeDecodes(level.decode_batch);
@@ -239,6 +234,12 @@ class PriorityNode final : public Node {
     window_start_ += options_.quota_window * windows;
     for (Level& level : levels_) level.served_in_window = 0;
     total_in_window_ = 0;
+  }
+
+  // Tokens served at `level` in the current quota window.
+  void CountServed(Level& level, int64_t tokens) {
+    level.served_in_window += tokens;
+    total_in_window_ += tokens;
   }
 
   int32_t LevelSlot(const Entry* e) {

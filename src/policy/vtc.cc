@@ -93,30 +93,16 @@ class FairShareNode final : public Node {
   // per charged group.
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {
-    int32_t g = GroupOf(e);
-    Group& group = groups_[g];
-    double charge = (prefill_tokens - prepaid) * params_.prompt_token_weight +
-                    decode_tokens * params_.decode_token_weight;
-    group.counter += charge * group.inverse_weight;
-    if (!group.dirty) {
-      group.dirty = true;
-      dirty_.push_back(g);
-    }
+    Group& group = ChargeGroup(e, (prefill_tokens - prepaid) * params_.prompt_token_weight +
+                                      decode_tokens * params_.decode_token_weight);
     if (child_charges_) {
       group.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
     }
   }
 
   void ChargeDecodes(absl::Span<Entry* const> entries) override {
-    const double weight = params_.decode_token_weight;
     for (Entry* e : entries) {
-      const int32_t g = GroupOf(e);
-      Group& group = groups_[g];
-      group.counter += weight * group.inverse_weight;
-      if (!group.dirty) {
-        group.dirty = true;
-        dirty_.push_back(g);
-      }
+      Group& group = ChargeGroup(e, params_.decode_token_weight);
       if (child_charges_) group.decode_batch.push_back(e);
     }
     if (!child_charges_) return;
@@ -211,6 +197,18 @@ class FairShareNode final : public Node {
       child_charges_ = group.child->NeedsCharges();
     }
     return it->second;
+  }
+
+  // Adds service to `e`'s group; its heaps are re-keyed in Flush().
+  Group& ChargeGroup(const Entry* e, double charge) {
+    const int32_t g = GroupOf(e);
+    Group& group = groups_[g];
+    group.counter += charge * group.inverse_weight;
+    if (!group.dirty) {
+      group.dirty = true;
+      dirty_.push_back(g);
+    }
+    return group;
   }
 
   void AddToCounter(const Entry* e, double charge) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/workflow_table.h"
 
 namespace hearth::internal {
 
@@ -54,9 +55,8 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
     }
     if (auto it = live_.find(spec.parent); it != live_.end() && it->second.user != u) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "RequestSpec.parent ", spec.parent.ToString(), " belongs to user \"",
-          users_[it->second.user].name, "\", not \"", cfg.name,
-          "\"; a workflow's calls must all belong to one user"));
+          "RequestSpec.parent: ",
+          ForeignParentReason(spec.parent, users_[it->second.user].name, cfg.name)));
     }
   }
   const RequestId id(next_id_++);

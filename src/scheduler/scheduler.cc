@@ -250,10 +250,9 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
   // starts a workflow of its own.
   if (parent == nullptr) return "";
   if (parent->user != r.user) {
-    return absl::StrCat("parent request ", r.parent.ToString(), " belongs to user \"",
-                        options_.users[parent->user.value()].name, "\", not \"",
-                        options_.users[r.user.value()].name,
-                        "\"; a workflow's calls must all belong to one user");
+    return absl::StrCat("parent ", internal::ForeignParentReason(
+                                       r.parent, options_.users[parent->user.value()].name,
+                                       options_.users[r.user.value()].name));
   }
   r.workflow = *parent;
   r.workflow.depth = parent->depth + 1;

@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace hearth::internal {
+
+std::string ForeignParentReason(RequestId parent, const std::string& owner,
+                                const std::string& user) {
+  return absl::StrCat("request ", parent.ToString(), " belongs to user \"", owner, "\", not \"",
+                      user, "\"; a workflow's calls must all belong to one user");
+}
 
 void WorkflowTable::Remember(RequestId id, const WorkflowInfo& info,
                              absl::Time now) {

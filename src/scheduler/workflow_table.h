@@ -15,6 +15,7 @@
 #define HEARTH_SCHEDULER_WORKFLOW_TABLE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,6 +35,12 @@ struct WorkflowInfo {
   UserId user;
 };
 
+// Why a call cannot join the workflow of `parent`, owned by another user:
+// "request <parent> belongs to user "<owner>", not "<user>"; ...". Submit
+// says it for live parents, intake for remembered ones.
+std::string ForeignParentReason(RequestId parent, const std::string& owner,
+                                const std::string& user);
+
 class WorkflowTable {
  public:
   explicit WorkflowTable(absl::Duration retention) : retention_(retention) {}
@@ -45,8 +52,6 @@ class WorkflowTable {
   const WorkflowInfo* FindEnded(RequestId id) const;
   // Forgets requests that ended more than `retention` before `now`.
   void Expire(absl::Time now);
-
-  size_t size() const { return ended_.size(); }
 
  private:
   struct Ended {
