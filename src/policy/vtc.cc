@@ -213,8 +213,14 @@ class FairShareNode final : public Node {
 
   void AddToCounter(const Entry* e, double charge) {
     if (charge == 0) return;
-    int32_t g = GroupOf(e);
-    groups_[g].counter += charge / groups_[g].weight;
+    const int32_t g = GroupOf(e);
+    SetCounter(g, groups_[g].counter + charge / groups_[g].weight);
+  }
+
+  // Changes a counter outside the Charge/Flush batch: every heap the group
+  // sits in is re-keyed at once.
+  void SetCounter(int32_t g, double counter) {
+    groups_[g].counter = counter;
     offer_.Update(g);
     backlog_.Update(g);
     running_.Update(g);
@@ -232,7 +238,9 @@ class FairShareNode final : public Node {
     } else {
       return;
     }
-    groups_[g].counter = std::max(groups_[g].counter, floor);
+    // The group may be running (only its waiting set was empty), so the
+    // running heap must see the new counter too.
+    if (floor > groups_[g].counter) SetCounter(g, floor);
   }
 
   FairShareParams params_;

@@ -236,6 +236,45 @@ TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
   CHECK_FALSE(p.PickVictim(RequestId(999), false).valid());
 }
 
+TEST_CASE("vtc: a lifted user that is running is also re-ranked as a victim",
+          "[policy][vtc]") {
+  std::unique_ptr<Policy> p = MakeVtc(VtcOptions{});
+  const absl::Time t = absl::UnixEpoch();
+  uint64_t seq = 0;
+  auto view = [&](uint64_t id, uint32_t user) {
+    RequestView v;
+    v.id = RequestId(id);
+    v.user = UserId(user);
+    v.prompt_tokens = 10;
+    v.max_new_tokens = 100;
+    v.arrival_seq = seq++;
+    v.arrival_time = t;
+    return v;
+  };
+  auto run = [&](const RequestView& v) {
+    p->OnArrival(v, t);
+    p->OnAdmitted(v, t);
+  };
+  // Users 0, 1 and 2 each run one request; user 1 has been served far more
+  // and also has one waiting.
+  RequestView c1 = view(1, 2), b1 = view(2, 1), a1 = view(3, 0);
+  run(c1);
+  run(b1);
+  run(a1);
+  std::vector<ServedTokens> served = {{c1.id, c1.user, c1.work_class, 10, 0},
+                                      {b1.id, b1.user, b1.work_class, 10, 0},
+                                      {a1.id, a1.user, a1.work_class, 10, 0}};
+  p->OnServed(served, t);
+  served = {{b1.id, b1.user, b1.work_class, 0, 1}};
+  for (int i = 0; i < 50; ++i) p->OnServed(served, t);
+  p->OnArrival(view(4, 1), t);
+  // User 2 becomes backlogged while running: the lift raises its counter to
+  // user 1's (the least-served backlogged user), so user 2 now ties for
+  // most served and, created first, is the victim for user 0's growth.
+  p->OnArrival(view(5, 2), t);
+  CHECK(p->PickVictim(a1.id, true) == c1.id);
+}
+
 TEST_CASE("vtc: options are validated", "[policy][vtc]") {
   VtcOptions o;
   CHECK(ValidateVtcOptions(o).ok());
