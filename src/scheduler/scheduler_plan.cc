@@ -142,13 +142,21 @@ void Scheduler::Impl::PromotePrepared(absl::Time now) {
 void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
   if (demoted_.empty()) return;
   // Rare (a model unloaded while requests for it still wait): a scan of the
-  // live requests is simpler than keeping per-model waiting lists.
-  for (const auto& [id, slot] : slot_of_) {
-    RequestRecord& r = slab_[slot];
-    if (r.phase != RequestPhase::kWaiting ||
-        std::find(demoted_.begin(), demoted_.end(), r.model) == demoted_.end()) {
-      continue;
+  // live requests is simpler than keeping per-model waiting lists. The slab,
+  // not the id map, so the order is deterministic; sorted so that preparing_
+  // stays in arrival order.
+  std::vector<RequestRecord*> moved;
+  for (RequestRecord& r : slab_) {
+    if (r.id.valid() && r.phase == RequestPhase::kWaiting &&
+        std::find(demoted_.begin(), demoted_.end(), r.model) != demoted_.end()) {
+      moved.push_back(&r);
     }
+  }
+  std::sort(moved.begin(), moved.end(), [](const RequestRecord* a, const RequestRecord* b) {
+    return a->arrival_seq < b->arrival_seq;
+  });
+  for (RequestRecord* record : moved) {
+    RequestRecord& r = *record;
     policy_->OnRemoved(r.View(), now);
     r.phase = RequestPhase::kPreparing;
     --num_waiting_;
@@ -446,9 +454,9 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
   // their host copies and recompute later, so their models can go: without
   // this, a request could wait forever behind one whose model it evicts.
   bool unpinned = false;
-  for (const auto& [id, slot] : slot_of_) {
-    RequestRecord& r = slab_[slot];
-    if (r.phase != RequestPhase::kSwapped || r.model == keep) continue;
+  // The slab, not the id map: its order is deterministic.
+  for (RequestRecord& r : slab_) {
+    if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
     for (BlockId host : r.host_blocks) host_release_after_step_.push_back(host);
     r.host_blocks.clear();
     r.computed = 0;
