@@ -190,13 +190,10 @@ void Scheduler::Impl::RegisterFullBlocks(RequestRecord& r) {
   if (!prefix_cache_.has_value() || !r.has_token_ids) return;
   const int32_t full = std::min<int32_t>(r.computed / block_size_,
                                          static_cast<int32_t>(r.device_blocks.size()));
+  if (r.registered_blocks >= full) return;
+  HashFullBlocks(r, static_cast<size_t>(full));
   while (r.registered_blocks < full) {
     const auto b = static_cast<size_t>(r.registered_blocks);
-    if (r.block_hashes.size() <= b) {
-      const uint64_t parent = b == 0 ? PrefixCache::RootHash(r.model) : r.block_hashes[b - 1];
-      r.block_hashes.push_back(PrefixCache::HashBlock(
-          parent, absl::Span<const TokenId>(r.tokens).subspan(b * block_size_, block_size_)));
-    }
     // False when another block already holds this prefix: keep ours private.
     (void)prefix_cache_->Insert(r.block_hashes[b], r.device_blocks[b]);
     ++r.registered_blocks;

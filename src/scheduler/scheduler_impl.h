@@ -93,8 +93,11 @@ class Scheduler::Impl {
   // limits and memory allow (prefix hits reused, swap-ins copied back);
   // otherwise leaves it untouched.
   Admission TryAdmit(Record& record, absl::Time now);
-  // Leading full blocks of a waiting request found in the prefix cache.
+  // Leading full blocks of a waiting request found in the prefix cache; the
+  // blocks themselves are left in hit_blocks_.
   int32_t CountPrefixHits(Record& record);
+  // Extends record.block_hashes (chained) to its first `blocks` full blocks.
+  void HashFullBlocks(Record& record, size_t blocks);
   // Whether `blocks` more can be taken while keeping the admission watermark,
   // unloading idle models if that makes the room.
   bool HasRoom(int32_t blocks, ModelId model);
@@ -240,6 +243,8 @@ class Scheduler::Impl {
   size_t plan_segment_end_[2] = {0, 0};
   int plan_segment_ = 0;
   std::vector<uint32_t> snapshot_;
+  // Prefix-cache blocks found by the last CountPrefixHits.
+  std::vector<BlockId> hit_blocks_;
   std::vector<internal::Submission> drained_;
   std::vector<RequestId> cancels_;
   std::vector<RequestId> to_release_;

@@ -471,22 +471,27 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
 }
 
 int32_t Scheduler::Impl::CountPrefixHits(RequestRecord& r) {
+  hit_blocks_.clear();
   if (!prefix_cache_.has_value() || !r.has_token_ids || r.computed != 0) return 0;
   // Hashes of generated tokens' full blocks are computed lazily, so a request
   // recomputed after preemption also finds its own released blocks.
   const auto full = static_cast<size_t>(r.length() / block_size_);
-  while (r.block_hashes.size() < full) {
+  HashFullBlocks(r, full);
+  for (size_t b = 0; b < full; ++b) {
+    const BlockId block = prefix_cache_->Find(r.block_hashes[b]);
+    if (!block.valid()) break;
+    hit_blocks_.push_back(block);
+  }
+  return static_cast<int32_t>(hit_blocks_.size());
+}
+
+void Scheduler::Impl::HashFullBlocks(RequestRecord& r, size_t blocks) {
+  while (r.block_hashes.size() < blocks) {
     const size_t b = r.block_hashes.size();
     const uint64_t parent = b == 0 ? PrefixCache::RootHash(r.model) : r.block_hashes[b - 1];
     r.block_hashes.push_back(PrefixCache::HashBlock(
         parent, absl::Span<const TokenId>(r.tokens).subspan(b * block_size_, block_size_)));
   }
-  int32_t hits = 0;
-  for (size_t b = 0; b < full; ++b) {
-    if (!prefix_cache_->Find(r.block_hashes[b]).valid()) break;
-    ++hits;
-  }
-  return hits;
 }
 
 Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
@@ -512,17 +517,15 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   int32_t needed = total - (swapped ? 0 : hits) + (copy_last_hit ? 1 : 0);
   for (int32_t b = 0; b < hits; ++b) {
     // A cached, unreferenced hit leaves the allocatable pool when reused.
-    if (allocator_.state(prefix_cache_->Find(r.block_hashes[b])) == BlockState::kCached) ++needed;
+    if (allocator_.state(hit_blocks_[b]) == BlockState::kCached) ++needed;
   }
   // Class limits: within them the request is entitled to room (and may
   // cause preemption); beyond them it only borrows what is idle.
   const uint32_t cls = r.work_class.value();
   const WorkClassConfig& c = options_.work_classes[cls];
   // Copy-on-write replaces the last hit, so the table ends with `total`.
-  const int32_t own_blocks_after = total;
   const bool beyond = (c.max_running > 0 && class_running_[cls] + 1 > c.max_running) ||
-                      (c.kv_block_budget > 0 &&
-                       class_blocks_[cls] + own_blocks_after > c.kv_block_budget);
+                      (c.kv_block_budget > 0 && class_blocks_[cls] + total > c.kv_block_budget);
   if (beyond && !c.borrow) return Admission::kDeclined;
   // A hard budget is kept by reserving each sequence's largest size: growth
   // then never needs the class's own sequences to preempt each other (which
@@ -554,9 +557,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
     residency_.AddActive(r.model, -1);
   } else {
     for (int32_t b = 0; b < hits; ++b) {
-      const BlockId block = prefix_cache_->Find(r.block_hashes[b]);
-      (void)allocator_.AddRef(block);
-      AddBlock(r, block);
+      (void)allocator_.AddRef(hit_blocks_[b]);
+      AddBlock(r, hit_blocks_[b]);
     }
     if (copy_last_hit) {
       const CopyOnWrite cow = *allocator_.PrepareWrite(r.device_blocks.back());
