@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 
 namespace hearth::internal {
 
@@ -76,17 +75,14 @@ bool ModelResidency::EvictFor(int64_t needed, int64_t owned_bytes, bool busy_ok,
       }
     }
     if (best < 0) return false;
-    if (models_[static_cast<size_t>(best)].live > 0) {
-      demoted->push_back(ModelId(static_cast<uint32_t>(best)));
-      // Its waiting requests will want it back.
-      models_[static_cast<size_t>(best)].resident = false;
-      weight_bytes_ -= models_[static_cast<size_t>(best)].weights;
-      commands->push_back({ModelCommandKind::kUnload, ModelId(static_cast<uint32_t>(best))});
-      Recompute();
-      WantLoad(ModelId(static_cast<uint32_t>(best)));
-      continue;
+    const auto m = static_cast<uint32_t>(best);
+    const bool wanted = models_[m].live > 0;
+    Unload(m, commands);
+    if (wanted) {
+      // Its waiting requests go back to preparation and will want it back.
+      demoted->push_back(ModelId(m));
+      WantLoad(ModelId(m));
     }
-    Unload(static_cast<uint32_t>(best), commands);
   }
   return true;
 }
@@ -139,18 +135,6 @@ bool ModelResidency::MakeRoomForBlocks(int32_t blocks, int32_t owned_blocks, Mod
   const int64_t needed = int64_t{owned_blocks + blocks} * block_bytes_;
   return EvictFor(needed, 0, /*busy_ok=*/false, keep, commands, demoted) ||
          EvictFor(needed, 0, /*busy_ok=*/true, keep, commands, demoted);
-}
-
-std::string ModelResidency::DebugString() const {
-  std::string out;
-  for (size_t i = 0; i < models_.size(); ++i) {
-    const Model& m = models_[i];
-    absl::StrAppend(&out, "model ", i, ": weights ", m.weights, m.resident ? " resident" : "",
-                    m.loading ? " loading" : "", m.load_queued ? " queued" : "", " live ", m.live,
-                    " active ", m.active, "\n");
-  }
-  absl::StrAppend(&out, "kv limit ", kv_block_limit_, " of ", pool_blocks_, " blocks\n");
-  return out;
 }
 
 void ModelResidency::FinishLoads(const std::vector<ModelCommand>& commands,

@@ -8,7 +8,6 @@
 #define HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -22,7 +21,6 @@ class ModelResidency {
   explicit ModelResidency(const SchedulerOptions& options);
 
   bool enabled() const { return enabled_; }
-  bool resident(ModelId m) const { return models_[m.value()].resident; }
   // Resident and not still loading: its requests may run.
   bool ready(ModelId m) const {
     return models_[m.value()].resident && !models_[m.value()].loading;
@@ -31,12 +29,10 @@ class ModelResidency {
   // weights.
   int32_t kv_block_limit() const { return kv_block_limit_; }
   int64_t resident_weight_bytes() const { return weight_bytes_; }
-  int64_t block_bytes() const { return block_bytes_; }
 
   // Unfinished requests per model (idleness and LRU order come from them).
   void AddLive(ModelId m);
   void RemoveLive(ModelId m, absl::Time now);
-  int32_t live(ModelId m) const { return models_[m.value()].live; }
 
   // A request is waiting for `m` to load: queue the load once.
   void WantLoad(ModelId m);
@@ -60,9 +56,6 @@ class ModelResidency {
   // go back to preparing. False if even that is not enough.
   bool MakeRoomForBlocks(int32_t blocks, int32_t owned_blocks, ModelId keep,
                          std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
-
-  // One line per model: resident/loading/queued, live and active counts.
-  std::string DebugString() const;
 
   // The plan carrying `commands` was completed. Loads not in `failed` are
   // resident now; failed ones give their memory back. Returns, in `loaded`,

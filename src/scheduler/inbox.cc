@@ -63,7 +63,7 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   pu.live++;
   if (window == pu.window) pu.used += tokens;
   live_.emplace(id, Live{false, u, tokens, window});
-  queued_.emplace(id, true);
+  queued_.insert(id);
   submissions_.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
   return id;
 }
@@ -124,11 +124,6 @@ size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
 bool Inbox::IsQueued(RequestId id) const {
   std::lock_guard<std::mutex> lock(mu_);
   return queued_.contains(id);
-}
-
-int32_t Inbox::num_live() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int32_t>(live_.size());
 }
 
 int32_t Inbox::num_queued() const {

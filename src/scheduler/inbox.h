@@ -15,6 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hearth/common/ids.h"
@@ -56,7 +57,6 @@ class Inbox {
   size_t DrainResults(std::vector<RequestResult>* out);
 
   bool IsQueued(RequestId id) const;
-  int32_t num_live() const;
   int32_t num_queued() const;
 
  private:
@@ -84,7 +84,7 @@ class Inbox {
   absl::Time latest_now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
   absl::flat_hash_map<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);
   std::vector<PerUser> per_user_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<RequestId, bool> queued_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<RequestId> queued_ ABSL_GUARDED_BY(mu_);
   std::vector<Submission> submissions_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestResult> results_ ABSL_GUARDED_BY(mu_);

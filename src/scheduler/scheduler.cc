@@ -345,6 +345,12 @@ RequestRecord* Scheduler::Impl::PickBorrowedVictim(const RequestRecord& benefici
   return nullptr;
 }
 
+bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {
+  ReleaseDeviceBlocks(r, 0);
+  r.needs_full_table = true;
+  return std::exchange(r.engine_has_state, false);
+}
+
 void Scheduler::Impl::ReleaseDeviceBlocks(RequestRecord& r, size_t keep) {
   // Release tail blocks first so the LRU evicts a sequence's end before its
   // (more shareable) beginning.
@@ -383,7 +389,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
                                 absl::Time now) {
   if (ScheduledNow(r)) Unschedule(r);
   RemoveFromList(r);
-  ReleaseDeviceBlocks(r, 0);
+  if (DropDeviceState(r)) to_release_.push_back(r.id);
   for (BlockId b : r.host_blocks) (void)allocator_.ReleaseHost(b);
   r.host_blocks.clear();
   if (r.phase == RequestPhase::kWaiting) --num_waiting_;
@@ -396,8 +402,6 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase,
       r.phase != RequestPhase::kPreparing && r.phase != RequestPhase::kQueued;
   if (r.phase == RequestPhase::kPreparing) --num_preparing_;
   residency_.RemoveLive(r.model, now);
-  if (r.engine_has_state) to_release_.push_back(r.id);
-  r.engine_has_state = false;
   r.phase = phase;
   if (known_to_policy) policy_->OnRemoved(r.View(), now);
 

@@ -170,13 +170,8 @@ void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error,
   // KV is dropped and recomputed (prompt plus the tokens already accepted).
   ++r.retries;
   RemoveFromList(r);
-  ReleaseDeviceBlocks(r, 0);
+  if (DropDeviceState(r)) pending_drops_.push_back(r.id);
   r.computed = 0;
-  r.registered_blocks = 0;
-  r.blocks_sent = 0;
-  r.needs_full_table = true;
-  if (r.engine_has_state) pending_drops_.push_back(r.id);
-  r.engine_has_state = false;
   // The next plan lists the drop; readmission waits a step more, so a plan
   // never both drops and schedules the same request.
   r.preempted_step = plan_.step + 1;

@@ -77,7 +77,8 @@ class Scheduler::Impl {
                                 residency_.kv_block_limit() - allocator_.num_owned()));
   }
 
-  // Gives running `record` blocks for up to `want` positions, settling for
+  // Gives running `record` blocks for up to `want` positions (more than it
+  // holds: ScheduleRunning takes the fast path itself), settling for
   // fewer (but at least `min`) rather than preempting anyone; preempts
   // policy-chosen victims only when not even `min` fits. Returns the
   // positions it can now hold, or -1 when `record` had to preempt itself.
@@ -165,7 +166,12 @@ class Scheduler::Impl {
   // An engine-reported failure: retry per the class policy or fail.
   void RetryOrFail(Record& record, const std::string& error, absl::Time now);
   void RemoveFromList(Record& record);
+  // Releases the tail of record's block table beyond `keep` blocks (and
+  // what was sent or registered of it).
   void ReleaseDeviceBlocks(Record& record, size_t keep);
+  // Releases all of record's device blocks and forgets what the engine was
+  // sent; true when the engine held state for it (the caller lists the drop).
+  bool DropDeviceState(Record& record);
   // Ends a live request: frees what it holds, tells policy, sink and host.
   void Terminate(Record& record, RequestPhase phase, FinishReason reason,
                  std::string message, absl::Time now);

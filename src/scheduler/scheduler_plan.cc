@@ -233,8 +233,6 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min,
                                 absl::Time now) {
-  // Fast path (most decode steps): the last block still has room.
-  if (want <= static_cast<int32_t>(r.device_blocks.size()) * block_size_) return want;
   const uint32_t cls = r.work_class.value();
   const WorkClassConfig& c = options_.work_classes[cls];
   if (!c.borrow && c.kv_block_budget > 0) {
@@ -381,12 +379,7 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
     r.phase = RequestPhase::kWaiting;
     ++num_waiting_;
   }
-  ReleaseDeviceBlocks(r, 0);
-  r.registered_blocks = 0;
-  r.blocks_sent = 0;
-  r.needs_full_table = true;
-  if (r.engine_has_state) plan_.preempted.push_back({r.id, mode});
-  r.engine_has_state = false;
+  if (DropDeviceState(r)) plan_.preempted.push_back({r.id, mode});
   ++r.preemptions;
   r.preempted_step = plan_.step;
   ++counters_.preemptions;
