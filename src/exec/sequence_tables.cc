@@ -131,7 +131,10 @@ std::string SequenceTables::UpdateTable(const ScheduledSequence& s) {
         "needs %d",
         s.id.value(), e.table.size(), e.table.size() * geometry_.block_size, needed);
   }
-  for (BlockId b : e.table) {
+  // Blocks kept from earlier steps were checked when they arrived.
+  const absl::Span<const BlockId> arrived =
+      s.full_block_table ? absl::Span<const BlockId>(e.table) : s.new_blocks;
+  for (BlockId b : arrived) {
     if (!b.valid() || b.value() >= uint32_t(geometry_.num_device_blocks)) {
       return absl::StrFormat(
           "sequence %d: block table names block %d (allowed: [0, %d))", s.id.value(),
@@ -143,13 +146,17 @@ std::string SequenceTables::UpdateTable(const ScheduledSequence& s) {
 
 void SequenceTables::CheckSharedWrites(
     const StepPlan& plan, std::vector<PreparedSequence>& out) const {
-  // How many sequences of this step hold each block.
-  absl::flat_hash_map<uint32_t, int32_t> holders;
-  for (const PreparedSequence& p : out) {
-    if (!p.error.empty()) continue;
-    absl::flat_hash_set<uint32_t> mine;
-    for (BlockId b : *p.table) {
-      if (mine.insert(b.value()).second) ++holders[b.value()];
+  // How many sequences of this step hold each block; a sequence holding a
+  // block twice counts once (its last holder is remembered).
+  holders_.clear();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].error.empty()) continue;
+    for (BlockId b : *out[i].table) {
+      Holders& h = holders_[b.value()];
+      if (h.last != i) {
+        h.last = i;
+        ++h.count;
+      }
     }
   }
   const int32_t bs = geometry_.block_size;
@@ -160,7 +167,7 @@ void SequenceTables::CheckSharedWrites(
     const int32_t last = (s.start_position + s.num_tokens - 1) / bs;
     for (int32_t k = first; k <= last; ++k) {
       const BlockId b = (*out[i].table)[k];
-      if (holders.at(b.value()) > 1) {
+      if (holders_.at(b.value()).count > 1) {
         out[i].error = absl::StrFormat(
             "sequence %d writes positions into block %d, which another "
             "sequence of this step also holds (missing copy-on-write)",

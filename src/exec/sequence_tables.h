@@ -49,7 +49,6 @@ class SequenceTables {
  public:
   explicit SequenceTables(KvGeometry geometry) : geometry_(geometry) {}
 
-  const KvGeometry& geometry() const { return geometry_; }
 
   // InvalidArgument when a copy names a block outside its tier, or a copy
   // list writes one target twice. Changes nothing.
@@ -64,11 +63,9 @@ class SequenceTables {
 
   // Records that `id` now has `positions` positions in the pool.
   void Advance(RequestId id, int32_t positions);
-  void Drop(RequestId id) { entries_.erase(id); }
 
   // Requests the engine holds state for.
   size_t size() const { return entries_.size(); }
-  bool contains(RequestId id) const { return entries_.contains(id); }
 
  private:
   struct Entry {
@@ -85,6 +82,12 @@ class SequenceTables {
 
   KvGeometry geometry_;
   absl::flat_hash_map<RequestId, Entry> entries_;
+  // CheckSharedWrites' per-block count, kept so that steps reuse its memory.
+  struct Holders {
+    int32_t count = 0;
+    size_t last = SIZE_MAX;
+  };
+  mutable absl::flat_hash_map<uint32_t, Holders> holders_;
 };
 
 }  // namespace hearth::exec_internal
