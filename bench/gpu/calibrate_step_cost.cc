@@ -95,13 +95,14 @@ class StepMaker {
     s.start_position = start;
     s.num_tokens = n;
     s.sample = true;
+    s.decode = n == 1;  // the synthetic decodes; prefill chunks are longer
     s.full_block_table = true;
     s.block_table = t;
     s.new_blocks = t;
     s.token_ids = tok;
     plan_.sequences.push_back(s);
     plan_.num_batched_tokens += n;
-    if (n == 1) ++plan_.num_decodes;
+    if (s.decode) ++plan_.num_decodes;
     live_.push_back(s.id);
   }
 

@@ -71,7 +71,7 @@ class PretendGpu : public hearth::StepExecutor {
     for (const hearth::ScheduledSequence& s : plan.sequences) {
       hearth::SequenceOutcome& o = outcome->sequences.emplace_back();
       o.id = s.id;
-      if (s.num_tokens == 1 && s.sample && produced_[s.id] > 0) ++decode; else prefill += s.num_tokens;
+      if (s.decode) ++decode; else prefill += s.num_tokens;
       if (!s.sample) continue;
       o.produced_token = true;
       o.token = 42;

@@ -264,10 +264,8 @@ void MetricsCollector::OnRequestEvent(const RequestEvent& e) {
 
 void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
                                    bool produced, absl::Time end) {
-  const bool decode = t.output > 0 && s.num_tokens == 1 &&
-                      s.start_position == t.prompt + t.output - 1;
-  const int64_t prefill = decode ? 0 : s.num_tokens;
-  const int64_t dec = decode ? 1 : 0;
+  const int64_t prefill = s.decode ? 0 : s.num_tokens;
+  const int64_t dec = s.decode ? 1 : 0;
   const double weighted =
       options_.prefill_weight * prefill + options_.decode_weight * dec;
   Group& user = UserGroup(t);

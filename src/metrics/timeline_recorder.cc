@@ -211,9 +211,7 @@ void TimelineRecorder::OnStep(const StepPlan& plan, const StepOutcome& outcome) 
     auto it = tracks_.find(s.id);
     if (it == tracks_.end()) continue;
     Track& t = it->second;
-    const bool decode = t.output > 0 && s.num_tokens == 1 &&
-                        s.start_position == t.prompt + t.output - 1;
-    if (decode) {
+    if (s.decode) {
       if (!t.in_run || t.run_last_step + 1 != step_) {
         CloseDecodeRun(t);
         t.in_run = true;

@@ -96,8 +96,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
       RetryOrFail(r, o.error, done);
       continue;
     }
-    const bool decode = r.output_tokens > 0 && s.start_position == r.length() - 1;
-    served_.push_back({r.id, r.user, r.work_class, decode ? 0 : s.num_tokens, decode ? 1 : 0});
+    served_.push_back({r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});
     r.computed = s.start_position + s.num_tokens;
     if (o.produced_token) {
       ++r.output_tokens;

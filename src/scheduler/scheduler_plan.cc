@@ -293,6 +293,7 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   s.start_position = r.computed;
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
+  s.decode = decode;
   const absl::Span<const BlockId> table(r.device_blocks);
   s.block_table = table;
   s.full_block_table = r.needs_full_table;
@@ -320,7 +321,7 @@ void Scheduler::Impl::Unschedule(RequestRecord& r) {
   const ScheduledSequence& s = plan_.sequences[index];
   budget_ += s.num_tokens;
   plan_.num_batched_tokens -= s.num_tokens;
-  if (r.decoding() && s.num_tokens == 1) --plan_.num_decodes;
+  if (s.decode) --plan_.num_decodes;
   RemovePlanEntry(index);
   r.plan_index = -1;
   r.scheduled_step = 0;

@@ -38,8 +38,7 @@ absl::Status SimulatedExecutor::Execute(const StepPlan& plan,
       continue;
     }
     Hidden& h = it->second;
-    work_.push_back({s.start_position, s.num_tokens,
-                     h.produced > 0 && s.num_tokens == 1 && s.sample});
+    work_.push_back({s.start_position, s.num_tokens, s.decode});
     if (!s.sample) continue;
     o.produced_token = true;
     o.token = 0;

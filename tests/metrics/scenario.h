@@ -14,6 +14,7 @@
 #ifndef HEARTH_TESTS_METRICS_SCENARIO_H_
 #define HEARTH_TESTS_METRICS_SCENARIO_H_
 
+#include <map>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -40,6 +41,7 @@ class Driver {
   void Event(RequestEventKind kind, double t, uint64_t id, uint32_t user,
              uint32_t cls, int32_t prompt,
              RequestPhase phase = RequestPhase::kFinished) {
+    if (kind == RequestEventKind::kArrive) prompt_[id] = prompt;
     RequestEvent e;
     e.kind = kind;
     e.time = At(t);
@@ -63,6 +65,11 @@ class Driver {
       q.start_position = s.start;
       q.num_tokens = s.n;
       q.sample = s.produced;
+      // As the scheduler marks decodes: one position, right after the
+      // tokens generated so far.
+      int32_t& produced = produced_[s.id];
+      q.decode = produced > 0 && s.n == 1 && s.start == prompt_[s.id] + produced - 1;
+      if (s.produced) ++produced;
       plan.num_batched_tokens += s.n;
       SequenceOutcome& o = outcome.sequences.emplace_back();
       o.id = q.id;
@@ -81,6 +88,9 @@ class Driver {
   MetricsSink* sink_;
   uint64_t step_ = 0;
   bool stamp_outcome_ = false;
+  // Per request id: prompt length (from kArrive) and tokens produced.
+  std::map<uint64_t, int32_t> prompt_;
+  std::map<uint64_t, int32_t> produced_;
 };
 
 // Plays the script above. Terminal events are sent before the OnStep of the

@@ -16,12 +16,14 @@ std::unique_ptr<FittedCostModel> Model() {
   return std::move(*FittedCostModel::Create(c));
 }
 
-ScheduledSequence Seq(uint64_t id, int32_t start, int32_t n, bool sample) {
+ScheduledSequence Seq(uint64_t id, int32_t start, int32_t n, bool sample,
+                      bool decode = false) {
   ScheduledSequence s;
   s.id = RequestId(id);
   s.start_position = start;
   s.num_tokens = n;
   s.sample = sample;
+  s.decode = decode;
   return s;
 }
 
@@ -48,7 +50,7 @@ TEST_CASE("executor prices plans and stops at the hidden length", "[sim]") {
   CHECK_FALSE(out.sequences[1].produced_token);
 
   plan.step = 2;
-  plan.sequences = {Seq(1, 100, 1, true), Seq(2, 50, 1, true)};
+  plan.sequences = {Seq(1, 100, 1, true, /*decode=*/true), Seq(2, 50, 1, true)};
   plan.swap_out = {BlockCopy{}, BlockCopy{}};  // 2 blocks * 16 KB over 1 GB/s
   REQUIRE(exec.Execute(plan, &out).ok());
   // 1 ms + one decode (100 us) + one prefill token (10 us: request 2 has no

@@ -41,6 +41,10 @@ struct ScheduledSequence {
   // Whether the engine samples a token after the last position. True exactly
   // when the step reaches the end of the sequence known so far.
   bool sample = false;
+  // The sequence is in its decode phase: this step feeds the last sampled
+  // token and samples the next (num_tokens == 1, sample). False for every
+  // prefill or recompute chunk, including a one-token last prompt chunk.
+  bool decode = false;
   // True the first time a sequence appears, and again after a preemption or a
   // swap-in: `block_table` must then replace any engine-side table. Otherwise
   // the engine appends `new_blocks` to the table it already holds.
@@ -104,7 +108,7 @@ struct StepPlan {
 
   // Sum of num_tokens over `sequences`; never above max_batched_tokens.
   int32_t num_batched_tokens = 0;
-  // Sequences that are in the decode phase (num_tokens == 1, sample).
+  // Sequences with `decode` set.
   int32_t num_decodes = 0;
 
   bool empty() const {
