@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "metrics/step_end.h"
 
 namespace hearth {
 
@@ -38,16 +39,9 @@ struct MetricsCollector::Track {
   absl::Time end_time = absl::InfiniteFuture();
 };
 
-namespace {
+using metrics_internal::StepEnd;
 
-// The step's end: the engine's completed_at, else the clock, else its start.
-absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
-                   const Clock* clock) {
-  if (outcome.completed_at != absl::InfinitePast()) {
-    return std::max(outcome.completed_at, plan.now);
-  }
-  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
-}
+namespace {
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
@@ -307,10 +301,11 @@ void MetricsCollector::OnStep(const StepPlan& plan,
     ApplyServed(it->second, s, produced, end);
   }
   if (!plan.sequences.empty()) NoteTime(end);
-  for (size_t u = 0; u < users_.size(); ++u) {
-    user_backlogged_[u] = user_waiting_[u] > 0;
-  }
   if (gap_ != nullptr) {
+    // Only the gap tracker reads backlog flags (off for many tenants).
+    for (size_t u = 0; u < users_.size(); ++u) {
+      user_backlogged_[u] = user_waiting_[u] > 0;
+    }
     gap_->Update(user_service_,
                  absl::MakeConstSpan(user_backlogged_.get(), users_.size()));
   }

@@ -6,6 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "internal/json_escape.h"
+#include "metrics/step_end.h"
 
 namespace hearth {
 
@@ -30,34 +32,10 @@ struct TimelineRecorder::Track {
   absl::Time end_time;
 };
 
+using internal::JsonEscape;
+using metrics_internal::StepEnd;
+
 namespace {
-
-// The step's end: the engine's completed_at, else the clock, else its start.
-absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
-                   const Clock* clock) {
-  if (outcome.completed_at != absl::InfinitePast()) {
-    return std::max(outcome.completed_at, plan.now);
-  }
-  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
-}
-
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 }  // namespace
 

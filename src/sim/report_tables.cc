@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hearth/sim/report_writer.h"
+#include "internal/json_escape.h"
 
 namespace hearth {
 namespace {
@@ -22,16 +23,7 @@ double TotalService(const MetricsReport& r) {
 }
 
 std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", c);
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
+  return absl::StrCat("\"", internal::JsonEscape(s), "\"");
 }
 
 std::string Num(double v) {

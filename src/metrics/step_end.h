@@ -1,0 +1,27 @@
+// File: src/metrics/step_end.h
+//
+// When a step ended, as the metrics sinks see it. Not part of the public API.
+
+#ifndef HEARTH_METRICS_STEP_END_H_
+#define HEARTH_METRICS_STEP_END_H_
+
+#include <algorithm>
+
+#include "absl/time/time.h"
+#include "hearth/common/clock.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth::metrics_internal {
+
+// The step's end: the engine's completed_at, else the clock, else its start.
+inline absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
+                          const Clock* clock) {
+  if (outcome.completed_at != absl::InfinitePast()) {
+    return std::max(outcome.completed_at, plan.now);
+  }
+  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
+}
+
+}  // namespace hearth::metrics_internal
+
+#endif  // HEARTH_METRICS_STEP_END_H_
