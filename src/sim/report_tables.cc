@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hearth/metrics/sample_series.h"
 #include "hearth/sim/report_writer.h"
 #include "internal/json_escape.h"
 
@@ -20,6 +21,14 @@ double TotalService(const MetricsReport& r) {
   double s = 0;
   for (const GroupReport& u : r.users) s += u.normalized_service;
   return s;
+}
+
+// Nearest-rank percentiles of the complete workflows' latency, as every
+// other distribution in the reports.
+DistributionSummary WorkflowLatency(const SimulationResult& r) {
+  SampleSeries series;
+  for (double v : r.workflow_seconds) series.Add(v);
+  return series.Summarize();
 }
 
 std::string JsonString(const std::string& s) {
@@ -104,14 +113,12 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                     runs[0].result.workflows, " of two or more calls:\n\n"
                     "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
     for (const PolicyRun& run : runs) {
-      const std::vector<double>& w = run.result.workflow_seconds;
-      auto at = [&w](double q) {
-        if (w.empty()) return std::string("–");
-        const size_t i = std::min(w.size() - 1, static_cast<size_t>(q * static_cast<double>(w.size())));
-        return absl::StrFormat("%.1f", w[i]);
+      const DistributionSummary d = WorkflowLatency(run.result);
+      auto at = [&d](double v) {
+        return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
       };
-      absl::StrAppend(&out, "| ", run.policy, " | ", w.size(), " | ", at(0.5), " | ", at(0.9),
-                      " | ", at(0.99), " |\n");
+      absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
+                      at(d.p90), " | ", at(d.p99), " |\n");
     }
   }
   // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
@@ -187,7 +194,7 @@ std::string ResultsJson(const Scenario& s, const std::vector<PolicyRun>& runs) {
                     ",\"prefix_hit_tokens\":", res.prefix_hit_tokens,
                     ",\"workflows\":", res.workflows, ",\"workflows_complete\":",
                     res.workflow_seconds.size(), ",\"workflow_p50_s\":",
-                    Num(res.workflow_seconds.empty() ? 0 : res.workflow_seconds[res.workflow_seconds.size() / 2]),
+                    Num(WorkflowLatency(res).p50),
                     ",\"window_s\":",
                     Num(r.window_seconds), ",\"busy_s\":", Num(r.busy_seconds),
                     ",\"output_tokens_per_s\":", Num(r.output_tokens_per_s),
