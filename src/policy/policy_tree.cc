@@ -42,9 +42,7 @@ class TreePolicy final : public Policy {
       // preparation, and re-announces it once the model is loaded): start
       // afresh.
       retired_.erase(std::find(retired_.begin(), retired_.end(), old));
-      entries_.erase(it);
-      old->id = RequestId();
-      free_.push_back(old);
+      Release(old);
     }
     Entry* e = Allocate();
     e->id = request.id;
@@ -146,11 +144,7 @@ class TreePolicy final : public Policy {
     root_->ChargeDecodes(decode_batch_);
     decode_batch_.clear();
     root_->Flush();
-    for (Entry* e : retired_) {
-      entries_.erase(e->id);
-      e->id = RequestId();  // stale cache slots must not match it
-      free_.push_back(e);
-    }
+    for (Entry* e : retired_) Release(e);
     retired_.clear();
   }
 
@@ -221,6 +215,14 @@ class TreePolicy final : public Policy {
     }
   }
 
+  // Back to the pool. The id is cleared so that stale cache slots
+  // (served_prev_, offered_) never match it.
+  void Release(Entry* e) {
+    entries_.erase(e->id);
+    e->id = RequestId();
+    free_.push_back(e);
+  }
+
   Entry* Allocate() {
     if (free_.empty()) {
       // Entries come in chunks so that the ones served together sit close.
@@ -266,14 +268,23 @@ NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
   return [] { return policy_internal::NewArrivalOrderNode(); };
 }
 
+// A fair-share level keyed by `key`, charging as `vtc` says.
+policy_internal::FairShareParams ShareParams(const VtcOptions& vtc,
+                                             policy_internal::ShareKey key,
+                                             const std::vector<double>& weights) {
+  policy_internal::FairShareParams params;
+  params.key = key;
+  params.prompt_token_weight = vtc.prompt_token_weight;
+  params.decode_token_weight = vtc.decode_token_weight;
+  params.weights = weights;
+  return params;
+}
+
 NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
   NodeFactory leaf = RequestLevelFactory(config);
   if (config.user_level == UserLevel::kNone) return leaf;
-  policy_internal::FairShareParams params;
-  params.key = policy_internal::ShareKey::kUser;
-  params.prompt_token_weight = config.vtc.prompt_token_weight;
-  params.decode_token_weight = config.vtc.decode_token_weight;
-  params.weights = config.vtc.user_weights;
+  policy_internal::FairShareParams params =
+      ShareParams(config.vtc, policy_internal::ShareKey::kUser, config.vtc.user_weights);
   params.preempt_for_admission = config.vtc.preempt_for_admission;
   params.admission_preemption_gap = config.vtc.admission_preemption_gap;
   return [params, leaf] {
@@ -288,15 +299,10 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config) {
       return below();
     case ClassLevel::kPriority:
       return policy_internal::NewPriorityNode(config.priority, below);
-    case ClassLevel::kWeightedShares: {
-      policy_internal::FairShareParams params;
-      params.key = policy_internal::ShareKey::kWorkClass;
-      params.prompt_token_weight = config.vtc.prompt_token_weight;
-      params.decode_token_weight = config.vtc.decode_token_weight;
-      params.weights = config.class_weights;
-      params.preempt_for_admission = false;
-      return policy_internal::NewFairShareNode(params, below);
-    }
+    case ClassLevel::kWeightedShares:
+      return policy_internal::NewFairShareNode(
+          ShareParams(config.vtc, policy_internal::ShareKey::kWorkClass, config.class_weights),
+          below);
   }
   return below();
 }
@@ -328,14 +334,9 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
     if (!status.ok()) return status;
   }
   if (config.class_level == ClassLevel::kWeightedShares) {
-    for (size_t i = 0; i < config.class_weights.size(); ++i) {
-      double w = config.class_weights[i];
-      if (!std::isfinite(w) || w <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "PolicyTreeConfig::class_weights[", i, "] is ", w,
-            "; each weight must be finite and > 0"));
-      }
-    }
+    absl::Status status = policy_internal::ValidateShareWeights(
+        config.class_weights, "PolicyTreeConfig::class_weights");
+    if (!status.ok()) return status;
   }
   if (config.user_level == UserLevel::kVtc ||
       config.class_level == ClassLevel::kWeightedShares) {

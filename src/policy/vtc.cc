@@ -257,6 +257,18 @@ class FairShareNode final : public Node {
 
 }  // namespace
 
+absl::Status ValidateShareWeights(absl::Span<const double> weights,
+                                  std::string_view field) {
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const double w = weights[i];
+    if (!std::isfinite(w) || w <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(field), "[", i, "] is ", w, "; each weight must be finite and > 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::unique_ptr<Node> NewFairShareNode(FairShareParams params,
                                        NodeFactory child) {
   return std::make_unique<FairShareNode>(std::move(params), std::move(child));
@@ -287,15 +299,8 @@ absl::Status ValidateVtcOptions(const VtcOptions& options) {
         "VtcOptions::admission_preemption_gap is ",
         options.admission_preemption_gap, "; it must be finite and >= 0"));
   }
-  for (size_t i = 0; i < options.user_weights.size(); ++i) {
-    double w = options.user_weights[i];
-    if (!std::isfinite(w) || w <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "VtcOptions::user_weights[", i, "] is ", w,
-          "; each weight must be finite and > 0"));
-    }
-  }
-  return absl::OkStatus();
+  return policy_internal::ValidateShareWeights(options.user_weights,
+                                               "VtcOptions::user_weights");
 }
 
 absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options,

@@ -1,5 +1,6 @@
 #include "hearth/sim/scenario_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
@@ -222,14 +223,14 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
 absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
                          Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(s.policies, r.Strings(root, "policies", ""));
-  if (s.policies.empty()) s.policies = {"fifo", "vtc", "priority", "mlfq", "household"};
+  const std::vector<std::string_view> names = KnownPolicyNames();
+  if (s.policies.empty()) s.policies.assign(names.begin(), names.end());
   for (const std::string& p : s.policies) {
-    bool known = false;
-    for (std::string_view k : KnownPolicyNames()) known = known || k == p;
-    if (!known) {
+    if (std::find(names.begin(), names.end(), p) == names.end()) {
+      std::string known;
+      for (std::string_view k : names) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(k));
       return r.Error(*root.get("policies"), "policies",
-                     absl::StrCat("unknown policy '", p,
-                                  "'; known: fifo, vtc, priority, mlfq, household"));
+                     absl::StrCat("unknown policy '", p, "'; known: ", known));
     }
   }
   HEARTH_ASSIGN_OR_RETURN(const toml::table* p, r.Table(root, "policy", ""));

@@ -25,8 +25,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
@@ -149,6 +151,10 @@ struct FairShareParams {
   bool preempt_for_admission = false;
   double admission_preemption_gap = 0;
 };
+
+// InvalidArgument naming `field`[i] unless every weight is finite and > 0.
+absl::Status ValidateShareWeights(absl::Span<const double> weights,
+                                  std::string_view field);
 
 // Virtual Token Counter over groups (users or classes), with the lift rule.
 std::unique_ptr<Node> NewFairShareNode(FairShareParams params,
