@@ -53,9 +53,6 @@ int main(int argc, char** argv) {
   if (!scenario.ok()) return Fail(std::string(scenario.status().message()));
   if (absl::GetFlag(FLAGS_seed) >= 0) {
     scenario->seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed));
-    scenario->workload.household.seed = scenario->seed;
-    scenario->workload.mapping.seed = scenario->seed;
-    scenario->workload.servegen.seed = scenario->seed;
   }
   if (absl::GetFlag(FLAGS_timeline)) scenario->record_timeline = true;
   if (!absl::GetFlag(FLAGS_policies).empty()) {

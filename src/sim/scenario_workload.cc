@@ -72,14 +72,13 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
     if (roles->get(role_names[i]) == nullptr) continue;
     HEARTH_ASSIGN_OR_RETURN(ids[i], ClassAt(r, *roles, role_names[i], "workload.classes", s));
   }
-  const std::vector<HouseholdMember> members = h.members;
-  HouseholdOptions d = DefaultHousehold(static_cast<int>(members.size()), ids[0], ids[1],
+  // Only the default classes are taken; the members stay h's own.
+  HouseholdOptions d = DefaultHousehold(static_cast<int>(h.members.size()), ids[0], ids[1],
                                         ids[2], ids[3], ids[4]);
   if (d.classes.empty()) {
     return r.Error(w, "workload.classes", "map at least one household role to a class");
   }
   h.classes = d.classes;
-  h.members = members;
   // Optional per-role overrides of the session rate.
   HEARTH_ASSIGN_OR_RETURN(const toml::table* rates, r.Table(w, "sessions_per_hour", kPath));
   HEARTH_RETURN_IF_ERROR(CheckKeys(*rates, {"voice", "chat", "documents", "agent", "nightly"},
@@ -136,7 +135,6 @@ absl::Status ParseAzure(const ScenarioReader& r, const toml::table& w, Scenario&
     HEARTH_ASSIGN_OR_RETURN(rule.work_class, ClassAt(r, *rules[i], "class", path, s));
     m.class_rules.push_back(rule);
   }
-  m.seed = s.seed;
   absl::Status v = ValidateTraceMapping(m);
   if (!v.ok()) return r.Error(w, "workload", v.message());
   return absl::OkStatus();
@@ -163,7 +161,6 @@ absl::Status ParseServeGen(const ScenarioReader& r, const toml::table& w, Scenar
     HEARTH_ASSIGN_OR_RETURN(c.work_class, ClassAt(r, *clients[i], "class", path, s));
     o.clients.push_back(c);
   }
-  o.seed = s.seed;
   return absl::OkStatus();
 }
 
@@ -219,7 +216,6 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
                            Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(const toml::table* w, r.Table(root, "workload", ""));
   HEARTH_ASSIGN_OR_RETURN(std::string kind, r.String(*w, "kind", kPath, std::nullopt));
-  s.workload.household.seed = s.seed;
   absl::Status st;
   if (kind == "household") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
@@ -278,6 +274,7 @@ void AddFloods(const Scenario& s, Workload& w) {
 // Requests per second FIFO finishes while the household mix keeps it busy.
 absl::StatusOr<double> MeasureCapacity(const Scenario& s) {
   HouseholdOptions h = s.workload.household;
+  h.seed = s.seed;
   h.duration = absl::Minutes(10);
   h.diurnal.assign(24, 1.0);
   for (HouseholdClassLoad& c : h.classes) {
@@ -313,6 +310,7 @@ absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out
   switch (spec.kind) {
     case WorkloadSpec::Kind::kHousehold: {
       HouseholdOptions h = spec.household;
+      h.seed = s.seed;
       if (spec.load > 0) {
         HEARTH_ASSIGN_OR_RETURN(double capacity, MeasureCapacity(s));
         HouseholdOptions unit = h;
@@ -326,11 +324,15 @@ absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out
       break;
     }
     case WorkloadSpec::Kind::kAzure: {
-      HEARTH_ASSIGN_OR_RETURN(w, LoadAzureTrace(spec.trace_path, spec.mapping));
+      TraceMapping mapping = spec.mapping;
+      mapping.seed = s.seed;
+      HEARTH_ASSIGN_OR_RETURN(w, LoadAzureTrace(spec.trace_path, mapping));
       break;
     }
     case WorkloadSpec::Kind::kServeGen: {
-      HEARTH_ASSIGN_OR_RETURN(w, LoadServeGen(spec.servegen));
+      ServeGenOptions servegen = spec.servegen;
+      servegen.seed = s.seed;
+      HEARTH_ASSIGN_OR_RETURN(w, LoadServeGen(servegen));
       break;
     }
     case WorkloadSpec::Kind::kAgent: {

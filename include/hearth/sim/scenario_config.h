@@ -78,6 +78,8 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string source_file;
+  // Seeds every generator BuildWorkload runs (the generator options' own
+  // `seed` fields are overridden), the floods, and the simulation.
   uint64_t seed = 1;
   std::vector<std::string> policies;
   PolicyConfig policy_config;
