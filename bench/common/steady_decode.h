@@ -18,6 +18,12 @@
 
 namespace hearth::bench {
 
+// Benchmarks have no error path: report and stop.
+[[noreturn]] inline void Die(const absl::Status& s) {
+  std::fprintf(stderr, "benchmark setup failed: %s\n", s.ToString().c_str());
+  std::abort();
+}
+
 class SteadyDecode {
  public:
   // `max_steps` bounds how many Step() calls the KV cache is sized for.
@@ -92,11 +98,6 @@ class SteadyDecode {
   Scheduler& scheduler() { return *scheduler_; }
 
  private:
-  [[noreturn]] static void Die(const absl::Status& s) {
-    std::fprintf(stderr, "steady decode fixture: %s\n", s.ToString().c_str());
-    std::abort();
-  }
-
   std::unique_ptr<Scheduler> scheduler_;
   StepOutcome outcome_;
   absl::Time now_;

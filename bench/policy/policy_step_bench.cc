@@ -28,11 +28,6 @@
 namespace hearth::bench {
 namespace {
 
-[[noreturn]] void Die(const absl::Status& s) {
-  std::fprintf(stderr, "policy step bench: %s\n", s.ToString().c_str());
-  std::abort();
-}
-
 constexpr int kIterations = 20000;
 
 void BM_PolicyStep(benchmark::State& state, std::string name) {

@@ -7,20 +7,12 @@
 #include "internal/status_macros.h"
 
 namespace hearth::internal {
-namespace {
-
-std::string Key(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", std::string(key));
-}
-
-}  // namespace
-
 absl::StatusOr<const toml::table*> ScenarioReader::Table(
     const toml::table& t, std::string_view key, const std::string& path) const {
   static const toml::table* const kEmpty = new toml::table();
   const toml::node* n = t.get(key);
   if (n == nullptr) return kEmpty;
-  if (!n->is_table()) return Error(*n, Key(path, key), "must be a table");
+  if (!n->is_table()) return Error(*n, JoinKey(path, key), "must be a table");
   return n->as_table();
 }
 
@@ -30,10 +22,10 @@ absl::StatusOr<std::vector<const toml::table*>> ScenarioReader::Tables(
   const toml::node* n = t.get(key);
   if (n == nullptr) return out;
   const toml::array* a = n->as_array();
-  if (a == nullptr) return Error(*n, Key(path, key), "must be an array of tables");
+  if (a == nullptr) return Error(*n, JoinKey(path, key), "must be an array of tables");
   for (const toml::node& e : *a) {
     if (!e.is_table()) {
-      return Error(e, Key(path, key), "every entry must be a table");
+      return Error(e, JoinKey(path, key), "every entry must be a table");
     }
     out.push_back(e.as_table());
   }
@@ -48,7 +40,7 @@ absl::StatusOr<double> ScenarioReader::Number(const toml::table& t,
   HEARTH_ASSIGN_OR_RETURN(double v, GetNumber(t, key, file_, path, def));
   if (!(v >= lo && v <= hi) || !std::isfinite(v)) {
     const toml::node* n = t.get(key);
-    return Error(n != nullptr ? *n : static_cast<const toml::node&>(t), Key(path, key),
+    return Error(n != nullptr ? *n : static_cast<const toml::node&>(t), JoinKey(path, key),
                  absl::StrCat("must be in [", lo, ", ", hi, "]; got ", v));
   }
   return v;
@@ -62,7 +54,7 @@ absl::StatusOr<int64_t> ScenarioReader::Int(const toml::table& t,
   HEARTH_ASSIGN_OR_RETURN(int64_t v, GetInt(t, key, file_, path, def));
   if (v < lo || v > hi) {
     const toml::node* n = t.get(key);
-    return Error(n != nullptr ? *n : static_cast<const toml::node&>(t), Key(path, key),
+    return Error(n != nullptr ? *n : static_cast<const toml::node&>(t), JoinKey(path, key),
                  absl::StrCat("must be in [", lo, ", ", hi, "]; got ", v));
   }
   return v;
@@ -87,9 +79,9 @@ absl::StatusOr<std::vector<std::string>> ScenarioReader::Strings(
   const toml::node* n = t.get(key);
   if (n == nullptr) return out;
   const toml::array* a = n->as_array();
-  if (a == nullptr) return Error(*n, Key(path, key), "must be an array of strings");
+  if (a == nullptr) return Error(*n, JoinKey(path, key), "must be an array of strings");
   for (const toml::node& e : *a) {
-    if (!e.is_string()) return Error(e, Key(path, key), "must hold strings only");
+    if (!e.is_string()) return Error(e, JoinKey(path, key), "must hold strings only");
     out.emplace_back(*e.value<std::string_view>());
   }
   return out;
@@ -101,9 +93,9 @@ absl::StatusOr<std::vector<double>> ScenarioReader::Numbers(
   const toml::node* n = t.get(key);
   if (n == nullptr) return out;
   const toml::array* a = n->as_array();
-  if (a == nullptr) return Error(*n, Key(path, key), "must be an array of numbers");
+  if (a == nullptr) return Error(*n, JoinKey(path, key), "must be an array of numbers");
   for (const toml::node& e : *a) {
-    if (!e.is_number()) return Error(e, Key(path, key), "must hold numbers only");
+    if (!e.is_number()) return Error(e, JoinKey(path, key), "must hold numbers only");
     out.push_back(*e.value<double>());
   }
   return out;
@@ -122,7 +114,7 @@ absl::StatusOr<LengthDistribution> ScenarioReader::Length(
     const LengthDistribution& def) const {
   const toml::node* n = t.get(key);
   if (n == nullptr) return def;
-  const std::string full = Key(path, key);
+  const std::string full = JoinKey(path, key);
   const toml::table* d = n->as_table();
   if (d == nullptr) {
     return Error(*n, full, "must be a table like {kind = \"lognormal\", median = 600, "
@@ -148,7 +140,7 @@ absl::StatusOr<LengthDistribution> ScenarioReader::Length(
     out = LengthDistribution::LogNormal(med, sigma, static_cast<int32_t>(lo),
                                         static_cast<int32_t>(hi));
   } else {
-    return Error(*d->get("kind"), Key(full, "kind"),
+    return Error(*d->get("kind"), JoinKey(full, "kind"),
                  "must be \"fixed\", \"uniform\" or \"lognormal\"");
   }
   return out;

@@ -8,16 +8,16 @@
 namespace hearth::internal {
 namespace {
 
-std::string Join(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", std::string(key));
-}
-
 absl::Status Missing(const toml::table& table, const std::string& file,
                      const std::string& key) {
   return TomlError(file, table.source(), key, "required key is missing");
 }
 
 }  // namespace
+
+std::string JoinKey(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", std::string(key));
+}
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -34,7 +34,7 @@ absl::StatusOr<double> GetNumber(const toml::table& table, std::string_view key,
                                  const std::string& path,
                                  std::optional<double> fallback) {
   const toml::node* n = table.get(key);
-  const std::string full = Join(path, key);
+  const std::string full = JoinKey(path, key);
   if (n == nullptr) {
     if (fallback.has_value()) return *fallback;
     return Missing(table, file, full);
@@ -50,7 +50,7 @@ absl::StatusOr<int64_t> GetInt(const toml::table& table, std::string_view key,
                                const std::string& file, const std::string& path,
                                std::optional<int64_t> fallback) {
   const toml::node* n = table.get(key);
-  const std::string full = Join(path, key);
+  const std::string full = JoinKey(path, key);
   if (n == nullptr) {
     if (fallback.has_value()) return *fallback;
     return Missing(table, file, full);
@@ -65,7 +65,7 @@ absl::StatusOr<std::string> GetString(const toml::table& table,
                                       const std::string& path,
                                       std::optional<std::string> fallback) {
   const toml::node* n = table.get(key);
-  const std::string full = Join(path, key);
+  const std::string full = JoinKey(path, key);
   if (n == nullptr) {
     if (fallback.has_value()) return *fallback;
     return Missing(table, file, full);
@@ -78,7 +78,7 @@ absl::StatusOr<bool> GetBool(const toml::table& table, std::string_view key,
                              const std::string& file, const std::string& path,
                              std::optional<bool> fallback) {
   const toml::node* n = table.get(key);
-  const std::string full = Join(path, key);
+  const std::string full = JoinKey(path, key);
   if (n == nullptr) {
     if (fallback.has_value()) return *fallback;
     return Missing(table, file, full);
@@ -95,7 +95,7 @@ absl::Status CheckKeys(const toml::table& table,
     for (std::string_view a : allowed) ok = ok || k.str() == a;
     if (!ok) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      return TomlError(file, v.source(), Join(path, k.str()),
+      return TomlError(file, v.source(), JoinKey(path, k.str()),
                        absl::StrCat("unknown key; allowed: ",
                                     absl::StrJoin(names, ", ")));
     }

@@ -40,6 +40,9 @@ inline absl::StatusOr<toml::table> ParseToml(std::string_view text,
   }
 }
 
+// The dotted key path of `key` under `path` ("" for the top level).
+std::string JoinKey(const std::string& path, std::string_view key);
+
 // Reads a whole file; NotFound naming it when it cannot be read.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
