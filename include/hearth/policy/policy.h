@@ -94,6 +94,20 @@ class Policy {
   // memory is short; it never preempts for a waiting one without a victim.
   virtual RequestId PickVictim(RequestId beneficiary,
                                bool beneficiary_running) = 0;
+
+  // Borrowed capacity is reclaimed before PickVictim is asked. `borrowers`
+  // are the running requests the core may reclaim for `beneficiary`, oldest
+  // borrower first. Returns one of their ids, or an invalid id for none.
+  // Default: the newest borrower.
+  virtual RequestId PickReclaimVictim(const RequestView& beneficiary,
+                                      absl::Span<const RequestView> borrowers) {
+    return borrowers.empty() ? RequestId() : borrowers.back().id;
+  }
+  // A request of a hard-budget class cannot grow within the budget: the
+  // running request of its class that yields. Default: the beneficiary.
+  virtual RequestId PickClassLimitVictim(const RequestView& beneficiary) {
+    return beneficiary.id;
+  }
 };
 
 // How much earlier than its arrival the arrival-ordered policies rank a call

@@ -1,0 +1,198 @@
+#include "kv/kv_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hearth::internal {
+
+KvManager::KvManager(BlockAllocator allocator, int32_t block_size, bool prefix_caching)
+    : block_size_(block_size), allocator_(std::move(allocator)) {
+  if (prefix_caching) prefix_cache_.emplace(&allocator_);
+}
+
+void KvManager::ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
+                                int32_t block_size, size_t blocks,
+                                std::vector<uint64_t>* hashes) {
+  const auto size = static_cast<size_t>(block_size);
+  while (hashes->size() < blocks) {
+    const size_t b = hashes->size();
+    const uint64_t parent = b == 0 ? PrefixCache::RootHash(model) : hashes->back();
+    hashes->push_back(PrefixCache::HashBlock(parent, tokens.subspan(b * size, size)));
+  }
+}
+
+void KvManager::Open(uint32_t slot, int32_t max_positions, bool has_token_ids,
+                     std::vector<uint64_t> hashes) {
+  SequenceKv& seq = sequences_[slot];
+  seq.device.clear();
+  seq.device.reserve(static_cast<size_t>(BlocksFor(max_positions)) + 1);
+  seq.host.clear();
+  seq.hashes = std::move(hashes);
+  if (has_token_ids) seq.hashes.reserve(static_cast<size_t>(max_positions / block_size_) + 1);
+  seq.registered = 0;
+  seq.sent = 0;
+  seq.prefill_reserve = 0;
+  seq.needs_full_table = true;
+}
+
+int32_t KvManager::Allocatable(int32_t kv_block_limit) const {
+  return std::max(0, std::min(allocator_.num_allocatable(),
+                              kv_block_limit - allocator_.num_owned()));
+}
+
+void KvManager::AddBlock(SequenceKv& seq, BlockId block) {
+  seq.device.push_back(block);
+  if (seq.prefill_reserve > 0) {
+    --seq.prefill_reserve;
+    --prefill_reserved_;
+  }
+}
+
+void KvManager::Append(uint32_t slot, int32_t n) {
+  SequenceKv& seq = sequences_[slot];
+  for (int32_t i = 0; i < n; ++i) AddBlock(seq, *allocator_.Allocate());
+}
+
+int32_t KvManager::ReleaseTail(uint32_t slot, size_t keep) {
+  SequenceKv& seq = sequences_[slot];
+  int32_t released = 0;
+  while (seq.device.size() > keep) {
+    // Cannot fail: the table holds exactly one reference per entry.
+    (void)allocator_.Release(seq.device.back());
+    seq.device.pop_back();
+    ++released;
+  }
+  seq.registered = std::min<int32_t>(seq.registered, static_cast<int32_t>(keep));
+  seq.sent = std::min<int32_t>(seq.sent, static_cast<int32_t>(keep));
+  return released;
+}
+
+bool KvManager::DropDeviceState(uint32_t slot, int32_t* released) {
+  *released += ReleaseTail(slot, 0);
+  return !std::exchange(sequences_[slot].needs_full_table, true);
+}
+
+int32_t KvManager::FindPrefixHits(uint32_t slot, ModelId model,
+                                  absl::Span<const TokenId> tokens) {
+  hit_blocks_.clear();
+  if (!prefix_cache_.has_value()) return 0;
+  SequenceKv& seq = sequences_[slot];
+  // Hashes of generated tokens' full blocks are computed lazily, so a
+  // sequence recomputed after preemption also finds its own released blocks.
+  const size_t full = tokens.size() / static_cast<size_t>(block_size_);
+  ExtendHashChain(model, tokens, block_size_, full, &seq.hashes);
+  for (size_t b = 0; b < full; ++b) {
+    const BlockId block = prefix_cache_->Find(seq.hashes[b]);
+    if (!block.valid()) break;
+    hit_blocks_.push_back(block);
+  }
+  return static_cast<int32_t>(hit_blocks_.size());
+}
+
+int32_t KvManager::CachedAmongHits(int32_t hits) const {
+  int32_t cached = 0;
+  for (int32_t b = 0; b < hits; ++b) {
+    if (allocator_.state(hit_blocks_[static_cast<size_t>(b)]) == BlockState::kCached) ++cached;
+  }
+  return cached;
+}
+
+void KvManager::TakeHits(uint32_t slot, int32_t hits) {
+  SequenceKv& seq = sequences_[slot];
+  for (int32_t b = 0; b < hits; ++b) {
+    const BlockId block = hit_blocks_[static_cast<size_t>(b)];
+    (void)allocator_.AddRef(block);
+    AddBlock(seq, block);
+  }
+  seq.registered = hits;
+}
+
+void KvManager::CopyLastOnWrite(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
+  SequenceKv& seq = sequences_[slot];
+  const CopyOnWrite cow = *allocator_.PrepareWrite(seq.device.back());
+  if (cow.copy_from.valid()) {
+    copies->push_back({id, cow.copy_from, cow.block});
+    seq.device.back() = cow.block;
+  }
+}
+
+void KvManager::RegisterFullBlocks(uint32_t slot, ModelId model,
+                                   absl::Span<const TokenId> tokens, int32_t computed) {
+  if (!prefix_cache_.has_value()) return;
+  SequenceKv& seq = sequences_[slot];
+  const int32_t full = std::min<int32_t>(computed / block_size_,
+                                         static_cast<int32_t>(seq.device.size()));
+  if (seq.registered >= full) return;
+  ExtendHashChain(model, tokens, block_size_, static_cast<size_t>(full), &seq.hashes);
+  for (; seq.registered < full; ++seq.registered) {
+    const auto b = static_cast<size_t>(seq.registered);
+    // False when another block already holds this prefix: keep ours private.
+    (void)prefix_cache_->Insert(seq.hashes[b], seq.device[b]);
+  }
+}
+
+void KvManager::SwapOut(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
+  SequenceKv& seq = sequences_[slot];
+  for (BlockId device : seq.device) {
+    const BlockId host = *allocator_.AllocateHost();
+    copies->push_back({id, device, host});
+    seq.host.push_back(host);
+  }
+}
+
+int32_t KvManager::SwapIn(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
+  SequenceKv& seq = sequences_[slot];
+  for (BlockId host : seq.host) {
+    const BlockId device = *allocator_.Allocate();
+    copies->push_back({id, host, device});
+    AddBlock(seq, device);
+    host_release_after_step_.push_back(host);
+  }
+  const auto taken = static_cast<int32_t>(seq.host.size());
+  seq.host.clear();
+  return taken;
+}
+
+void KvManager::ReleaseHost(uint32_t slot) {
+  SequenceKv& seq = sequences_[slot];
+  for (BlockId b : seq.host) (void)allocator_.ReleaseHost(b);
+  seq.host.clear();
+}
+
+void KvManager::DeferHostRelease(uint32_t slot) {
+  SequenceKv& seq = sequences_[slot];
+  host_release_after_step_.insert(host_release_after_step_.end(), seq.host.begin(),
+                                  seq.host.end());
+  seq.host.clear();
+}
+
+void KvManager::ReleaseDeferredHost() {
+  for (BlockId host : host_release_after_step_) (void)allocator_.ReleaseHost(host);
+  host_release_after_step_.clear();
+}
+
+void KvManager::ReservePrefill(uint32_t slot, int32_t blocks) {
+  sequences_[slot].prefill_reserve = blocks;
+  prefill_reserved_ += blocks;
+}
+
+void KvManager::DropPrefillReserve(uint32_t slot) {
+  prefill_reserved_ -= std::exchange(sequences_[slot].prefill_reserve, 0);
+}
+
+void KvManager::FillTables(uint32_t slot, ScheduledSequence& s) {
+  SequenceKv& seq = sequences_[slot];
+  const absl::Span<const BlockId> table(seq.device);
+  s.block_table = table;
+  s.full_block_table = seq.needs_full_table;
+  // Built from pointers: sent <= the table's size by construction, so
+  // subspan's bounds checks are skipped.
+  s.new_blocks = seq.needs_full_table
+                     ? table
+                     : absl::Span<const BlockId>(table.data() + seq.sent,
+                                                 table.size() - static_cast<size_t>(seq.sent));
+  seq.sent = static_cast<int32_t>(table.size());
+  seq.needs_full_table = false;
+}
+
+}  // namespace hearth::internal

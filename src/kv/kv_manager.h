@@ -1,0 +1,172 @@
+// File: src/kv/kv_manager.h
+//
+// KvManager: the scheduler's one owner of KV-cache state (the role of vLLM's
+// KVCacheManager). It holds the block allocator and the prefix cache, every
+// live sequence's block table (addressed by the scheduler's record slot),
+// swapped-out host copies, the chained block hashes and the prefill
+// reservations. The planner decides *who* gets memory; this type does the
+// bookkeeping of *which* blocks, so that the two cannot drift apart.
+//
+// Internal to the scheduler; engine thread only. Not movable: the prefix
+// cache points at the allocator it owns.
+
+#ifndef HEARTH_SRC_KV_KV_MANAGER_H_
+#define HEARTH_SRC_KV_KV_MANAGER_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "hearth/common/ids.h"
+#include "hearth/kv/block_allocator.h"
+#include "hearth/kv/prefix_cache.h"
+#include "hearth/scheduler/step_plan.h"
+
+namespace hearth::internal {
+
+// One sequence's KV state. The first fields are the ones every step reads.
+struct alignas(64) SequenceKv {
+  // The block table: device blocks in position order.
+  std::vector<BlockId> device;
+  // Leading blocks registered in the prefix cache.
+  int32_t registered = 0;
+  // Leading blocks the engine has been sent.
+  int32_t sent = 0;
+  // While prefilling: blocks its remaining prompt will still take, held back
+  // from admissions so that concurrent long prompts cannot overcommit the
+  // cache and preempt each other in a loop.
+  int32_t prefill_reserve = 0;
+  // The next plan entry carries the whole table: the engine holds nothing
+  // for this sequence (new, or its state was dropped).
+  bool needs_full_table = true;
+  // Host copies while swapped out.
+  std::vector<BlockId> host;
+  // Chain hashes of the full blocks whose tokens are known.
+  std::vector<uint64_t> hashes;
+};
+
+class KvManager {
+ public:
+  KvManager(BlockAllocator allocator, int32_t block_size, bool prefix_caching);
+  KvManager(const KvManager&) = delete;
+  KvManager& operator=(const KvManager&) = delete;
+
+  // --- The hash chain: one definition, used by Submit (any thread, on the
+  // prompt) and by admission and registration (on generated tokens too).
+
+  // Extends `hashes`, the chain of `model` over `tokens`, to `blocks` full
+  // blocks of `block_size`.
+  static void ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
+                              int32_t block_size, size_t blocks,
+                              std::vector<uint64_t>* hashes);
+
+  // --- Sequences, by slot.
+
+  // Starts a sequence in `slot` with no blocks, keeping the slot's buffers'
+  // capacity, reserved for `max_positions` so that spans handed out in plans
+  // stay valid; `hashes` are its prompt's (from Submit).
+  void Open(uint32_t slot, int32_t max_positions, bool has_token_ids,
+            std::vector<uint64_t> hashes);
+  SequenceKv& sequence(uint32_t slot) { return sequences_[slot]; }
+  const SequenceKv& sequence(uint32_t slot) const { return sequences_[slot]; }
+  int32_t num_blocks(uint32_t slot) const {
+    return static_cast<int32_t>(sequences_[slot].device.size());
+  }
+  int32_t BlocksFor(int32_t positions) const {
+    return (positions + block_size_ - 1) / block_size_;
+  }
+
+  // --- Allocation.
+
+  // Device blocks an allocation may take: free or cached, and within
+  // `kv_block_limit` owned blocks.
+  int32_t Allocatable(int32_t kv_block_limit) const;
+  // Appends `n` fresh blocks (the caller checked Allocatable).
+  void Append(uint32_t slot, int32_t n);
+  // Releases the table's tail beyond `keep` blocks, last first, so the LRU
+  // evicts a sequence's end before its more shareable beginning. Returns how
+  // many were released.
+  int32_t ReleaseTail(uint32_t slot, size_t keep);
+  // Releases every device block and forgets what the engine was sent.
+  // Returns whether the engine held state for it, and adds the released
+  // count to `*released`.
+  bool DropDeviceState(uint32_t slot, int32_t* released);
+
+  // --- Prefix hits (admission of a sequence computed from position 0).
+
+  // Leading full blocks of `tokens` found in the prefix cache; the blocks
+  // are kept for TakeHits. `length` positions are known.
+  int32_t FindPrefixHits(uint32_t slot, ModelId model,
+                         absl::Span<const TokenId> tokens);
+  // How many of the first `hits` found blocks are cached and unreferenced:
+  // reusing them takes them out of the allocatable pool.
+  int32_t CachedAmongHits(int32_t hits) const;
+  // Appends the first `hits` found blocks to the (empty) table.
+  void TakeHits(uint32_t slot, int32_t hits);
+  // Gives the table's last block a private copy before it is written;
+  // lists the copy in `copies`.
+  void CopyLastOnWrite(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  // Registers the full blocks of the first `computed` positions.
+  void RegisterFullBlocks(uint32_t slot, ModelId model,
+                          absl::Span<const TokenId> tokens, int32_t computed);
+
+  // --- Swap.
+
+  // Host blocks are enough for the first `valid` blocks of the table.
+  bool CanSwapOut(size_t valid) const {
+    return valid > 0 && static_cast<size_t>(allocator_.num_free_host()) >= valid;
+  }
+  // Copies the table (already cut to its valid blocks) to host blocks.
+  void SwapOut(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  // Copies the host blocks back into fresh device blocks; the host blocks
+  // are freed once the step's copies ran (ReleaseDeferredHost). Returns the
+  // number of device blocks taken.
+  int32_t SwapIn(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  // Frees the host copies now (the request ended).
+  void ReleaseHost(uint32_t slot);
+  // Frees the host copies once the outstanding step ran (the copies may be
+  // in flight).
+  void DeferHostRelease(uint32_t slot);
+  void ReleaseDeferredHost();
+
+  // --- Prefill reservation.
+  void ReservePrefill(uint32_t slot, int32_t blocks);
+  void DropPrefillReserve(uint32_t slot);
+  int32_t prefill_reserved() const { return prefill_reserved_; }
+
+  // --- Plans.
+
+  // Points `s` at the table: in full when the engine holds nothing, else
+  // the blocks appended since it was last sent. The spans stay valid until
+  // the table changes (never before Complete).
+  void FillTables(uint32_t slot, ScheduledSequence& s);
+
+  // Grows the per-slot table when the scheduler's slab grows.
+  void AddSlot() { sequences_.emplace_back(); }
+
+  const BlockAllocator& allocator() const { return allocator_; }
+  const PrefixCache* prefix_cache() const {
+    return prefix_cache_.has_value() ? &*prefix_cache_ : nullptr;
+  }
+  const std::vector<BlockId>& deferred_host_releases() const {
+    return host_release_after_step_;
+  }
+  int32_t block_size() const { return block_size_; }
+
+ private:
+  void AddBlock(SequenceKv& seq, BlockId block);
+
+  const int32_t block_size_;
+  BlockAllocator allocator_;
+  std::optional<PrefixCache> prefix_cache_;
+  std::vector<SequenceKv> sequences_;
+  int32_t prefill_reserved_ = 0;
+  // Prefix-cache blocks found by the last FindPrefixHits.
+  std::vector<BlockId> hit_blocks_;
+  std::vector<BlockId> host_release_after_step_;
+};
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SRC_KV_KV_MANAGER_H_

@@ -1,0 +1,213 @@
+// Scheduler::Impl admission and victims: the policy offers waiting requests
+// in its order; each is admitted if its class's limits (ClassCapacity) and
+// memory allow, with borrowed capacity reclaimed and policy-chosen victims
+// preempted for those entitled to room. Every victim the policy names is
+// validated here before anything is preempted.
+
+#include <algorithm>
+
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+
+void Scheduler::Impl::AdmitWaiting(absl::Time now) {
+  if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || budget_ <= 0) return;
+  policy_->BeginAdmission(now);
+  int32_t declines = 0;
+  while (budget_ > 0) {
+    const RequestId id = policy_->NextAdmission();
+    if (!id.valid()) break;
+    RequestRecord* r = Find(id);
+    Admission result = Admission::kDeclined;
+    // Not readmitted in the step that preempted it: that would only undo
+    // the preemption that made room for someone else.
+    if (r != nullptr && r->preempted_step != plan_.step &&
+        (r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kSwapped)) {
+      result = TryAdmit(*r, now);
+    }
+    if (result == Admission::kAdmitted) continue;
+    if (result == Admission::kDeclined) {
+      // Particular to this candidate (its class is at a hard limit or may only
+      // borrow idle capacity; it was preempted this very step; or, a policy
+      // bug, it is not waiting): offer the next one, boundedly.
+      if (++declines > options_.max_admission_declines) break;
+      policy_->Decline(id);
+      continue;
+    }
+    // No room for a candidate within its entitlement: reclaim borrowed
+    // capacity first, then ask the policy.
+    RequestRecord* victim = PickReclaimVictim(*r);
+    if (victim == nullptr) victim = PickVictim(*r, /*beneficiary_running=*/false);
+    if (victim == nullptr) break;  // Head of line waits for room.
+    Preempt(*victim, now);
+  }
+  policy_->EndAdmission();
+}
+
+Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& r) {
+  AdmissionNeed need;
+  need.swapped = r.phase == RequestPhase::kSwapped;
+  need.start = r.computed;
+  if (!need.swapped && r.has_token_ids && r.computed == 0) {
+    need.hits = kv_.FindPrefixHits(r.slot, r.model, r.tokens);
+  }
+  if (!need.swapped) {
+    need.start = need.hits * block_size_;
+    if (need.start >= r.length()) {
+      // The whole sequence is cached, but the last position must run to
+      // produce logits: it is rewritten in a private copy of the last block.
+      need.start = r.length() - 1;
+      need.copy_last_hit = true;
+    }
+  }
+  need.chunk = std::min({r.length() - need.start, chunk_cap_, budget_});
+  const int32_t held = need.swapped ? static_cast<int32_t>(kv_.sequence(r.slot).host.size())
+                                    : need.hits;
+  // Copy-on-write replaces the last hit, so the table ends with `total`.
+  need.total_blocks = std::max(held, BlocksFor(need.start + need.chunk));
+  // A cached, unreferenced hit leaves the allocatable pool when reused.
+  need.new_blocks = need.total_blocks - (need.swapped ? 0 : need.hits) +
+                    (need.copy_last_hit ? 1 : 0) + kv_.CachedAmongHits(need.hits);
+  need.beyond_limits = !capacity_.Within(r.work_class.value(), 1, need.total_blocks);
+  need.class_reservation = capacity_.ReservationFor(
+      r.work_class.value(), BlocksFor(r.prompt_tokens + r.max_new_tokens));
+  return need;
+}
+
+Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
+  // Its model was unloaded this step to make room; it goes back to preparing.
+  if (!residency_.ready(r.model)) return Admission::kDeclined;
+  const AdmissionNeed need = MeasureAdmission(r);
+  // Within its class's limits a request is entitled to room (and may cause
+  // preemption); beyond them it only borrows what is idle.
+  if (need.beyond_limits && !capacity_.may_borrow(r.work_class.value())) {
+    return Admission::kDeclined;
+  }
+  if (need.class_reservation < 0) return Admission::kDeclined;
+  // Room for the whole remaining prefill, beside what earlier admitted
+  // prefills still need, not just for this chunk: long prompts admitted
+  // together on first-chunk room alone would overcommit the cache and
+  // preempt each other round after round, losing all progress.
+  const int32_t rest_of_prefill =
+      r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
+  if (running_count() >= options_.max_running ||
+      !HasRoom(need.new_blocks + rest_of_prefill + kv_.prefill_reserved(), r.model)) {
+    return need.beyond_limits ? Admission::kDeclined : Admission::kNoRoom;
+  }
+  CommitAdmission(r, need, now);
+  return Admission::kAdmitted;
+}
+
+void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& need,
+                                      absl::Time now) {
+  const uint32_t cls = r.work_class.value();
+  if (need.swapped) {
+    capacity_.AddBlocks(cls, kv_.SwapIn(r.slot, r.id, &plan_.swap_in));
+  } else {
+    kv_.TakeHits(r.slot, need.hits);
+    capacity_.AddBlocks(cls, need.hits);
+    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.slot, r.id, &plan_.copy_on_write);
+    r.computed = need.start;
+    r.cached_prompt_tokens = std::min(need.start, r.prompt_tokens);
+    counters_.prefix_hit_tokens += static_cast<uint64_t>(need.start);
+  }
+  AppendBlocks(r, std::max(0, need.total_blocks - kv_.num_blocks(r.slot)));
+  r.admitted_step = plan_.step;
+  if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
+  StartRunning(r);
+  if (r.list == internal::RunList::kPrefilling) {
+    kv_.ReservePrefill(r.slot, std::max(0, BlocksFor(r.length()) - kv_.num_blocks(r.slot)));
+  }
+  r.reserved_blocks = need.class_reservation;
+  capacity_.Reserve(cls, need.class_reservation);
+  if (need.beyond_limits) capacity_.MarkBorrowing(r.slot);
+  SetPhase(r, RequestPhase::kRunning, now);
+  Emit(RequestEventKind::kAdmit, r, now);
+  ScheduleSequence(r, need.chunk);
+}
+
+bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
+  // The watermark keeps headroom for running sequences to grow; with nothing
+  // running there is nobody to protect, and insisting on it could block a
+  // large request forever.
+  const int32_t reserve = running_count() > 0 ? options_.kv.watermark_blocks : 0;
+  if (Allocatable() - blocks >= reserve) return true;
+  // Idle models' weights may be holding the memory; runnable work wins.
+  if (kv_.allocator().num_allocatable() - blocks >= reserve &&
+      MakeRoomInMemory(blocks + reserve, model)) {
+    return Allocatable() - blocks >= reserve;
+  }
+  return false;
+}
+
+bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
+  if (!residency_.enabled()) return false;
+  const int32_t owned = kv_.allocator().num_owned();
+  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &plan_.model_commands, &demoted_)) {
+    return true;
+  }
+  // Swapped requests pin their model (their KV would need it back). When
+  // even unloading every other unpinned model is not enough, they give up
+  // their host copies and recompute later, so their models can go: without
+  // this, a request could wait forever behind one whose model it evicts.
+  bool unpinned = false;
+  // The slab, not the id map: its order is deterministic.
+  for (RequestRecord& r : slab_) {
+    if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
+    kv_.DeferHostRelease(r.slot);
+    r.computed = 0;
+    SetPhase(r, RequestPhase::kWaiting, plan_.now);
+    unpinned = true;
+  }
+  return unpinned && residency_.MakeRoomForBlocks(blocks, kv_.allocator().num_owned(), keep,
+                                                  &plan_.model_commands, &demoted_);
+}
+
+bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
+  // A request admitted or swapped in during this step may have copies queued
+  // in the plan; it is left alone until the next step.
+  return r.phase == RequestPhase::kRunning && r.admitted_step != plan_.step;
+}
+
+RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
+                                           bool beneficiary_running) {
+  RequestRecord* v = Find(policy_->PickVictim(beneficiary.id, beneficiary_running));
+  if (v == nullptr || v == &beneficiary || !CanBeVictim(*v)) return nullptr;
+  return v;
+}
+
+RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {
+  reclaimable_.clear();
+  reclaimable_slots_.clear();
+  for (uint32_t slot = capacity_.first_borrower(); slot != internal::ClassCapacity::kNone;) {
+    const uint32_t next = capacity_.next_borrower(slot);
+    const RequestRecord& r = slab_[slot];
+    // A class back within its limits is no longer borrowing.
+    if (!capacity_.Over(r.work_class.value())) {
+      capacity_.ClearBorrowing(slot);
+    } else if (r.preemptions < internal::kMaxBorrowReclaims && &r != &beneficiary &&
+               r.work_class != beneficiary.work_class && CanBeVictim(r)) {
+      reclaimable_.push_back(ViewOf(r));
+      reclaimable_slots_.push_back(slot);
+    }
+    slot = next;
+  }
+  if (reclaimable_.empty()) return nullptr;
+  const RequestId id = policy_->PickReclaimVictim(ViewOf(beneficiary), reclaimable_);
+  for (size_t i = 0; i < reclaimable_.size(); ++i) {
+    if (reclaimable_[i].id == id && id.valid()) return &slab_[reclaimable_slots_[i]];
+  }
+  return nullptr;
+}
+
+RequestRecord& Scheduler::Impl::PickClassLimitVictim(RequestRecord& beneficiary) {
+  RequestRecord* v = Find(policy_->PickClassLimitVictim(ViewOf(beneficiary)));
+  if (v == nullptr || v->work_class != beneficiary.work_class || !CanBeVictim(*v)) {
+    return beneficiary;
+  }
+  return *v;
+}
+
+}  // namespace hearth

@@ -1,0 +1,233 @@
+// Scheduler::Impl intake: requests enter from the inbox, join their agent
+// workflow, wait for their model if it is not resident, and leave early when
+// a deadline passes.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+
+namespace {
+
+// Min-heap order on deadlines.
+struct LaterDeadline {
+  bool operator()(const std::pair<absl::Time, RequestId>& a,
+                  const std::pair<absl::Time, RequestId>& b) const {
+    return a.first > b.first || (a.first == b.first && a.second > b.second);
+  }
+};
+
+}  // namespace
+
+void Scheduler::Impl::DrainInbox(absl::Time now) {
+  inbox_.Drain(now, &drained_, &cancels_);
+  // Host threads race to Submit; ordering a batch by stamped arrival time
+  // (then id) makes arrival order, and so every arrival-ordered policy,
+  // independent of that race whenever hosts stamp arrival times.
+  if (drained_.size() > 1) {
+    std::sort(drained_.begin(), drained_.end(),
+              [](const internal::Submission& a, const internal::Submission& b) {
+                return a.spec.arrival_time < b.spec.arrival_time ||
+                       (a.spec.arrival_time == b.spec.arrival_time && a.id < b.id);
+              });
+  }
+  workflows_.Expire(now);
+  for (internal::Submission& sub : drained_) Intake(sub, now);
+  for (RequestId id : cancels_) {
+    if (RequestRecord* r = Find(id)) {
+      Terminate(*r, RequestPhase::kCancelled, FinishReason::kNone,
+                absl::StrCat("cancelled by the host while ", std::string(PhaseName(r->phase))),
+                now);
+    }
+  }
+}
+
+void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
+  RequestRecord& r = CreateRecord(sub, now);
+  residency_.AddLive(r.model);
+  Emit(RequestEventKind::kArrive, r, now);
+  if (std::string refused = JoinWorkflow(r); !refused.empty()) {
+    Terminate(r, RequestPhase::kRejected, FinishReason::kNone, std::move(refused), now);
+    return;
+  }
+  for (absl::Time t : {r.deadline, r.queue_deadline}) {
+    if (t == absl::InfiniteFuture()) continue;
+    deadlines_.emplace_back(t, r.id);
+    std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
+  }
+  if (!residency_.ready(r.model)) {
+    // Not runnable yet: it waits apart, so it never delays runnable work.
+    SetPhase(r, RequestPhase::kPreparing, now);
+    preparing_[r.model.value()].emplace_back(r.slot, r.id);
+    residency_.WantLoad(r.model);
+    return;
+  }
+  SetPhase(r, RequestPhase::kWaiting, now);
+}
+
+uint32_t Scheduler::Impl::TakeSlot() {
+  if (!free_slots_.empty()) {
+    const uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    return slot;
+  }
+  slab_.emplace_back();
+  kv_.AddSlot();
+  capacity_.AddSlot();
+  return static_cast<uint32_t>(slab_.size() - 1);
+}
+
+RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Time now) {
+  const uint32_t slot = TakeSlot();
+  RequestRecord& r = slab_[slot];
+  // A fresh record, but the token buffer keeps the capacity of the slot's
+  // previous occupant.
+  std::vector<TokenId> tokens = std::move(r.tokens);
+  r = RequestRecord{};
+  r.tokens = std::move(tokens);
+  const RequestSpec& spec = sub.spec;
+  r.id = sub.id;
+  r.slot = slot;
+  r.has_token_ids = !spec.prompt_token_ids.empty();
+  r.prompt_tokens = spec.prompt_tokens;
+  r.max_new_tokens = spec.max_new_tokens;
+  r.model = spec.model;
+  r.user = spec.user;
+  r.work_class = spec.work_class;
+  InitColdFields(r, sub, now);
+  slot_of_[r.id] = slot;
+  return r;
+}
+
+void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub,
+                                     absl::Time now) {
+  RequestSpec& spec = sub.spec;
+  const int32_t max_len = spec.prompt_tokens + spec.max_new_tokens;
+  r.tokens.clear();
+  if (r.has_token_ids) {
+    r.tokens.reserve(static_cast<size_t>(max_len));
+    r.tokens.assign(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());
+  }
+  kv_.Open(r.slot, max_len, r.has_token_ids, std::move(sub.prompt_block_hashes));
+  r.parent = spec.parent;
+  r.priority = spec.priority;
+  r.label = std::move(spec.label);
+  r.arrival_seq = next_arrival_seq_++;
+  r.arrival_time = spec.arrival_time == absl::InfinitePast()
+                       ? now : std::min(spec.arrival_time, now);
+  r.deadline = spec.deadline;
+  const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
+  r.queue_deadline = patience == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                          : r.arrival_time + patience;
+}
+
+std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
+  r.workflow = internal::WorkflowInfo{r.id, r.arrival_seq, r.arrival_time, 0, r.user};
+  if (!r.parent.valid()) return "";
+  const internal::WorkflowInfo* parent = nullptr;
+  if (const RequestRecord* live = Find(r.parent)) {
+    parent = &live->workflow;
+  } else {
+    parent = workflows_.FindEnded(r.parent);
+  }
+  // Forgotten (ended beyond workflow_retention) or not drained yet: the call
+  // starts a workflow of its own.
+  if (parent == nullptr) return "";
+  if (parent->user != r.user) {
+    return absl::StrCat("parent ", internal::ForeignParentReason(
+                                       r.parent, options_.users[parent->user.value()].name,
+                                       options_.users[r.user.value()].name));
+  }
+  r.workflow = *parent;
+  r.workflow.depth = parent->depth + 1;
+  return "";
+}
+
+void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    std::pop_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
+    const auto [deadline, id] = deadlines_.back();
+    deadlines_.pop_back();
+    if (RequestRecord* r = Find(id)) ExpireOne(*r, deadline, now);
+  }
+}
+
+void Scheduler::Impl::ExpireOne(RequestRecord& r, absl::Time deadline, absl::Time now) {
+  if (r.deadline == deadline) {
+    Terminate(r, RequestPhase::kTimedOut, FinishReason::kNone,
+              absl::StrCat("deadline ", absl::FormatTime(deadline), " passed while ",
+                           std::string(PhaseName(r.phase)), " with ", r.output_tokens,
+                           " tokens generated"),
+              now);
+  } else if (r.queue_deadline == deadline && r.first_admit_time == absl::InfiniteFuture()) {
+    const WorkClassConfig& c = options_.work_classes[r.work_class.value()];
+    Terminate(r, RequestPhase::kTimedOut, FinishReason::kNone,
+              absl::StrCat("waited ", absl::FormatDuration(now - r.arrival_time),
+                           " without being admitted; class \"", c.name,
+                           "\" has a queue timeout of ", absl::FormatDuration(c.queue_timeout)),
+              now);
+  }
+}
+
+void Scheduler::Impl::PromotePrepared(absl::Time now) {
+  for (ModelId m : loaded_) {
+    for (const auto& [slot, id] : preparing_[m.value()]) {
+      RequestRecord& r = slab_[slot];
+      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;  // Ended meanwhile.
+      SetPhase(r, RequestPhase::kWaiting, now);
+    }
+    preparing_[m.value()].clear();
+  }
+  loaded_.clear();
+}
+
+void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
+  if (demoted_.empty()) return;
+  // Rare (a model unloaded while requests for it still wait): a scan of the
+  // live requests is simpler than keeping per-model waiting lists. The slab,
+  // not the id map, so the order is deterministic; sorted so that preparing_
+  // stays in arrival order.
+  std::vector<RequestRecord*> moved;
+  for (RequestRecord& r : slab_) {
+    if (r.id.valid() && r.phase == RequestPhase::kWaiting &&
+        std::find(demoted_.begin(), demoted_.end(), r.model) != demoted_.end()) {
+      moved.push_back(&r);
+    }
+  }
+  std::sort(moved.begin(), moved.end(), [](const RequestRecord* a, const RequestRecord* b) {
+    return a->arrival_seq < b->arrival_seq;
+  });
+  for (RequestRecord* r : moved) {
+    SetPhase(*r, RequestPhase::kPreparing, now);
+    preparing_[r->model.value()].emplace_back(r->slot, r->id);
+  }
+  demoted_.clear();
+}
+
+void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time now) {
+  failed_models_.clear();
+  for (const ModelLoadFailure& f : outcome.failed_loads) failed_models_.push_back(f.model);
+  residency_.FinishLoads(plan_.model_commands, failed_models_, &loaded_);
+  PromotePrepared(now);
+  for (const ModelLoadFailure& f : outcome.failed_loads) {
+    // Everyone waiting for the model ends, with the engine's reason; a later
+    // request for it asks for a new load.
+    auto& waiting = preparing_[f.model.value()];
+    for (const auto& [slot, id] : waiting) {
+      RequestRecord& r = slab_[slot];
+      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
+      Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+                absl::StrCat("model \"", options_.models[f.model.value()].name,
+                             "\" failed to load: ", f.error),
+                now);
+    }
+    waiting.clear();
+  }
+}
+
+}  // namespace hearth

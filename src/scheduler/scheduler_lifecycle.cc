@@ -1,0 +1,231 @@
+// Scheduler::Impl lifecycle: the one place where a request changes phase.
+// SetPhase keeps the per-phase counts and model residency and tells the
+// policy what the change means to it; admission, preemption, retry and the
+// end of a request are written side by side here so they stay symmetric.
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+using internal::RunList;
+
+namespace {
+
+// Phases a live request is counted in (kQueued: not seen by Plan yet).
+bool Counted(RequestPhase p) {
+  return p == RequestPhase::kPreparing || p == RequestPhase::kWaiting ||
+         p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
+}
+
+// Phases whose KV (device or host) needs the request's model resident.
+bool PinsModel(RequestPhase p) {
+  return p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
+}
+
+}  // namespace
+
+void Scheduler::Impl::SetPhase(RequestRecord& r, RequestPhase to, absl::Time now) {
+  const RequestPhase from = r.phase;
+  if (Counted(from)) --phase_counts_[static_cast<size_t>(from)];
+  if (Counted(to)) ++phase_counts_[static_cast<size_t>(to)];
+  if (PinsModel(from) != PinsModel(to)) residency_.AddActive(r.model, PinsModel(to) ? 1 : -1);
+  r.phase = to;
+  TellPolicy(r, from, to, now);
+}
+
+void Scheduler::Impl::TellPolicy(const RequestRecord& r, RequestPhase from, RequestPhase to,
+                                 absl::Time now) {
+  // The policy knows requests that are waiting (swapped ones included) or
+  // running; preparation happens apart from it.
+  const bool known_before = from == RequestPhase::kWaiting || PinsModel(from);
+  const bool known_after = to == RequestPhase::kWaiting || PinsModel(to);
+  if (!known_before && known_after) {
+    policy_->OnArrival(ViewOf(r), now);
+  } else if (known_before && !known_after) {
+    policy_->OnRemoved(ViewOf(r), now);
+  } else if (to == RequestPhase::kRunning) {
+    policy_->OnAdmitted(ViewOf(r), now);
+  } else if (from == RequestPhase::kRunning) {
+    policy_->OnPreempted(ViewOf(r), now);
+  }
+  // Swapped -> waiting (its host copies given up) is still waiting.
+}
+
+void Scheduler::Impl::StartRunning(RequestRecord& r) {
+  const RunList list = r.decoding() ? RunList::kDecoding : RunList::kPrefilling;
+  std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
+  r.list = list;
+  r.list_index = static_cast<int32_t>(v.size());
+  v.push_back(r.slot);
+  capacity_.AddRunning(r.work_class.value(), 1);
+}
+
+void Scheduler::Impl::StopRunning(RequestRecord& r) {
+  if (r.list == RunList::kNone) return;
+  kv_.DropPrefillReserve(r.slot);
+  std::vector<uint32_t>& v = r.list == RunList::kDecoding ? decoding_ : prefilling_;
+  const auto i = static_cast<size_t>(r.list_index);
+  if (i + 1 != v.size()) {
+    v[i] = v.back();
+    slab_[v[i]].list_index = static_cast<int32_t>(i);
+  }
+  v.pop_back();
+  r.list = RunList::kNone;
+  r.list_index = -1;
+  const uint32_t cls = r.work_class.value();
+  capacity_.AddRunning(cls, -1);
+  capacity_.Reserve(cls, -std::exchange(r.reserved_blocks, 0));
+  capacity_.ClearBorrowing(r.slot);
+}
+
+void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
+  kv_.DropPrefillReserve(r.slot);
+  const auto i = static_cast<size_t>(r.list_index);
+  if (i + 1 != prefilling_.size()) {
+    prefilling_[i] = prefilling_.back();
+    slab_[prefilling_[i]].list_index = static_cast<int32_t>(i);
+  }
+  prefilling_.pop_back();
+  r.list = RunList::kDecoding;
+  r.list_index = static_cast<int32_t>(decoding_.size());
+  decoding_.push_back(r.slot);
+}
+
+void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
+  if (ScheduledNow(r)) Unschedule(r);
+  StopRunning(r);
+  // Blocks past the computed prefix hold no KV yet: never worth copying.
+  const auto valid = static_cast<size_t>(BlocksFor(r.computed));
+  ReleaseBlocks(r, valid);
+  PreemptionMode mode = PreemptionMode::kRecompute;
+  RequestPhase to = RequestPhase::kWaiting;
+  if (options_.preemption_mode == PreemptionMode::kSwap && kv_.CanSwapOut(valid)) {
+    mode = PreemptionMode::kSwap;
+    to = RequestPhase::kSwapped;
+    kv_.SwapOut(r.slot, r.id, &plan_.swap_out);
+  } else {
+    r.computed = 0;
+  }
+  if (DropDeviceState(r)) plan_.preempted.push_back({r.id, mode});
+  ++r.preemptions;
+  r.preempted_step = plan_.step;
+  ++counters_.preemptions;
+  SetPhase(r, to, now);
+  if (sink_ != nullptr) {
+    RequestEvent e = EventFor(RequestEventKind::kPreempt, r, now);
+    e.preemption_mode = mode;
+    sink_->OnRequestEvent(e);
+  }
+}
+
+void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error, absl::Time now) {
+  const WorkClassConfig& c = options_.work_classes[r.work_class.value()];
+  if (r.retries >= c.max_retries) {
+    Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+              r.retries == 0
+                  ? absl::StrCat("the engine failed the sequence: ", error)
+                  : absl::StrCat("the engine failed the sequence ", r.retries + 1,
+                                 " times (class \"", c.name, "\" retries ", c.max_retries,
+                                 "); last error: ", error),
+              now);
+    return;
+  }
+  // Retry from scratch: whatever the engine holds for it may be bad, so its
+  // KV is dropped and recomputed (prompt plus the tokens already accepted).
+  ++r.retries;
+  StopRunning(r);
+  if (DropDeviceState(r)) pending_drops_.push_back(r.id);
+  r.computed = 0;
+  // The next plan lists the drop; readmission waits a step more, so a plan
+  // never both drops and schedules the same request.
+  r.preempted_step = plan_.step + 1;
+  SetPhase(r, RequestPhase::kWaiting, now);
+  Emit(RequestEventKind::kRetry, r, now);
+}
+
+void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReason reason,
+                                std::string message, absl::Time now) {
+  if (ScheduledNow(r)) Unschedule(r);
+  StopRunning(r);
+  if (DropDeviceState(r)) to_release_.push_back(r.id);
+  kv_.ReleaseHost(r.slot);
+  residency_.RemoveLive(r.model, now);
+  SetPhase(r, phase, now);
+  if (sink_ != nullptr) {
+    RequestEvent e = EventFor(RequestEventKind::kEnd, r, now);
+    e.finish_reason = reason;
+    sink_->OnRequestEvent(e);
+  }
+  if (phase == RequestPhase::kFinished) ++counters_.finished;
+  DeliverResult(r, phase, reason, std::move(message), now);
+  workflows_.Remember(r.id, r.workflow, now);
+  auto it = slot_of_.find(r.id);
+  free_slots_.push_back(it->second);
+  slot_of_.erase(it);
+  r.id = RequestId();
+}
+
+void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, FinishReason reason,
+                                    std::string message, absl::Time now) {
+  RequestResult result;
+  result.id = r.id;
+  result.user = r.user;
+  result.work_class = r.work_class;
+  result.label = std::move(r.label);
+  result.phase = phase;
+  result.finish_reason = reason;
+  result.message = std::move(message);
+  result.prompt_tokens = r.prompt_tokens;
+  result.output_tokens = r.output_tokens;
+  result.cached_prompt_tokens = r.cached_prompt_tokens;
+  result.preemptions = r.preemptions;
+  result.retries = r.retries;
+  result.arrival_time = r.arrival_time;
+  result.first_admit_time = r.first_admit_time;
+  result.first_token_time = r.first_token_time;
+  result.end_time = now;
+  const bool callback = static_cast<bool>(options_.on_result);
+  if (callback) options_.on_result(result);
+  inbox_.Finish(std::move(result), /*keep=*/!callback);
+}
+
+void Scheduler::Impl::AppendBlocks(RequestRecord& r, int32_t n) {
+  kv_.Append(r.slot, n);
+  capacity_.AddBlocks(r.work_class.value(), n);
+}
+
+void Scheduler::Impl::ReleaseBlocks(RequestRecord& r, size_t keep) {
+  capacity_.AddBlocks(r.work_class.value(), -kv_.ReleaseTail(r.slot, keep));
+}
+
+bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {
+  int32_t released = 0;
+  const bool had_state = kv_.DropDeviceState(r.slot, &released);
+  capacity_.AddBlocks(r.work_class.value(), -released);
+  return had_state;
+}
+
+RequestEvent Scheduler::Impl::EventFor(RequestEventKind kind, const RequestRecord& r,
+                                       absl::Time now) const {
+  RequestEvent e;
+  e.kind = kind;
+  e.time = kind == RequestEventKind::kArrive ? r.arrival_time : now;
+  e.id = r.id;
+  e.user = r.user;
+  e.work_class = r.work_class;
+  e.prompt_tokens = r.prompt_tokens;
+  e.output_tokens = r.output_tokens;
+  e.cached_tokens = r.cached_prompt_tokens;
+  e.phase = r.phase;
+  return e;
+}
+
+void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r, absl::Time now) {
+  if (sink_ != nullptr) sink_->OnRequestEvent(EventFor(kind, r, now));
+}
+
+}  // namespace hearth
