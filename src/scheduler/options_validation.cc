@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "internal/status_macros.h"
 
 namespace hearth {
 
@@ -55,11 +56,17 @@ absl::Status ValidateNames(const std::vector<Config>& configs, absl::string_view
 
 }  // namespace
 
-absl::Status ValidateOptions(const SchedulerOptions& o) {
-  for (auto s : {ValidateNames(o.models, "models"), ValidateNames(o.users, "users"),
-                 ValidateNames(o.work_classes, "work_classes")}) {
-    if (!s.ok()) return s;
+namespace {
+
+int64_t MaxBlockBytes(const SchedulerOptions& o) {
+  int64_t block_bytes = 0;
+  for (const ModelConfig& m : o.models) {
+    block_bytes = std::max(block_bytes, m.kv_bytes_per_token * o.kv.block_size);
   }
+  return block_bytes;
+}
+
+absl::Status ValidateModels(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.models.size(); ++i) {
     const ModelConfig& m = o.models[i];
     if (m.context_length < 2) {
@@ -75,6 +82,10 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
                      absl::StrCat("is ", m.kv_bytes_per_token, "; must be >= 0"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateUsers(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.users.size(); ++i) {
     const UserConfig& u = o.users[i];
     if (!(u.weight > 0.0) || u.weight > 1e9) {
@@ -95,6 +106,10 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
                                   "; must be positive and finite"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.work_classes.size(); ++i) {
     const WorkClassConfig& c = o.work_classes[i];
     const std::string field = absl::StrCat("work_classes[", i, "]");
@@ -116,6 +131,10 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
       return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateKvCache(const SchedulerOptions& o) {
   const KvCacheConfig& kv = o.kv;
   if (kv.block_size < 1 || kv.block_size > 4096) {
     return Invalid("kv.block_size", absl::StrCat("is ", kv.block_size, "; must be in [1, 4096]"));
@@ -137,6 +156,29 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
     return Invalid("preemption_mode", "is kSwap but kv.num_host_blocks is 0; configure a host tier "
                                       "or use kRecompute");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateResidentModel(const SchedulerOptions& o, size_t i, int64_t block_bytes) {
+  const ModelConfig& m = o.models[i];
+  const std::string field = absl::StrCat("models[", i, "]");
+  if (m.kv_bytes_per_token <= 0) {
+    return Invalid(field + ".kv_bytes_per_token",
+                   absl::StrCat("is ", m.kv_bytes_per_token, "; residency needs it > 0 to size KV"));
+  }
+  if (m.weights_bytes < 0 || m.weights_bytes + block_bytes > o.residency.device_memory_bytes) {
+    return Invalid(field + ".weights_bytes",
+                   absl::StrCat("is ", m.weights_bytes, "; must be >= 0 and leave room for at least one KV block (",
+                                block_bytes, " bytes) in residency.device_memory_bytes = ",
+                                o.residency.device_memory_bytes));
+  }
+  if (m.keep_alive <= absl::ZeroDuration()) {
+    return Invalid(field + ".keep_alive", "must be positive (InfiniteDuration: only when memory is needed)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateResidency(const SchedulerOptions& o) {
   if (o.residency.max_concurrent_loads < 1) {
     return Invalid("residency.max_concurrent_loads",
                    absl::StrCat("is ", o.residency.max_concurrent_loads, "; must be >= 1"));
@@ -146,25 +188,11 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
                    absl::StrCat("is ", o.residency.device_memory_bytes, "; must be >= 0 (0: disabled)"));
   }
   if (o.residency.device_memory_bytes > 0) {
-    int64_t preloaded = 0, block_bytes = 0;
-    for (const ModelConfig& m : o.models) block_bytes = std::max(block_bytes, m.kv_bytes_per_token * kv.block_size);
+    int64_t preloaded = 0;
+    const int64_t block_bytes = MaxBlockBytes(o);
     for (size_t i = 0; i < o.models.size(); ++i) {
-      const ModelConfig& m = o.models[i];
-      const std::string field = absl::StrCat("models[", i, "]");
-      if (m.kv_bytes_per_token <= 0) {
-        return Invalid(field + ".kv_bytes_per_token",
-                       absl::StrCat("is ", m.kv_bytes_per_token, "; residency needs it > 0 to size KV"));
-      }
-      if (m.weights_bytes < 0 || m.weights_bytes + block_bytes > o.residency.device_memory_bytes) {
-        return Invalid(field + ".weights_bytes",
-                       absl::StrCat("is ", m.weights_bytes, "; must be >= 0 and leave room for at least one KV block (",
-                                    block_bytes, " bytes) in residency.device_memory_bytes = ",
-                                    o.residency.device_memory_bytes));
-      }
-      if (m.keep_alive <= absl::ZeroDuration()) {
-        return Invalid(field + ".keep_alive", "must be positive (InfiniteDuration: only when memory is needed)");
-      }
-      if (m.preload) preloaded += m.weights_bytes;
+      HEARTH_RETURN_IF_ERROR(ValidateResidentModel(o, i, block_bytes));
+      if (o.models[i].preload) preloaded += o.models[i].weights_bytes;
     }
     if (preloaded > o.residency.device_memory_bytes) {
       return Invalid("models[].preload", absl::StrCat("models to preload weigh ", preloaded,
@@ -172,6 +200,10 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
                                                       o.residency.device_memory_bytes));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateLimits(const SchedulerOptions& o) {
   if (o.max_pending_requests < 1) {
     return Invalid("max_pending_requests",
                    absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
@@ -199,47 +231,74 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
-  auto bad = [](auto&&... parts) {
-    return absl::InvalidArgumentError(absl::StrCat("RequestSpec.", parts...));
-  };
+}  // namespace
+
+absl::Status ValidateOptions(const SchedulerOptions& o) {
+  for (auto s : {ValidateNames(o.models, "models"), ValidateNames(o.users, "users"),
+                 ValidateNames(o.work_classes, "work_classes")}) {
+    if (!s.ok()) return s;
+  }
+  for (auto check : {ValidateModels, ValidateUsers, ValidateWorkClasses, ValidateKvCache,
+                     ValidateResidency, ValidateLimits}) {
+    if (absl::Status s = check(o); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+template <typename... Parts>
+absl::Status BadSpec(const Parts&... parts) {
+  return absl::InvalidArgumentError(absl::StrCat("RequestSpec.", parts...));
+}
+
+absl::Status ValidateSpecRefs(const RequestSpec& spec, const SchedulerOptions& o) {
   if (!spec.model.valid() || spec.model.value() >= o.models.size()) {
-    return bad("model ", spec.model.ToString(), " is unknown; configured models are [0, ", o.models.size(), ")");
+    return BadSpec("model ", spec.model.ToString(), " is unknown; configured models are [0, ", o.models.size(), ")");
   }
   if (!spec.user.valid() || spec.user.value() >= o.users.size()) {
-    return bad("user ", spec.user.ToString(), " is unknown; configured users are [0, ", o.users.size(), ")");
+    return BadSpec("user ", spec.user.ToString(), " is unknown; configured users are [0, ", o.users.size(), ")");
   }
   if (!spec.work_class.valid() || spec.work_class.value() >= o.work_classes.size()) {
-    return bad("work_class ", spec.work_class.ToString(), " is unknown; configured classes are [0, ",
+    return BadSpec("work_class ", spec.work_class.ToString(), " is unknown; configured classes are [0, ",
                o.work_classes.size(), ")");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSpecLength(const RequestSpec& spec, const SchedulerOptions& o) {
   const ModelConfig& model = o.models[spec.model.value()];
   if (spec.prompt_tokens < 1) {
-    return bad("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
+    return BadSpec("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
   }
   if (spec.max_new_tokens < 1) {
-    return bad("max_new_tokens is ", spec.max_new_tokens, "; must be >= 1");
+    return BadSpec("max_new_tokens is ", spec.max_new_tokens, "; must be >= 1");
   }
   const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   if (total > model.context_length) {
-    return bad("prompt_tokens + max_new_tokens is ", total, " (", spec.prompt_tokens, " + ",
+    return BadSpec("prompt_tokens + max_new_tokens is ", total, " (", spec.prompt_tokens, " + ",
                spec.max_new_tokens, "); model \"", model.name, "\" allows at most ",
                model.context_length, " tokens per sequence");
   }
   const int64_t capacity = int64_t{o.kv.num_device_blocks} * o.kv.block_size;
   if (total > capacity) {
-    return bad("prompt_tokens + max_new_tokens is ", total,
+    return BadSpec("prompt_tokens + max_new_tokens is ", total,
                " tokens, more than the whole KV cache holds (", o.kv.num_device_blocks,
                " blocks of ", o.kv.block_size, " = ", capacity,
                " tokens); it could never run. Lower max_new_tokens or shorten the prompt");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSpecFits(const RequestSpec& spec, const SchedulerOptions& o) {
+  const ModelConfig& model = o.models[spec.model.value()];
+  const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   if (o.residency.device_memory_bytes > 0) {
-    int64_t block_bytes = 0;
-    for (const ModelConfig& m : o.models) block_bytes = std::max(block_bytes, m.kv_bytes_per_token * o.kv.block_size);
+    const int64_t block_bytes = MaxBlockBytes(o);
     const int64_t blocks = std::min<int64_t>(
         (o.residency.device_memory_bytes - model.weights_bytes) / block_bytes, o.kv.num_device_blocks);
     if (total > blocks * o.kv.block_size) {
-      return bad("prompt_tokens + max_new_tokens is ", total, " tokens, more KV than fits beside model \"",
+      return BadSpec("prompt_tokens + max_new_tokens is ", total, " tokens, more KV than fits beside model \"",
                  model.name, "\" even with no other model resident (", blocks * o.kv.block_size,
                  " tokens); it could never run");
     }
@@ -247,27 +306,41 @@ absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
   const WorkClassConfig& cls = o.work_classes[spec.work_class.value()];
   if (!cls.borrow && cls.kv_block_budget > 0 &&
       total > int64_t{cls.kv_block_budget} * o.kv.block_size) {
-    return bad("prompt_tokens + max_new_tokens is ", total, " tokens, more than class \"", cls.name,
+    return BadSpec("prompt_tokens + max_new_tokens is ", total, " tokens, more than class \"", cls.name,
                "\" may ever hold (a hard kv_block_budget of ", cls.kv_block_budget, " blocks = ",
                int64_t{cls.kv_block_budget} * o.kv.block_size, " tokens); it could never run");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions& o) {
+  const ModelConfig& model = o.models[spec.model.value()];
   if (!spec.prompt_token_ids.empty()) {
     if (static_cast<int64_t>(spec.prompt_token_ids.size()) != spec.prompt_tokens) {
-      return bad("prompt_token_ids has ", spec.prompt_token_ids.size(),
+      return BadSpec("prompt_token_ids has ", spec.prompt_token_ids.size(),
                  " ids but prompt_tokens is ", spec.prompt_tokens,
                  "; give exactly prompt_tokens ids or none");
     }
     for (size_t i = 0; i < spec.prompt_token_ids.size(); ++i) {
       const TokenId t = spec.prompt_token_ids[i];
       if (t < 0 || (model.vocab_size > 0 && t >= model.vocab_size)) {
-        return bad("prompt_token_ids[", i, "] is ", t, "; ids must be in [0, ",
+        return BadSpec("prompt_token_ids[", i, "] is ", t, "; ids must be in [0, ",
                    model.vocab_size > 0 ? absl::StrCat(model.vocab_size) : std::string("2^31"),
                    ")");
       }
     }
   }
   if (spec.deadline == absl::InfinitePast()) {
-    return bad("deadline is InfinitePast; use InfiniteFuture for no deadline");
+    return BadSpec("deadline is InfinitePast; use InfiniteFuture for no deadline");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
+  for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens}) {
+    if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
