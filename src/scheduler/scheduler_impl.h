@@ -106,6 +106,9 @@ class Scheduler::Impl {
   void StopRunning(Record& record);
   // Prefill finished: same running sequence, other list.
   void MoveToDecoding(Record& record);
+  void LinkInto(Record& record, internal::RunList list);
+  // O(1) swap-removal from its run list.
+  void Unlink(Record& record);
   // Preempts a running request (swap if configured and possible, else
   // recompute) and tells the policy.
   void Preempt(Record& record, absl::Time now);

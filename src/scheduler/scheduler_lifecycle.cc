@@ -56,17 +56,34 @@ void Scheduler::Impl::TellPolicy(const RequestRecord& r, RequestPhase from, Requ
 }
 
 void Scheduler::Impl::StartRunning(RequestRecord& r) {
-  const RunList list = r.decoding() ? RunList::kDecoding : RunList::kPrefilling;
-  std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
-  r.list = list;
-  r.list_index = static_cast<int32_t>(v.size());
-  v.push_back(r.slot);
+  LinkInto(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
   capacity_.AddRunning(r.work_class.value(), 1);
 }
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
   kv_.DropPrefillReserve(r.slot);
+  Unlink(r);
+  const uint32_t cls = r.work_class.value();
+  capacity_.AddRunning(cls, -1);
+  capacity_.Reserve(cls, -std::exchange(r.reserved_blocks, 0));
+  capacity_.ClearBorrowing(r.slot);
+}
+
+void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
+  kv_.DropPrefillReserve(r.slot);
+  Unlink(r);
+  LinkInto(r, RunList::kDecoding);
+}
+
+void Scheduler::Impl::LinkInto(RequestRecord& r, RunList list) {
+  std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
+  r.list = list;
+  r.list_index = static_cast<int32_t>(v.size());
+  v.push_back(r.slot);
+}
+
+void Scheduler::Impl::Unlink(RequestRecord& r) {
   std::vector<uint32_t>& v = r.list == RunList::kDecoding ? decoding_ : prefilling_;
   const auto i = static_cast<size_t>(r.list_index);
   if (i + 1 != v.size()) {
@@ -76,23 +93,6 @@ void Scheduler::Impl::StopRunning(RequestRecord& r) {
   v.pop_back();
   r.list = RunList::kNone;
   r.list_index = -1;
-  const uint32_t cls = r.work_class.value();
-  capacity_.AddRunning(cls, -1);
-  capacity_.Reserve(cls, -std::exchange(r.reserved_blocks, 0));
-  capacity_.ClearBorrowing(r.slot);
-}
-
-void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
-  kv_.DropPrefillReserve(r.slot);
-  const auto i = static_cast<size_t>(r.list_index);
-  if (i + 1 != prefilling_.size()) {
-    prefilling_[i] = prefilling_.back();
-    slab_[prefilling_[i]].list_index = static_cast<int32_t>(i);
-  }
-  prefilling_.pop_back();
-  r.list = RunList::kDecoding;
-  r.list_index = static_cast<int32_t>(decoding_.size());
-  decoding_.push_back(r.slot);
 }
 
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
