@@ -19,29 +19,6 @@ using exec_internal::PreparedSequence;
 
 namespace {
 
-absl::Status ValidateKvConfig(const ExecutorKvConfig& kv) {
-  if (kv.block_size < 1 || kv.block_size > 4096) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.block_size = %d is invalid: must be in [1, 4096]", kv.block_size));
-  }
-  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.num_device_blocks = %d is invalid: must be in [1, 2^30]",
-        kv.num_device_blocks));
-  }
-  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.num_host_blocks = %d is invalid: must be in [0, 2^30]",
-        kv.num_host_blocks));
-  }
-  if (kv.max_positions < 1 || kv.max_positions > (1 << 24)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.max_positions = %d is invalid: must be in [1, 2^24]",
-        kv.max_positions));
-  }
-  return absl::OkStatus();
-}
-
 // One position computed this step.
 struct Row {
   int32_t seq;       // index into plan.sequences
@@ -264,7 +241,7 @@ void CpuReferenceExecutor::Impl::Forward(
 absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>>
 CpuReferenceExecutor::Create(const CpuReferenceExecutorOptions& options) {
   absl::Status s = ValidateTransformerConfig(options.model);
-  if (s.ok()) s = ValidateKvConfig(options.kv);
+  if (s.ok()) s = ValidateExecutorKvConfig(options.kv);
   if (!s.ok()) return s;
   if (options.model.dtype != DType::kFloat32) {
     return absl::InvalidArgumentError(

@@ -41,15 +41,8 @@ absl::Status ValidateOptions(const CudaExecutorOptions& o) {
         "[8, 256], at most 128 in float32; 1, 2, 4 or 8 heads per KV head)",
         o.model.head_dim(), group));
   }
-  if (o.kv.block_size < 1 || o.kv.block_size > 4096 ||
-      o.kv.num_device_blocks < 1 || o.kv.num_host_blocks < 0 ||
-      o.kv.max_positions < 1 || o.kv.max_positions > (1 << 24)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv: block_size %d, num_device_blocks %d, num_host_blocks %d, "
-        "max_positions %d (allowed: [1, 4096], >= 1, >= 0, [1, 2^24])",
-        o.kv.block_size, o.kv.num_device_blocks, o.kv.num_host_blocks,
-        o.kv.max_positions));
-  }
+  s = ValidateExecutorKvConfig(o.kv);
+  if (!s.ok()) return s;
   if (o.max_batched_tokens < 1 || o.max_batched_tokens > (1 << 20) ||
       o.max_sequences < 1 || o.max_sequences > o.max_batched_tokens) {
     return absl::InvalidArgumentError(absl::StrFormat(
