@@ -10,10 +10,14 @@
 #include "absl/strings/str_format.h"
 #include "exec/kv_layout.h"
 #include "exec/model_math.h"
+#include "exec/paged_step.h"
 #include "exec/sequence_tables.h"
 
 namespace hearth {
 
+using exec_internal::BeginPagedStep;
+using exec_internal::CopyKind;
+using exec_internal::FillPagedOutcome;
 using exec_internal::KvLayout;
 using exec_internal::PreparedSequence;
 
@@ -56,8 +60,8 @@ class CpuReferenceExecutor::Impl {
   exec_internal::SequenceTables& tables() { return tables_; }
 
  private:
-  void CopyBlocks(const std::vector<BlockCopy>& copies, const float* from,
-                  float* to);
+  void CopyBlocks(const std::vector<BlockCopy>& copies,
+                  exec_internal::CopyKind kind);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
                const std::vector<Row>& rows);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
@@ -73,7 +77,10 @@ class CpuReferenceExecutor::Impl {
 };
 
 void CpuReferenceExecutor::Impl::CopyBlocks(
-    const std::vector<BlockCopy>& copies, const float* from, float* to) {
+    const std::vector<BlockCopy>& copies, CopyKind kind) {
+  const float* from =
+      kind == CopyKind::kSwapIn ? host_pool_.data() : device_pool_.data();
+  float* to = kind == CopyKind::kSwapOut ? host_pool_.data() : device_pool_.data();
   const int64_t n = layout_.BlockElements();
   for (const BlockCopy& c : copies) {
     std::memcpy(to + int64_t{c.target.value()} * n,
@@ -83,19 +90,16 @@ void CpuReferenceExecutor::Impl::CopyBlocks(
 
 absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                                                  StepOutcome* outcome) {
-  outcome->step = plan.step;
-  outcome->sequences.clear();
   last_logits_.clear();
-  absl::Status valid = tables_.ValidateCopies(plan);
-  if (!valid.ok()) return valid;
-  tables_.DropEnded(plan);
-  // The order step_plan.h prescribes: a block freed by a swap-out may be a
-  // swap-in or copy-on-write target in the same step.
-  CopyBlocks(plan.swap_out, device_pool_.data(), host_pool_.data());
-  CopyBlocks(plan.swap_in, host_pool_.data(), device_pool_.data());
-  CopyBlocks(plan.copy_on_write, device_pool_.data(), device_pool_.data());
-
-  std::vector<PreparedSequence> prep = tables_.PrepareSequences(plan);
+  absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
+      plan, tables_,
+      [&](const std::vector<BlockCopy>& copies, CopyKind kind) {
+        CopyBlocks(copies, kind);
+        return absl::OkStatus();
+      },
+      outcome);
+  if (!prepared.ok()) return prepared.status();
+  const std::vector<PreparedSequence>& prep = *prepared;
   std::vector<Row> rows;
   for (size_t i = 0; i < prep.size(); ++i) {
     if (!prep[i].error.empty()) continue;
@@ -107,25 +111,13 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
   if (!rows.empty()) Forward(plan, prep, rows);
 
   const int32_t vocab = options_.model.vocab_size;
-  size_t sampled = 0;
-  for (size_t i = 0; i < prep.size(); ++i) {
-    const ScheduledSequence& s = plan.sequences[i];
-    SequenceOutcome& o = outcome->sequences.emplace_back();
-    o.id = s.id;
-    if (!prep[i].error.empty()) {
-      o.error = prep[i].error;
-      continue;
-    }
-    tables_.Advance(s.id, s.start_position + s.num_tokens);
-    if (!s.sample) continue;
-    o.produced_token = true;
-    o.token = exec_internal::ArgmaxLowest(
-        last_logits_.data() + sampled * vocab, vocab);
-    ++sampled;
-    if (options_.stop_token >= 0 && o.token == options_.stop_token) {
-      o.finish = FinishReason::kStopToken;
-    }
-  }
+  FillPagedOutcome(
+      plan, prep, tables_,
+      [&](int32_t sample) {
+        return exec_internal::ArgmaxLowest(
+            last_logits_.data() + int64_t{sample} * vocab, vocab);
+      },
+      options_.stop_token, outcome);
   return absl::OkStatus();
 }
 
