@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hearth/exec/step_executor.h"
 #include "plan_builder.h"
 
 namespace hearth {
@@ -78,6 +79,53 @@ TEST_CASE("FailWholeStep fails every planned sequence in plan order",
     CHECK(o.finish == FinishReason::kNone);
   }
   CHECK(outcome.failed_loads.size() == 1);
+}
+
+// An executor that answers with a fixed status after writing junk.
+class ScriptedExecutor : public StepExecutor {
+ public:
+  explicit ScriptedExecutor(absl::Status result) : result_(std::move(result)) {}
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override {
+    saw_failed_loads_ = outcome->failed_loads.size();
+    outcome->step = plan.step + 100;
+    for (const ScheduledSequence& s : plan.sequences) {
+      SequenceOutcome& o = outcome->sequences.emplace_back();
+      o.id = s.id;
+      if (s.sample) RecordSampledToken(1, false, o);
+    }
+    return result_;
+  }
+  size_t saw_failed_loads_ = 0;
+
+ private:
+  absl::Status result_;
+};
+
+TEST_CASE("ExecuteStep is the one failure path of a host loop", "[exec]") {
+  PlanBuilder b(/*step=*/2);
+  b.Add(RequestId(5), 0, {1}, Blocks({0}), true, true);
+  StepOutcome outcome;
+  outcome.failed_loads.push_back({ModelId(0), "from an earlier step"});
+
+  SECTION("a successful step keeps the executor's outcome") {
+    ScriptedExecutor ok(absl::OkStatus());
+    CHECK(ExecuteStep(ok, b.plan(), &outcome).ok());
+    CHECK(ok.saw_failed_loads_ == 0);
+    CHECK(outcome.step == 2);
+    REQUIRE(outcome.sequences.size() == 1);
+    CHECK(outcome.sequences[0].produced_token);
+    CHECK(outcome.sequences[0].error.empty());
+  }
+  SECTION("a failed step fails every sequence and returns the error") {
+    ScriptedExecutor broken(absl::UnavailableError("no device"));
+    absl::Status s = ExecuteStep(broken, b.plan(), &outcome);
+    CHECK(absl::IsUnavailable(s));
+    CHECK(outcome.step == 2);
+    REQUIRE(outcome.sequences.size() == 1);
+    CHECK(outcome.sequences[0].id == RequestId(5));
+    CHECK(outcome.sequences[0].error == "step failed: no device");
+    CHECK_FALSE(outcome.sequences[0].produced_token);
+  }
 }
 
 }  // namespace
