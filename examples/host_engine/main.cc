@@ -22,6 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "hearth/exec/step_outcome_fill.h"
 #include "hearth/hearth.h"
 #include "hearth/policy/policy_registry.h"
 
@@ -67,15 +68,14 @@ class PretendGpu : public hearth::StepExecutor {
   absl::Status Execute(const hearth::StepPlan& plan, hearth::StepOutcome* outcome) override {
     absl::MutexLock lock(&mu_);
     int64_t prefill = 0, decode = 0;
-    outcome->sequences.clear();
+    hearth::StartStepOutcome(plan, outcome);
     for (const hearth::ScheduledSequence& s : plan.sequences) {
       hearth::SequenceOutcome& o = outcome->sequences.emplace_back();
       o.id = s.id;
       if (s.decode) ++decode; else prefill += s.num_tokens;
       if (!s.sample) continue;
-      o.produced_token = true;
-      o.token = 42;
-      if (++produced_[s.id] >= target_[s.id]) o.finish = hearth::FinishReason::kStopToken;
+      const bool stops = ++produced_[s.id] >= target_[s.id];
+      hearth::RecordSampledToken(/*token=*/42, stops, o);
     }
     // Roughly an 8B model on a home GPU: 8 ms per step, 0.12 ms per prefill
     // token, 0.05 ms per decoding sequence.

@@ -10,37 +10,18 @@
 #include "absl/strings/str_format.h"
 #include "exec/kv_layout.h"
 #include "exec/model_math.h"
+#include "exec/paged_step.h"
 #include "exec/sequence_tables.h"
 
 namespace hearth {
 
+using exec_internal::BeginPagedStep;
+using exec_internal::CopyKind;
+using exec_internal::FillPagedOutcome;
 using exec_internal::KvLayout;
 using exec_internal::PreparedSequence;
 
 namespace {
-
-absl::Status ValidateKvConfig(const ExecutorKvConfig& kv) {
-  if (kv.block_size < 1 || kv.block_size > 4096) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.block_size = %d is invalid: must be in [1, 4096]", kv.block_size));
-  }
-  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.num_device_blocks = %d is invalid: must be in [1, 2^30]",
-        kv.num_device_blocks));
-  }
-  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.num_host_blocks = %d is invalid: must be in [0, 2^30]",
-        kv.num_host_blocks));
-  }
-  if (kv.max_positions < 1 || kv.max_positions > (1 << 24)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv.max_positions = %d is invalid: must be in [1, 2^24]",
-        kv.max_positions));
-  }
-  return absl::OkStatus();
-}
 
 // One position computed this step.
 struct Row {
@@ -79,8 +60,8 @@ class CpuReferenceExecutor::Impl {
   exec_internal::SequenceTables& tables() { return tables_; }
 
  private:
-  void CopyBlocks(const std::vector<BlockCopy>& copies, const float* from,
-                  float* to);
+  void CopyBlocks(const std::vector<BlockCopy>& copies,
+                  exec_internal::CopyKind kind);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
                const std::vector<Row>& rows);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
@@ -96,7 +77,10 @@ class CpuReferenceExecutor::Impl {
 };
 
 void CpuReferenceExecutor::Impl::CopyBlocks(
-    const std::vector<BlockCopy>& copies, const float* from, float* to) {
+    const std::vector<BlockCopy>& copies, CopyKind kind) {
+  const float* from =
+      kind == CopyKind::kSwapIn ? host_pool_.data() : device_pool_.data();
+  float* to = kind == CopyKind::kSwapOut ? host_pool_.data() : device_pool_.data();
   const int64_t n = layout_.BlockElements();
   for (const BlockCopy& c : copies) {
     std::memcpy(to + int64_t{c.target.value()} * n,
@@ -106,19 +90,16 @@ void CpuReferenceExecutor::Impl::CopyBlocks(
 
 absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                                                  StepOutcome* outcome) {
-  outcome->step = plan.step;
-  outcome->sequences.clear();
   last_logits_.clear();
-  absl::Status valid = tables_.ValidateCopies(plan);
-  if (!valid.ok()) return valid;
-  tables_.DropEnded(plan);
-  // The order step_plan.h prescribes: a block freed by a swap-out may be a
-  // swap-in or copy-on-write target in the same step.
-  CopyBlocks(plan.swap_out, device_pool_.data(), host_pool_.data());
-  CopyBlocks(plan.swap_in, host_pool_.data(), device_pool_.data());
-  CopyBlocks(plan.copy_on_write, device_pool_.data(), device_pool_.data());
-
-  std::vector<PreparedSequence> prep = tables_.PrepareSequences(plan);
+  absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
+      plan, tables_,
+      [&](const std::vector<BlockCopy>& copies, CopyKind kind) {
+        CopyBlocks(copies, kind);
+        return absl::OkStatus();
+      },
+      outcome);
+  if (!prepared.ok()) return prepared.status();
+  const std::vector<PreparedSequence>& prep = *prepared;
   std::vector<Row> rows;
   for (size_t i = 0; i < prep.size(); ++i) {
     if (!prep[i].error.empty()) continue;
@@ -130,25 +111,13 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
   if (!rows.empty()) Forward(plan, prep, rows);
 
   const int32_t vocab = options_.model.vocab_size;
-  size_t sampled = 0;
-  for (size_t i = 0; i < prep.size(); ++i) {
-    const ScheduledSequence& s = plan.sequences[i];
-    SequenceOutcome& o = outcome->sequences.emplace_back();
-    o.id = s.id;
-    if (!prep[i].error.empty()) {
-      o.error = prep[i].error;
-      continue;
-    }
-    tables_.Advance(s.id, s.start_position + s.num_tokens);
-    if (!s.sample) continue;
-    o.produced_token = true;
-    o.token = exec_internal::ArgmaxLowest(
-        last_logits_.data() + sampled * vocab, vocab);
-    ++sampled;
-    if (options_.stop_token >= 0 && o.token == options_.stop_token) {
-      o.finish = FinishReason::kStopToken;
-    }
-  }
+  FillPagedOutcome(
+      plan, prep, tables_,
+      [&](int32_t sample) {
+        return exec_internal::ArgmaxLowest(
+            last_logits_.data() + int64_t{sample} * vocab, vocab);
+      },
+      options_.stop_token, outcome);
   return absl::OkStatus();
 }
 
@@ -264,7 +233,7 @@ void CpuReferenceExecutor::Impl::Forward(
 absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>>
 CpuReferenceExecutor::Create(const CpuReferenceExecutorOptions& options) {
   absl::Status s = ValidateTransformerConfig(options.model);
-  if (s.ok()) s = ValidateKvConfig(options.kv);
+  if (s.ok()) s = ValidateExecutorKvConfig(options.kv);
   if (!s.ok()) return s;
   if (options.model.dtype != DType::kFloat32) {
     return absl::InvalidArgumentError(

@@ -1,8 +1,19 @@
 #include "hearth/exec/step_executor.h"
 
-#include "absl/strings/str_cat.h"
+#include "hearth/exec/step_outcome_fill.h"
 
 namespace hearth {
+
+absl::Status ExecuteStep(StepExecutor& executor, const StepPlan& plan,
+                         StepOutcome* outcome) {
+  StartStepOutcome(plan, outcome);
+  absl::Status executed = executor.Execute(plan, outcome);
+  // Executors answer the plan they ran; the step number is not theirs to
+  // choose.
+  outcome->step = plan.step;
+  if (!executed.ok()) FailWholeStep(plan, executed, outcome);
+  return executed;
+}
 
 absl::Status RunIteration(Scheduler& scheduler, StepExecutor& executor,
                           absl::Time now) {
@@ -11,25 +22,12 @@ absl::Status RunIteration(Scheduler& scheduler, StepExecutor& executor,
   // One outcome buffer per thread keeps hosts that call this in a loop from
   // allocating every step.
   thread_local StepOutcome outcome;
-  outcome.sequences.clear();
-  outcome.completed_at = absl::InfinitePast();
-  absl::Status executed = executor.Execute(**plan, &outcome);
-  outcome.step = (*plan)->step;
-  if (!executed.ok()) {
-    // Fail every planned sequence with the executor's message so that no
-    // request is silently lost, then report the executor's error.
-    outcome.sequences.clear();
-    outcome.completed_at = absl::InfinitePast();
-    for (const ScheduledSequence& s : (*plan)->sequences) {
-      SequenceOutcome& o = outcome.sequences.emplace_back();
-      o.id = s.id;
-      o.error = absl::StrCat("step failed: ", executed.message());
-    }
-    absl::Status completed = scheduler.Complete(outcome);
-    (void)completed;
-    return executed;
-  }
-  return scheduler.Complete(outcome);
+  absl::Status executed = ExecuteStep(executor, **plan, &outcome);
+  absl::Status completed = scheduler.Complete(outcome);
+  // A failed step's sequences are completed above; the executor's error is
+  // the one the host needs to see.
+  if (!executed.ok()) return executed;
+  return completed;
 }
 
 }  // namespace hearth

@@ -1,6 +1,7 @@
 #include "hearth/sim/simulated_executor.h"
 
 #include "absl/strings/str_cat.h"
+#include "hearth/exec/step_outcome_fill.h"
 
 namespace hearth {
 
@@ -24,8 +25,7 @@ void SimulatedExecutor::Forget(RequestId id) { requests_.erase(id); }
 absl::Status SimulatedExecutor::Execute(const StepPlan& plan,
                                         StepOutcome* outcome) {
   for (RequestId id : plan.released) requests_.erase(id);
-  outcome->step = plan.step;
-  outcome->sequences.clear();
+  StartStepOutcome(plan, outcome);
   outcome->sequences.reserve(plan.sequences.size());
   work_.clear();
   for (const ScheduledSequence& s : plan.sequences) {
@@ -40,10 +40,8 @@ absl::Status SimulatedExecutor::Execute(const StepPlan& plan,
     Hidden& h = it->second;
     work_.push_back({s.start_position, s.num_tokens, s.decode});
     if (!s.sample) continue;
-    o.produced_token = true;
-    o.token = 0;
     ++h.produced;
-    if (h.produced >= h.length) o.finish = FinishReason::kStopToken;
+    RecordSampledToken(/*token=*/0, /*ends_request=*/h.produced >= h.length, o);
   }
   StepWork work;
   work.sequences = work_;

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hearth/common/clock.h"
+#include "hearth/exec/step_executor.h"
 #include "hearth/metrics/fanout_sink.h"
 #include "hearth/metrics/timeline_recorder.h"
 #include "hearth/scheduler/scheduler.h"
@@ -89,6 +90,9 @@ class SimulationRun {
   // A call of a tracked workflow ended (or will never be issued: `end` is
   // InfinitePast then).
   void EndCall(int32_t index, bool finished, absl::Time end);
+  // Plan(now) -> ExecuteStep -> Complete; returns whether the step ran
+  // anything (sequences, or block copies that took time).
+  absl::StatusOr<bool> RunStep(absl::Time now, StepOutcome& outcome);
   absl::Status Loop();
 
   const Workload& w_;
@@ -311,6 +315,26 @@ void SimulationRun::DropDependents(int32_t index) {
   }
 }
 
+absl::StatusOr<bool> SimulationRun::RunStep(absl::Time now,
+                                            StepOutcome& outcome) {
+  clock_.Set(now);
+  HEARTH_ASSIGN_OR_RETURN(const StepPlan* plan, scheduler_->Plan(now));
+  // A failed step ends the run with the executor's error, so its failed
+  // sequences are not completed: no request outlives the run to be lost.
+  HEARTH_RETURN_IF_ERROR(ExecuteStep(*executor_, *plan, &outcome));
+  const bool ran = !plan->sequences.empty() ||
+                   executor_->last_step_time() > absl::ZeroDuration();
+  // The clock stands at the step's end while Complete runs, as a real
+  // host's would; metrics read it for a step end the outcome leaves unset.
+  clock_.Set(outcome.completed_at);
+  absl::Status done = scheduler_->Complete(outcome);
+  if (!done.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "the scheduler rejected the simulated outcome: ", done.message()));
+  }
+  return ran;
+}
+
 absl::Status SimulationRun::Loop() {
   absl::Time now = start_;
   last_end_ = start_;
@@ -323,17 +347,7 @@ absl::Status SimulationRun::Loop() {
       arrivals_.pop();
       Submit(a.index, a.time);
     }
-    clock_.Set(now);
-    HEARTH_ASSIGN_OR_RETURN(const StepPlan* plan, scheduler_->Plan(now));
-    HEARTH_RETURN_IF_ERROR(executor_->Execute(*plan, &outcome));
-    const bool ran = !plan->sequences.empty() ||
-                     executor_->last_step_time() > absl::ZeroDuration();
-    clock_.Set(outcome.completed_at);
-    absl::Status done = scheduler_->Complete(outcome);
-    if (!done.ok()) {
-      return absl::InternalError(absl::StrCat(
-          "the scheduler rejected the simulated outcome: ", done.message()));
-    }
+    HEARTH_ASSIGN_OR_RETURN(const bool ran, RunStep(now, outcome));
     if (ran) {
       ++steps_;
       now = outcome.completed_at;

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "hearth/exec/cpu_reference_executor.h"
@@ -110,6 +111,24 @@ TEST_CASE("The CUDA executor is unavailable, not broken, without a GPU",
   bad.model.num_kv_heads = 3;
   absl::Status s = CreateCudaExecutor(bad).status();
   CHECK((absl::IsInvalidArgument(s) || !CudaSupportCompiled()));
+}
+
+TEST_CASE("The CUDA executor bounds its KV geometry like the CPU one",
+          "[exec][cuda]") {
+  // Checked before any device work, so this runs without a GPU.
+  for (int32_t ExecutorKvConfig::*field :
+       {&ExecutorKvConfig::num_device_blocks, &ExecutorKvConfig::num_host_blocks}) {
+    CudaExecutorOptions bad = TinyCudaOptions();
+    bad.kv.*field = (1 << 30) + 1;
+    absl::Status s = CreateCudaExecutor(bad).status();
+    INFO(s.ToString());
+    if (CudaSupportCompiled()) {
+      CHECK(absl::IsInvalidArgument(s));
+      CHECK_THAT(std::string(s.message()), Catch::EndsWith(", 2^30]"));
+    } else {
+      CHECK(absl::IsUnavailable(s));
+    }
+  }
 }
 
 TEST_CASE("CUDA float32 matches the CPU reference", "[exec][cuda][gpu]") {

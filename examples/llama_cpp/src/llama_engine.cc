@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/exec/step_executor.h"
 
 namespace hearth::llama_cpp {
 namespace {
@@ -87,17 +88,7 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
   if (!plan.ok()) return plan.status();
   ++stats_.steps;
   const bool had_work = !(*plan)->sequences.empty();
-  absl::Status executed = executor_->Execute(**plan, &outcome_);
-  if (!executed.ok()) {
-    // As RunIteration: fail every planned sequence with the reason.
-    outcome_.sequences.clear();
-    for (const ScheduledSequence& s : (*plan)->sequences) {
-      SequenceOutcome& o = outcome_.sequences.emplace_back();
-      o.id = s.id;
-      o.error = absl::StrCat("step failed: ", executed.message());
-    }
-  }
-  outcome_.step = (*plan)->step;
+  absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
   outcome_.completed_at = std::max(now, clock.Now());
   const absl::Time complete_start = absl::Now();
   absl::Status completed = scheduler_->Complete(outcome_);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hearth/exec/step_outcome_fill.h"
 #include "hearth_llama_cpp/greedy.h"
 
 namespace hearth::llama_cpp {
@@ -137,11 +138,8 @@ void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
     const float* row = llama_get_logits_ith(ctx_, entries_[i].batch_begin + s.num_tokens - 1);
     absl::Span<const float> logits(row, static_cast<size_t>(n_vocab_));
     const GreedyPick pick = PickGreedy(logits);
-    SequenceOutcome& o = outcome->sequences[i];
-    o.produced_token = true;
-    o.token = pick.token;
-    o.finish = llama_vocab_is_eog(vocab_, pick.token) ? FinishReason::kStopToken
-                                                      : FinishReason::kNone;
+    RecordSampledToken(pick.token, llama_vocab_is_eog(vocab_, pick.token),
+                       outcome->sequences[i]);
     if (observer_) observer_(s.id, logits);
   }
 }
@@ -149,8 +147,7 @@ void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
 absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   const absl::Time begin = absl::Now();
   const absl::Duration decode_before = stats_.decode_time;
-  outcome->sequences.clear();
-  outcome->step = plan.step;
+  StartStepOutcome(plan, outcome);
   ++stats_.steps;
   if (!plan.swap_out.empty() || !plan.swap_in.empty() || !plan.copy_on_write.empty()) {
     return absl::FailedPreconditionError(

@@ -44,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
+#include "hearth/exec/executor_kv_config.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/transformer_config.h"
 #include "hearth/scheduler/step_outcome.h"
@@ -51,21 +52,10 @@
 
 namespace hearth {
 
-// Geometry of an executor's KV pool; must match the scheduler's KvCacheConfig.
-struct ExecutorKvConfig {
-  // Tokens per block. Must be in [1, 4096].
-  int32_t block_size = 16;
-  // Device-tier blocks. Must be >= 1.
-  int32_t num_device_blocks = 256;
-  // Host-tier blocks (swap targets). Must be >= 0.
-  int32_t num_host_blocks = 0;
-  // Longest sequence (positions) the executor computes. Must be >= 1.
-  int32_t max_positions = 8192;
-};
-
 struct CpuReferenceExecutorOptions {
   // The model; dtype must be kFloat32.
   TransformerConfig model;
+  // Must match the scheduler's KvCacheConfig.
   ExecutorKvConfig kv;
   // The ModelId the executor serves; sequences naming another model fail.
   ModelId model_id = ModelId(0);

@@ -47,7 +47,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "hearth/exec/cpu_reference_executor.h"  // ExecutorKvConfig
+#include "hearth/exec/executor_kv_config.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/transformer_config.h"
 

@@ -6,7 +6,9 @@
 // reports a StepOutcome. Hosts with their own kernels implement it, or skip
 // it and drive Plan/Complete directly.
 //
-// RunIteration() is the whole loop body for simple hosts.
+// RunIteration() is the whole loop body for simple hosts; hosts that need
+// their own loop (timing, a simulated clock) call ExecuteStep() for the
+// engine half, so a failed step is handled the same way everywhere.
 //
 // Example:
 //   MyExecutor executor;
@@ -35,9 +37,21 @@ class StepExecutor {
   virtual absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) = 0;
 };
 
-// Plan(now) -> executor.Execute -> Complete. When the executor fails the
-// whole step, every planned sequence is completed as failed with its message,
-// so no request is lost, and the executor's status is returned.
+// ExecuteStep()
+//
+// The engine half of an iteration, with the one failure path every host loop
+// shares: resets `outcome` (StartStepOutcome), runs `plan` on `executor`, and
+// when the executor fails the whole step replaces the outcome with one failed
+// entry per planned sequence (FailWholeStep), so that Complete(*outcome)
+// loses no request. Returns the executor's status.
+absl::Status ExecuteStep(StepExecutor& executor, const StepPlan& plan,
+                         StepOutcome* outcome);
+
+// RunIteration()
+//
+// Plan(now) -> ExecuteStep -> Complete. Returns Plan's error, else the
+// executor's error (after completing its failed sequences), else Complete's
+// status.
 absl::Status RunIteration(Scheduler& scheduler, StepExecutor& executor,
                           absl::Time now);
 

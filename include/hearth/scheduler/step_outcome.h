@@ -40,8 +40,9 @@ struct SequenceOutcome {
   // kStopToken or kStopString when the sampled token ends the request;
   // kNone to continue. kLength is decided by the scheduler, not the engine.
   FinishReason finish = FinishReason::kNone;
-  // Non-empty when the engine failed this sequence; the request then ends as
-  // kFailed with this message and no token is applied.
+  // Non-empty when the engine failed this sequence; no token is applied, and
+  // the request is retried from scratch up to its class's max_retries, then
+  // ends as kFailed with this message.
   std::string error;
 };
 

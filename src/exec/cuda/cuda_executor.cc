@@ -16,6 +16,7 @@
 #include "exec/cuda/device_model.h"
 #include "exec/cuda/kernels.h"
 #include "exec/kv_layout.h"
+#include "exec/paged_step.h"
 #include "exec/sequence_tables.h"
 
 namespace hearth {
@@ -23,6 +24,9 @@ namespace hearth {
 using cuda_internal::Buffer;
 using cuda_internal::DeviceModel;
 using cuda_internal::ElemType;
+using exec_internal::BeginPagedStep;
+using exec_internal::CopyKind;
+using exec_internal::FillPagedOutcome;
 using exec_internal::KvLayout;
 using exec_internal::PreparedSequence;
 
@@ -41,15 +45,8 @@ absl::Status ValidateOptions(const CudaExecutorOptions& o) {
         "[8, 256], at most 128 in float32; 1, 2, 4 or 8 heads per KV head)",
         o.model.head_dim(), group));
   }
-  if (o.kv.block_size < 1 || o.kv.block_size > 4096 ||
-      o.kv.num_device_blocks < 1 || o.kv.num_host_blocks < 0 ||
-      o.kv.max_positions < 1 || o.kv.max_positions > (1 << 24)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv: block_size %d, num_device_blocks %d, num_host_blocks %d, "
-        "max_positions %d (allowed: [1, 4096], >= 1, >= 0, [1, 2^24])",
-        o.kv.block_size, o.kv.num_device_blocks, o.kv.num_host_blocks,
-        o.kv.max_positions));
-  }
+  s = ValidateExecutorKvConfig(o.kv);
+  if (!s.ok()) return s;
   if (o.max_batched_tokens < 1 || o.max_batched_tokens > (1 << 20) ||
       o.max_sequences < 1 || o.max_sequences > o.max_batched_tokens) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -123,11 +120,22 @@ class CudaExecutor::Impl {
     return std::max<int64_t>(2 * int64_t{options_.max_batched_tokens}, 4096);
   }
   Meta MetaLayout(int64_t rows, int64_t samples, int64_t tables) const;
-  absl::Status CopyBlocks(const std::vector<BlockCopy>& copies, const void* from,
-                          void* to, cudaMemcpyKind kind);
+  absl::Status CopyBlocks(const std::vector<BlockCopy>& copies,
+                          exec_internal::CopyKind kind);
   absl::Status Gemm(const void* w, const void* x, float* y, int32_t rows,
                     int32_t in, int32_t out, float beta);
   absl::Status Poison();
+  // InvalidArgument when `plan` exceeds the step capacity the executor was
+  // created for.
+  absl::Status CheckCapacity(const StepPlan& plan) const;
+  // Writes the step metadata of the prepared sequences into host_meta_;
+  // returns the longest attended length.
+  int32_t WriteMeta(const StepPlan& plan,
+                    const std::vector<PreparedSequence>& prep, const Meta& meta);
+  // Uploads the metadata, runs the forward pass and queues the sampled
+  // tokens (and logits) back to the host.
+  absl::Status RunRows(const Meta& meta, int32_t rows, int32_t samples,
+                       int32_t max_len);
   absl::Status Forward(const Meta& meta, int32_t rows, int32_t samples,
                        int32_t max_len);
 
@@ -235,14 +243,19 @@ int64_t CudaExecutor::Impl::device_bytes() const {
 }
 
 absl::Status CudaExecutor::Impl::CopyBlocks(const std::vector<BlockCopy>& copies,
-                                            const void* from, void* to,
-                                            cudaMemcpyKind kind) {
+                                            CopyKind kind) {
+  const void* from = kind == CopyKind::kSwapIn ? host_pool_.get() : pool_.get();
+  void* to = kind == CopyKind::kSwapOut ? host_pool_.get() : pool_.get();
+  const cudaMemcpyKind direction =
+      kind == CopyKind::kSwapOut  ? cudaMemcpyDeviceToHost
+      : kind == CopyKind::kSwapIn ? cudaMemcpyHostToDevice
+                                  : cudaMemcpyDeviceToDevice;
   const int64_t n = BlockBytes();
   for (const BlockCopy& c : copies) {
     HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         static_cast<char*>(to) + int64_t{c.target.value()} * n,
-        static_cast<const char*>(from) + int64_t{c.source.value()} * n, n, kind,
-        stream_));
+        static_cast<const char*>(from) + int64_t{c.source.value()} * n, n,
+        direction, stream_));
   }
   return absl::OkStatus();
 }
@@ -352,13 +365,7 @@ absl::Status CudaExecutor::Impl::Forward(const Meta& meta, int32_t rows,
   return absl::OkStatus();
 }
 
-absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
-                                         StepOutcome* outcome) {
-  outcome->step = plan.step;
-  outcome->sequences.clear();
-  last_logits_.clear();
-  // The host may use other devices between steps on this thread.
-  HEARTH_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
+absl::Status CudaExecutor::Impl::CheckCapacity(const StepPlan& plan) const {
   int64_t planned_tokens = 0;
   for (const ScheduledSequence& s : plan.sequences) planned_tokens += std::max(0, s.num_tokens);
   if (planned_tokens > options_.max_batched_tokens ||
@@ -369,18 +376,76 @@ absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
         plan.step, planned_tokens, plan.sequences.size(),
         options_.max_batched_tokens, options_.max_sequences));
   }
-  absl::Status valid = tables_.ValidateCopies(plan);
-  if (!valid.ok()) return valid;
-  tables_.DropEnded(plan);
-  absl::Status s = CopyBlocks(plan.swap_out, pool_.get(), host_pool_.get(),
-                              cudaMemcpyDeviceToHost);
-  if (s.ok()) s = CopyBlocks(plan.swap_in, host_pool_.get(), pool_.get(),
-                             cudaMemcpyHostToDevice);
-  if (s.ok()) s = CopyBlocks(plan.copy_on_write, pool_.get(), pool_.get(),
-                             cudaMemcpyDeviceToDevice);
-  if (!s.ok()) return s;
+  return absl::OkStatus();
+}
 
-  std::vector<PreparedSequence> prep = tables_.PrepareSequences(plan);
+int32_t CudaExecutor::Impl::WriteMeta(const StepPlan& plan,
+                                      const std::vector<PreparedSequence>& prep,
+                                      const Meta& meta) {
+  int32_t* h = host_meta_.as<int32_t>();
+  int32_t row = 0, sample = 0, max_len = 0;
+  int64_t table_at = 0;
+  const int32_t bs = options_.kv.block_size;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    if (!prep[i].error.empty()) continue;
+    const ScheduledSequence& q = plan.sequences[i];
+    const std::vector<BlockId>& table = *prep[i].table;
+    for (size_t b = 0; b < table.size(); ++b) {
+      h[meta.tables + table_at + b] = static_cast<int32_t>(table[b].value());
+    }
+    for (int32_t t = 0; t < q.num_tokens; ++t, ++row) {
+      const int32_t pos = q.start_position + t;
+      h[meta.tokens + row] = q.token_ids[t];
+      h[meta.positions + row] = pos;
+      h[meta.row_block + row] = static_cast<int32_t>(table[pos / bs].value());
+      h[meta.row_table + row] = static_cast<int32_t>(table_at);
+      h[meta.row_len + row] = pos + 1;
+      max_len = std::max(max_len, pos + 1);
+    }
+    if (q.sample) h[meta.sample_rows + sample++] = row - 1;
+    table_at += int64_t(table.size());
+  }
+  return max_len;
+}
+
+absl::Status CudaExecutor::Impl::RunRows(const Meta& meta, int32_t rows,
+                                         int32_t samples, int32_t max_len) {
+  if (options_.poison_activations) {
+    absl::Status s = Poison();
+    if (!s.ok()) return s;
+  }
+  HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(act_.meta.get(), host_meta_.get(),
+                                              meta.total * 4,
+                                              cudaMemcpyHostToDevice, stream_));
+  absl::Status s = Forward(meta, rows, samples, max_len);
+  if (!s.ok() || samples == 0) return s;
+  HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      host_tokens_.get(), act_.argmax.get(), samples * 4,
+      cudaMemcpyDeviceToHost, stream_));
+  if (options_.keep_logits) {
+    HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        host_logits_.get(), act_.logits.get(),
+        int64_t{samples} * options_.model.vocab_size * 4,
+        cudaMemcpyDeviceToHost, stream_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
+                                         StepOutcome* outcome) {
+  last_logits_.clear();
+  // The host may use other devices between steps on this thread.
+  HEARTH_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
+  absl::Status s = CheckCapacity(plan);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
+      plan, tables_,
+      [&](const std::vector<BlockCopy>& copies, CopyKind kind) {
+        return CopyBlocks(copies, kind);
+      },
+      outcome);
+  if (!prepared.ok()) return prepared.status();
+  const std::vector<PreparedSequence>& prep = *prepared;
   int32_t rows = 0, samples = 0;
   int64_t table_total = 0;
   for (size_t i = 0; i < prep.size(); ++i) {
@@ -397,73 +462,18 @@ absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
   }
   if (rows > 0) {
     const Meta meta = MetaLayout(rows, samples, table_total);
-    int32_t* h = host_meta_.as<int32_t>();
-    int32_t row = 0, sample = 0, max_len = 0;
-    int64_t table_at = 0;
-    const int32_t bs = options_.kv.block_size;
-    for (size_t i = 0; i < prep.size(); ++i) {
-      if (!prep[i].error.empty()) continue;
-      const ScheduledSequence& q = plan.sequences[i];
-      const std::vector<BlockId>& table = *prep[i].table;
-      for (size_t b = 0; b < table.size(); ++b) {
-        h[meta.tables + table_at + b] = static_cast<int32_t>(table[b].value());
-      }
-      for (int32_t t = 0; t < q.num_tokens; ++t, ++row) {
-        const int32_t pos = q.start_position + t;
-        h[meta.tokens + row] = q.token_ids[t];
-        h[meta.positions + row] = pos;
-        h[meta.row_block + row] = static_cast<int32_t>(table[pos / bs].value());
-        h[meta.row_table + row] = static_cast<int32_t>(table_at);
-        h[meta.row_len + row] = pos + 1;
-        max_len = std::max(max_len, pos + 1);
-      }
-      if (q.sample) h[meta.sample_rows + sample++] = row - 1;
-      table_at += int64_t(table.size());
-    }
-    if (options_.poison_activations) {
-      s = Poison();
-      if (!s.ok()) return s;
-    }
-    HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(act_.meta.get(), h, meta.total * 4,
-                                                cudaMemcpyHostToDevice, stream_));
-    s = Forward(meta, rows, samples, max_len);
+    s = RunRows(meta, rows, samples, WriteMeta(plan, prep, meta));
     if (!s.ok()) return s;
-    if (samples > 0) {
-      HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-          host_tokens_.get(), act_.argmax.get(), samples * 4,
-          cudaMemcpyDeviceToHost, stream_));
-      if (options_.keep_logits) {
-        HEARTH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-            host_logits_.get(), act_.logits.get(),
-            int64_t{samples} * options_.model.vocab_size * 4,
-            cudaMemcpyDeviceToHost, stream_));
-      }
-    }
   }
   HEARTH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   if (options_.keep_logits) {
     const float* lg = host_logits_.as<float>();
     last_logits_.assign(lg, lg + int64_t{samples} * options_.model.vocab_size);
   }
-
   const int32_t* tokens = host_tokens_.as<int32_t>();
-  int32_t sample = 0;
-  for (size_t i = 0; i < prep.size(); ++i) {
-    const ScheduledSequence& q = plan.sequences[i];
-    SequenceOutcome& o = outcome->sequences.emplace_back();
-    o.id = q.id;
-    if (!prep[i].error.empty()) {
-      o.error = prep[i].error;
-      continue;
-    }
-    tables_.Advance(q.id, q.start_position + q.num_tokens);
-    if (!q.sample) continue;
-    o.produced_token = true;
-    o.token = tokens[sample++];
-    if (options_.stop_token >= 0 && o.token == options_.stop_token) {
-      o.finish = FinishReason::kStopToken;
-    }
-  }
+  FillPagedOutcome(
+      plan, prep, tables_, [&](int32_t sample) { return tokens[sample]; },
+      options_.stop_token, outcome);
   return absl::OkStatus();
 }
 

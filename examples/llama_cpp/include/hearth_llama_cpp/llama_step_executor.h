@@ -94,7 +94,7 @@ class LlamaStepExecutor : public StepExecutor {
   // that sequence only. Whole-step errors: InvalidArgument for a plan over
   // n_batch tokens, FailedPrecondition for block copies, Internal when
   // llama_decode() fails otherwise (the plan's sequences should then be
-  // failed by the caller, as RunIteration does).
+  // failed by the caller, as ExecuteStep() and RunIteration() do).
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
 
   // Requests evicted (out of KV) since the last call.

@@ -1,0 +1,40 @@
+// The one way an engine fills a StepOutcome (see step_outcome_fill.h).
+
+#include "hearth/exec/step_outcome_fill.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth {
+
+void StartStepOutcome(const StepPlan& plan, StepOutcome* outcome) {
+  outcome->step = plan.step;
+  outcome->completed_at = absl::InfinitePast();
+  outcome->sequences.clear();
+  outcome->failed_loads.clear();
+}
+
+bool IsStopToken(TokenId token, TokenId stop_token) {
+  return stop_token >= 0 && token == stop_token;
+}
+
+void RecordSampledToken(TokenId token, bool ends_request, SequenceOutcome& o) {
+  o.produced_token = true;
+  o.token = token;
+  o.finish = ends_request ? FinishReason::kStopToken : FinishReason::kNone;
+}
+
+void FailWholeStep(const StepPlan& plan, const absl::Status& why,
+                   StepOutcome* outcome) {
+  // failed_loads stay: a load the engine reported as failed before the step
+  // failed did not happen either.
+  outcome->step = plan.step;
+  outcome->completed_at = absl::InfinitePast();
+  outcome->sequences.clear();
+  for (const ScheduledSequence& s : plan.sequences) {
+    SequenceOutcome& o = outcome->sequences.emplace_back();
+    o.id = s.id;
+    o.error = absl::StrCat("step failed: ", why.message());
+  }
+}
+
+}  // namespace hearth
