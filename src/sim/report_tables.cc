@@ -122,17 +122,19 @@ void CsvRow(std::string& out, const std::string& policy, const char* kind,
 
 }  // namespace
 
-std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
-  std::string out = absl::StrCat("### ", s.name, "\n\n");
-  if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
-  if (!runs.empty()) {
-    const SimulationResult& r0 = runs[0].result;
-    absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
-                    s.scheduler.kv.num_device_blocks, " KV blocks of ",
-                    s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
-                    r0.report.total.arrived, " requests over ",
-                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
-  }
+namespace {
+
+// "| first | policy... |" and its alignment row.
+std::string PolicyColumnsHeader(const char* first, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("| ", first, " |");
+  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
+  absl::StrAppend(&out, "\n|---|");
+  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  return out;
+}
+
+void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
   absl::StrAppend(&out,
                   "| policy | finished | timed out | output tok/s | goodput req/s | "
                   "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | Jain | max gap | preemptions |\n"
@@ -150,25 +152,27 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                         : absl::StrFormat("%.0f", r.max_backlogged_service_gap),
                     " | ", r.total.preemptions, " |\n");
   }
-  if (!runs.empty() && runs[0].result.workflows > 0) {
-    absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
-                    runs[0].result.workflows, " of two or more calls:\n\n"
-                    "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
-    for (const PolicyRun& run : runs) {
-      const DistributionSummary d = WorkflowLatency(run.result);
-      auto at = [&d](double v) {
-        return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
-      };
-      absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
-                      at(d.p90), " | ", at(d.p99), " |\n");
-    }
+}
+
+void AppendWorkflows(std::string& out, const std::vector<PolicyRun>& runs) {
+  if (runs.empty() || runs[0].result.workflows == 0) return;
+  absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
+                  runs[0].result.workflows, " of two or more calls:\n\n"
+                  "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
+  for (const PolicyRun& run : runs) {
+    const DistributionSummary d = WorkflowLatency(run.result);
+    auto at = [&d](double v) {
+      return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
+    };
+    absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
+                    at(d.p90), " | ", at(d.p99), " |\n");
   }
-  // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
-  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n| class |");
-  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
-  absl::StrAppend(&out, "\n|---|");
-  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
-  absl::StrAppend(&out, "\n");
+}
+
+// Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
+void AppendClasses(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
+  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n",
+                  PolicyColumnsHeader("class", runs));
   for (size_t c = 0; c < s.scheduler.work_classes.size(); ++c) {
     absl::StrAppend(&out, "| ", s.scheduler.work_classes[c].name, " |");
     for (const PolicyRun& run : runs) {
@@ -182,12 +186,12 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
     }
     absl::StrAppend(&out, "\n");
   }
-  // Per user: share of weighted service and p99 TTFT.
-  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n| user |");
-  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
-  absl::StrAppend(&out, "\n|---|");
-  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
-  absl::StrAppend(&out, "\n");
+}
+
+// Per user: share of weighted service and p99 TTFT.
+void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
+  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n",
+                  PolicyColumnsHeader("user", runs));
   for (size_t u = 0; u < s.scheduler.users.size(); ++u) {
     absl::StrAppend(&out, "| ", s.scheduler.users[u].name, " |");
     for (const PolicyRun& run : runs) {
@@ -199,6 +203,25 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
     }
     absl::StrAppend(&out, "\n");
   }
+}
+
+}  // namespace
+
+std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("### ", s.name, "\n\n");
+  if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
+  if (!runs.empty()) {
+    const SimulationResult& r0 = runs[0].result;
+    absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
+                    s.scheduler.kv.num_device_blocks, " KV blocks of ",
+                    s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
+                    r0.report.total.arrived, " requests over ",
+                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
+  }
+  AppendHeadline(out, runs);
+  AppendWorkflows(out, runs);
+  AppendClasses(out, s, runs);
+  AppendUsers(out, s, runs);
   return out;
 }
 
