@@ -39,24 +39,28 @@ std::string ParseErrorText(const Json::parse_error& e) {
   return std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2));
 }
 
-// One flat JSON object and nothing after it but blanks. Reading from a stream
-// stops at the object's end, which tells trailing text from a syntax error.
-absl::StatusOr<Json> ParseFlatObject(absl::string_view line) {
+// Why `line` is not one JSON value. A stream read stops at the end of the
+// first value, which tells trailing text from a syntax error.
+absl::Status DescribeSyntaxError(absl::string_view line) {
   std::istringstream in{std::string(line)};
-  Json object;
+  Json value;
   try {
-    in >> object;
+    in >> value;
   } catch (const Json::parse_error& e) {
     return absl::InvalidArgumentError(absl::StrCat("JSON: ", ParseErrorText(e)));
   }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "JSON: trailing characters after the ", value.type_name(), " at byte ",
+      static_cast<std::streamoff>(in.tellg())));
+}
+
+// One flat JSON object and nothing after it but blanks.
+absl::StatusOr<Json> ParseFlatObject(absl::string_view line) {
+  Json object = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return DescribeSyntaxError(line);
   if (!object.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("JSON: expected an object, found ", object.type_name()));
-  }
-  const std::streamoff end = in.tellg();
-  if (!(in >> std::ws).eof()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("JSON: trailing characters after the object at byte ", end));
   }
   for (const auto& [key, value] : object.items()) {
     if (value.is_structured()) {
@@ -89,7 +93,7 @@ absl::StatusOr<RawCall> ParseCall(absl::string_view line, const std::string& nam
   }
   RawCall c;
   c.ts = static_cast<int64_t>(ts->get<double>());
-  c.input = in->get<std::string>();
+  c.input = std::move(in->get_ref<std::string&>());
   c.output_bytes = out->get_ref<const std::string&>().size();
   c.line = n;
   return c;
