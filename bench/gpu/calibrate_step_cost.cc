@@ -16,10 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "exec/step_cost_fit.h"
 #include "gpu_bench_util.h"
 #include "hearth/exec/cuda_executor.h"
+
+ABSL_FLAG(std::string, profile, "", "Where to write the fitted profile TOML (none when empty).");
+ABSL_FLAG(std::string, points, "", "Where to write every timed composition as CSV.");
+ABSL_FLAG(double, kv_gib, 80, "GiB of device memory for the KV pool.");
+ABSL_FLAG(bool, quick, false, "Time a smaller grid.");
 
 namespace hearth {
 namespace {
@@ -128,44 +134,37 @@ absl::StatusOr<double> TimeStep(StepExecutor& e, StepMaker& maker, const Composi
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
-int Run(const std::map<std::string, std::string>& flags) {
-  absl::StatusOr<CudaDeviceInfo> info = GetCudaDeviceInfo(0);
-  if (!info.ok()) {
-    std::printf("SKIPPED: %s\n", info.status().ToString().c_str());
-    return gpu_bench::kExitNoGpu;
-  }
-  const bool quick = gpu_bench::Flag(flags, "quick", "0") == "1";
+CudaExecutorOptions ExecutorOptions(double kv_gib) {
   CudaExecutorOptions o;
   o.model = Llama31_8BShape();
   o.kv.block_size = 16;
-  const double kv_gib = std::atof(gpu_bench::Flag(flags, "kv_gib", "80").c_str());
   const int64_t block_bytes = KvBytesPerToken(o.model) * o.kv.block_size;
   o.kv.num_device_blocks = static_cast<int32_t>(kv_gib * (1ll << 30) / block_bytes);
   o.kv.max_positions = 8192;
   o.max_batched_tokens = 2048 + 256 + 16;
   o.max_sequences = 264;
-  absl::StatusOr<std::unique_ptr<CudaExecutor>> e = CudaExecutor::Create(o);
-  if (!e.ok()) {
-    std::fprintf(stderr, "CudaExecutor::Create: %s\n", e.status().ToString().c_str());
-    return 1;
-  }
-  std::printf("device %s; executor holds %.1f GiB (KV pool %d blocks of %lld bytes)\n",
-              info->name.c_str(), (*e)->device_bytes() / double(1ll << 30),
-              o.kv.num_device_blocks, static_cast<long long>(block_bytes));
-  const std::vector<Composition> grid =
-      Grid(quick, int64_t{o.kv.num_device_blocks} * o.kv.block_size);
-  StepMaker maker(o.kv.block_size, o.kv.num_device_blocks, o.model.vocab_size);
-  std::vector<StepCostSample> train, held, all;
+  return o;
+}
+
+struct Timings {
+  std::vector<StepCostSample> train, held, all;  // `all` in grid order
   std::vector<bool> is_held;
+};
+
+// Each composition's second-fastest of three timed steps after a warm-up.
+absl::StatusOr<Timings> TimeGrid(CudaExecutor& e, const CudaExecutorOptions& o,
+                                 const std::vector<Composition>& grid) {
+  StepMaker maker(o.kv.block_size, o.kv.num_device_blocks, o.model.vocab_size);
+  Timings out;
   for (size_t i = 0; i < grid.size(); ++i) {
     const Composition& c = grid[i];
     std::vector<double> times;
     for (int rep = 0; rep < 4; ++rep) {
-      absl::StatusOr<double> t = TimeStep(**e, maker, c);
+      absl::StatusOr<double> t = TimeStep(e, maker, c);
       if (!t.ok()) {
-        std::fprintf(stderr, "step P=%d D=%d C=%d: %s\n", c.prefill, c.decodes,
-                     c.context, t.status().ToString().c_str());
-        return 1;
+        return absl::Status(t.status().code(),
+                            absl::StrFormat("step P=%d D=%d C=%d: %s", c.prefill, c.decodes,
+                                            c.context, t.status().ToString()));
       }
       if (rep > 0) times.push_back(*t);  // the first is a warm-up
     }
@@ -174,48 +173,86 @@ int Run(const std::map<std::string, std::string>& flags) {
     // A quarter of the compositions, picked by a hash of the index so that
     // every region of the grid has some, is held out of the fit.
     const bool heldout = ((i * 2654435761ull) >> 7) % 4 == 0;
-    (heldout ? held : train).push_back(s);
-    all.push_back(s);
-    is_held.push_back(heldout);
+    (heldout ? out.held : out.train).push_back(s);
+    out.all.push_back(s);
+    out.is_held.push_back(heldout);
   }
-  absl::StatusOr<exec_internal::StepCostFit> fit = exec_internal::FitStepCost(train);
-  if (!fit.ok()) {
-    std::fprintf(stderr, "fit: %s\n", fit.status().ToString().c_str());
-    return 1;
-  }
+  return out;
+}
+
+std::string PointsCsv(const std::vector<Composition>& grid, const Timings& t,
+                      const exec_internal::StepCostFit& fit) {
   std::string csv = "prefill,prefill_start,decodes,context,P,D,K,seconds,predicted,heldout\n";
   for (size_t i = 0; i < grid.size(); ++i) {
     const Composition& c = grid[i];
-    const StepCostSample& s = all[i];
+    const StepCostSample& s = t.all[i];
     csv += absl::StrFormat("%d,%d,%d,%d,%g,%g,%g,%.9g,%.9g,%d\n", c.prefill,
                            c.prefill_start, c.decodes, c.context, s.prefill_tokens,
-                           s.decode_seqs, s.kv_context, s.seconds, fit->Predict(s),
-                           is_held[i] ? 1 : 0);
+                           s.decode_seqs, s.kv_context, s.seconds, fit.Predict(s),
+                           t.is_held[i] ? 1 : 0);
   }
-  const auto train_err = exec_internal::FitError(*fit, train);
-  const auto held_err = exec_internal::FitError(*fit, held);
-  std::printf("%zu compositions (%zu fitted, %zu held out)\n", grid.size(), train.size(), held.size());
-  std::printf("c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g\n", fit->c[0], fit->c[1],
-              fit->c[2], fit->c[3], fit->c[4]);
+  return csv;
+}
+
+// Prints the fit and its errors; returns the profile text.
+std::string ReportFit(const CudaDeviceInfo& info, const Timings& t,
+                      const exec_internal::StepCostFit& fit) {
+  const auto train_err = exec_internal::FitError(fit, t.train);
+  const auto held_err = exec_internal::FitError(fit, t.held);
+  std::printf("%zu compositions (%zu fitted, %zu held out)\n", t.all.size(), t.train.size(),
+              t.held.size());
+  std::printf("c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g\n", fit.c[0], fit.c[1],
+              fit.c[2], fit.c[3], fit.c[4]);
   std::printf("fit error: mean %.1f%% max %.1f%%; held-out: mean %.1f%% max %.1f%% (target <= 10%%)\n",
               100 * train_err.mean, 100 * train_err.max, 100 * held_err.mean, 100 * held_err.max);
-
   exec_internal::ProfileInfo p;
-  p.gpu = info->name;
+  p.gpu = info.name;
   p.model = "Llama-3.1-8B shape (bf16, random weights)";
   p.comments = {
       "Produced by hearth_gpu_calibrate (bench/gpu) on the CUDA executor.",
       absl::StrFormat("%zu step compositions, %zu held out: mean error %.1f%%, max %.1f%%.",
-                      grid.size(), held.size(), 100 * held_err.mean, 100 * held_err.max),
+                      t.all.size(), t.held.size(), 100 * held_err.mean, 100 * held_err.max),
       "Step time = Execute() wall time, host preparation and transfers included."};
   absl::StatusOr<double> h2d = MeasureHostToDeviceBandwidth(int64_t{256} << 20, 10);
   absl::StatusOr<double> copy = MeasureDeviceCopyBandwidth(int64_t{1} << 30, 10);
   if (h2d.ok()) p.host_link_bandwidth = *h2d;
   if (copy.ok()) p.memory_bandwidth = *copy;
-  const std::string profile = exec_internal::FormatStepCostProfile(*fit, p);
+  const std::string profile = exec_internal::FormatStepCostProfile(fit, p);
   std::printf("%s", profile.c_str());
-  bool ok = gpu_bench::WriteFile(gpu_bench::Flag(flags, "profile", ""), profile);
-  ok = gpu_bench::WriteFile(gpu_bench::Flag(flags, "points", ""), csv) && ok;
+  return profile;
+}
+
+int Run() {
+  absl::StatusOr<CudaDeviceInfo> info = GetCudaDeviceInfo(0);
+  if (!info.ok()) {
+    std::printf("SKIPPED: %s\n", info.status().ToString().c_str());
+    return gpu_bench::kExitNoGpu;
+  }
+  const CudaExecutorOptions o = ExecutorOptions(absl::GetFlag(FLAGS_kv_gib));
+  absl::StatusOr<std::unique_ptr<CudaExecutor>> e = CudaExecutor::Create(o);
+  if (!e.ok()) {
+    std::fprintf(stderr, "CudaExecutor::Create: %s\n", e.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("device %s; executor holds %.1f GiB (KV pool %d blocks of %lld bytes)\n",
+              info->name.c_str(), (*e)->device_bytes() / double(1ll << 30),
+              o.kv.num_device_blocks,
+              static_cast<long long>(KvBytesPerToken(o.model) * o.kv.block_size));
+  const std::vector<Composition> grid = Grid(
+      absl::GetFlag(FLAGS_quick), int64_t{o.kv.num_device_blocks} * o.kv.block_size);
+  absl::StatusOr<Timings> timings = TimeGrid(**e, o, grid);
+  if (!timings.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(timings.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<exec_internal::StepCostFit> fit = exec_internal::FitStepCost(timings->train);
+  if (!fit.ok()) {
+    std::fprintf(stderr, "fit: %s\n", fit.status().ToString().c_str());
+    return 1;
+  }
+  const std::string profile = ReportFit(*info, *timings, *fit);
+  bool ok = gpu_bench::WriteFile(absl::GetFlag(FLAGS_profile), profile);
+  ok = gpu_bench::WriteFile(absl::GetFlag(FLAGS_points), PointsCsv(grid, *timings, *fit)) && ok;
   return ok ? 0 : 1;
 }
 
@@ -223,7 +260,6 @@ int Run(const std::map<std::string, std::string>& flags) {
 }  // namespace hearth
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags;
-  if (!hearth::gpu_bench::ParseFlags(argc, argv, &flags)) return 1;
-  return hearth::Run(flags);
+  if (!hearth::gpu_bench::ParseFlags(argc, argv)) return 1;
+  return hearth::Run();
 }

@@ -9,16 +9,19 @@
 #include <cstdio>
 #include <string>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "gpu_bench_util.h"
 #include "hearth/exec/cuda_executor.h"
 
+ABSL_FLAG(std::string, out, "", "CSV file for the table (none when empty).");
+ABSL_FLAG(int, iterations, 20, "Timed repetitions per cell.");
+
 int main(int argc, char** argv) {
   using namespace hearth;
-  std::map<std::string, std::string> flags;
-  if (!gpu_bench::ParseFlags(argc, argv, &flags)) return 1;
-  const std::string out = gpu_bench::Flag(flags, "out", "");
-  const int iterations = std::atoi(gpu_bench::Flag(flags, "iterations", "20").c_str());
+  if (!gpu_bench::ParseFlags(argc, argv)) return 1;
+  const std::string out = absl::GetFlag(FLAGS_out);
+  const int iterations = absl::GetFlag(FLAGS_iterations);
   absl::StatusOr<CudaDeviceInfo> info = GetCudaDeviceInfo(0);
   if (!info.ok()) {
     std::printf("SKIPPED: %s\n", info.status().ToString().c_str());

@@ -20,11 +20,18 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/hearth.h"
 #include "hearth/policy/policy_registry.h"
+
+ABSL_FLAG(std::string, policy, "",
+          "Run only this policy (default: fifo, then household).");
+ABSL_FLAG(bool, summary, false, "Print only the per-class summary table.");
 
 namespace {
 
@@ -254,19 +261,16 @@ void PrintRows(const std::string& policy, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> policies = {"fifo", "household"};
-  bool verbose = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--policy=", 0) == 0) {
-      policies = {arg.substr(9)};
-    } else if (arg == "--summary") {
-      verbose = false;
-    } else {
-      std::fprintf(stderr, "usage: %s [--policy=NAME] [--summary]\n", argv[0]);
-      return 2;
-    }
+  absl::SetProgramUsageMessage(
+      "Runs a household evening through Hearth on a pretend GPU.\n"
+      "  hearth_host_engine [--policy=NAME] [--summary]");
+  if (absl::ParseCommandLine(argc, argv).size() > 1) {
+    std::fprintf(stderr, "usage: %s [--policy=NAME] [--summary]\n", argv[0]);
+    return 2;
   }
+  std::vector<std::string> policies = {"fifo", "household"};
+  if (!absl::GetFlag(FLAGS_policy).empty()) policies = {absl::GetFlag(FLAGS_policy)};
+  const bool verbose = !absl::GetFlag(FLAGS_summary);
   std::printf("Hearth host-engine demo: four household members submit from their own threads;\n"
               "a pretend GPU (8 ms/step + 0.12 ms/prefill token + 0.05 ms/decode) runs the plans.\n");
   std::map<std::string, std::vector<Row>> runs;

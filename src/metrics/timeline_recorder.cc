@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "internal/json_escape.h"
 #include "metrics/step_end.h"
 
 namespace hearth {
@@ -32,10 +33,15 @@ struct TimelineRecorder::Track {
   absl::Time end_time;
 };
 
-using internal::JsonEscape;
 using metrics_internal::StepEnd;
 
 namespace {
+
+// `s` as a JSON string, quotes included. Names are the host's; a byte that is
+// not UTF-8 becomes U+FFFD rather than an invalid document.
+std::string JsonString(std::string_view s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace
 
@@ -77,8 +83,8 @@ void TimelineRecorder::Slice(uint32_t pid, uint32_t tid, std::string_view name,
   const double dur = std::max(0.0, Micros(end) - ts);
   absl::StrAppendFormat(&body_,
                         ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
-                        "\"dur\":%.3f,\"name\":\"%s\",\"args\":{%s}}",
-                        pid, tid, ts, dur, JsonEscape(name), args);
+                        "\"dur\":%.3f,\"name\":%s,\"args\":{%s}}",
+                        pid, tid, ts, dur, JsonString(name), args);
 }
 
 void TimelineRecorder::Instant(uint32_t pid, uint32_t tid,
@@ -90,13 +96,13 @@ void TimelineRecorder::Instant(uint32_t pid, uint32_t tid,
   ++num_events_;
   absl::StrAppendFormat(&body_,
                         ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,"
-                        "\"ts\":%.3f,\"name\":\"%s\"}",
-                        pid, tid, Micros(at), JsonEscape(name));
+                        "\"ts\":%.3f,\"name\":%s}",
+                        pid, tid, Micros(at), JsonString(name));
 }
 
 std::string TimelineRecorder::Args(RequestId id, const Track& t) const {
-  return absl::StrFormat("\"request\":%d,\"class\":\"%s\",\"prompt\":%d",
-                         id.value(), JsonEscape(options_.class_names[t.cls]),
+  return absl::StrFormat("\"request\":%d,\"class\":%s,\"prompt\":%d",
+                         id.value(), JsonString(options_.class_names[t.cls]),
                          t.prompt);
 }
 
@@ -106,8 +112,8 @@ void TimelineRecorder::CloseWait(Track& t, absl::Time at) {
   --waiting_;
   if (at <= t.wait_start) return;  // admitted on arrival: nothing to show
   Slice(t.user + 1, t.lane, t.preempted_before ? "waiting (preempted)" : "queued",
-        t.wait_start, at, absl::StrFormat("\"class\":\"%s\"",
-                                          JsonEscape(options_.class_names[t.cls])));
+        t.wait_start, at, absl::StrCat("\"class\":",
+                                       JsonString(options_.class_names[t.cls])));
 }
 
 void TimelineRecorder::CloseDecodeRun(Track& t) {
@@ -115,8 +121,8 @@ void TimelineRecorder::CloseDecodeRun(Track& t) {
   t.in_run = false;
   Slice(t.user + 1, t.lane, absl::StrCat("decode x", t.run_tokens), t.run_start,
         t.run_end,
-        absl::StrFormat("\"class\":\"%s\",\"tokens\":%d",
-                        JsonEscape(options_.class_names[t.cls]), t.run_tokens));
+        absl::StrFormat("\"class\":%s,\"tokens\":%d",
+                        JsonString(options_.class_names[t.cls]), t.run_tokens));
 }
 
 void TimelineRecorder::OnRequestEvent(const RequestEvent& e) {
@@ -288,8 +294,8 @@ std::string TimelineRecorder::Json() {
   for (size_t u = 0; u < lanes_.size(); ++u) {
     absl::StrAppendFormat(&out,
                           ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\","
-                          "\"args\":{\"name\":\"user %s\"}}",
-                          u + 1, JsonEscape(options_.user_names[u]));
+                          "\"args\":{\"name\":%s}}",
+                          u + 1, JsonString(absl::StrCat("user ", options_.user_names[u])));
     absl::StrAppendFormat(&out,
                           ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":"
                           "\"process_sort_index\",\"args\":{\"sort_index\":%d}}",

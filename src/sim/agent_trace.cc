@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
-#include "sim/flat_json.h"
-#include "sim/text_lines.h"
+#include "sim/trace_lines.h"
 #include "sim/toml_util.h"
 
 namespace hearth {
@@ -15,6 +17,8 @@ namespace hearth {
 using internal::RowError;
 
 namespace {
+
+using Json = nlohmann::json;
 
 struct RawCall {
   int64_t ts = 0;
@@ -28,47 +32,76 @@ int32_t Tokens(size_t bytes, double bytes_per_token) {
       1, std::floor(static_cast<double>(bytes) / bytes_per_token)));
 }
 
-}  // namespace
+// nlohmann's message without its "[json.exception.parse_error.101] " tag.
+std::string ParseErrorText(const Json::parse_error& e) {
+  const std::string_view what = e.what();
+  const size_t tag_end = what.find("] ");
+  return std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2));
+}
 
-absl::StatusOr<std::vector<AgentCall>> ParseAgentSession(
-    std::string_view text, const std::string& name, double bytes_per_token) {
-  if (!(bytes_per_token > 0)) {
-    return absl::InvalidArgumentError("agent trace: bytes_per_token must be > 0");
+// Why `line` is not one JSON value. A stream read stops at the end of the
+// first value, which tells trailing text from a syntax error.
+absl::Status DescribeSyntaxError(absl::string_view line) {
+  std::istringstream in{std::string(line)};
+  Json value;
+  try {
+    in >> value;
+  } catch (const Json::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("JSON: ", ParseErrorText(e)));
   }
-  std::vector<RawCall> raw;
-  internal::LineReader lines(text);
-  std::string_view line;
-  while (lines.Next(&line)) {
-    if (line.empty()) continue;
-    const int64_t n = lines.line_no();
-    absl::StatusOr<std::vector<internal::JsonField>> fields =
-        internal::ParseFlatJsonObject(line);
-    if (!fields.ok()) return RowError(name, n, std::string(fields.status().message()));
-    RawCall c;
-    c.line = n;
-    bool has_ts = false, has_in = false, has_out = false;
-    for (internal::JsonField& f : *fields) {
-      if (f.key == "timestamp") {
-        if (f.is_string || !(f.number >= 0)) {
-          return RowError(name, n, "timestamp must be a number >= 0");
-        }
-        c.ts = static_cast<int64_t>(f.number);
-        has_ts = true;
-      } else if (f.key == "input") {
-        if (!f.is_string) return RowError(name, n, "input must be a string");
-        c.input = std::move(f.text);
-        has_in = true;
-      } else if (f.key == "output") {
-        if (!f.is_string) return RowError(name, n, "output must be a string");
-        c.output_bytes = f.text.size();
-        has_out = true;
-      }
-    }
-    if (!has_ts || !has_in || !has_out) {
-      return RowError(name, n, "needs timestamp, input and output");
-    }
-    raw.push_back(std::move(c));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "JSON: trailing characters after the ", value.type_name(), " at byte ",
+      static_cast<std::streamoff>(in.tellg())));
+}
+
+// One flat JSON object and nothing after it but blanks.
+absl::StatusOr<Json> ParseFlatObject(absl::string_view line) {
+  Json object = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return DescribeSyntaxError(line);
+  if (!object.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON: expected an object, found ", object.type_name()));
   }
+  for (const auto& [key, value] : object.items()) {
+    if (value.is_structured()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("JSON: nested value for key '", key, "'"));
+    }
+  }
+  return object;
+}
+
+// The call on line `n`: `timestamp` a number >= 0, `input` and `output`
+// strings; other keys are ignored.
+absl::StatusOr<RawCall> ParseCall(absl::string_view line, const std::string& name,
+                                  int64_t n) {
+  absl::StatusOr<Json> object = ParseFlatObject(line);
+  if (!object.ok()) return RowError(name, n, object.status().message());
+  const auto ts = object->find("timestamp");
+  const auto in = object->find("input");
+  const auto out = object->find("output");
+  const auto absent = object->end();
+  if (ts != absent && !(ts->is_number() && ts->get<double>() >= 0)) {
+    return RowError(name, n, "timestamp must be a number >= 0");
+  }
+  if (in != absent && !in->is_string()) return RowError(name, n, "input must be a string");
+  if (out != absent && !out->is_string()) {
+    return RowError(name, n, "output must be a string");
+  }
+  if (ts == absent || in == absent || out == absent) {
+    return RowError(name, n, "needs timestamp, input and output");
+  }
+  RawCall c;
+  c.ts = static_cast<int64_t>(ts->get<double>());
+  c.input = std::move(in->get_ref<std::string&>());
+  c.output_bytes = out->get_ref<const std::string&>().size();
+  c.line = n;
+  return c;
+}
+
+// Calls in time order, with lengths in tokens and the prompt prefix each
+// shares with the call before it.
+std::vector<AgentCall> ToCalls(std::vector<RawCall> raw, double bytes_per_token) {
   std::stable_sort(raw.begin(), raw.end(),
                    [](const RawCall& a, const RawCall& b) { return a.ts < b.ts; });
   std::vector<AgentCall> calls;
@@ -93,6 +126,22 @@ absl::StatusOr<std::vector<AgentCall>> ParseAgentSession(
     calls.push_back(c);
   }
   return calls;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<AgentCall>> ParseAgentSession(
+    std::string_view text, const std::string& name, double bytes_per_token) {
+  if (!(bytes_per_token > 0)) {
+    return absl::InvalidArgumentError("agent trace: bytes_per_token must be > 0");
+  }
+  std::vector<RawCall> raw;
+  for (const internal::TraceLine& line : internal::SplitTraceLines(text)) {
+    if (line.text.empty()) continue;
+    HEARTH_ASSIGN_OR_RETURN(RawCall call, ParseCall(line.text, name, line.number));
+    raw.push_back(std::move(call));
+  }
+  return ToCalls(std::move(raw), bytes_per_token);
 }
 
 absl::StatusOr<std::vector<std::string>> ListJsonlFiles(

@@ -1,24 +1,51 @@
 #include "hearth/sim/azure_trace.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "internal/status_macros.h"
-#include "sim/text_lines.h"
 #include "sim/toml_util.h"
+#include "sim/trace_lines.h"
 
 namespace hearth {
 
 using internal::RowError;
+
+namespace {
+
+// "YYYY-MM-DD HH:MM:SS[.fraction]" in UTC, as nanoseconds since the epoch.
+std::optional<int64_t> ParseTimestampNanos(absl::string_view field) {
+  absl::Time t;
+  std::string error;
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", field, absl::UTCTimeZone(), &t, &error)) {
+    return std::nullopt;
+  }
+  return absl::ToUnixNanos(t);
+}
+
+// A token count in [1, 2^30].
+std::optional<int64_t> ParseTokenCount(absl::string_view field) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(field, &v) || v < 1 || v > (int64_t{1} << 30)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace
 
 absl::StatusOr<Workload> ParseAzureTrace(std::string_view text,
                                          const std::string& name,
                                          const TraceMapping& mapping) {
   HEARTH_RETURN_IF_ERROR(ValidateTraceMapping(mapping));
   TraceRowMapper mapper(mapping);
-  internal::LineReader lines(text);
-  std::string_view line;
-  if (!lines.Next(&line) || line != "TIMESTAMP,ContextTokens,GeneratedTokens") {
+  const std::vector<internal::TraceLine> lines = internal::SplitTraceLines(text);
+  if (lines.empty() || lines[0].text != "TIMESTAMP,ContextTokens,GeneratedTokens") {
     return RowError(name, 1,
                     "expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
   }
@@ -27,27 +54,27 @@ absl::StatusOr<Workload> ParseAzureTrace(std::string_view text,
   const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
   Workload w;
   std::optional<int64_t> first;
-  while (lines.Next(&line)) {
-    if (line.empty()) continue;
-    const int64_t n = lines.line_no();
-    const std::vector<std::string_view> f = internal::SplitFields(line, ',');
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].text.empty()) continue;
+    const int64_t n = lines[i].number;
+    const std::vector<absl::string_view> f = absl::StrSplit(lines[i].text, ',');
     if (f.size() != 3) {
       return RowError(name, n, absl::StrCat("expected 3 fields, found ", f.size()));
     }
-    const std::optional<int64_t> t = internal::ParseDateTimeNanos(f[0]);
+    const std::optional<int64_t> t = ParseTimestampNanos(f[0]);
     if (!t) {
       return RowError(name, n, absl::StrCat("TIMESTAMP '", std::string(f[0]),
                                             "' is not YYYY-MM-DD HH:MM:SS.fff"));
     }
-    const std::optional<int64_t> prompt = internal::ParseInt(f[1]);
-    if (!prompt || *prompt < 1 || *prompt > (int64_t{1} << 30)) {
+    const std::optional<int64_t> prompt = ParseTokenCount(f[1]);
+    if (!prompt) {
       return RowError(name, n, absl::StrCat("ContextTokens '", std::string(f[1]),
-                                            "' must be an integer >= 1"));
+                                            "' must be an integer in [1, 2^30]"));
     }
-    const std::optional<int64_t> output = internal::ParseInt(f[2]);
-    if (!output || *output < 1 || *output > (int64_t{1} << 30)) {
+    const std::optional<int64_t> output = ParseTokenCount(f[2]);
+    if (!output) {
       return RowError(name, n, absl::StrCat("GeneratedTokens '", std::string(f[2]),
-                                            "' must be an integer >= 1"));
+                                            "' must be an integer in [1, 2^30]"));
     }
     if (!first) first = *t;
     if (*t < *first) {

@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hearth/metrics/sample_series.h"
 #include "hearth/sim/report_writer.h"
-#include "internal/json_escape.h"
 
 namespace hearth {
 namespace {
@@ -31,36 +33,76 @@ DistributionSummary WorkflowLatency(const SimulationResult& r) {
   return series.Summarize();
 }
 
-std::string JsonString(const std::string& s) {
-  return absl::StrCat("\"", internal::JsonEscape(s), "\"");
-}
-
 std::string Num(double v) {
   if (!std::isfinite(v)) return "null";
   return absl::StrFormat("%.6g", v);
 }
 
-std::string DistJson(const DistributionSummary& d) {
-  return absl::StrCat("{\"count\":", d.count, ",\"mean\":", Num(d.mean), ",\"p50\":",
-                      Num(d.p50), ",\"p90\":", Num(d.p90), ",\"p99\":", Num(d.p99),
-                      ",\"max\":", Num(d.max), "}");
+using OrderedJson = nlohmann::ordered_json;
+
+// `v` to six significant digits, the precision of results.csv; a whole number
+// below 10^6 is an integer, as "%.6g" writes it there, so readers of either
+// file see the same values and types. NaN and infinities are null.
+OrderedJson JsonNum(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  double rounded = 0;
+  absl::SimpleAtod(absl::StrFormat("%.6g", v), &rounded);
+  if (std::trunc(rounded) == rounded && std::abs(rounded) < 1e6) {
+    return static_cast<int64_t>(rounded);
+  }
+  return rounded;
 }
 
-std::string GroupJson(const GroupReport& g) {
-  return absl::StrCat(
-      "{\"name\":", JsonString(g.name), ",\"weight\":", Num(g.weight),
-      ",\"arrived\":", g.arrived, ",\"finished\":", g.finished, ",\"timed_out\":",
-      g.timed_out, ",\"cancelled\":", g.cancelled, ",\"rejected\":", g.rejected,
-      ",\"failed\":", g.failed, ",\"preemptions\":", g.preemptions,
-      ",\"retries\":", g.retries,
-      ",\"prefill_tokens\":", g.prefill_tokens, ",\"decode_tokens\":", g.decode_tokens,
-      ",\"output_tokens\":", g.output_tokens, ",\"weighted_service\":",
-      Num(g.weighted_service), ",\"normalized_service\":", Num(g.normalized_service),
-      ",\"queue_wait_s\":", DistJson(g.queue_wait), ",\"ttft_s\":", DistJson(g.ttft),
-      ",\"itl_s\":", DistJson(g.itl), ",\"e2e_s\":", DistJson(g.e2e),
-      ",\"norm_latency_s\":", DistJson(g.norm_latency), ",\"slo_eligible\":",
-      g.slo_eligible, ",\"slo_met\":", g.slo_met, ",\"slo_attainment\":",
-      Num(g.slo_attainment), "}");
+// Names come from TOML and are UTF-8; replacing bad bytes beats throwing.
+std::string Dump(const OrderedJson& j) {
+  return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+OrderedJson DistJson(const DistributionSummary& d) {
+  return {{"count", d.count}, {"mean", JsonNum(d.mean)}, {"p50", JsonNum(d.p50)},
+          {"p90", JsonNum(d.p90)}, {"p99", JsonNum(d.p99)}, {"max", JsonNum(d.max)}};
+}
+
+OrderedJson GroupJson(const GroupReport& g) {
+  return {{"name", g.name}, {"weight", JsonNum(g.weight)}, {"arrived", g.arrived},
+          {"finished", g.finished}, {"timed_out", g.timed_out}, {"cancelled", g.cancelled},
+          {"rejected", g.rejected}, {"failed", g.failed}, {"preemptions", g.preemptions},
+          {"retries", g.retries}, {"prefill_tokens", g.prefill_tokens},
+          {"decode_tokens", g.decode_tokens}, {"output_tokens", g.output_tokens},
+          {"weighted_service", JsonNum(g.weighted_service)},
+          {"normalized_service", JsonNum(g.normalized_service)},
+          {"queue_wait_s", DistJson(g.queue_wait)}, {"ttft_s", DistJson(g.ttft)},
+          {"itl_s", DistJson(g.itl)}, {"e2e_s", DistJson(g.e2e)},
+          {"norm_latency_s", DistJson(g.norm_latency)}, {"slo_eligible", g.slo_eligible},
+          {"slo_met", g.slo_met}, {"slo_attainment", JsonNum(g.slo_attainment)}};
+}
+
+OrderedJson GroupsJson(const std::vector<GroupReport>& groups) {
+  OrderedJson out = OrderedJson::array();
+  for (const GroupReport& g : groups) out.push_back(GroupJson(g));
+  return out;
+}
+
+OrderedJson RunJson(const PolicyRun& run) {
+  const SimulationResult& res = run.result;
+  const MetricsReport& r = res.report;
+  return {{"policy", run.policy}, {"cost_model", res.cost_model}, {"steps", res.steps},
+          {"simulated_s", JsonNum(res.simulated_seconds)},
+          {"submit_rejected", res.submit_rejected},
+          {"dependents_dropped", res.dependents_dropped},
+          {"prefix_hit_tokens", res.prefix_hit_tokens}, {"workflows", res.workflows},
+          {"workflows_complete", res.workflow_seconds.size()},
+          {"workflow_p50_s", JsonNum(WorkflowLatency(res).p50)},
+          {"window_s", JsonNum(r.window_seconds)}, {"busy_s", JsonNum(r.busy_seconds)},
+          {"output_tokens_per_s", JsonNum(r.output_tokens_per_s)},
+          {"prefill_tokens_per_s", JsonNum(r.prefill_tokens_per_s)},
+          {"finished_per_s", JsonNum(r.finished_per_s)},
+          {"goodput_requests_per_s", JsonNum(r.goodput_requests_per_s)},
+          {"goodput_tokens_per_s", JsonNum(r.goodput_tokens_per_s)},
+          {"jain_index", JsonNum(r.jain_index)},
+          {"max_backlogged_service_gap", JsonNum(r.max_backlogged_service_gap)},
+          {"total", GroupJson(r.total)}, {"classes", GroupsJson(r.classes)},
+          {"users", GroupsJson(r.users)}};
 }
 
 void CsvRow(std::string& out, const std::string& policy, const char* kind,
@@ -80,17 +122,19 @@ void CsvRow(std::string& out, const std::string& policy, const char* kind,
 
 }  // namespace
 
-std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
-  std::string out = absl::StrCat("### ", s.name, "\n\n");
-  if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
-  if (!runs.empty()) {
-    const SimulationResult& r0 = runs[0].result;
-    absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
-                    s.scheduler.kv.num_device_blocks, " KV blocks of ",
-                    s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
-                    r0.report.total.arrived, " requests over ",
-                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
-  }
+namespace {
+
+// "| first | policy... |" and its alignment row.
+std::string PolicyColumnsHeader(const char* first, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("| ", first, " |");
+  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
+  absl::StrAppend(&out, "\n|---|");
+  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "\n");
+  return out;
+}
+
+void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
   absl::StrAppend(&out,
                   "| policy | finished | timed out | output tok/s | goodput req/s | "
                   "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | Jain | max gap | preemptions |\n"
@@ -108,25 +152,27 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                         : absl::StrFormat("%.0f", r.max_backlogged_service_gap),
                     " | ", r.total.preemptions, " |\n");
   }
-  if (!runs.empty() && runs[0].result.workflows > 0) {
-    absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
-                    runs[0].result.workflows, " of two or more calls:\n\n"
-                    "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
-    for (const PolicyRun& run : runs) {
-      const DistributionSummary d = WorkflowLatency(run.result);
-      auto at = [&d](double v) {
-        return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
-      };
-      absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
-                      at(d.p90), " | ", at(d.p99), " |\n");
-    }
+}
+
+void AppendWorkflows(std::string& out, const std::vector<PolicyRun>& runs) {
+  if (runs.empty() || runs[0].result.workflows == 0) return;
+  absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
+                  runs[0].result.workflows, " of two or more calls:\n\n"
+                  "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
+  for (const PolicyRun& run : runs) {
+    const DistributionSummary d = WorkflowLatency(run.result);
+    auto at = [&d](double v) {
+      return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
+    };
+    absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
+                    at(d.p90), " | ", at(d.p99), " |\n");
   }
-  // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
-  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n| class |");
-  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
-  absl::StrAppend(&out, "\n|---|");
-  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
-  absl::StrAppend(&out, "\n");
+}
+
+// Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
+void AppendClasses(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
+  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n",
+                  PolicyColumnsHeader("class", runs));
   for (size_t c = 0; c < s.scheduler.work_classes.size(); ++c) {
     absl::StrAppend(&out, "| ", s.scheduler.work_classes[c].name, " |");
     for (const PolicyRun& run : runs) {
@@ -140,12 +186,12 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
     }
     absl::StrAppend(&out, "\n");
   }
-  // Per user: share of weighted service and p99 TTFT.
-  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n| user |");
-  for (const PolicyRun& run : runs) absl::StrAppend(&out, " ", run.policy, " |");
-  absl::StrAppend(&out, "\n|---|");
-  for (size_t i = 0; i < runs.size(); ++i) absl::StrAppend(&out, "---|");
-  absl::StrAppend(&out, "\n");
+}
+
+// Per user: share of weighted service and p99 TTFT.
+void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
+  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n",
+                  PolicyColumnsHeader("user", runs));
   for (size_t u = 0; u < s.scheduler.users.size(); ++u) {
     absl::StrAppend(&out, "| ", s.scheduler.users[u].name, " |");
     for (const PolicyRun& run : runs) {
@@ -157,6 +203,25 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
     }
     absl::StrAppend(&out, "\n");
   }
+}
+
+}  // namespace
+
+std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
+  std::string out = absl::StrCat("### ", s.name, "\n\n");
+  if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
+  if (!runs.empty()) {
+    const SimulationResult& r0 = runs[0].result;
+    absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
+                    s.scheduler.kv.num_device_blocks, " KV blocks of ",
+                    s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
+                    r0.report.total.arrived, " requests over ",
+                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
+  }
+  AppendHeadline(out, runs);
+  AppendWorkflows(out, runs);
+  AppendClasses(out, s, runs);
+  AppendUsers(out, s, runs);
   return out;
 }
 
@@ -180,39 +245,17 @@ std::string ResultsCsv(const std::vector<PolicyRun>& runs) {
 }
 
 std::string ResultsJson(const Scenario& s, const std::vector<PolicyRun>& runs) {
-  std::string out = absl::StrCat("{\"scenario\":", JsonString(s.name), ",\"gpu\":",
-                                 JsonString(s.gpu.name), ",\"model\":",
-                                 JsonString(s.model.name), ",\"seed\":", s.seed,
-                                 ",\"runs\":[");
+  const OrderedJson head = {{"scenario", s.name},
+                            {"gpu", s.gpu.name},
+                            {"model", s.model.name},
+                            {"seed", s.seed}};
+  // The same object as a single dump, but with each run on a line of its own
+  // so that two result files diff run by run.
+  std::string out = Dump(head);
+  out.pop_back();  // the closing brace; "runs" follows
+  absl::StrAppend(&out, ",\"runs\":[");
   for (size_t i = 0; i < runs.size(); ++i) {
-    const SimulationResult& res = runs[i].result;
-    const MetricsReport& r = res.report;
-    absl::StrAppend(&out, i ? "," : "", "\n{\"policy\":", JsonString(runs[i].policy),
-                    ",\"cost_model\":", JsonString(res.cost_model), ",\"steps\":", res.steps,
-                    ",\"simulated_s\":", Num(res.simulated_seconds), ",\"submit_rejected\":",
-                    res.submit_rejected, ",\"dependents_dropped\":", res.dependents_dropped,
-                    ",\"prefix_hit_tokens\":", res.prefix_hit_tokens,
-                    ",\"workflows\":", res.workflows, ",\"workflows_complete\":",
-                    res.workflow_seconds.size(), ",\"workflow_p50_s\":",
-                    Num(WorkflowLatency(res).p50),
-                    ",\"window_s\":",
-                    Num(r.window_seconds), ",\"busy_s\":", Num(r.busy_seconds),
-                    ",\"output_tokens_per_s\":", Num(r.output_tokens_per_s),
-                    ",\"prefill_tokens_per_s\":", Num(r.prefill_tokens_per_s),
-                    ",\"finished_per_s\":", Num(r.finished_per_s),
-                    ",\"goodput_requests_per_s\":", Num(r.goodput_requests_per_s),
-                    ",\"goodput_tokens_per_s\":", Num(r.goodput_tokens_per_s),
-                    ",\"jain_index\":", Num(r.jain_index), ",\"max_backlogged_service_gap\":",
-                    Num(r.max_backlogged_service_gap), ",\"total\":", GroupJson(r.total),
-                    ",\"classes\":[");
-    for (size_t c = 0; c < r.classes.size(); ++c) {
-      absl::StrAppend(&out, c ? "," : "", GroupJson(r.classes[c]));
-    }
-    absl::StrAppend(&out, "],\"users\":[");
-    for (size_t u = 0; u < r.users.size(); ++u) {
-      absl::StrAppend(&out, u ? "," : "", GroupJson(r.users[u]));
-    }
-    absl::StrAppend(&out, "]}");
+    absl::StrAppend(&out, i ? "," : "", "\n", Dump(RunJson(runs[i])));
   }
   absl::StrAppend(&out, "\n]}\n");
   return out;

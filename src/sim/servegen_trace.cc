@@ -3,56 +3,66 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "internal/status_macros.h"
 #include "sim/length_sampling.h"
 #include "sim/sim_random.h"
-#include "sim/text_lines.h"
 #include "sim/toml_util.h"
+#include "sim/trace_lines.h"
 
 namespace hearth {
 
 using internal::RowError;
 
+namespace {
+
+// The window on one row: time_s,rate,cv,pattern,shape,scale.
+absl::StatusOr<ServeGenWindow> ParseWindow(absl::string_view line,
+                                           const std::string& name, int64_t n) {
+  const std::vector<absl::string_view> f = absl::StrSplit(line, ',');
+  if (f.size() != 6) {
+    return RowError(name, n, absl::StrCat("expected 6 fields (time_s,rate,cv,"
+                                          "pattern,shape,scale), found ",
+                                          f.size()));
+  }
+  ServeGenWindow w;
+  const char* names[] = {"time_s", "rate", "cv", "", "shape", "scale"};
+  double* slots[] = {&w.start_s, &w.rate, &w.cv, nullptr, &w.shape, &w.scale};
+  for (int i = 0; i < 6; ++i) {
+    if (slots[i] == nullptr) continue;
+    double v = 0;
+    if (!absl::SimpleAtod(f[i], &v) || !std::isfinite(v) || v < 0) {
+      return RowError(name, n, absl::StrCat(names[i], " '", std::string(f[i]),
+                                            "' must be a finite number >= 0"));
+    }
+    *slots[i] = v;
+  }
+  if (f[3] == "Gamma") {
+    w.pattern = ArrivalPattern::kGamma;
+  } else if (f[3] == "Weibull") {
+    w.pattern = ArrivalPattern::kWeibull;
+  } else if (!f[3].empty()) {
+    return RowError(name, n, absl::StrCat("pattern '", std::string(f[3]),
+                                          "' must be Gamma, Weibull or empty"));
+  }
+  if (w.pattern != ArrivalPattern::kIdle && (w.shape <= 0 || w.scale <= 0)) {
+    return RowError(name, n, "shape and scale must be > 0 with a pattern");
+  }
+  return w;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ServeGenWindow>> ParseServeGenClient(
     std::string_view text, const std::string& name) {
   std::vector<ServeGenWindow> out;
-  internal::LineReader lines(text);
-  std::string_view line;
-  while (lines.Next(&line)) {
-    if (line.empty()) continue;
-    const int64_t n = lines.line_no();
-    const auto f = internal::SplitFields(line, ',');
-    if (f.size() != 6) {
-      return RowError(name, n, absl::StrCat("expected 6 fields (time_s,rate,cv,"
-                                            "pattern,shape,scale), found ",
-                                            f.size()));
-    }
-    ServeGenWindow w;
-    const char* names[] = {"time_s", "rate", "cv", "", "shape", "scale"};
-    double* slots[] = {&w.start_s, &w.rate, &w.cv, nullptr, &w.shape, &w.scale};
-    for (int i = 0; i < 6; ++i) {
-      if (slots[i] == nullptr) continue;
-      std::optional<double> v = internal::ParseNumber(f[i]);
-      if (!v || *v < 0) {
-        return RowError(name, n, absl::StrCat(names[i], " '", std::string(f[i]),
-                                              "' must be a number >= 0"));
-      }
-      *slots[i] = *v;
-    }
-    if (f[3] == "Gamma") {
-      w.pattern = ArrivalPattern::kGamma;
-    } else if (f[3] == "Weibull") {
-      w.pattern = ArrivalPattern::kWeibull;
-    } else if (!f[3].empty()) {
-      return RowError(name, n, absl::StrCat("pattern '", std::string(f[3]),
-                                            "' must be Gamma, Weibull or empty"));
-    }
-    if (w.pattern != ArrivalPattern::kIdle && (w.shape <= 0 || w.scale <= 0)) {
-      return RowError(name, n, "shape and scale must be > 0 with a pattern");
-    }
+  for (const internal::TraceLine& line : internal::SplitTraceLines(text)) {
+    if (line.text.empty()) continue;
+    HEARTH_ASSIGN_OR_RETURN(ServeGenWindow w, ParseWindow(line.text, name, line.number));
     if (!out.empty() && w.start_s <= out.back().start_s) {
-      return RowError(name, n, "time_s must increase from row to row");
+      return RowError(name, line.number, "time_s must increase from row to row");
     }
     out.push_back(w);
   }

@@ -54,6 +54,25 @@ TEST_CASE("timeline shows waits, chunks, decode runs and preemptions",
   CHECK(!t->truncated());
 }
 
+TEST_CASE("timeline escapes the host's names", "[metrics]") {
+  ManualClock clock;
+  TimelineOptions o;
+  o.user_names = {"al\"ice", "b\\ob\t"};
+  o.class_names = {"voice\n", "chat\xff"};
+  o.clock = &clock;
+  o.origin = testing_metrics::At(0);
+  auto t = TimelineRecorder::Create(o);
+  REQUIRE(t.ok());
+  Driver d(&clock, t->get());
+  PlayScenario(d);
+  const std::string json = (*t)->Json();
+  CHECK_THAT(json, Catch::Contains(R"("name":"user al\"ice")"));
+  CHECK_THAT(json, Catch::Contains(R"("name":"user b\\ob\t")"));
+  CHECK_THAT(json, Catch::Contains(R"("class":"voice\n")"));
+  // A byte that is not UTF-8 becomes U+FFFD.
+  CHECK_THAT(json, Catch::Contains("\"class\":\"chat\xef\xbf\xbd\""));
+}
+
 TEST_CASE("timeline stops at max_events and says so", "[metrics]") {
   ManualClock clock;
   auto t = Make(&clock, 3);

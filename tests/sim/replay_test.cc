@@ -79,6 +79,17 @@ TEST_CASE("azure parser rejects malformed rows naming file and line",
              Catch::StartsWith("t.csv:3: GeneratedTokens 'x'"));
   CHECK_THAT(bad(header + good + "2023-11-16 18:15:40.0,12,3\n"),
              Catch::StartsWith("t.csv:3: TIMESTAMP is earlier"));
+  const std::pair<const char*, const char*> third_rows[] = {
+      {"2023-11-16T18:15:47.0,12,3", "TIMESTAMP '2023-11-16T18:15:47.0' is not"},
+      {"2023-11-16 25:15:47.0,12,3", "TIMESTAMP '2023-11-16 25:15:47.0' is not"},
+      {"2023-11-16 18:15:47.0,12.5,3", "ContextTokens '12.5' must be an integer in [1, 2^30]"},
+      {"2023-11-16 18:15:47.0,12,1073741825", "GeneratedTokens '1073741825' must be"},
+      {"2023-11-16 18:15:47.0,99999999999999999999,3", "ContextTokens '99999999999999999999'"},
+  };
+  for (const auto& [row, message] : third_rows) {
+    CHECK_THAT(bad(header + good + row + "\n"),
+               Catch::StartsWith(std::string("t.csv:3: ") + message));
+  }
   // CRLF line ends, a missing final newline and blank lines are fine.
   auto ok = ParseAzureTrace(
       header + "2023-11-16 18:15:46.5,10,2\r\n\n2023-11-16 18:15:47.5,20,3", "t.csv",
@@ -86,6 +97,13 @@ TEST_CASE("azure parser rejects malformed rows naming file and line",
   REQUIRE(ok.ok());
   REQUIRE(ok->requests.size() == 2);
   CHECK(ok->requests[1].arrival == absl::Seconds(1));
+  // Fractions are exact to the nanosecond, across midnight.
+  ok = ParseAzureTrace(header + "2023-12-31 23:59:59.000000001,10,2\n"
+                                "2024-01-01 00:00:00.123456789,10,2\n",
+                       "t.csv", m);
+  REQUIRE(ok.ok());
+  REQUIRE(ok->requests.size() == 2);
+  CHECK(ok->requests[1].arrival == absl::Nanoseconds(1'123'456'788));
 }
 
 TEST_CASE("trace mapping assigns users, classes and the replay window",

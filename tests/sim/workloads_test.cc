@@ -27,6 +27,9 @@ TEST_CASE("servegen client files parse and reject bad rows", "[sim]") {
   CHECK_THAT(msg("0,1,1,Poisson,1,1\n"), Catch::StartsWith("c.csv:1: pattern 'Poisson'"));
   CHECK_THAT(msg("0,1,1,Gamma,0,1\n"), Catch::StartsWith("c.csv:1: shape and scale"));
   CHECK_THAT(msg("600,0,0,,0,0\n0,0,0,,0,0\n"), Catch::StartsWith("c.csv:2: time_s must increase"));
+  CHECK_THAT(msg("0,inf,0,,0,0\n"), Catch::StartsWith("c.csv:1: rate 'inf' must be a finite number >= 0"));
+  CHECK_THAT(msg("0,1,-2,,0,0\n"), Catch::StartsWith("c.csv:1: cv '-2' must be a finite number >= 0"));
+  CHECK_THAT(msg("0,1,1,,0,1x\n"), Catch::StartsWith("c.csv:1: scale '1x'"));
 }
 
 TEST_CASE("servegen sampling follows the window rates", "[sim]") {
@@ -108,6 +111,37 @@ TEST_CASE("agent sessions become chains with shared prefixes", "[sim]") {
              Catch::StartsWith("s.jsonl:1: needs timestamp, input and output"));
   bad = ParseAgentSession("{\"timestamp\": 1, \"input\": \"x\", \"output\": \"y\"} x\n", "s.jsonl", 4);
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("trailing"));
+}
+
+TEST_CASE("agent session lines must be flat objects with typed fields", "[sim]") {
+  auto msg = [](const std::string& line) {
+    auto r = ParseAgentSession(line + "\n", "s.jsonl", 4);
+    REQUIRE_FALSE(r.ok());
+    return std::string(r.status().message());
+  };
+  CHECK_THAT(msg("{\"timestamp\": 1, \"input\" \"x\"}"),
+             Catch::StartsWith("s.jsonl:1: JSON: parse error at line 1, column 28: syntax error"));
+  CHECK_THAT(msg("{\"timestamp\": 1, \"input\": \"x\""),
+             Catch::StartsWith("s.jsonl:1: JSON: parse error"));
+  CHECK_THAT(msg("[1, 2]"), Catch::StartsWith("s.jsonl:1: JSON: expected an object, found array"));
+  CHECK_THAT(msg("{\"timestamp\": true, \"input\": \"x\", \"output\": \"y\"}"),
+             Catch::StartsWith("s.jsonl:1: timestamp must be a number >= 0"));
+  CHECK_THAT(msg("{\"timestamp\": -1, \"input\": \"x\", \"output\": \"y\"}"),
+             Catch::StartsWith("s.jsonl:1: timestamp must be a number >= 0"));
+  CHECK_THAT(msg("{\"timestamp\": 1, \"input\": 3, \"output\": \"y\"}"),
+             Catch::StartsWith("s.jsonl:1: input must be a string"));
+  CHECK_THAT(msg("{\"timestamp\": 1, \"input\": \"x\", \"output\": null}"),
+             Catch::StartsWith("s.jsonl:1: output must be a string"));
+  CHECK_THAT(msg("{\"timestamp\": 1, \"input\": \"x\", \"output\": \"y\"}}"),
+             Catch::StartsWith("s.jsonl:1: JSON: trailing characters after the object at byte 45"));
+  // Escapes are decoded before lengths are taken: "\u00e9" is two UTF-8 bytes.
+  auto ok = ParseAgentSession(
+      "{\"timestamp\": 1.5e3, \"input\": \"\\u00e9\\u00e9\", \"output\": \"\\n\", \"x\": null}  \r\n",
+      "s.jsonl", 1);
+  REQUIRE(ok.ok());
+  CHECK((*ok)[0].timestamp_us == 1500);
+  CHECK((*ok)[0].prompt_tokens == 4);
+  CHECK((*ok)[0].output_tokens == 1);
 }
 
 TEST_CASE("household generator is seeded and shaped", "[sim]") {
