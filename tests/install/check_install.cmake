@@ -1,7 +1,8 @@
-# Installs the already-built Hearth into a scratch prefix, then configures and
-# builds a separate consumer project against it with find_package(hearth) and
-# runs the consumer; then builds the same consumer with Hearth pulled in by
-# add_subdirectory. Any failing step fails the test.
+# Installs the already-built Hearth into a scratch prefix, one install
+# component at a time; configures and builds a separate consumer project against the
+# prefix with find_package(hearth COMPONENTS ...) and runs its programs; then
+# builds the core consumer with Hearth pulled in by add_subdirectory. Any
+# failing step fails the test.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run_step)
@@ -10,12 +11,18 @@ function(run_step)
     message(FATAL_ERROR "step failed (${rc}): ${ARGV}\n${out}\n${err}")
   endif()
 endfunction()
-run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix} --component Unspecified)
+
+foreach(component IN ITEMS core reference sim cuda)
+  run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix}
+           --component ${component})
+endforeach()
+
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/build
          -G ${CMAKE_GENERATOR} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
-run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build --parallel 2)
 run_step(${WORK_DIR}/build/consumer)
-message(STATUS "installed package builds and runs a consumer")
+run_step(${WORK_DIR}/build/every_header)
+message(STATUS "installed package builds and runs a consumer; every installed header compiles alone")
 
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/subdir_consumer -B ${WORK_DIR}/subdir
          -G ${CMAKE_GENERATOR} -DHEARTH_SOURCE_DIR=${HEARTH_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release
