@@ -1,5 +1,6 @@
 # Installs the already-built Hearth into a scratch prefix, one install
-# component at a time; configures and builds a separate consumer project against the
+# component at a time; checks that hearth/hearth.h includes every header of
+# the core; configures and builds a separate consumer project against the
 # prefix with find_package(hearth COMPONENTS ...) and runs its programs; then
 # builds the core consumer with Hearth pulled in by add_subdirectory. Any
 # failing step fails the test.
@@ -15,6 +16,18 @@ endfunction()
 foreach(component IN ITEMS core reference sim cuda)
   run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix}
            --component ${component})
+endforeach()
+
+# The umbrella header is the core's API in one include: a core header it
+# leaves out is one a host has to discover on its own.
+file(STRINGS ${HEARTH_BINARY_DIR}/install_manifest_core.txt core_files REGEX "/include/hearth/.*\\.h$")
+file(READ ${prefix}/include/hearth/hearth.h umbrella)
+foreach(file IN LISTS core_files)
+  string(REGEX REPLACE ".*/include/" "" header ${file})
+  string(FIND "${umbrella}" "#include \"${header}\"" at)
+  if(at EQUAL -1 AND NOT header STREQUAL "hearth/hearth.h")
+    message(FATAL_ERROR "hearth/hearth.h does not include ${header}, a header of the core")
+  endif()
 endforeach()
 
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/build
