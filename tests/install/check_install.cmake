@@ -1,7 +1,9 @@
-# Installs the already-built Hearth into a scratch prefix, then configures and
-# builds a separate consumer project against it with find_package(hearth) and
-# runs the consumer; then builds the same consumer with Hearth pulled in by
-# add_subdirectory. Any failing step fails the test.
+# Installs the already-built Hearth into a scratch prefix, one install
+# component at a time; checks that hearth/hearth.h includes every header of
+# the core; configures and builds a separate consumer project against the
+# prefix with find_package(hearth COMPONENTS ...) and runs its programs; then
+# builds the core consumer with Hearth pulled in by add_subdirectory. Any
+# failing step fails the test.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run_step)
@@ -10,12 +12,30 @@ function(run_step)
     message(FATAL_ERROR "step failed (${rc}): ${ARGV}\n${out}\n${err}")
   endif()
 endfunction()
-run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix} --component Unspecified)
+
+foreach(component IN ITEMS core reference sim cuda)
+  run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix}
+           --component ${component})
+endforeach()
+
+# The umbrella header is the core's API in one include: a core header it
+# leaves out is one a host has to discover on its own.
+file(STRINGS ${HEARTH_BINARY_DIR}/install_manifest_core.txt core_files REGEX "/include/hearth/.*\\.h$")
+file(READ ${prefix}/include/hearth/hearth.h umbrella)
+foreach(file IN LISTS core_files)
+  string(REGEX REPLACE ".*/include/" "" header ${file})
+  string(FIND "${umbrella}" "#include \"${header}\"" at)
+  if(at EQUAL -1 AND NOT header STREQUAL "hearth/hearth.h")
+    message(FATAL_ERROR "hearth/hearth.h does not include ${header}, a header of the core")
+  endif()
+endforeach()
+
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/build
          -G ${CMAKE_GENERATOR} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
-run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build --parallel 2)
 run_step(${WORK_DIR}/build/consumer)
-message(STATUS "installed package builds and runs a consumer")
+run_step(${WORK_DIR}/build/every_header)
+message(STATUS "installed package builds and runs a consumer; every installed header compiles alone")
 
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/subdir_consumer -B ${WORK_DIR}/subdir
          -G ${CMAKE_GENERATOR} -DHEARTH_SOURCE_DIR=${HEARTH_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release

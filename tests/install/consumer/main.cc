@@ -1,11 +1,14 @@
 // A program outside the Hearth tree that uses only the installed package: it
-// submits one request and drives it to completion.
+// submits one request and drives it to completion, and checks that the
+// library it linked is the version its headers name.
 #include <cstdio>
 #include <vector>
 
 #include "hearth/hearth.h"
+#include "hearth/version.h"
 
 int main() {
+  if (hearth::Version() != HEARTH_VERSION_STRING) return 6;
   hearth::SchedulerOptions options;
   options.kv.num_device_blocks = 64;
   auto scheduler = hearth::Scheduler::Create(options);
@@ -29,6 +32,7 @@ int main() {
   std::vector<hearth::RequestResult> results;
   (*scheduler)->DrainResults(&results);
   if (results.size() != 1 || results[0].output_tokens != 3) return 5;
-  std::printf("consumer ok: %d tokens\n", results[0].output_tokens);
+  std::printf("consumer ok: hearth %s, %d tokens\n", HEARTH_VERSION_STRING,
+              results[0].output_tokens);
   return 0;
 }
