@@ -18,7 +18,9 @@ std::vector<std::string_view> KnownPolicyNames() {
 
 absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
                                                 const PolicyConfig& config) {
-  if (name == "fifo") return PolicyFactory([] { return NewFifoPolicy(); });
+  if (name == "fifo") {
+    return PolicyFactory([](const SchedulerOptions&) { return NewFifoPolicy(); });
+  }
   if (name == "vtc") return VtcPolicyFactory(config.vtc, config.workflow_head_start);
   if (name == "priority") {
     return PriorityQuotaPolicyFactory(config.priority, config.workflow_head_start);
@@ -41,13 +43,6 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown policy \"", std::string(name), "\"; known policies: ", known));
-}
-
-std::vector<double> UserWeights(const std::vector<UserConfig>& users) {
-  std::vector<double> weights;
-  weights.reserve(users.size());
-  for (const UserConfig& user : users) weights.push_back(user.weight);
-  return weights;
 }
 
 }  // namespace hearth

@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/scheduler/scheduler_options.h"
 #include "policy/internal/policy_node.h"
 
 namespace hearth {
@@ -28,8 +29,12 @@ using policy_internal::NodeFactory;
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start)
-      : name_(std::move(name)), root_(std::move(root)), head_start_(head_start) {}
+  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start,
+             std::vector<int64_t> class_priorities)
+      : name_(std::move(name)),
+        root_(std::move(root)),
+        head_start_(head_start),
+        class_priorities_(std::move(class_priorities)) {}
 
   std::string_view name() const override { return name_; }
 
@@ -48,7 +53,7 @@ class TreePolicy final : public Policy {
     e->id = request.id;
     e->user = request.user;
     e->work_class = request.work_class;
-    e->priority = request.priority;
+    e->priority = EffectivePriority(request);
     e->prompt_tokens = request.prompt_tokens;
     e->arrival_seq = request.arrival_seq;
     e->rank_time = request.arrival_time;
@@ -186,6 +191,15 @@ class TreePolicy final : public Policy {
   }
 
  private:
+  // The class's priority plus the request's, in 64 bits: the sum of two
+  // int32 values does not overflow.
+  int64_t EffectivePriority(const RequestView& request) const {
+    const uint32_t c = request.work_class.value();
+    const int64_t class_priority =
+        c < class_priorities_.size() ? class_priorities_[c] : 0;
+    return class_priority + int64_t{request.priority};
+  }
+
   Entry* Find(RequestId id) {
     auto it = entries_.find(id);
     return it == entries_.end() ? nullptr : it->second;
@@ -238,6 +252,8 @@ class TreePolicy final : public Policy {
   std::string name_;
   std::unique_ptr<Node> root_;
   absl::Duration head_start_;
+  // WorkClassConfig::priority by WorkClassId::value().
+  std::vector<int64_t> class_priorities_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -280,11 +296,24 @@ policy_internal::FairShareParams ShareParams(const VtcOptions& vtc,
   return params;
 }
 
-NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
+// Explicit VtcOptions::user_weights win; without them every user weighs
+// what the scheduler's options say (UserConfig::weight).
+std::vector<double> UserWeightsFor(const VtcOptions& vtc,
+                                   const SchedulerOptions& options) {
+  if (!vtc.user_weights.empty()) return vtc.user_weights;
+  std::vector<double> weights;
+  weights.reserve(options.users.size());
+  for (const UserConfig& user : options.users) weights.push_back(user.weight);
+  return weights;
+}
+
+NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
+                             const SchedulerOptions& options) {
   NodeFactory leaf = RequestLevelFactory(config);
   if (config.user_level == UserLevel::kNone) return leaf;
   policy_internal::FairShareParams params =
-      ShareParams(config.vtc, policy_internal::ShareKey::kUser, config.vtc.user_weights);
+      ShareParams(config.vtc, policy_internal::ShareKey::kUser,
+                  UserWeightsFor(config.vtc, options));
   params.preempt_for_admission = config.vtc.preempt_for_admission;
   params.admission_preemption_gap = config.vtc.admission_preemption_gap;
   return [params, leaf] {
@@ -292,8 +321,9 @@ NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
   };
 }
 
-std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config) {
-  NodeFactory below = UserLevelFactory(config);
+std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
+                                const SchedulerOptions& options) {
+  NodeFactory below = UserLevelFactory(config, options);
   switch (config.class_level) {
     case ClassLevel::kNone:
       return below();
@@ -353,9 +383,14 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
 absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {
   absl::Status status = ValidatePolicyTreeConfig(config);
   if (!status.ok()) return status;
-  return PolicyFactory([config]() -> std::unique_ptr<Policy> {
-    return std::make_unique<TreePolicy>(config.name, BuildRoot(config),
-                                        config.workflow_head_start);
+  return PolicyFactory([config](const SchedulerOptions& options) -> std::unique_ptr<Policy> {
+    std::vector<int64_t> class_priorities;
+    for (const WorkClassConfig& c : options.work_classes) {
+      class_priorities.push_back(c.priority);
+    }
+    return std::make_unique<TreePolicy>(config.name, BuildRoot(config, options),
+                                        config.workflow_head_start,
+                                        std::move(class_priorities));
   });
 }
 

@@ -36,7 +36,7 @@ namespace policy_internal {
 namespace {
 
 struct Level {
-  int32_t priority = 0;
+  int64_t priority = 0;
   // Tokens per window and share of the window's tokens; 0 means unlimited.
   int64_t quota = 0;
   double max_share = 0;
@@ -177,7 +177,7 @@ class PriorityNode final : public Node {
   // Ascending key = descending effective priority (see the file comment).
   RunKeyType RunKey(const Entry* e) const {
     if (options_.aging_interval == absl::InfiniteDuration()) {
-      return {-int64_t{e->priority}, e->arrival_time, e->arrival_seq};
+      return {-e->priority, e->arrival_time, e->arrival_seq};
     }
     return {0, e->arrival_time - options_.aging_interval * e->priority,
             e->arrival_seq};
@@ -199,7 +199,7 @@ class PriorityNode final : public Node {
     return AgedPriority(level.priority,
                         std::get<0>(level.oldest.begin()->first));
   }
-  int64_t AgedPriority(int32_t priority, absl::Time arrival) const {
+  int64_t AgedPriority(int64_t priority, absl::Time arrival) const {
     int64_t effective = priority;
     if (options_.aging_interval == absl::InfiniteDuration()) return effective;
     absl::Duration wait = now_ - arrival;
@@ -267,7 +267,7 @@ class PriorityNode final : public Node {
 
   PriorityQuotaOptions options_;
   NodeFactory child_factory_;
-  absl::flat_hash_map<int32_t, LevelQuota> quotas_;
+  absl::flat_hash_map<int64_t, LevelQuota> quotas_;
   // Tokens served in the current window, all levels together.
   int64_t total_in_window_ = 0;
   // Levels in creation order (stable indices).
@@ -276,7 +276,7 @@ class PriorityNode final : public Node {
   std::vector<int32_t> batched_levels_;
   // Running entries, most urgent first (see RunKey).
   absl::btree_map<RunKeyType, Entry*> running_;
-  absl::flat_hash_map<int32_t, int32_t> index_;
+  absl::flat_hash_map<int64_t, int32_t> index_;
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();
   bool child_charges_ = true;

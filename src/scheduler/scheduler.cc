@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
        .num_host_blocks = options.kv.num_host_blocks});
   if (!allocator.ok()) return allocator.status();
   std::unique_ptr<Policy> policy =
-      options.policy_factory ? options.policy_factory() : NewFifoPolicy();
+      options.policy_factory ? options.policy_factory(options) : NewFifoPolicy();
   if (policy == nullptr) {
     return absl::InvalidArgumentError(
         "SchedulerOptions.policy_factory returned null; it must build a policy");
@@ -188,7 +188,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub,
   r.work_class = spec.work_class;
   r.model = spec.model;
   r.parent = spec.parent;
-  r.priority = spec.priority + options_.work_classes[spec.work_class.value()].priority;
+  r.priority = spec.priority;
   r.label = std::move(spec.label);
   r.arrival_seq = next_arrival_seq_++;
   r.arrival_time = spec.arrival_time == absl::InfinitePast()

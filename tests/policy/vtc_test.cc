@@ -23,7 +23,7 @@ using testing_policy::PolicyDriver;
 std::unique_ptr<Policy> MakeVtc(const VtcOptions& options) {
   absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 double Service(const PolicyDriver& d, uint32_t user, const VtcOptions& o) {

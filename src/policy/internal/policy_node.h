@@ -56,7 +56,8 @@ struct alignas(64) Entry {
   mutable int32_t level_slot = -1;
   UserId user;
   WorkClassId work_class;
-  int32_t priority = 0;
+  // The work class's priority plus the request's (RequestView::priority).
+  int64_t priority = 0;
   bool running = false;
   bool declined = false;
   // Removed (terminal) but kept until the next OnServed charges its last step.
