@@ -24,7 +24,9 @@
 // count only service actually received.
 //
 // The standalone "vtc", "priority" and "mlfq" policies are trees of one level
-// over FIFO (or MLFQ alone), so every policy shares one tested engine.
+// over arrival order (or MLFQ alone), so they share this engine and its
+// tests. "fifo" is not a tree (fifo.h): it needs none of the tree's service
+// accounting, and shares only the arrival order with the trees' leaves.
 //
 // Example (the household default, with MLFQ inside each user):
 //   hearth::PolicyTreeConfig tree = hearth::HouseholdTreeConfig();

@@ -1,31 +1,24 @@
-// File: src/policy/policy_tree.cc
+// File: src/policy/tree/tree_policy.cc
 //
-// TreePolicy: the Policy that drives a tree of policy nodes. It keeps one
-// Entry per live request (pooled, so steady-state steps do not allocate),
-// turns Policy events into node calls, and implements the decline protocol
-// by hiding declined entries from the tree until EndAdmission.
+// TreePolicy keeps one Entry per live request (pooled, so steady-state steps
+// do not allocate), turns Policy events into node calls, and implements the
+// decline protocol by hiding declined entries from the tree until
+// EndAdmission.
 
-#include "hearth/policy/policy_tree.h"
+#include "policy/tree/tree_policy.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "hearth/scheduler/scheduler_options.h"
-#include "policy/internal/policy_node.h"
 
-namespace hearth {
+namespace hearth::policy_internal {
 namespace {
-
-using policy_internal::Entry;
-using policy_internal::Node;
-using policy_internal::NodeFactory;
 
 class TreePolicy final : public Policy {
  public:
@@ -64,7 +57,7 @@ class TreePolicy final : public Policy {
     e->arrival_time = request.arrival_time;
     e->waiting_since = now;
     entries_.emplace(request.id, e);
-    root_->AddWaiting(e, /*fresh=*/true);
+    root_->AddWaiting(e, Offer::kArrived);
   }
 
   void OnAdmitted(const RequestView& request, absl::Time now) override {
@@ -88,7 +81,7 @@ class TreePolicy final : public Policy {
     root_->RemoveRunning(e);
     e->running = false;
     e->waiting_since = now;
-    root_->AddWaiting(e, /*fresh=*/true);
+    root_->AddWaiting(e, Offer::kPreempted);
   }
 
   void OnRemoved(const RequestView& request, absl::Time now) override {
@@ -108,43 +101,15 @@ class TreePolicy final : public Policy {
   }
 
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
-    // Plans list mostly the same sequences in the same order step after
-    // step, but not at the same positions: preemptions drop entries, and
-    // admissions and prefill-to-decode moves insert some. Walk last step's
-    // entries alongside this step's, skipping a few dropped ones, so that
-    // only inserted or moved sequences cost a hash lookup.
     served_prev_.swap(served_cache_);
     served_cache_.resize(served.size());
     size_t cursor = 0;
     for (size_t i = 0; i < served.size(); ++i) {
       const ServedTokens& s = served[i];
-      Entry* e = nullptr;
-      for (size_t j = cursor; j < served_prev_.size() && j <= cursor + kLookAhead; ++j) {
-        if (served_prev_[j]->id == s.id) {
-          e = served_prev_[j];
-          cursor = j + 1;
-          break;
-        }
-      }
-      // The loop is bound by memory latency: fetch the next entry early.
-      if (cursor + kPrefetch < served_prev_.size()) {
-        __builtin_prefetch(served_prev_[cursor + kPrefetch]);
-      }
-      if (e == nullptr) e = Find(s.id);
+      Entry* e = FindServed(s.id, &cursor);
       served_cache_[i] = e != nullptr ? e : &unknown_;
       if (e == nullptr || (!e->running && !e->retired)) continue;
-      int32_t prefill = std::max(s.prefill_tokens, 0);
-      int32_t prepaid = std::min(prefill, e->reserved_prefill);
-      e->reserved_prefill -= prepaid;
-      int32_t decode = std::max(s.decode_tokens, 0);
-      // Decoding means the prefill is over: return what was not needed
-      // (e.g. prompt blocks found in the prefix cache).
-      if (decode > 0) Refund(e);
-      if (prefill == 0 && decode == 1) {
-        decode_batch_.push_back(e);
-      } else if (prefill > 0 || decode > 0) {
-        root_->Charge(e, prefill, decode, prepaid);
-      }
+      ChargeServed(e, s);
     }
     root_->ChargeDecodes(decode_batch_);
     decode_batch_.clear();
@@ -172,7 +137,7 @@ class TreePolicy final : public Policy {
   void EndAdmission() override {
     for (Entry* e : declined_) {
       e->declined = false;
-      root_->AddWaiting(e, /*fresh=*/false);
+      root_->AddWaiting(e, Offer::kReoffered);
     }
     declined_.clear();
   }
@@ -214,6 +179,44 @@ class TreePolicy final : public Policy {
     return Find(id);
   }
 
+  // Plans list mostly the same sequences in the same order step after step,
+  // but not at the same positions: preemptions drop entries, and admissions
+  // and prefill-to-decode moves insert some. Walks last step's entries
+  // alongside this step's from `*cursor`, skipping a few dropped ones, so
+  // that only inserted or moved sequences cost a hash lookup.
+  Entry* FindServed(RequestId id, size_t* cursor) {
+    Entry* e = nullptr;
+    for (size_t j = *cursor; j < served_prev_.size() && j <= *cursor + kLookAhead; ++j) {
+      if (served_prev_[j]->id == id) {
+        e = served_prev_[j];
+        *cursor = j + 1;
+        break;
+      }
+    }
+    // The walk is bound by memory latency: fetch the next entry early.
+    if (*cursor + kPrefetch < served_prev_.size()) {
+      __builtin_prefetch(served_prev_[*cursor + kPrefetch]);
+    }
+    return e != nullptr ? e : Find(id);
+  }
+
+  // Settles one served entry's reservation and charges its service: single
+  // decodes go into one batch, everything else at once.
+  void ChargeServed(Entry* e, const ServedTokens& s) {
+    int32_t prefill = std::max(s.prefill_tokens, 0);
+    int32_t prepaid = std::min(prefill, e->reserved_prefill);
+    e->reserved_prefill -= prepaid;
+    int32_t decode = std::max(s.decode_tokens, 0);
+    // Decoding means the prefill is over: return what was not needed
+    // (e.g. prompt blocks found in the prefix cache).
+    if (decode > 0) Refund(e);
+    if (prefill == 0 && decode == 1) {
+      decode_batch_.push_back(e);
+    } else if (prefill > 0 || decode > 0) {
+      root_->Charge(e, prefill, decode, prepaid);
+    }
+  }
+
   // Returns the unserved part of the admission-time prefill reservation.
   void Refund(Entry* e) {
     if (e->reserved_prefill > 0) root_->Reserve(e, -e->reserved_prefill);
@@ -240,12 +243,18 @@ class TreePolicy final : public Policy {
   Entry* Allocate() {
     if (free_.empty()) {
       // Entries come in chunks so that the ones served together sit close.
+      const int32_t first = static_cast<int32_t>(pool_.size()) * kChunk;
       pool_.push_back(std::make_unique<Entry[]>(kChunk));
-      for (int i = kChunk - 1; i >= 0; --i) free_.push_back(&pool_.back()[i]);
+      for (int i = kChunk - 1; i >= 0; --i) {
+        pool_.back()[i].index = first + i;
+        free_.push_back(&pool_.back()[i]);
+      }
     }
     Entry* e = free_.back();
     free_.pop_back();
+    const int32_t index = e->index;
     *e = Entry();
+    e->index = index;
     return e;
   }
 
@@ -276,122 +285,13 @@ class TreePolicy final : public Policy {
   Entry unknown_;
 };
 
-NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
-  if (config.request_level == RequestLevel::kMlfq) {
-    MlfqOptions mlfq = config.mlfq;
-    return [mlfq] { return policy_internal::NewMlfqNode(mlfq); };
-  }
-  return [] { return policy_internal::NewArrivalOrderNode(); };
-}
-
-// A fair-share level keyed by `key`, charging as `vtc` says.
-policy_internal::FairShareParams ShareParams(const VtcOptions& vtc,
-                                             policy_internal::ShareKey key,
-                                             const std::vector<double>& weights) {
-  policy_internal::FairShareParams params;
-  params.key = key;
-  params.prompt_token_weight = vtc.prompt_token_weight;
-  params.decode_token_weight = vtc.decode_token_weight;
-  params.weights = weights;
-  return params;
-}
-
-// Explicit VtcOptions::user_weights win; without them every user weighs
-// what the scheduler's options say (UserConfig::weight).
-std::vector<double> UserWeightsFor(const VtcOptions& vtc,
-                                   const SchedulerOptions& options) {
-  if (!vtc.user_weights.empty()) return vtc.user_weights;
-  std::vector<double> weights;
-  weights.reserve(options.users.size());
-  for (const UserConfig& user : options.users) weights.push_back(user.weight);
-  return weights;
-}
-
-NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
-                             const SchedulerOptions& options) {
-  NodeFactory leaf = RequestLevelFactory(config);
-  if (config.user_level == UserLevel::kNone) return leaf;
-  policy_internal::FairShareParams params =
-      ShareParams(config.vtc, policy_internal::ShareKey::kUser,
-                  UserWeightsFor(config.vtc, options));
-  params.preempt_for_admission = config.vtc.preempt_for_admission;
-  params.admission_preemption_gap = config.vtc.admission_preemption_gap;
-  return [params, leaf] {
-    return policy_internal::NewFairShareNode(params, leaf);
-  };
-}
-
-std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
-                                const SchedulerOptions& options) {
-  NodeFactory below = UserLevelFactory(config, options);
-  switch (config.class_level) {
-    case ClassLevel::kNone:
-      return below();
-    case ClassLevel::kPriority:
-      return policy_internal::NewPriorityNode(config.priority, below);
-    case ClassLevel::kWeightedShares:
-      return policy_internal::NewFairShareNode(
-          ShareParams(config.vtc, policy_internal::ShareKey::kWorkClass, config.class_weights),
-          below);
-  }
-  return below();
-}
-
 }  // namespace
 
-PolicyTreeConfig HouseholdTreeConfig() {
-  PolicyTreeConfig config;
-  config.name = "household";
-  config.class_level = ClassLevel::kPriority;
-  config.user_level = UserLevel::kVtc;
-  config.request_level = RequestLevel::kFifo;
-  return config;
+std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
+                                      absl::Duration head_start,
+                                      std::vector<int64_t> class_priorities) {
+  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start,
+                                      std::move(class_priorities));
 }
 
-absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
-  if (config.name.empty()) {
-    return absl::InvalidArgumentError(
-        "PolicyTreeConfig::name is empty; it must name the policy");
-  }
-  if (config.workflow_head_start < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PolicyTreeConfig::workflow_head_start is ",
-        absl::FormatDuration(config.workflow_head_start),
-        "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
-  }
-  if (config.class_level == ClassLevel::kPriority) {
-    absl::Status status = ValidatePriorityQuotaOptions(config.priority);
-    if (!status.ok()) return status;
-  }
-  if (config.class_level == ClassLevel::kWeightedShares) {
-    absl::Status status = policy_internal::ValidateShareWeights(
-        config.class_weights, "PolicyTreeConfig::class_weights");
-    if (!status.ok()) return status;
-  }
-  if (config.user_level == UserLevel::kVtc ||
-      config.class_level == ClassLevel::kWeightedShares) {
-    absl::Status status = ValidateVtcOptions(config.vtc);
-    if (!status.ok()) return status;
-  }
-  if (config.request_level == RequestLevel::kMlfq) {
-    absl::Status status = ValidateMlfqOptions(config.mlfq);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {
-  absl::Status status = ValidatePolicyTreeConfig(config);
-  if (!status.ok()) return status;
-  return PolicyFactory([config](const SchedulerOptions& options) -> std::unique_ptr<Policy> {
-    std::vector<int64_t> class_priorities;
-    for (const WorkClassConfig& c : options.work_classes) {
-      class_priorities.push_back(c.priority);
-    }
-    return std::make_unique<TreePolicy>(config.name, BuildRoot(config, options),
-                                        config.workflow_head_start,
-                                        std::move(class_priorities));
-  });
-}
-
-}  // namespace hearth
+}  // namespace hearth::policy_internal
