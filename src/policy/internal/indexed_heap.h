@@ -38,6 +38,10 @@ class IndexedHeap {
   // Members in heap order (for visiting all of them; not sorted).
   absl::Span<const T> members() const { return heap_; }
 
+  // Room for `n` members without allocating.
+  int32_t capacity() const { return static_cast<int32_t>(heap_.capacity()); }
+  void Reserve(int32_t n) { heap_.reserve(n); }
+
   // REQUIRES: !Contains(member).
   void Push(T member) {
     positions_.Set(member, size());

@@ -3,11 +3,13 @@
 // Each level holds two indexed heaps of entries: offerable waiting ones,
 // longest waiting on top, and running ones, latest arrival on top. An entry
 // sits in at most one heap of its leaf at a time, so one heap position per
-// slot suffices; heaps re-key in place, so demotions at quantum boundaries
-// (every step, for long jobs) move entries without allocating.
+// slot suffices. Demotions at quantum boundaries (every step, for long jobs)
+// and preemptions move entries between heaps without allocating: heaps grow
+// together with the leaf (see Push).
 
 #include "policy/nodes/mlfq_node.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <tuple>
@@ -55,6 +57,9 @@ struct LaterArrival {
 using WaitingHeap = IndexedHeap<Entry*, LongerWaiting, SlotPositions>;
 using RunningHeap = IndexedHeap<Entry*, LaterArrival, SlotPositions>;
 
+// Room every heap starts with.
+constexpr int32_t kSmallHeap = 64;
+
 class MlfqNode final : public Node {
  public:
   MlfqNode(const MlfqOptions& options, std::shared_ptr<MlfqSlots> slots)
@@ -65,12 +70,14 @@ class MlfqNode final : public Node {
       quantum *= 2;
       waiting_.emplace_back(LongerWaiting{}, SlotPositions{slots_.get()});
       running_.emplace_back(LaterArrival{}, SlotPositions{slots_.get()});
+      waiting_.back().Reserve(kSmallHeap);
+      running_.back().Reserve(kSmallHeap);
     }
   }
 
   void AddWaiting(Entry* e, Offer why) override {
     if (why == Offer::kArrived) SkipJoin(e);
-    waiting_[Slot(e).level].Push(e);
+    Push(waiting_[Slot(e).level], e);
   }
   void RemoveWaiting(Entry* e, bool for_good) override {
     if (!e->declined) waiting_[Slot(e).level].Erase(e);
@@ -79,7 +86,7 @@ class MlfqNode final : public Node {
     MlfqSlot& slot = Slot(e);
     slot.promoted = false;
     slot.demoted_while_running = false;
-    running_[slot.level].Push(e);
+    Push(running_[slot.level], e);
   }
   void RemoveRunning(Entry* e) override { running_[Slot(e).level].Erase(e); }
 
@@ -138,6 +145,30 @@ class MlfqNode final : public Node {
  private:
   MlfqSlot& Slot(const Entry* e) const { return (*slots_)[e->index]; }
 
+  // A full heap makes every heap of the leaf room for twice the leaf's
+  // entries: a heap never holds more than the leaf, so the leaf allocates
+  // only when it reaches a new size, however its entries move between levels.
+  template <typename Heap>
+  void Push(Heap& heap, Entry* e) {
+    if (heap.size() == heap.capacity()) ReserveAll(2 * std::max(Entries(), kSmallHeap));
+    heap.Push(e);
+  }
+
+  // Entries in the leaf's heaps (hidden ones aside).
+  int32_t Entries() const {
+    int32_t n = 0;
+    for (int32_t level = 0; level < options_.num_levels; ++level) {
+      n += waiting_[level].size() + running_[level].size();
+    }
+    return n;
+  }
+  void ReserveAll(int32_t n) {
+    for (int32_t level = 0; level < options_.num_levels; ++level) {
+      waiting_[level].Reserve(n);
+      running_[level].Reserve(n);
+    }
+  }
+
   // Each level is ordered by waiting time, so only its head can be starving.
   void PromoteStarving(int32_t level, absl::Time now) {
     WaitingHeap& queue = waiting_[level];
@@ -149,7 +180,7 @@ class MlfqNode final : public Node {
       slot.level = 0;
       slot.served = 0;
       slot.promoted = true;
-      waiting_[0].Push(head);
+      Push(waiting_[0], head);
     }
   }
 
@@ -195,7 +226,7 @@ class MlfqNode final : public Node {
     slot.served = 0;
     if (e->running) {
       slot.demoted_while_running = true;
-      running_[slot.level].Push(e);
+      Push(running_[slot.level], e);
     }
   }
 
