@@ -126,6 +126,25 @@ TEST_CASE("policy contract: names reported and unknown names rejected",
   CHECK(std::string(bad.status().message()).find("num_levels") != std::string::npos);
 }
 
+TEST_CASE("policy contract: reclaim and class-limit victims default to the "
+          "core's order",
+          "[policy][contract]") {
+  std::vector<RequestView> borrowers(3);
+  for (int i = 0; i < 3; ++i) borrowers[i].id = RequestId(10 + i);
+  RequestView beneficiary;
+  beneficiary.id = RequestId(1);
+  for (const auto& [name, factory] : AllPolicies()) {
+    INFO("policy " << name);
+    std::unique_ptr<Policy> p = factory(SchedulerOptions{});
+    // The newest borrower (listed last) is reclaimed first; none without
+    // borrowers.
+    CHECK(p->PickReclaimVictim(beneficiary, borrowers) == RequestId(12));
+    CHECK_FALSE(p->PickReclaimVictim(beneficiary, {}).valid());
+    // Within a hard class budget the beneficiary yields itself.
+    CHECK(p->PickClassLimitVictim(beneficiary) == beneficiary.id);
+  }
+}
+
 TEST_CASE("policy contract: unknown ids and out-of-order events are ignored",
           "[policy][contract]") {
   for (const auto& [name, factory] : AllPolicies()) {
