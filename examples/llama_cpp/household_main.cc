@@ -103,7 +103,6 @@ absl::Status RunPolicy(const std::string& policy, llama_model* model) {
   lc::LlamaEngineOptions options;
   options.scheduler = HouseholdOptions();
   hearth::PolicyConfig config;
-  config.vtc.user_weights = hearth::UserWeights(options.scheduler.users);
   absl::StatusOr<hearth::PolicyFactory> factory = hearth::MakePolicyFactory(policy, config);
   if (!factory.ok()) return factory.status();
   options.scheduler.policy_factory = *factory;

@@ -1,39 +1,40 @@
+// File: src/policy/fifo.cc
+//
+// The standalone FIFO policy: arrival order (arrival_order_queue.h) keyed by
+// arrival sequence, without the bookkeeping of a policy tree (no entries, no
+// service accounting), since FIFO ranks by nothing that service changes.
+
 #include "hearth/policy/fifo.h"
 
 #include <cstdint>
-#include <iterator>
+#include <memory>
 #include <optional>
-#include <utility>
-#include <vector>
 
-#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "policy/internal/arrival_order_queue.h"
 
 namespace hearth {
 namespace {
 
-// Ranks by arrival sequence: earlier is higher. Waiting and running requests
-// live in ordered maps keyed by arrival_seq, so every event is O(log n) and
-// the next candidate is the first entry not declined this step.
 class FifoPolicy final : public Policy {
  public:
   std::string_view name() const override { return "fifo"; }
 
   void OnArrival(const RequestView& r, absl::Time) override {
     seq_of_[r.id] = r.arrival_seq;
-    waiting_.emplace(r.arrival_seq, r.id);
+    queue_.AddWaiting(r.arrival_seq, r.id);
   }
   void OnAdmitted(const RequestView& r, absl::Time) override {
-    waiting_.erase(r.arrival_seq);
-    running_.emplace(r.arrival_seq, r.id);
+    queue_.RemoveWaiting(r.arrival_seq);
+    queue_.AddRunning(r.arrival_seq, r.id);
   }
   void OnPreempted(const RequestView& r, absl::Time) override {
-    running_.erase(r.arrival_seq);
-    waiting_.emplace(r.arrival_seq, r.id);
+    queue_.RemoveRunning(r.arrival_seq);
+    queue_.AddWaiting(r.arrival_seq, r.id);
   }
   void OnRemoved(const RequestView& r, absl::Time) override {
-    waiting_.erase(r.arrival_seq);
-    running_.erase(r.arrival_seq);
+    queue_.RemoveWaiting(r.arrival_seq);
+    queue_.RemoveRunning(r.arrival_seq);
     seq_of_.erase(r.id);
   }
   void OnServed(absl::Span<const ServedTokens>, absl::Time) override {}
@@ -42,10 +43,9 @@ class FifoPolicy final : public Policy {
   RequestId NextAdmission() override {
     // Candidates come in arrival order, so everything up to the last declined
     // one has been offered: resume after it. (No stored iterator: admissions
-    // erase from `waiting_` between calls.)
-    auto it = declined_up_to_.has_value() ? waiting_.upper_bound(*declined_up_to_)
-                                          : waiting_.begin();
-    return it == waiting_.end() ? RequestId() : it->second;
+    // erase from the queue between calls.)
+    return declined_up_to_.has_value() ? queue_.FirstWaitingAfter(*declined_up_to_)
+                                       : queue_.FirstWaiting();
   }
   void Decline(RequestId id) override {
     auto it = seq_of_.find(id);
@@ -53,20 +53,17 @@ class FifoPolicy final : public Policy {
   }
   void EndAdmission() override { declined_up_to_.reset(); }
 
+  // Only a running request may displace, and only the latest arrival, if it
+  // arrived after the beneficiary; else the beneficiary yields itself.
   RequestId PickVictim(RequestId beneficiary, bool beneficiary_running) override {
-    if (!beneficiary_running || running_.empty()) return RequestId();
+    if (!beneficiary_running) return RequestId();
     auto it = seq_of_.find(beneficiary);
     const uint64_t own = it == seq_of_.end() ? 0 : it->second;
-    // The latest arrival runs last in FIFO order; preempt it if it arrived
-    // after the beneficiary, else the beneficiary yields itself.
-    auto last = std::prev(running_.end());
-    if (last->first > own) return last->second;
-    return RequestId();
+    return queue_.LatestRunningAfter(own);
   }
 
  private:
-  absl::btree_map<uint64_t, RequestId> waiting_;
-  absl::btree_map<uint64_t, RequestId> running_;
+  policy_internal::ArrivalOrderQueue<uint64_t, RequestId> queue_;
   absl::flat_hash_map<RequestId, uint64_t> seq_of_;
   std::optional<uint64_t> declined_up_to_;
 };

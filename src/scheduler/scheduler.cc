@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
        .num_host_blocks = options.kv.num_host_blocks});
   if (!allocator.ok()) return allocator.status();
   std::unique_ptr<Policy> policy =
-      options.policy_factory ? options.policy_factory() : NewFifoPolicy();
+      options.policy_factory ? options.policy_factory(options) : NewFifoPolicy();
   if (policy == nullptr) {
     return absl::InvalidArgumentError(
         "SchedulerOptions.policy_factory returned null; it must build a policy");

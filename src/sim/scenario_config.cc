@@ -246,7 +246,6 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
                           r.Number(*p, "vtc_decode_weight", "policy", 2.0, 0, 1e6));
   HEARTH_ASSIGN_OR_RETURN(pc.vtc.preempt_for_admission,
                           r.Bool(*p, "vtc_preempt", "policy", false));
-  pc.vtc.user_weights = UserWeights(s.scheduler.users);
   HEARTH_ASSIGN_OR_RETURN(pc.priority.aging_interval,
                           r.Seconds(*p, "aging_s", "policy", absl::Seconds(30)));
   HEARTH_ASSIGN_OR_RETURN(pc.priority.quota_window,

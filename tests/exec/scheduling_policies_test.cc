@@ -57,7 +57,6 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
       GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
   SchedulerOptions o = PolicyOptions(mode);
   PolicyConfig config;
-  config.vtc.user_weights = UserWeights(o.users);
   config.vtc.preempt_for_admission = true;
   config.mlfq.base_quantum = 4.0;
   config.mlfq.num_levels = 4;

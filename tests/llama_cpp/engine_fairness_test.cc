@@ -49,7 +49,6 @@ FloodRun RunFlood(const testing::TinyLlama& tiny, const std::string& policy) {
   options.scheduler.users = {{"flood", 1.0}, {"alice", 1.0}, {"bob", 1.0}};
   if (policy != "fifo") {
     PolicyConfig config;
-    config.vtc.user_weights = UserWeights(options.scheduler.users);
     auto factory = MakePolicyFactory(policy, config);
     REQUIRE(factory.ok());
     options.scheduler.policy_factory = *factory;

@@ -21,7 +21,7 @@ using testing_policy::PolicyDriver;
 std::unique_ptr<Policy> MakeMlfq(const MlfqOptions& options) {
   absl::StatusOr<PolicyFactory> factory = MlfqPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 TEST_CASE("mlfq: short jobs arriving after a long one finish first",

@@ -65,7 +65,7 @@ std::unique_ptr<PolicyDriver> RandomRun(const PolicyFactory& factory,
   machine.decline_probability = 0.2;
   machine.cancel_probability = 0.05;
   machine.seed = seed;
-  auto d = std::make_unique<PolicyDriver>(factory(), machine);
+  auto d = std::make_unique<PolicyDriver>(factory(SchedulerOptions{}), machine);
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 300; ++i) {
     int64_t at = std::uniform_int_distribution<int64_t>(0, 400)(rng);
@@ -110,7 +110,7 @@ TEST_CASE("policy contract: names reported and unknown names rejected",
   for (std::string_view name : KnownPolicyNames()) {
     absl::StatusOr<PolicyFactory> f = MakePolicyFactory(name, config);
     REQUIRE(f.ok());
-    CHECK((*f)()->name() == name);
+    CHECK((*f)(SchedulerOptions{})->name() == name);
   }
   absl::StatusOr<PolicyFactory> unknown = MakePolicyFactory("lottery", config);
   REQUIRE_FALSE(unknown.ok());
@@ -126,11 +126,30 @@ TEST_CASE("policy contract: names reported and unknown names rejected",
   CHECK(std::string(bad.status().message()).find("num_levels") != std::string::npos);
 }
 
+TEST_CASE("policy contract: reclaim and class-limit victims default to the "
+          "core's order",
+          "[policy][contract]") {
+  std::vector<RequestView> borrowers(3);
+  for (int i = 0; i < 3; ++i) borrowers[i].id = RequestId(10 + i);
+  RequestView beneficiary;
+  beneficiary.id = RequestId(1);
+  for (const auto& [name, factory] : AllPolicies()) {
+    INFO("policy " << name);
+    std::unique_ptr<Policy> p = factory(SchedulerOptions{});
+    // The newest borrower (listed last) is reclaimed first; none without
+    // borrowers.
+    CHECK(p->PickReclaimVictim(beneficiary, borrowers) == RequestId(12));
+    CHECK_FALSE(p->PickReclaimVictim(beneficiary, {}).valid());
+    // Within a hard class budget the beneficiary yields itself.
+    CHECK(p->PickClassLimitVictim(beneficiary) == beneficiary.id);
+  }
+}
+
 TEST_CASE("policy contract: unknown ids and out-of-order events are ignored",
           "[policy][contract]") {
   for (const auto& [name, factory] : AllPolicies()) {
     INFO("policy " << name);
-    std::unique_ptr<Policy> p = factory();
+    std::unique_ptr<Policy> p = factory(SchedulerOptions{});
     RequestView v;
     v.id = RequestId(5);
     v.prompt_tokens = 10;

@@ -32,6 +32,7 @@
 #include "hearth/policy/policy.h"
 #include "hearth/policy/policy_tree.h"
 #include "hearth/request/request_view.h"
+#include "hearth/scheduler/scheduler_options.h"
 
 namespace hearth::testing_policy {
 
@@ -371,7 +372,7 @@ inline std::unique_ptr<Policy> MakeArrivalOrder() {
   tree.user_level = UserLevel::kNone;
   absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 }  // namespace hearth::testing_policy

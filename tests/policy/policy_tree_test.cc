@@ -20,7 +20,7 @@ using testing_policy::PolicyDriver;
 std::unique_ptr<Policy> Make(const PolicyTreeConfig& config) {
   absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(config);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 double Weighted(const PolicyDriver& d, uint32_t user) {

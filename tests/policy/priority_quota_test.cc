@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -25,7 +26,7 @@ constexpr int32_t kMaintenance = 0;
 std::unique_ptr<Policy> MakePriority(const PriorityQuotaOptions& options) {
   absl::StatusOr<PolicyFactory> factory = PriorityQuotaPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 DriverOptions SmallMachine() {
@@ -247,6 +248,34 @@ TEST_CASE("priority: options are validated", "[policy][priority]") {
   o.aging_interval = absl::Seconds(1);
   o.quota_window = absl::InfiniteDuration();
   CHECK_FALSE(ValidatePriorityQuotaOptions(o).ok());
+}
+
+
+TEST_CASE("priority: class and request priorities add without overflow",
+          "[policy][priority]") {
+  // Each sum below is beyond int32: folded in 32 bits, the most urgent
+  // request would wrap around to the least urgent.
+  constexpr int32_t kHuge = 2'000'000'000;
+  SchedulerOptions scheduler;
+  scheduler.work_classes = {{.name = "urgent", .priority = kHuge},
+                            {.name = "plain", .priority = 0},
+                            {.name = "sunk", .priority = -kHuge}};
+  PriorityQuotaOptions options;
+  options.aging_interval =
+      GENERATE(absl::InfiniteDuration(), absl::Seconds(30));
+  absl::StatusOr<PolicyFactory> factory = PriorityQuotaPolicyFactory(options);
+  REQUIRE(factory.ok());
+  DriverOptions machine = SmallMachine();
+  machine.max_running = 1;
+  PolicyDriver d((*factory)(scheduler), machine);
+  RequestId lowest = d.Add(0, 16, 1, 0, -kHuge, /*work_class=*/2);
+  RequestId middle = d.Add(0, 16, 1, 0, kHuge, /*work_class=*/1);
+  RequestId highest = d.Add(0, 16, 1, 0, kHuge, /*work_class=*/0);
+  std::vector<RequestId> order;
+  d.set_on_admit([&](RequestId id) { order.push_back(id); });
+  d.Run(20);
+  CHECK(order == std::vector<RequestId>{highest, middle, lowest});
+  CHECK(d.errors().empty());
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST_CASE("scheduler+vtc: two backlogged users stay within the bound",
   int64_t gap = TwoUserGap(*VtcPolicyFactory(vtc));
   INFO("vtc gap " << gap << " bound " << bound);
   CHECK(gap <= bound);
-  int64_t fifo_gap = TwoUserGap([] { return NewFifoPolicy(); });
+  int64_t fifo_gap = TwoUserGap([](const SchedulerOptions&) { return NewFifoPolicy(); });
   INFO("fifo gap " << fifo_gap);
   CHECK(fifo_gap > bound);
 }
@@ -164,7 +164,7 @@ TEST_CASE("scheduler+mlfq: short jobs submitted after a long one finish first",
   };
   bool mlfq_first = false, fifo_first = true;
   run(*MlfqPolicyFactory(MlfqOptions{}), &mlfq_first);
-  run([] { return NewFifoPolicy(); }, &fifo_first);
+  run([](const SchedulerOptions&) { return NewFifoPolicy(); }, &fifo_first);
   CHECK(mlfq_first);
   CHECK_FALSE(fifo_first);
 }

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "hearth/policy/policy_tree.h"
 #include "hearth/policy/vtc.h"
 #include "policy_driver.h"
@@ -23,7 +24,7 @@ using testing_policy::PolicyDriver;
 std::unique_ptr<Policy> MakeVtc(const VtcOptions& options) {
   absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)();
+  return (*factory)(SchedulerOptions{});
 }
 
 double Service(const PolicyDriver& d, uint32_t user, const VtcOptions& o) {
@@ -184,16 +185,36 @@ TEST_CASE("vtc: a returning idle user gets no catch-up burst (lift)",
   CHECK(d.errors().empty());
 }
 
+// The weights come from VtcOptions, from the scheduler's UserConfig, or from
+// both, where VtcOptions wins.
+enum class WeightSource { kVtcOptions, kSchedulerOptions, kBoth };
+
 TEST_CASE("vtc: weights 1:2:3:4 give shares within 5%", "[policy][vtc]") {
   uint64_t seed = GENERATE(21, 22);
+  const WeightSource source = GENERATE(WeightSource::kVtcOptions,
+                                       WeightSource::kSchedulerOptions,
+                                       WeightSource::kBoth);
+  const std::vector<double> want_weights = {1, 2, 3, 4};
   VtcOptions o;
-  o.user_weights = {1, 2, 3, 4};
+  SchedulerOptions scheduler;
+  if (source != WeightSource::kVtcOptions) {
+    const std::vector<double> users = source == WeightSource::kBoth
+                                          ? std::vector<double>{4, 3, 2, 1}
+                                          : want_weights;
+    scheduler.users.clear();
+    for (double w : users) {
+      scheduler.users.push_back({.name = absl::StrCat("u", w), .weight = w});
+    }
+  }
+  if (source != WeightSource::kSchedulerOptions) o.user_weights = want_weights;
+  absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(o);
+  REQUIRE(factory.ok());
   DriverOptions d_options;
   d_options.max_running = 8;
   d_options.token_budget = 256;
   d_options.max_chunk = 128;
   d_options.seed = seed;
-  PolicyDriver d(MakeVtc(o), d_options);
+  PolicyDriver d((*factory)(scheduler), d_options);
   std::vector<SizeRange> same(4, SizeRange{32, 256, 16, 128});
   Backlog(d, same, 500, seed);
   for (int i = 0; i < 6000; ++i) {
@@ -206,7 +227,7 @@ TEST_CASE("vtc: weights 1:2:3:4 give shares within 5%", "[policy][vtc]") {
   for (uint32_t u = 0; u < 4; ++u) total += Service(d, u, o);
   for (uint32_t u = 0; u < 4; ++u) {
     double share = Service(d, u, o) / total;
-    double want = o.user_weights[u] / 10.0;
+    double want = want_weights[u] / 10.0;
     INFO("user " << u << " share " << share << " want " << want);
     CHECK(std::abs(share / want - 1) <= 0.05);
   }

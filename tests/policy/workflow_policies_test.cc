@@ -116,7 +116,7 @@ TEST_CASE("workflow: the next call of a running workflow goes ahead of work "
   CHECK(call.overtaken == 0);
   // Plain FIFO ranks calls, not workflows: the next call queues behind
   // everything that arrived while its parent ran.
-  NextCall fifo = RunWorkflowUnderFlood([] { return NewFifoPolicy(); }, 16, 12);
+  NextCall fifo = RunWorkflowUnderFlood([](const SchedulerOptions&) { return NewFifoPolicy(); }, 16, 12);
   INFO("fifo overtaken " << fifo.overtaken);
   CHECK(fifo.overtaken >= 10);
 }
@@ -187,7 +187,7 @@ TEST_CASE("workflow: under MLFQ a short next call outranks long background "
     // At most until one running background job ends.
     CHECK(call.waited_steps <= 45);
   }
-  NextCall fifo = RunWorkflowUnderFlood([] { return NewFifoPolicy(); }, 300, 40);
+  NextCall fifo = RunWorkflowUnderFlood([](const SchedulerOptions&) { return NewFifoPolicy(); }, 300, 40);
   CHECK(fifo.overtaken >= 10);
 }
 

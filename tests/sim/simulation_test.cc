@@ -121,7 +121,6 @@ TEST_CASE("every registered policy runs the household to completion",
   const Workload w = House(3);
   for (std::string_view name : KnownPolicyNames()) {
     PolicyConfig pc;
-    pc.vtc.user_weights = UserWeights(o.scheduler.users);
     auto f = MakePolicyFactory(name, pc);
     REQUIRE(f.ok());
     o.scheduler.policy_factory = *f;

@@ -5,8 +5,8 @@
 // waiting one, and on memory shortage preempts the latest arrival first (as
 // vLLM does). The baseline every other policy is measured against. It ranks
 // calls, not agent workflows: a workflow's next call queues behind everything
-// that arrived before it (the tree policies' FIFO leaf gives it a head start;
-// PolicyTreeConfig::workflow_head_start).
+// that arrived before it (the tree policies' arrival-order leaf gives it a
+// head start; PolicyTreeConfig::workflow_head_start).
 
 #ifndef HEARTH_POLICY_FIFO_H_
 #define HEARTH_POLICY_FIFO_H_

@@ -32,7 +32,8 @@
 // short next call outranks demoted long background work.
 //
 // Cost: O(levels + log n) per decision and per event; OnServed is O(1) per
-// entry plus O(log n) for each demotion.
+// entry plus O(log n) for each demotion, with no allocation per step once
+// the largest number of live requests has been seen.
 //
 // Example:
 //   hearth::MlfqOptions m;

@@ -1,9 +1,12 @@
 // File: hearth/policy/policy.h
 //
 // `Policy` is the one seam where ordering decisions live: which waiting
-// request to admit next and which running request to preempt. The scheduler
-// core owns all state and validates every decision against the token budget,
-// the sequence cap and free KV blocks; a policy only ranks.
+// request to admit next, and which running request yields when memory or a
+// limit is short (for a beneficiary's growth or admission, to reclaim
+// borrowed class capacity, or within a class's hard KV budget). The scheduler
+// core owns all state, decides which requests are eligible, and validates
+// every decision against the token budget, the sequence cap, class limits and
+// free KV blocks; a policy only ranks.
 //
 // A policy learns about requests through events and keeps its own incremental
 // structures (queues, heaps keyed by counters), so that a step costs
@@ -21,7 +24,9 @@
 //
 // Example (a policy of one's own):
 //   class Newest : public hearth::Policy { ... };
-//   options.policy_factory = [] { return std::make_unique<Newest>(); };
+//   options.policy_factory = [](const hearth::SchedulerOptions&) {
+//     return std::make_unique<Newest>();
+//   };
 
 #ifndef HEARTH_POLICY_POLICY_H_
 #define HEARTH_POLICY_POLICY_H_
@@ -95,30 +100,42 @@ class Policy {
   virtual RequestId PickVictim(RequestId beneficiary,
                                bool beneficiary_running) = 0;
 
-  // Borrowed capacity is reclaimed before PickVictim is asked. `borrowers`
-  // are the running requests the core may reclaim for `beneficiary`, oldest
-  // borrower first. Returns one of their ids, or an invalid id for none.
-  // Default: the newest borrower.
+  // Borrowed capacity (requests running beyond their class's limits, see
+  // WorkClassConfig::borrow) is reclaimed before PickVictim is asked.
+  // `borrowers` lists the running requests the core may reclaim for
+  // `beneficiary` (each of a class still over its limits, of another class
+  // than the beneficiary's, not preempted too often already), in the order
+  // they started borrowing, oldest first. Returns one of their ids, or an
+  // invalid id to reclaim none. Default: the newest borrower.
   virtual RequestId PickReclaimVictim(const RequestView& beneficiary,
-                                      absl::Span<const RequestView> borrowers) {
-    return borrowers.empty() ? RequestId() : borrowers.back().id;
-  }
-  // A request of a hard-budget class cannot grow within the budget: the
-  // running request of its class that yields. Default: the beneficiary.
-  virtual RequestId PickClassLimitVictim(const RequestView& beneficiary) {
-    return beneficiary.id;
-  }
+                                      absl::Span<const RequestView> borrowers);
+
+  // A running request of a class with a hard KV budget (borrow = false)
+  // needs to grow and its class has no room left. Returns the running
+  // request of the same class that yields its blocks; the core validates
+  // the choice and falls back to the beneficiary. Default: the beneficiary
+  // itself (growth within a hard budget is reserved at admission, so a
+  // class's sequences never preempt each other by default).
+  virtual RequestId PickClassLimitVictim(const RequestView& beneficiary);
 };
 
 // How much earlier than its arrival the arrival-ordered policies rank a call
 // of a running agent workflow (PolicyTreeConfig::workflow_head_start), by
-// default: longer than an agent's usual tool time between calls, short
-// enough that the household evening at 90% load keeps FIFO's throughput (an
-// unbounded head start cost 3% of it by promoting long chat histories).
+// default: longer than an agent's usual tool time between calls, so a running
+// agent's next call goes ahead of work that arrived meanwhile; bounded, so
+// that long-lived chat histories do not outrank everything behind them and
+// throughput stays that of FIFO.
 inline constexpr absl::Duration kDefaultWorkflowHeadStart = absl::Seconds(30);
 
-// Builds a fresh policy for one scheduler. Called once per Scheduler.
-using PolicyFactory = std::function<std::unique_ptr<Policy>()>;
+struct SchedulerOptions;
+
+// Builds a fresh policy for one scheduler. Called once per Scheduler, from
+// Scheduler::Create, with the scheduler's options: a policy reads what it
+// needs from them (user weights, work-class priorities) instead of the host
+// copying it into the policy's configuration. The reference is valid only
+// during the call; a policy copies what it keeps.
+using PolicyFactory =
+    std::function<std::unique_ptr<Policy>(const SchedulerOptions&)>;
 
 }  // namespace hearth
 

@@ -12,8 +12,7 @@
 //                (policy_tree.h)
 //
 // Example:
-//   hearth::PolicyConfig config;
-//   config.vtc.user_weights = hearth::UserWeights(options.users);
+//   hearth::PolicyConfig config;   // user weights come from options.users
 //   absl::StatusOr<hearth::PolicyFactory> factory =
 //       hearth::MakePolicyFactory("vtc", config);
 //   if (!factory.ok()) return factory.status();
@@ -31,7 +30,6 @@
 #include "hearth/policy/policy_tree.h"
 #include "hearth/policy/priority_quota.h"
 #include "hearth/policy/vtc.h"
-#include "hearth/scheduler/scheduler_options.h"
 
 namespace hearth {
 
@@ -59,9 +57,6 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
 
 // The names MakePolicyFactory() accepts, in the order listed above.
 std::vector<std::string_view> KnownPolicyNames();
-
-// Per-user weights in UserId order, as VtcOptions::user_weights expects.
-std::vector<double> UserWeights(const std::vector<UserConfig>& users);
 
 }  // namespace hearth
 

@@ -2,8 +2,8 @@
 //
 // A policy tree composes the three orderings Hearth knows into one Policy:
 //
-//   class level    priority with quota and aging (groups by
-//                  RequestView::priority), or weighted fair shares between
+//   class level    priority with quota and aging (groups by class plus
+//                  request priority), or weighted fair shares between
 //                  work classes, or none
 //     user level   Virtual Token Counter between users, or none
 //       request    FIFO or MLFQ among one user's requests of one class
@@ -24,7 +24,9 @@
 // count only service actually received.
 //
 // The standalone "vtc", "priority" and "mlfq" policies are trees of one level
-// over FIFO (or MLFQ alone), so every policy shares one tested engine.
+// over arrival order (or MLFQ alone), so they share this engine and its
+// tests. "fifo" is not a tree (fifo.h): it needs none of the tree's service
+// accounting, and shares only the arrival order with the trees' leaves.
 //
 // Example (the household default, with MLFQ inside each user):
 //   hearth::PolicyTreeConfig tree = hearth::HouseholdTreeConfig();
@@ -49,7 +51,8 @@ namespace hearth {
 enum class ClassLevel {
   // No class level: all requests form one group.
   kNone,
-  // Groups by RequestView::priority; PriorityQuotaOptions apply.
+  // Groups by WorkClassConfig::priority + RequestView::priority;
+  // PriorityQuotaOptions apply.
   kPriority,
   // Groups by work class; fair shares by `class_weights` (a VTC between
   // classes, charged with the VTC token weights).

@@ -2,8 +2,9 @@
 //
 // Priority levels with per-level token quotas and aging.
 //
-// A request's level is RequestView::priority (higher is more urgent; the core
-// folds the work class's priority into it). Admission offers the waiting
+// A request's level is its work class's priority (WorkClassConfig::priority,
+// from the scheduler's options) plus its own (RequestView::priority), summed
+// in 64 bits; higher is more urgent. Admission offers the waiting
 // request with the highest effective priority
 //     effective = priority + floor((now - arrival_time) / aging_interval),
 // ties going to the earlier arrival. A level that has served its quota in
@@ -53,7 +54,8 @@
 namespace hearth {
 
 struct LevelQuota {
-  // The priority value the quota applies to. Unique within `quotas`.
+  // The level (class plus request priority) the quota applies to. Unique
+  // within `quotas`.
   int32_t priority = 0;
   // Tokens (prefill plus decode) the level may be served per window before it
   // yields to levels within their quota. Must be >= 0; 0 means no token cap.

@@ -58,8 +58,10 @@ struct VtcOptions {
   double prompt_token_weight = 1.0;
   // w_q: counter charge per decoded token. Must be >= 0 and finite.
   double decode_token_weight = 2.0;
-  // Share weight per user, indexed by UserId::value(); users beyond the end
-  // weigh 1. Each must be > 0 and finite. A user of weight 2 is charged half.
+  // Share weight per user, indexed by UserId::value(). A user of weight 2 is
+  // charged half. Empty (the default): each user weighs its UserConfig::weight
+  // from the scheduler's options. Non-empty: these weights win over the
+  // options, and users beyond the end weigh 1. Each must be > 0 and finite.
   std::vector<double> user_weights;
   // Whether a waiting request may preempt a running request of a user whose
   // counter is larger by more than `admission_preemption_gap` (see the file

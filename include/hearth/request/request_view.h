@@ -32,8 +32,9 @@ struct RequestView {
   uint64_t workflow_arrival_seq = 0;
   absl::Time workflow_arrival_time = absl::InfinitePast();
   int32_t workflow_depth = 0;
-  // Effective priority: RequestSpec::priority plus the priority of the
-  // request's work class (WorkClassConfig::priority).
+  // RequestSpec::priority as submitted. Policies that rank by priority add
+  // the work class's priority (WorkClassConfig::priority) themselves, in 64
+  // bits, so that the sum of two large values cannot overflow.
   int32_t priority = 0;
   RequestPhase phase = RequestPhase::kQueued;
 

@@ -86,7 +86,8 @@ struct UserConfig {
 struct WorkClassConfig {
   // Unique, non-empty.
   std::string name = "default";
-  // Higher is more urgent. Folded into RequestView::priority for policies.
+  // Higher is more urgent. Priority-ranking policies add it to each request's
+  // RequestSpec::priority (see RequestView::priority).
   int32_t priority = 0;
   // Sequences of this class running at once; 0 means no cap. Must be >= 0.
   int32_t max_running = 0;

@@ -1,8 +1,4 @@
-// File: src/policy/priority_quota.cc
-//
-// Priority levels with token quotas and aging, as a policy-tree node that
-// groups requests by RequestView::priority, and the standalone "priority"
-// policy (this node over FIFO leaves).
+// File: src/policy/nodes/priority_node.cc
 //
 // Each level keeps its offerable entries ordered by arrival time, so its
 // head is its oldest entry and carries the level's largest effective
@@ -14,10 +10,10 @@
 // instant: the running set is one ordered map, and its last entry is the
 // least urgent running request.
 
-#include "hearth/policy/priority_quota.h"
+#include "policy/nodes/priority_node.h"
 
 #include <algorithm>
-#include <limits>
+#include <cstdint>
 #include <memory>
 #include <tuple>
 #include <utility>
@@ -25,18 +21,12 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "hearth/policy/policy_tree.h"
-#include "policy/internal/policy_node.h"
 
-namespace hearth {
-namespace policy_internal {
+namespace hearth::policy_internal {
 namespace {
 
 struct Level {
-  int32_t priority = 0;
+  int64_t priority = 0;
   // Tokens per window and share of the window's tokens; 0 means unlimited.
   int64_t quota = 0;
   double max_share = 0;
@@ -56,10 +46,10 @@ class PriorityNode final : public Node {
     has_quotas_ = !options.quotas.empty();
   }
 
-  void AddWaiting(Entry* e, bool fresh) override {
+  void AddWaiting(Entry* e, Offer why) override {
     Level& level = LevelOf(e);
     level.oldest.emplace(OldKey(e), e);
-    level.child->AddWaiting(e, fresh);
+    level.child->AddWaiting(e, why);
   }
   void RemoveWaiting(Entry* e, bool for_good) override {
     Level& level = LevelOf(e);
@@ -177,7 +167,7 @@ class PriorityNode final : public Node {
   // Ascending key = descending effective priority (see the file comment).
   RunKeyType RunKey(const Entry* e) const {
     if (options_.aging_interval == absl::InfiniteDuration()) {
-      return {-int64_t{e->priority}, e->arrival_time, e->arrival_seq};
+      return {-e->priority, e->arrival_time, e->arrival_seq};
     }
     return {0, e->arrival_time - options_.aging_interval * e->priority,
             e->arrival_seq};
@@ -193,13 +183,12 @@ class PriorityNode final : public Node {
     return std::get<1>(kv) - std::get<1>(kb) >= options_.aging_interval;
   }
 
-
   // priority + floor(wait of the level's oldest / aging_interval), saturated.
   int64_t Effective(const Level& level) const {
     return AgedPriority(level.priority,
                         std::get<0>(level.oldest.begin()->first));
   }
-  int64_t AgedPriority(int32_t priority, absl::Time arrival) const {
+  int64_t AgedPriority(int64_t priority, absl::Time arrival) const {
     int64_t effective = priority;
     if (options_.aging_interval == absl::InfiniteDuration()) return effective;
     absl::Duration wait = now_ - arrival;
@@ -267,7 +256,7 @@ class PriorityNode final : public Node {
 
   PriorityQuotaOptions options_;
   NodeFactory child_factory_;
-  absl::flat_hash_map<int32_t, LevelQuota> quotas_;
+  absl::flat_hash_map<int64_t, LevelQuota> quotas_;
   // Tokens served in the current window, all levels together.
   int64_t total_in_window_ = 0;
   // Levels in creation order (stable indices).
@@ -276,7 +265,7 @@ class PriorityNode final : public Node {
   std::vector<int32_t> batched_levels_;
   // Running entries, most urgent first (see RunKey).
   absl::btree_map<RunKeyType, Entry*> running_;
-  absl::flat_hash_map<int32_t, int32_t> index_;
+  absl::flat_hash_map<int64_t, int32_t> index_;
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();
   bool child_charges_ = true;
@@ -290,52 +279,4 @@ std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
   return std::make_unique<PriorityNode>(options, std::move(child));
 }
 
-}  // namespace policy_internal
-
-absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options) {
-  if (options.aging_interval <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PriorityQuotaOptions::aging_interval is ",
-        absl::FormatDuration(options.aging_interval),
-        "; it must be > 0 (InfiniteDuration() disables aging)"));
-  }
-  if (options.quota_window <= absl::ZeroDuration() ||
-      options.quota_window == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PriorityQuotaOptions::quota_window is ",
-        absl::FormatDuration(options.quota_window),
-        "; it must be > 0 and finite"));
-  }
-  absl::flat_hash_set<int32_t> seen;
-  for (size_t i = 0; i < options.quotas.size(); ++i) {
-    const LevelQuota& q = options.quotas[i];
-    if (q.tokens_per_window < 0 || !(q.max_share >= 0 && q.max_share <= 1) ||
-        (q.tokens_per_window == 0 && q.max_share == 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "PriorityQuotaOptions::quotas[", i, "] has tokens_per_window ",
-          q.tokens_per_window, " and max_share ", q.max_share,
-          "; tokens_per_window must be >= 0, max_share in [0, 1], and at "
-          "least one of them set (omit the level for no quota)"));
-    }
-    if (!seen.insert(q.priority).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "PriorityQuotaOptions::quotas[", i, "] repeats priority ", q.priority,
-          "; each priority may have one quota"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<PolicyFactory> PriorityQuotaPolicyFactory(
-    const PriorityQuotaOptions& options, absl::Duration workflow_head_start) {
-  PolicyTreeConfig tree;
-  tree.name = "priority";
-  tree.class_level = ClassLevel::kPriority;
-  tree.user_level = UserLevel::kNone;
-  tree.request_level = RequestLevel::kFifo;
-  tree.priority = options;
-  tree.workflow_head_start = workflow_head_start;
-  return PolicyTreeFactory(tree);
-}
-
-}  // namespace hearth
+}  // namespace hearth::policy_internal

@@ -1,35 +1,33 @@
-// File: src/policy/policy_tree.cc
+// File: src/policy/tree/tree_policy.cc
 //
-// TreePolicy: the Policy that drives a tree of policy nodes. It keeps one
-// Entry per live request (pooled, so steady-state steps do not allocate),
-// turns Policy events into node calls, and implements the decline protocol
-// by hiding declined entries from the tree until EndAdmission.
+// TreePolicy keeps one Entry per live request (pooled, so steady-state steps
+// do not allocate), turns Policy events into node calls, and implements the
+// decline protocol by hiding declined entries from the tree until
+// EndAdmission.
 
-#include "hearth/policy/policy_tree.h"
+#include "policy/tree/tree_policy.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "policy/internal/policy_node.h"
 
-namespace hearth {
+namespace hearth::policy_internal {
 namespace {
-
-using policy_internal::Entry;
-using policy_internal::Node;
-using policy_internal::NodeFactory;
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start)
-      : name_(std::move(name)), root_(std::move(root)), head_start_(head_start) {}
+  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start,
+             std::vector<int64_t> class_priorities)
+      : name_(std::move(name)),
+        root_(std::move(root)),
+        head_start_(head_start),
+        class_priorities_(std::move(class_priorities)) {}
 
   std::string_view name() const override { return name_; }
 
@@ -48,7 +46,7 @@ class TreePolicy final : public Policy {
     e->id = request.id;
     e->user = request.user;
     e->work_class = request.work_class;
-    e->priority = request.priority;
+    e->priority = EffectivePriority(request);
     e->prompt_tokens = request.prompt_tokens;
     e->arrival_seq = request.arrival_seq;
     e->rank_time = request.arrival_time;
@@ -59,7 +57,7 @@ class TreePolicy final : public Policy {
     e->arrival_time = request.arrival_time;
     e->waiting_since = now;
     entries_.emplace(request.id, e);
-    root_->AddWaiting(e, /*fresh=*/true);
+    root_->AddWaiting(e, Offer::kArrived);
   }
 
   void OnAdmitted(const RequestView& request, absl::Time now) override {
@@ -83,7 +81,7 @@ class TreePolicy final : public Policy {
     root_->RemoveRunning(e);
     e->running = false;
     e->waiting_since = now;
-    root_->AddWaiting(e, /*fresh=*/true);
+    root_->AddWaiting(e, Offer::kPreempted);
   }
 
   void OnRemoved(const RequestView& request, absl::Time now) override {
@@ -103,43 +101,15 @@ class TreePolicy final : public Policy {
   }
 
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
-    // Plans list mostly the same sequences in the same order step after
-    // step, but not at the same positions: preemptions drop entries, and
-    // admissions and prefill-to-decode moves insert some. Walk last step's
-    // entries alongside this step's, skipping a few dropped ones, so that
-    // only inserted or moved sequences cost a hash lookup.
     served_prev_.swap(served_cache_);
     served_cache_.resize(served.size());
     size_t cursor = 0;
     for (size_t i = 0; i < served.size(); ++i) {
       const ServedTokens& s = served[i];
-      Entry* e = nullptr;
-      for (size_t j = cursor; j < served_prev_.size() && j <= cursor + kLookAhead; ++j) {
-        if (served_prev_[j]->id == s.id) {
-          e = served_prev_[j];
-          cursor = j + 1;
-          break;
-        }
-      }
-      // The loop is bound by memory latency: fetch the next entry early.
-      if (cursor + kPrefetch < served_prev_.size()) {
-        __builtin_prefetch(served_prev_[cursor + kPrefetch]);
-      }
-      if (e == nullptr) e = Find(s.id);
+      Entry* e = FindServed(s.id, &cursor);
       served_cache_[i] = e != nullptr ? e : &unknown_;
       if (e == nullptr || (!e->running && !e->retired)) continue;
-      int32_t prefill = std::max(s.prefill_tokens, 0);
-      int32_t prepaid = std::min(prefill, e->reserved_prefill);
-      e->reserved_prefill -= prepaid;
-      int32_t decode = std::max(s.decode_tokens, 0);
-      // Decoding means the prefill is over: return what was not needed
-      // (e.g. prompt blocks found in the prefix cache).
-      if (decode > 0) Refund(e);
-      if (prefill == 0 && decode == 1) {
-        decode_batch_.push_back(e);
-      } else if (prefill > 0 || decode > 0) {
-        root_->Charge(e, prefill, decode, prepaid);
-      }
+      ChargeServed(e, s);
     }
     root_->ChargeDecodes(decode_batch_);
     decode_batch_.clear();
@@ -167,7 +137,7 @@ class TreePolicy final : public Policy {
   void EndAdmission() override {
     for (Entry* e : declined_) {
       e->declined = false;
-      root_->AddWaiting(e, /*fresh=*/false);
+      root_->AddWaiting(e, Offer::kReoffered);
     }
     declined_.clear();
   }
@@ -186,6 +156,15 @@ class TreePolicy final : public Policy {
   }
 
  private:
+  // The class's priority plus the request's, in 64 bits: the sum of two
+  // int32 values does not overflow.
+  int64_t EffectivePriority(const RequestView& request) const {
+    const uint32_t c = request.work_class.value();
+    const int64_t class_priority =
+        c < class_priorities_.size() ? class_priorities_[c] : 0;
+    return class_priority + int64_t{request.priority};
+  }
+
   Entry* Find(RequestId id) {
     auto it = entries_.find(id);
     return it == entries_.end() ? nullptr : it->second;
@@ -198,6 +177,44 @@ class TreePolicy final : public Policy {
   Entry* FindOffered(RequestId id) {
     if (offered_ != nullptr && offered_->id == id) return offered_;
     return Find(id);
+  }
+
+  // Plans list mostly the same sequences in the same order step after step,
+  // but not at the same positions: preemptions drop entries, and admissions
+  // and prefill-to-decode moves insert some. Walks last step's entries
+  // alongside this step's from `*cursor`, skipping a few dropped ones, so
+  // that only inserted or moved sequences cost a hash lookup.
+  Entry* FindServed(RequestId id, size_t* cursor) {
+    Entry* e = nullptr;
+    for (size_t j = *cursor; j < served_prev_.size() && j <= *cursor + kLookAhead; ++j) {
+      if (served_prev_[j]->id == id) {
+        e = served_prev_[j];
+        *cursor = j + 1;
+        break;
+      }
+    }
+    // The walk is bound by memory latency: fetch the next entry early.
+    if (*cursor + kPrefetch < served_prev_.size()) {
+      __builtin_prefetch(served_prev_[*cursor + kPrefetch]);
+    }
+    return e != nullptr ? e : Find(id);
+  }
+
+  // Settles one served entry's reservation and charges its service: single
+  // decodes go into one batch, everything else at once.
+  void ChargeServed(Entry* e, const ServedTokens& s) {
+    int32_t prefill = std::max(s.prefill_tokens, 0);
+    int32_t prepaid = std::min(prefill, e->reserved_prefill);
+    e->reserved_prefill -= prepaid;
+    int32_t decode = std::max(s.decode_tokens, 0);
+    // Decoding means the prefill is over: return what was not needed
+    // (e.g. prompt blocks found in the prefix cache).
+    if (decode > 0) Refund(e);
+    if (prefill == 0 && decode == 1) {
+      decode_batch_.push_back(e);
+    } else if (prefill > 0 || decode > 0) {
+      root_->Charge(e, prefill, decode, prepaid);
+    }
   }
 
   // Returns the unserved part of the admission-time prefill reservation.
@@ -226,18 +243,26 @@ class TreePolicy final : public Policy {
   Entry* Allocate() {
     if (free_.empty()) {
       // Entries come in chunks so that the ones served together sit close.
+      const int32_t first = static_cast<int32_t>(pool_.size()) * kChunk;
       pool_.push_back(std::make_unique<Entry[]>(kChunk));
-      for (int i = kChunk - 1; i >= 0; --i) free_.push_back(&pool_.back()[i]);
+      for (int i = kChunk - 1; i >= 0; --i) {
+        pool_.back()[i].index = first + i;
+        free_.push_back(&pool_.back()[i]);
+      }
     }
     Entry* e = free_.back();
     free_.pop_back();
+    const int32_t index = e->index;
     *e = Entry();
+    e->index = index;
     return e;
   }
 
   std::string name_;
   std::unique_ptr<Node> root_;
   absl::Duration head_start_;
+  // WorkClassConfig::priority by WorkClassId::value().
+  std::vector<int64_t> class_priorities_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -260,103 +285,13 @@ class TreePolicy final : public Policy {
   Entry unknown_;
 };
 
-NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
-  if (config.request_level == RequestLevel::kMlfq) {
-    MlfqOptions mlfq = config.mlfq;
-    return [mlfq] { return policy_internal::NewMlfqNode(mlfq); };
-  }
-  return [] { return policy_internal::NewArrivalOrderNode(); };
-}
-
-// A fair-share level keyed by `key`, charging as `vtc` says.
-policy_internal::FairShareParams ShareParams(const VtcOptions& vtc,
-                                             policy_internal::ShareKey key,
-                                             const std::vector<double>& weights) {
-  policy_internal::FairShareParams params;
-  params.key = key;
-  params.prompt_token_weight = vtc.prompt_token_weight;
-  params.decode_token_weight = vtc.decode_token_weight;
-  params.weights = weights;
-  return params;
-}
-
-NodeFactory UserLevelFactory(const PolicyTreeConfig& config) {
-  NodeFactory leaf = RequestLevelFactory(config);
-  if (config.user_level == UserLevel::kNone) return leaf;
-  policy_internal::FairShareParams params =
-      ShareParams(config.vtc, policy_internal::ShareKey::kUser, config.vtc.user_weights);
-  params.preempt_for_admission = config.vtc.preempt_for_admission;
-  params.admission_preemption_gap = config.vtc.admission_preemption_gap;
-  return [params, leaf] {
-    return policy_internal::NewFairShareNode(params, leaf);
-  };
-}
-
-std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config) {
-  NodeFactory below = UserLevelFactory(config);
-  switch (config.class_level) {
-    case ClassLevel::kNone:
-      return below();
-    case ClassLevel::kPriority:
-      return policy_internal::NewPriorityNode(config.priority, below);
-    case ClassLevel::kWeightedShares:
-      return policy_internal::NewFairShareNode(
-          ShareParams(config.vtc, policy_internal::ShareKey::kWorkClass, config.class_weights),
-          below);
-  }
-  return below();
-}
-
 }  // namespace
 
-PolicyTreeConfig HouseholdTreeConfig() {
-  PolicyTreeConfig config;
-  config.name = "household";
-  config.class_level = ClassLevel::kPriority;
-  config.user_level = UserLevel::kVtc;
-  config.request_level = RequestLevel::kFifo;
-  return config;
+std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
+                                      absl::Duration head_start,
+                                      std::vector<int64_t> class_priorities) {
+  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start,
+                                      std::move(class_priorities));
 }
 
-absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
-  if (config.name.empty()) {
-    return absl::InvalidArgumentError(
-        "PolicyTreeConfig::name is empty; it must name the policy");
-  }
-  if (config.workflow_head_start < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PolicyTreeConfig::workflow_head_start is ",
-        absl::FormatDuration(config.workflow_head_start),
-        "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
-  }
-  if (config.class_level == ClassLevel::kPriority) {
-    absl::Status status = ValidatePriorityQuotaOptions(config.priority);
-    if (!status.ok()) return status;
-  }
-  if (config.class_level == ClassLevel::kWeightedShares) {
-    absl::Status status = policy_internal::ValidateShareWeights(
-        config.class_weights, "PolicyTreeConfig::class_weights");
-    if (!status.ok()) return status;
-  }
-  if (config.user_level == UserLevel::kVtc ||
-      config.class_level == ClassLevel::kWeightedShares) {
-    absl::Status status = ValidateVtcOptions(config.vtc);
-    if (!status.ok()) return status;
-  }
-  if (config.request_level == RequestLevel::kMlfq) {
-    absl::Status status = ValidateMlfqOptions(config.mlfq);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {
-  absl::Status status = ValidatePolicyTreeConfig(config);
-  if (!status.ok()) return status;
-  return PolicyFactory([config]() -> std::unique_ptr<Policy> {
-    return std::make_unique<TreePolicy>(config.name, BuildRoot(config),
-                                        config.workflow_head_start);
-  });
-}
-
-}  // namespace hearth
+}  // namespace hearth::policy_internal

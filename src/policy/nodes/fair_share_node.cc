@@ -1,8 +1,4 @@
-// File: src/policy/vtc.cc
-//
-// Virtual Token Counter (Sheng et al., OSDI'24) as a policy-tree node that
-// shares service between groups (users, or work classes for the class
-// level), and the standalone "vtc" policy (this node over FIFO leaves).
+// File: src/policy/nodes/fair_share_node.cc
 //
 // Three heaps over the groups, all keyed by the group's counter, keep every
 // decision O(log groups): groups with offerable requests (admission picks the
@@ -11,38 +7,32 @@
 // largest). A counter grows only when its group is served, and each charge
 // re-keys that group in the heaps it is in.
 
-#include "hearth/policy/vtc.h"
+#include "policy/nodes/fair_share_node.h"
 
-#include <algorithm>
-#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "hearth/policy/policy_tree.h"
-#include "policy/internal/group_heap.h"
-#include "policy/internal/policy_node.h"
+#include "policy/internal/indexed_heap.h"
 
-namespace hearth {
-namespace policy_internal {
+namespace hearth::policy_internal {
 namespace {
 
 struct Group {
+  std::unique_ptr<Node> child;
   double weight = 1.0;
   double inverse_weight = 1.0;
   double counter = 0;
+  // This group's share of a ChargeDecodes batch, for a child that is charged.
+  std::vector<Entry*> decode_batch;
   // Waiting entries (offerable or hidden), offerable ones, running ones.
   int32_t waiting = 0;
   int32_t offerable = 0;
   int32_t running = 0;
   // Charged since the last Flush().
   bool dirty = false;
-  std::unique_ptr<Node> child;
-  // This group's share of a ChargeDecodes batch, for a child that is charged.
-  std::vector<Entry*> decode_batch;
 };
 
 class FairShareNode final : public Node {
@@ -54,10 +44,10 @@ class FairShareNode final : public Node {
         backlog_(Smaller{&groups_}),
         running_(Larger{&groups_}) {}
 
-  void AddWaiting(Entry* e, bool fresh) override {
+  void AddWaiting(Entry* e, Offer why) override {
     int32_t g = GroupOf(e);
     Group& group = groups_[g];
-    if (fresh) {
+    if (why != Offer::kReoffered) {
       if (group.waiting == 0) {
         Lift(g);
         backlog_.Push(g);
@@ -65,7 +55,7 @@ class FairShareNode final : public Node {
       ++group.waiting;
     }
     if (group.offerable++ == 0) offer_.Push(g);
-    group.child->AddWaiting(e, fresh);
+    group.child->AddWaiting(e, why);
   }
 
   void RemoveWaiting(Entry* e, bool for_good) override {
@@ -257,62 +247,9 @@ class FairShareNode final : public Node {
 
 }  // namespace
 
-absl::Status ValidateShareWeights(absl::Span<const double> weights,
-                                  std::string_view field) {
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const double w = weights[i];
-    if (!std::isfinite(w) || w <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          std::string(field), "[", i, "] is ", w, "; each weight must be finite and > 0"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 std::unique_ptr<Node> NewFairShareNode(FairShareParams params,
                                        NodeFactory child) {
   return std::make_unique<FairShareNode>(std::move(params), std::move(child));
 }
 
-}  // namespace policy_internal
-
-absl::Status ValidateVtcOptions(const VtcOptions& options) {
-  auto bad_weight = [](double w) { return !std::isfinite(w) || w < 0; };
-  if (bad_weight(options.prompt_token_weight)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "VtcOptions::prompt_token_weight is ", options.prompt_token_weight,
-        "; it must be finite and >= 0"));
-  }
-  if (bad_weight(options.decode_token_weight)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "VtcOptions::decode_token_weight is ", options.decode_token_weight,
-        "; it must be finite and >= 0"));
-  }
-  if (options.prompt_token_weight == 0 && options.decode_token_weight == 0) {
-    return absl::InvalidArgumentError(
-        "VtcOptions::prompt_token_weight and decode_token_weight are both 0; "
-        "at least one must be > 0 for counters to move");
-  }
-  if (!std::isfinite(options.admission_preemption_gap) ||
-      options.admission_preemption_gap < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "VtcOptions::admission_preemption_gap is ",
-        options.admission_preemption_gap, "; it must be finite and >= 0"));
-  }
-  return policy_internal::ValidateShareWeights(options.user_weights,
-                                               "VtcOptions::user_weights");
-}
-
-absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options,
-                                               absl::Duration workflow_head_start) {
-  PolicyTreeConfig tree;
-  tree.name = "vtc";
-  tree.class_level = ClassLevel::kNone;
-  tree.user_level = UserLevel::kVtc;
-  tree.request_level = RequestLevel::kFifo;
-  tree.vtc = options;
-  tree.workflow_head_start = workflow_head_start;
-  return PolicyTreeFactory(tree);
-}
-
-}  // namespace hearth
+}  // namespace hearth::policy_internal

@@ -1,0 +1,60 @@
+// File: src/policy/tree/entry.h
+//
+// What a policy tree remembers of one live request, shared by every node on
+// the request's path. Only what more than one node reads lives here; a node's
+// own per-request state lives in the node, indexed by Entry::index.
+
+#ifndef HEARTH_SRC_POLICY_TREE_ENTRY_H_
+#define HEARTH_SRC_POLICY_TREE_ENTRY_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "hearth/common/ids.h"
+
+namespace hearth::policy_internal {
+
+// The fields every step's service path touches (OnServed -> Charge) come
+// first and fit one cache line: with a thousand sequences served per step, a
+// second line per entry is a second cache miss per sequence.
+struct alignas(64) Entry {
+  // --- Hot.
+  RequestId id;
+  // Prefill tokens charged at admission and not yet served.
+  int32_t reserved_prefill = 0;
+  // The entry's place in its tree's pool, fixed for the pool's life and
+  // dense from 0: nodes keep per-entry state in arrays indexed by it.
+  int32_t index = -1;
+  // Where this entry sits in the nodes of its path, cached on first use so
+  // that the per-step service path does no hash lookups: its group in the
+  // fair-share node of each ShareKey, and its level in the priority node.
+  mutable int32_t share_slot[2] = {-1, -1};
+  mutable int32_t level_slot = -1;
+  UserId user;
+  // The work class's priority plus the request's (RequestView::priority),
+  // summed in 64 bits so that two large int32 values cannot overflow.
+  int64_t priority = 0;
+  bool running = false;
+  bool declined = false;
+  // Removed (terminal) but kept until the next OnServed charges its last step.
+  bool retired = false;
+  WorkClassId work_class;
+
+  // --- Touched on events only.
+  int32_t prompt_tokens = 0;
+  uint64_t arrival_seq = 0;
+  // Where arrival-ordered leaves rank the request: its arrival, or for a
+  // call of a running agent workflow up to the tree's workflow head start
+  // earlier, but never before its workflow's first call arrived.
+  absl::Time rank_time = absl::InfinitePast();
+  absl::Time arrival_time = absl::InfinitePast();
+  // When the entry last entered the waiting set (arrival or preemption).
+  absl::Time waiting_since = absl::InfinitePast();
+};
+static_assert(offsetof(Entry, prompt_tokens) <= 64,
+              "the hot fields of Entry must fit its first cache line");
+
+}  // namespace hearth::policy_internal
+
+#endif  // HEARTH_SRC_POLICY_TREE_ENTRY_H_

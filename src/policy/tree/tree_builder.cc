@@ -1,0 +1,93 @@
+// File: src/policy/tree/tree_builder.cc
+
+#include "policy/tree/tree_builder.h"
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "hearth/scheduler/scheduler_options.h"
+#include "policy/nodes/arrival_order_node.h"
+#include "policy/nodes/fair_share_node.h"
+#include "policy/nodes/mlfq_node.h"
+#include "policy/nodes/priority_node.h"
+#include "policy/tree/tree_policy.h"
+
+namespace hearth::policy_internal {
+namespace {
+
+NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
+  if (config.request_level == RequestLevel::kMlfq) {
+    return MlfqLeafFactory(config.mlfq);
+  }
+  return [] { return NewArrivalOrderNode(); };
+}
+
+// Explicit VtcOptions::user_weights win; without them every user weighs
+// what the scheduler's options say (UserConfig::weight).
+std::vector<double> UserWeightsFor(const VtcOptions& vtc,
+                                   const SchedulerOptions& options) {
+  if (!vtc.user_weights.empty()) return vtc.user_weights;
+  std::vector<double> weights;
+  weights.reserve(options.users.size());
+  for (const UserConfig& user : options.users) weights.push_back(user.weight);
+  return weights;
+}
+
+// A fair-share level keyed by `key`, charging as `vtc` says.
+FairShareParams ShareParams(const VtcOptions& vtc, ShareKey key,
+                            std::vector<double> weights) {
+  FairShareParams params;
+  params.key = key;
+  params.prompt_token_weight = vtc.prompt_token_weight;
+  params.decode_token_weight = vtc.decode_token_weight;
+  params.weights = std::move(weights);
+  return params;
+}
+
+NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
+                             const SchedulerOptions& options) {
+  NodeFactory leaf = RequestLevelFactory(config);
+  if (config.user_level == UserLevel::kNone) return leaf;
+  FairShareParams params = ShareParams(config.vtc, ShareKey::kUser,
+                                       UserWeightsFor(config.vtc, options));
+  params.preempt_for_admission = config.vtc.preempt_for_admission;
+  params.admission_preemption_gap = config.vtc.admission_preemption_gap;
+  return [params, leaf] { return NewFairShareNode(params, leaf); };
+}
+
+std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
+                                const SchedulerOptions& options) {
+  NodeFactory below = UserLevelFactory(config, options);
+  switch (config.class_level) {
+    case ClassLevel::kNone:
+      return below();
+    case ClassLevel::kPriority:
+      return NewPriorityNode(config.priority, below);
+    case ClassLevel::kWeightedShares:
+      return NewFairShareNode(
+          ShareParams(config.vtc, ShareKey::kWorkClass, config.class_weights),
+          below);
+  }
+  return below();
+}
+
+std::vector<int64_t> ClassPriorities(const SchedulerOptions& options) {
+  std::vector<int64_t> priorities;
+  priorities.reserve(options.work_classes.size());
+  for (const WorkClassConfig& c : options.work_classes) {
+    priorities.push_back(c.priority);
+  }
+  return priorities;
+}
+
+}  // namespace
+
+std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
+                                        const SchedulerOptions& options) {
+  return NewTreePolicy(config.name, BuildRoot(config, options),
+                       config.workflow_head_start, ClassPriorities(options));
+}
+
+}  // namespace hearth::policy_internal
