@@ -38,7 +38,9 @@ struct alignas(64) SequenceKv {
   // cache and preempt each other in a loop.
   int32_t prefill_reserve = 0;
   // The next plan entry carries the whole table: the engine holds nothing
-  // for this sequence (new, or its state was dropped).
+  // for this sequence (new, or its state was dropped). False exactly when
+  // the sequence appeared in a plan since its state was last dropped, so it
+  // also says whether a drop must be listed for the engine.
   bool needs_full_table = true;
   // Host copies while swapped out.
   std::vector<BlockId> host;
@@ -96,7 +98,7 @@ class KvManager {
   // --- Prefix hits (admission of a sequence computed from position 0).
 
   // Leading full blocks of `tokens` found in the prefix cache; the blocks
-  // are kept for TakeHits. `length` positions are known.
+  // are kept for TakeHits.
   int32_t FindPrefixHits(uint32_t slot, ModelId model,
                          absl::Span<const TokenId> tokens);
   // How many of the first `hits` found blocks are cached and unreferenced:

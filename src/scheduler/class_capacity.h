@@ -64,10 +64,12 @@ class ClassCapacity {
   bool borrowing(uint32_t slot) const { return links_[slot].in; }
   void MarkBorrowing(uint32_t slot);
   void ClearBorrowing(uint32_t slot);
-  // Oldest borrower first; kNone past the end.
+  // Walks in borrow order, either way; kNone past either end.
   static constexpr uint32_t kNone = UINT32_MAX;
   uint32_t first_borrower() const { return head_; }
+  uint32_t last_borrower() const { return tail_; }
   uint32_t next_borrower(uint32_t slot) const { return links_[slot].next; }
+  uint32_t prev_borrower(uint32_t slot) const { return links_[slot].prev; }
   int32_t num_borrowers() const { return num_borrowers_; }
 
  private:

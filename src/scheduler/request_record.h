@@ -25,8 +25,9 @@ namespace hearth::internal {
 enum class RunList : uint8_t { kNone, kDecoding, kPrefilling };
 
 struct alignas(64) RequestRecord {
-  // Hot fields first: the per-step loops touch only the first cache line of
-  // the record (and the sequence's KvManager entry).
+  // Hot fields first: the per-step loops read the first two cache lines of
+  // the record (the second for the first-token time and the token buffer)
+  // and the sequence's KvManager entry, and prefetch exactly those.
   RequestId id;
   uint32_t slot = 0;
   RequestPhase phase = RequestPhase::kQueued;

@@ -179,25 +179,31 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
 }
 
 RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {
-  reclaimable_.clear();
+  // Newest first, as far as the policy is offered borrowers: the walk stays
+  // O(candidates) however many borrow, and stale marks it passes (classes
+  // back within their limits) are cleared on the way.
   reclaimable_slots_.clear();
-  for (uint32_t slot = capacity_.first_borrower(); slot != internal::ClassCapacity::kNone;) {
-    const uint32_t next = capacity_.next_borrower(slot);
+  for (uint32_t slot = capacity_.last_borrower();
+       slot != internal::ClassCapacity::kNone &&
+       reclaimable_slots_.size() < static_cast<size_t>(kMaxReclaimCandidates);) {
+    const uint32_t prev = capacity_.prev_borrower(slot);
     const RequestRecord& r = slab_[slot];
-    // A class back within its limits is no longer borrowing.
     if (!capacity_.Over(r.work_class.value())) {
       capacity_.ClearBorrowing(slot);
     } else if (r.preemptions < internal::kMaxBorrowReclaims && &r != &beneficiary &&
                r.work_class != beneficiary.work_class && CanBeVictim(r)) {
-      reclaimable_.push_back(ViewOf(r));
       reclaimable_slots_.push_back(slot);
     }
-    slot = next;
+    slot = prev;
   }
-  if (reclaimable_.empty()) return nullptr;
+  if (reclaimable_slots_.empty()) return nullptr;
+  std::reverse(reclaimable_slots_.begin(), reclaimable_slots_.end());
+  reclaimable_.clear();
+  for (uint32_t slot : reclaimable_slots_) reclaimable_.push_back(ViewOf(slab_[slot]));
   const RequestId id = policy_->PickReclaimVictim(ViewOf(beneficiary), reclaimable_);
-  for (size_t i = 0; i < reclaimable_.size(); ++i) {
-    if (reclaimable_[i].id == id && id.valid()) return &slab_[reclaimable_slots_[i]];
+  if (!id.valid()) return nullptr;
+  for (uint32_t slot : reclaimable_slots_) {
+    if (slab_[slot].id == id) return &slab_[slot];
   }
   return nullptr;
 }

@@ -5,8 +5,9 @@
 //   scheduler.cc            construction, the public facade, lookups, stats
 //   scheduler_intake.cc     inbox drain, record creation, workflows,
 //                           deadlines, model preparation
-//   scheduler_lifecycle.cc  the one place a request changes phase: admit,
-//                           preempt, retry-or-fail, terminate
+//   scheduler_lifecycle.cc  the one place a request changes phase
+//                           (SetPhase), run lists, preempt, retry-or-fail,
+//                           terminate
 //   scheduler_plan.cc       Plan: running sequences, growth, plan entries
 //   scheduler_admission.cc  admission, room in memory, victims
 //   scheduler_complete.cc   Complete: validate the outcome, then apply it

@@ -177,6 +177,20 @@ absl::Status Scheduler::Impl::CheckCounts() const {
   if (borrowers != capacity_.num_borrowers()) {
     return Broken(capacity_.num_borrowers(), " borrowers listed but records say ", borrowers);
   }
+  uint32_t prev = internal::ClassCapacity::kNone;
+  int32_t walked = 0;
+  for (uint32_t s = capacity_.first_borrower(); s != internal::ClassCapacity::kNone;
+       s = capacity_.next_borrower(s)) {
+    if (!capacity_.borrowing(s) || capacity_.prev_borrower(s) != prev ||
+        ++walked > capacity_.num_borrowers()) {
+      return Broken("the borrower list is broken at slot ", s);
+    }
+    prev = s;
+  }
+  if (walked != capacity_.num_borrowers() || prev != capacity_.last_borrower()) {
+    return Broken("the borrower list links ", walked, " of ", capacity_.num_borrowers(),
+                  " borrowers");
+  }
   int32_t reserve = 0;
   for (uint32_t slot : prefilling_) reserve += kv_.sequence(slot).prefill_reserve;
   if (reserve != kv_.prefill_reserved()) {

@@ -1,7 +1,9 @@
 // Scheduler::Impl lifecycle: the one place where a request changes phase.
 // SetPhase keeps the per-phase counts and model residency and tells the
-// policy what the change means to it; admission, preemption, retry and the
-// end of a request are written side by side here so they stay symmetric.
+// policy what the change means to it; every phase change in the scheduler,
+// admission's included (scheduler_admission.cc), goes through it.
+// Preemption, retry-or-fail and the end of a request are written side by
+// side here so that what each one releases stays symmetric.
 
 #include <utility>
 

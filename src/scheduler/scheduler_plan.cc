@@ -77,7 +77,7 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     // Running records sit wherever their requests arrived in the slab; under
     // policies that rotate the running set they are scattered, and the loop
     // waits on memory: fetch a few records ahead.
-    if (i + kRecordPrefetch < snapshot_.size()) Prefetch(snapshot_[i + kRecordPrefetch], 1);
+    if (i + kRecordPrefetch < snapshot_.size()) Prefetch(snapshot_[i + kRecordPrefetch], 2);
     RequestRecord& r = slab_[snapshot_[i]];
     if (r.list != which || ScheduledNow(r)) continue;
     const int32_t want = which == RunList::kDecoding

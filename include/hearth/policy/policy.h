@@ -17,7 +17,10 @@
 //   -> OnRemoved
 // A request is "waiting" for the policy between OnArrival/OnPreempted and
 // OnAdmitted, and "running" between OnAdmitted and OnPreempted/OnRemoved.
-// OnRemoved is called exactly once, from either state.
+// OnRemoved is called once each time a request leaves the policy's view:
+// when it ends, from either state, and when its model is unloaded while it
+// waits (it then returns with OnArrival once the model is back). Views
+// passed with an event show the request after the change.
 //
 // Thread-safety: all calls come from the engine thread (inside Plan/Complete);
 // implementations need no locking.
@@ -104,9 +107,10 @@ class Policy {
   // WorkClassConfig::borrow) is reclaimed before PickVictim is asked.
   // `borrowers` lists the running requests the core may reclaim for
   // `beneficiary` (each of a class still over its limits, of another class
-  // than the beneficiary's, not preempted too often already), in the order
-  // they started borrowing, oldest first. Returns one of their ids, or an
-  // invalid id to reclaim none. Default: the newest borrower.
+  // than the beneficiary's, not preempted too often already): the newest
+  // kMaxReclaimCandidates of them, in the order they started borrowing,
+  // oldest first. Never empty. Returns one of their ids, or an invalid id
+  // to reclaim none. Default: the newest borrower.
   virtual RequestId PickReclaimVictim(const RequestView& beneficiary,
                                       absl::Span<const RequestView> borrowers);
 
@@ -128,6 +132,10 @@ class Policy {
 inline constexpr absl::Duration kDefaultWorkflowHeadStart = absl::Seconds(30);
 
 struct SchedulerOptions;
+
+// How many borrowers PickReclaimVictim is offered at most: the newest ones,
+// which lose the least work and are the ones borrowing beyond the limits.
+inline constexpr int32_t kMaxReclaimCandidates = 8;
 
 // Builds a fresh policy for one scheduler. Called once per Scheduler, from
 // Scheduler::Create, with the scheduler's options: a policy reads what it
