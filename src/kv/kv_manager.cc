@@ -21,9 +21,8 @@ void KvManager::ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
   }
 }
 
-void KvManager::Open(uint32_t slot, int32_t max_positions, bool has_token_ids,
+void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
                      std::vector<uint64_t> hashes) {
-  SequenceKv& seq = sequences_[slot];
   seq.device.clear();
   seq.device.reserve(static_cast<size_t>(BlocksFor(max_positions)) + 1);
   seq.host.clear();
@@ -48,13 +47,11 @@ void KvManager::AddBlock(SequenceKv& seq, BlockId block) {
   }
 }
 
-void KvManager::Append(uint32_t slot, int32_t n) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::Append(SequenceKv& seq, int32_t n) {
   for (int32_t i = 0; i < n; ++i) AddBlock(seq, *allocator_.Allocate());
 }
 
-int32_t KvManager::ReleaseTail(uint32_t slot, size_t keep) {
-  SequenceKv& seq = sequences_[slot];
+int32_t KvManager::ReleaseTail(SequenceKv& seq, size_t keep) {
   int32_t released = 0;
   while (seq.device.size() > keep) {
     // Cannot fail: the table holds exactly one reference per entry.
@@ -67,16 +64,15 @@ int32_t KvManager::ReleaseTail(uint32_t slot, size_t keep) {
   return released;
 }
 
-bool KvManager::DropDeviceState(uint32_t slot, int32_t* released) {
-  *released += ReleaseTail(slot, 0);
-  return !std::exchange(sequences_[slot].needs_full_table, true);
+bool KvManager::DropDeviceState(SequenceKv& seq, int32_t* released) {
+  *released += ReleaseTail(seq, 0);
+  return !std::exchange(seq.needs_full_table, true);
 }
 
-int32_t KvManager::FindPrefixHits(uint32_t slot, ModelId model,
+int32_t KvManager::FindPrefixHits(SequenceKv& seq, ModelId model,
                                   absl::Span<const TokenId> tokens) {
   hit_blocks_.clear();
   if (!prefix_cache_.has_value()) return 0;
-  SequenceKv& seq = sequences_[slot];
   // Hashes of generated tokens' full blocks are computed lazily, so a
   // sequence recomputed after preemption also finds its own released blocks.
   const size_t full = tokens.size() / static_cast<size_t>(block_size_);
@@ -97,8 +93,7 @@ int32_t KvManager::CachedAmongHits(int32_t hits) const {
   return cached;
 }
 
-void KvManager::TakeHits(uint32_t slot, int32_t hits) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::TakeHits(SequenceKv& seq, int32_t hits) {
   for (int32_t b = 0; b < hits; ++b) {
     const BlockId block = hit_blocks_[static_cast<size_t>(b)];
     (void)allocator_.AddRef(block);
@@ -107,8 +102,7 @@ void KvManager::TakeHits(uint32_t slot, int32_t hits) {
   seq.registered = hits;
 }
 
-void KvManager::CopyLastOnWrite(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::CopyLastOnWrite(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies) {
   const CopyOnWrite cow = *allocator_.PrepareWrite(seq.device.back());
   if (cow.copy_from.valid()) {
     copies->push_back({id, cow.copy_from, cow.block});
@@ -116,10 +110,9 @@ void KvManager::CopyLastOnWrite(uint32_t slot, RequestId id, std::vector<BlockCo
   }
 }
 
-void KvManager::RegisterFullBlocks(uint32_t slot, ModelId model,
+void KvManager::RegisterFullBlocks(SequenceKv& seq, ModelId model,
                                    absl::Span<const TokenId> tokens, int32_t computed) {
   if (!prefix_cache_.has_value()) return;
-  SequenceKv& seq = sequences_[slot];
   const int32_t full = std::min<int32_t>(computed / block_size_,
                                          static_cast<int32_t>(seq.device.size()));
   if (seq.registered >= full) return;
@@ -131,8 +124,7 @@ void KvManager::RegisterFullBlocks(uint32_t slot, ModelId model,
   }
 }
 
-void KvManager::SwapOut(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::SwapOut(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies) {
   for (BlockId device : seq.device) {
     const BlockId host = *allocator_.AllocateHost();
     copies->push_back({id, device, host});
@@ -140,8 +132,7 @@ void KvManager::SwapOut(uint32_t slot, RequestId id, std::vector<BlockCopy>* cop
   }
 }
 
-int32_t KvManager::SwapIn(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies) {
-  SequenceKv& seq = sequences_[slot];
+int32_t KvManager::SwapIn(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies) {
   for (BlockId host : seq.host) {
     const BlockId device = *allocator_.Allocate();
     copies->push_back({id, host, device});
@@ -153,14 +144,12 @@ int32_t KvManager::SwapIn(uint32_t slot, RequestId id, std::vector<BlockCopy>* c
   return taken;
 }
 
-void KvManager::ReleaseHost(uint32_t slot) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::ReleaseHost(SequenceKv& seq) {
   for (BlockId b : seq.host) (void)allocator_.ReleaseHost(b);
   seq.host.clear();
 }
 
-void KvManager::DeferHostRelease(uint32_t slot) {
-  SequenceKv& seq = sequences_[slot];
+void KvManager::DeferHostRelease(SequenceKv& seq) {
   host_release_after_step_.insert(host_release_after_step_.end(), seq.host.begin(),
                                   seq.host.end());
   seq.host.clear();
@@ -171,28 +160,13 @@ void KvManager::ReleaseDeferredHost() {
   host_release_after_step_.clear();
 }
 
-void KvManager::ReservePrefill(uint32_t slot, int32_t blocks) {
-  sequences_[slot].prefill_reserve = blocks;
+void KvManager::ReservePrefill(SequenceKv& seq, int32_t blocks) {
+  seq.prefill_reserve = blocks;
   prefill_reserved_ += blocks;
 }
 
-void KvManager::DropPrefillReserve(uint32_t slot) {
-  prefill_reserved_ -= std::exchange(sequences_[slot].prefill_reserve, 0);
-}
-
-void KvManager::FillTables(uint32_t slot, ScheduledSequence& s) {
-  SequenceKv& seq = sequences_[slot];
-  const absl::Span<const BlockId> table(seq.device);
-  s.block_table = table;
-  s.full_block_table = seq.needs_full_table;
-  // Built from pointers: sent <= the table's size by construction, so
-  // subspan's bounds checks are skipped.
-  s.new_blocks = seq.needs_full_table
-                     ? table
-                     : absl::Span<const BlockId>(table.data() + seq.sent,
-                                                 table.size() - static_cast<size_t>(seq.sent));
-  seq.sent = static_cast<int32_t>(table.size());
-  seq.needs_full_table = false;
+void KvManager::DropPrefillReserve(SequenceKv& seq) {
+  prefill_reserved_ -= std::exchange(seq.prefill_reserve, 0);
 }
 
 }  // namespace hearth::internal

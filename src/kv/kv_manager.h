@@ -1,11 +1,13 @@
 // File: src/kv/kv_manager.h
 //
-// KvManager: the scheduler's one owner of KV-cache state (the role of vLLM's
-// KVCacheManager). It holds the block allocator and the prefix cache, every
-// live sequence's block table (addressed by the scheduler's record slot),
-// swapped-out host copies, the chained block hashes and the prefill
-// reservations. The planner decides *who* gets memory; this type does the
-// bookkeeping of *which* blocks, so that the two cannot drift apart.
+// KvManager: the scheduler's one owner of KV-cache bookkeeping (the role of
+// vLLM's KVCacheManager). It holds the block allocator and the prefix cache,
+// and it alone changes a sequence's SequenceKv: its block table, host copies
+// while swapped out, its chained block hashes and its prefill reservation.
+// The planner decides *who* gets memory; this type does the bookkeeping of
+// *which* blocks, so that the two cannot drift apart. Each SequenceKv lives
+// inside its request's record, beside the fields a step reads with it, so
+// that a step touches one place per sequence.
 //
 // Internal to the scheduler; engine thread only. Not movable: the prefix
 // cache points at the allocator it owns.
@@ -25,8 +27,11 @@
 
 namespace hearth::internal {
 
-// One sequence's KV state. The first fields are the ones every step reads.
+// One sequence's KV state; change it only through KvManager. The first
+// fields are the ones every step reads.
 struct alignas(64) SequenceKv {
+  int32_t num_blocks() const { return static_cast<int32_t>(device.size()); }
+
   // The block table: device blocks in position order.
   std::vector<BlockId> device;
   // Leading blocks registered in the prefix cache.
@@ -63,18 +68,13 @@ class KvManager {
                               int32_t block_size, size_t blocks,
                               std::vector<uint64_t>* hashes);
 
-  // --- Sequences, by slot.
+  // --- Sequences.
 
-  // Starts a sequence in `slot` with no blocks, keeping the slot's buffers'
-  // capacity, reserved for `max_positions` so that spans handed out in plans
-  // stay valid; `hashes` are its prompt's (from Submit).
-  void Open(uint32_t slot, int32_t max_positions, bool has_token_ids,
+  // Starts `seq` with no blocks, keeping its buffers' capacity, reserved for
+  // `max_positions` so that spans handed out in plans stay valid; `hashes`
+  // are its prompt's (from Submit).
+  void Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
             std::vector<uint64_t> hashes);
-  SequenceKv& sequence(uint32_t slot) { return sequences_[slot]; }
-  const SequenceKv& sequence(uint32_t slot) const { return sequences_[slot]; }
-  int32_t num_blocks(uint32_t slot) const {
-    return static_cast<int32_t>(sequences_[slot].device.size());
-  }
   int32_t BlocksFor(int32_t positions) const {
     return (positions + block_size_ - 1) / block_size_;
   }
@@ -85,32 +85,32 @@ class KvManager {
   // `kv_block_limit` owned blocks.
   int32_t Allocatable(int32_t kv_block_limit) const;
   // Appends `n` fresh blocks (the caller checked Allocatable).
-  void Append(uint32_t slot, int32_t n);
+  void Append(SequenceKv& seq, int32_t n);
   // Releases the table's tail beyond `keep` blocks, last first, so the LRU
   // evicts a sequence's end before its more shareable beginning. Returns how
   // many were released.
-  int32_t ReleaseTail(uint32_t slot, size_t keep);
+  int32_t ReleaseTail(SequenceKv& seq, size_t keep);
   // Releases every device block and forgets what the engine was sent.
   // Returns whether the engine held state for it, and adds the released
   // count to `*released`.
-  bool DropDeviceState(uint32_t slot, int32_t* released);
+  bool DropDeviceState(SequenceKv& seq, int32_t* released);
 
   // --- Prefix hits (admission of a sequence computed from position 0).
 
   // Leading full blocks of `tokens` found in the prefix cache; the blocks
   // are kept for TakeHits.
-  int32_t FindPrefixHits(uint32_t slot, ModelId model,
+  int32_t FindPrefixHits(SequenceKv& seq, ModelId model,
                          absl::Span<const TokenId> tokens);
   // How many of the first `hits` found blocks are cached and unreferenced:
   // reusing them takes them out of the allocatable pool.
   int32_t CachedAmongHits(int32_t hits) const;
   // Appends the first `hits` found blocks to the (empty) table.
-  void TakeHits(uint32_t slot, int32_t hits);
+  void TakeHits(SequenceKv& seq, int32_t hits);
   // Gives the table's last block a private copy before it is written;
   // lists the copy in `copies`.
-  void CopyLastOnWrite(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  void CopyLastOnWrite(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies);
   // Registers the full blocks of the first `computed` positions.
-  void RegisterFullBlocks(uint32_t slot, ModelId model,
+  void RegisterFullBlocks(SequenceKv& seq, ModelId model,
                           absl::Span<const TokenId> tokens, int32_t computed);
 
   // --- Swap.
@@ -120,21 +120,21 @@ class KvManager {
     return valid > 0 && static_cast<size_t>(allocator_.num_free_host()) >= valid;
   }
   // Copies the table (already cut to its valid blocks) to host blocks.
-  void SwapOut(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  void SwapOut(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies);
   // Copies the host blocks back into fresh device blocks; the host blocks
   // are freed once the step's copies ran (ReleaseDeferredHost). Returns the
   // number of device blocks taken.
-  int32_t SwapIn(uint32_t slot, RequestId id, std::vector<BlockCopy>* copies);
+  int32_t SwapIn(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies);
   // Frees the host copies now (the request ended).
-  void ReleaseHost(uint32_t slot);
+  void ReleaseHost(SequenceKv& seq);
   // Frees the host copies once the outstanding step ran (the copies may be
   // in flight).
-  void DeferHostRelease(uint32_t slot);
+  void DeferHostRelease(SequenceKv& seq);
   void ReleaseDeferredHost();
 
   // --- Prefill reservation.
-  void ReservePrefill(uint32_t slot, int32_t blocks);
-  void DropPrefillReserve(uint32_t slot);
+  void ReservePrefill(SequenceKv& seq, int32_t blocks);
+  void DropPrefillReserve(SequenceKv& seq);
   int32_t prefill_reserved() const { return prefill_reserved_; }
 
   // --- Plans.
@@ -142,10 +142,7 @@ class KvManager {
   // Points `s` at the table: in full when the engine holds nothing, else
   // the blocks appended since it was last sent. The spans stay valid until
   // the table changes (never before Complete).
-  void FillTables(uint32_t slot, ScheduledSequence& s);
-
-  // Grows the per-slot table when the scheduler's slab grows.
-  void AddSlot() { sequences_.emplace_back(); }
+  void FillTables(SequenceKv& seq, ScheduledSequence& s);
 
   const BlockAllocator& allocator() const { return allocator_; }
   const PrefixCache* prefix_cache() const {
@@ -162,12 +159,26 @@ class KvManager {
   const int32_t block_size_;
   BlockAllocator allocator_;
   std::optional<PrefixCache> prefix_cache_;
-  std::vector<SequenceKv> sequences_;
   int32_t prefill_reserved_ = 0;
   // Prefix-cache blocks found by the last FindPrefixHits.
   std::vector<BlockId> hit_blocks_;
   std::vector<BlockId> host_release_after_step_;
 };
+
+// Inline: it runs once per scheduled sequence in every step.
+inline void KvManager::FillTables(SequenceKv& seq, ScheduledSequence& s) {
+  const absl::Span<const BlockId> table(seq.device);
+  s.block_table = table;
+  s.full_block_table = seq.needs_full_table;
+  // Built from pointers: sent <= the table's size by construction, so
+  // subspan's bounds checks are skipped.
+  s.new_blocks = seq.needs_full_table
+                     ? table
+                     : absl::Span<const BlockId>(table.data() + seq.sent,
+                                                 table.size() - static_cast<size_t>(seq.sent));
+  seq.sent = static_cast<int32_t>(table.size());
+  seq.needs_full_table = false;
+}
 
 }  // namespace hearth::internal
 

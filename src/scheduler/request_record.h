@@ -1,7 +1,7 @@
 // File: src/scheduler/request_record.h
 //
-// The scheduler's mutable state for one live request, apart from its KV
-// (KvManager, by the same slot). Engine thread only. `tokens` is reserved at
+// The scheduler's mutable state for one live request; its KV state (`kv`)
+// is changed only through KvManager. Engine thread only. `tokens` is reserved at
 // creation for the request's largest possible size (prompt +
 // max_new_tokens), so steady-state steps never reallocate it and the spans
 // handed out in a StepPlan stay valid until Complete().
@@ -9,6 +9,7 @@
 #ifndef HEARTH_SCHEDULER_REQUEST_RECORD_H_
 #define HEARTH_SCHEDULER_REQUEST_RECORD_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
 #include "hearth/request/request_view.h"
+#include "kv/kv_manager.h"
 #include "scheduler/workflow_table.h"
 
 namespace hearth::internal {
@@ -25,14 +27,19 @@ namespace hearth::internal {
 enum class RunList : uint8_t { kNone, kDecoding, kPrefilling };
 
 struct alignas(64) RequestRecord {
-  // Hot fields first: the per-step loops read the first two cache lines of
-  // the record (the second for the first-token time and the token buffer)
-  // and the sequence's KvManager entry, and prefetch exactly those.
+  // Hot fields first: Plan's per-sequence loop reads the first two cache
+  // lines (this one and the block table's) and prefetches them; Complete
+  // reads the first (and, for requests with token ids, their tokens and
+  // hashes).
   RequestId id;
   uint32_t slot = 0;
   RequestPhase phase = RequestPhase::kQueued;
   RunList list = RunList::kNone;
   bool has_token_ids = false;
+  // No token produced yet. The same as first_token_time being infinite, but
+  // here on the line Complete reads anyway, so that a decode does not touch
+  // a second line of the record.
+  bool awaiting_first_token = true;
   int32_t prompt_tokens = 0;
   int32_t max_new_tokens = 0;
   int32_t output_tokens = 0;
@@ -46,6 +53,8 @@ struct alignas(64) RequestRecord {
   WorkClassId work_class;
   // Last step whose plan schedules it.
   uint64_t scheduled_step = 0;
+  // -- Second line: the KV state, its block table first (KvManager).
+  SequenceKv kv;
   absl::Time first_token_time = absl::InfiniteFuture();
 
   // -- Cold: touched on events (admission, preemption, the end).
@@ -104,6 +113,10 @@ struct alignas(64) RequestRecord {
     return v;
   }
 };
+
+static_assert(offsetof(RequestRecord, kv) == 64,
+              "the fields every step reads must fill the record's first cache line, "
+              "and the block table start the second");
 
 }  // namespace hearth::internal
 

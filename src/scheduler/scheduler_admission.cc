@@ -51,7 +51,7 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   need.swapped = r.phase == RequestPhase::kSwapped;
   need.start = r.computed;
   if (!need.swapped && r.has_token_ids && r.computed == 0) {
-    need.hits = kv_.FindPrefixHits(r.slot, r.model, r.tokens);
+    need.hits = kv_.FindPrefixHits(r.kv, r.model, r.tokens);
   }
   if (!need.swapped) {
     need.start = need.hits * block_size_;
@@ -63,7 +63,7 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
     }
   }
   need.chunk = std::min({r.length() - need.start, chunk_cap_, budget_});
-  const int32_t held = need.swapped ? static_cast<int32_t>(kv_.sequence(r.slot).host.size())
+  const int32_t held = need.swapped ? static_cast<int32_t>(r.kv.host.size())
                                     : need.hits;
   // Copy-on-write replaces the last hit, so the table ends with `total`.
   need.total_blocks = std::max(held, BlocksFor(need.start + need.chunk));
@@ -104,21 +104,21 @@ void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& nee
                                       absl::Time now) {
   const uint32_t cls = r.work_class.value();
   if (need.swapped) {
-    capacity_.AddBlocks(cls, kv_.SwapIn(r.slot, r.id, &plan_.swap_in));
+    capacity_.AddBlocks(cls, kv_.SwapIn(r.kv, r.id, &plan_.swap_in));
   } else {
-    kv_.TakeHits(r.slot, need.hits);
+    kv_.TakeHits(r.kv, need.hits);
     capacity_.AddBlocks(cls, need.hits);
-    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.slot, r.id, &plan_.copy_on_write);
+    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.kv, r.id, &plan_.copy_on_write);
     r.computed = need.start;
     r.cached_prompt_tokens = std::min(need.start, r.prompt_tokens);
     counters_.prefix_hit_tokens += static_cast<uint64_t>(need.start);
   }
-  AppendBlocks(r, std::max(0, need.total_blocks - kv_.num_blocks(r.slot)));
+  AppendBlocks(r, std::max(0, need.total_blocks - r.kv.num_blocks()));
   r.admitted_step = plan_.step;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   StartRunning(r);
   if (r.list == internal::RunList::kPrefilling) {
-    kv_.ReservePrefill(r.slot, std::max(0, BlocksFor(r.length()) - kv_.num_blocks(r.slot)));
+    kv_.ReservePrefill(r.kv, std::max(0, BlocksFor(r.length()) - r.kv.num_blocks()));
   }
   r.reserved_blocks = need.class_reservation;
   capacity_.Reserve(cls, need.class_reservation);
@@ -156,7 +156,7 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
   // The slab, not the id map: its order is deterministic.
   for (RequestRecord& r : slab_) {
     if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
-    kv_.DeferHostRelease(r.slot);
+    kv_.DeferHostRelease(r.kv);
     r.computed = 0;
     SetPhase(r, RequestPhase::kWaiting, plan_.now);
     unpinned = true;

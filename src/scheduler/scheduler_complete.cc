@@ -34,7 +34,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
 
   served_.clear();
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
-    if (i + kRecordPrefetch < plan_slots_.size()) Prefetch(plan_slots_[i + kRecordPrefetch], 2);
+    if (i + kRecordPrefetch < plan_slots_.size()) Prefetch(plan_slots_[i + kRecordPrefetch], 1);
     ApplySequenceOutcome(slab_[plan_slots_[i]], plan_.sequences[i], outcome.sequences[i], done);
   }
   if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
@@ -77,10 +77,26 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
           " did not ask to load; nothing was applied"));
     }
   }
-  for (size_t i = 0; i < outcome.sequences.size(); ++i) {
-    if (absl::Status s = ValidateSequenceOutcome(i, outcome.sequences[i]); !s.ok()) return s;
+  // The check is cheap and runs for every sequence of every step; the
+  // message is built only for the one that fails it.
+  const int32_t* vocab_size = vocab_size_.data();
+  const size_t n = outcome.sequences.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (!SequenceOutcomeValid(plan_.sequences[i], outcome.sequences[i], vocab_size)) {
+      return ValidateSequenceOutcome(i, outcome.sequences[i]);
+    }
   }
   return absl::OkStatus();
+}
+
+bool Scheduler::Impl::SequenceOutcomeValid(const ScheduledSequence& s, const SequenceOutcome& o,
+                                           const int32_t* vocab_size) {
+  if (o.id != s.id) return false;
+  if (!o.error.empty()) return true;
+  const int32_t vocab = vocab_size[s.model.value()];
+  return o.produced_token == s.sample && o.finish != FinishReason::kLength &&
+         (o.finish == FinishReason::kNone || o.produced_token) &&
+         (!o.produced_token || (o.token >= 0 && (vocab <= 0 || o.token < vocab)));
 }
 
 absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOutcome& o) const {
@@ -110,7 +126,8 @@ absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOu
   return absl::OkStatus();
 }
 
-void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequence& s,
+// Inlined into Complete's per-sequence loop, which it is the body of.
+[[gnu::always_inline]] inline void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequence& s,
                                            const SequenceOutcome& o, absl::Time done) {
   if (!o.error.empty()) {
     RetryOrFail(r, o.error, done);
@@ -121,7 +138,8 @@ void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequ
   if (o.produced_token) {
     ++r.output_tokens;
     if (r.has_token_ids) r.tokens.push_back(o.token);
-    if (r.first_token_time == absl::InfiniteFuture()) {
+    if (r.awaiting_first_token) {
+      r.awaiting_first_token = false;
       r.first_token_time = done;
       Emit(RequestEventKind::kFirstToken, r, done);
     }
@@ -135,7 +153,7 @@ void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequ
       return;
     }
   }
-  if (r.has_token_ids) kv_.RegisterFullBlocks(r.slot, r.model, r.tokens, r.computed);
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
   if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
 }
 

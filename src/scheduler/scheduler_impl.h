@@ -129,7 +129,7 @@ class Scheduler::Impl {
   RequestEvent EventFor(RequestEventKind kind, const Record& record, absl::Time now) const;
   void Emit(RequestEventKind kind, const Record& record, absl::Time now);
   RequestView ViewOf(const Record& record) const {
-    return record.View(kv_.num_blocks(record.slot));
+    return record.View(record.kv.num_blocks());
   }
 
   // --- Plan (scheduler_plan.cc).
@@ -209,6 +209,9 @@ class Scheduler::Impl {
 
   // --- Complete (scheduler_complete.cc).
   absl::Status ValidateOutcome(const StepOutcome& outcome, absl::Time done) const;
+  static bool SequenceOutcomeValid(const ScheduledSequence& s, const SequenceOutcome& o,
+                                   const int32_t* vocab_size);
+  // Why outcome `i` does not match its plan entry (OK if it does).
   absl::Status ValidateSequenceOutcome(size_t i, const SequenceOutcome& o) const;
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, absl::Time done);
@@ -233,13 +236,14 @@ class Scheduler::Impl {
     return phase_counts_[static_cast<size_t>(phase)];
   }
 
-  // How many records ahead the per-sequence loops prefetch: the record's
-  // first `lines` cache lines and the sequence's KV entry.
+  // How many records ahead the per-sequence loops prefetch, and how many of
+  // the record's cache lines. Running records sit wherever their requests
+  // arrived in the slab, so under policies that rotate the running set the
+  // loops would otherwise wait on memory.
   static constexpr size_t kRecordPrefetch = 8;
   void Prefetch(uint32_t slot, int lines) const {
     const char* p = reinterpret_cast<const char*>(&slab_[slot]);
     for (int l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
-    __builtin_prefetch(&kv_.sequence(slot));
   }
 
   const SchedulerOptions options_;

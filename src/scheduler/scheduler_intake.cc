@@ -77,7 +77,6 @@ uint32_t Scheduler::Impl::TakeSlot() {
     return slot;
   }
   slab_.emplace_back();
-  kv_.AddSlot();
   capacity_.AddSlot();
   return static_cast<uint32_t>(slab_.size() - 1);
 }
@@ -85,11 +84,13 @@ uint32_t Scheduler::Impl::TakeSlot() {
 RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Time now) {
   const uint32_t slot = TakeSlot();
   RequestRecord& r = slab_[slot];
-  // A fresh record, but the token buffer keeps the capacity of the slot's
-  // previous occupant.
+  // A fresh record, but the buffers keep the capacity of the slot's previous
+  // occupant (KvManager::Open resets the KV state).
   std::vector<TokenId> tokens = std::move(r.tokens);
+  internal::SequenceKv kv = std::move(r.kv);
   r = RequestRecord{};
   r.tokens = std::move(tokens);
+  r.kv = std::move(kv);
   const RequestSpec& spec = sub.spec;
   r.id = sub.id;
   r.slot = slot;
@@ -113,7 +114,7 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
     r.tokens.reserve(static_cast<size_t>(max_len));
     r.tokens.assign(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());
   }
-  kv_.Open(r.slot, max_len, r.has_token_ids, std::move(sub.prompt_block_hashes));
+  kv_.Open(r.kv, max_len, r.has_token_ids, std::move(sub.prompt_block_hashes));
   r.parent = spec.parent;
   r.priority = spec.priority;
   r.label = std::move(spec.label);

@@ -52,7 +52,7 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
 
 absl::Status Scheduler::Impl::CheckRecord(const RequestRecord& r, std::vector<int32_t>& refs,
                                           std::vector<uint8_t>& host_used) const {
-  const internal::SequenceKv& seq = kv_.sequence(r.slot);
+  const internal::SequenceKv& seq = r.kv;
   absl::flat_hash_set<uint32_t> own;
   for (BlockId b : seq.device) {
     if (!b.valid() || b.value() >= refs.size()) {
@@ -82,7 +82,7 @@ absl::Status Scheduler::Impl::CheckRecord(const RequestRecord& r, std::vector<in
 }
 
 absl::Status Scheduler::Impl::CheckPhase(const RequestRecord& r) const {
-  const internal::SequenceKv& seq = kv_.sequence(r.slot);
+  const internal::SequenceKv& seq = r.kv;
   const bool no_list = r.list == RunList::kNone;
   switch (r.phase) {
     case RequestPhase::kWaiting:
@@ -127,7 +127,7 @@ absl::Status Scheduler::Impl::CheckClasses() const {
   for (const auto& [id, slot] : slot_of_) {
     const RequestRecord& r = slab_[slot];
     if (r.phase == RequestPhase::kRunning) ++running[r.work_class.value()];
-    blocks[r.work_class.value()] += kv_.num_blocks(slot);
+    blocks[r.work_class.value()] += slab_[slot].kv.num_blocks();
     if (capacity_.borrowing(slot)) ++borrowed[r.work_class.value()];
   }
   for (size_t c = 0; c < n; ++c) {
@@ -192,7 +192,7 @@ absl::Status Scheduler::Impl::CheckCounts() const {
                   " borrowers");
   }
   int32_t reserve = 0;
-  for (uint32_t slot : prefilling_) reserve += kv_.sequence(slot).prefill_reserve;
+  for (uint32_t slot : prefilling_) reserve += slab_[slot].kv.prefill_reserve;
   if (reserve != kv_.prefill_reserved()) {
     return Broken("prefill reserve ", kv_.prefill_reserved(), " but prefilling requests reserve ",
                   reserve);

@@ -64,7 +64,7 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
-  kv_.DropPrefillReserve(r.slot);
+  kv_.DropPrefillReserve(r.kv);
   Unlink(r);
   const uint32_t cls = r.work_class.value();
   capacity_.AddRunning(cls, -1);
@@ -73,7 +73,7 @@ void Scheduler::Impl::StopRunning(RequestRecord& r) {
 }
 
 void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
-  kv_.DropPrefillReserve(r.slot);
+  kv_.DropPrefillReserve(r.kv);
   Unlink(r);
   LinkInto(r, RunList::kDecoding);
 }
@@ -108,7 +108,7 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   if (options_.preemption_mode == PreemptionMode::kSwap && kv_.CanSwapOut(valid)) {
     mode = PreemptionMode::kSwap;
     to = RequestPhase::kSwapped;
-    kv_.SwapOut(r.slot, r.id, &plan_.swap_out);
+    kv_.SwapOut(r.kv, r.id, &plan_.swap_out);
   } else {
     r.computed = 0;
   }
@@ -154,7 +154,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
   if (DropDeviceState(r)) to_release_.push_back(r.id);
-  kv_.ReleaseHost(r.slot);
+  kv_.ReleaseHost(r.kv);
   residency_.RemoveLive(r.model, now);
   SetPhase(r, phase, now);
   if (sink_ != nullptr) {
@@ -196,17 +196,17 @@ void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, Finish
 }
 
 void Scheduler::Impl::AppendBlocks(RequestRecord& r, int32_t n) {
-  kv_.Append(r.slot, n);
+  kv_.Append(r.kv, n);
   capacity_.AddBlocks(r.work_class.value(), n);
 }
 
 void Scheduler::Impl::ReleaseBlocks(RequestRecord& r, size_t keep) {
-  capacity_.AddBlocks(r.work_class.value(), -kv_.ReleaseTail(r.slot, keep));
+  capacity_.AddBlocks(r.work_class.value(), -kv_.ReleaseTail(r.kv, keep));
 }
 
 bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {
   int32_t released = 0;
-  const bool had_state = kv_.DropDeviceState(r.slot, &released);
+  const bool had_state = kv_.DropDeviceState(r.kv, &released);
   capacity_.AddBlocks(r.work_class.value(), -released);
   return had_state;
 }

@@ -84,7 +84,7 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
                              ? 1
                              : std::min({r.length() - r.computed, chunk_cap_, budget_});
     // Most decode steps fit the last block: skip the growth path entirely.
-    const int32_t capacity = kv_.num_blocks(r.slot) * block_size_;
+    const int32_t capacity = r.kv.num_blocks() * block_size_;
     const int32_t got = r.computed + want <= capacity
                             ? r.computed + want
                             : GrowTo(r, r.computed + want, r.computed + 1, now);
@@ -100,7 +100,7 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, abs
     if (want < 0) return -1;
   }
   while (true) {
-    const int32_t held = kv_.num_blocks(r.slot);
+    const int32_t held = r.kv.num_blocks();
     const int32_t need_want = BlocksFor(want) - held;
     const int32_t need_min = BlocksFor(min) - held;
     if (need_min > Allocatable() && need_min <= kv_.allocator().num_allocatable()) {
@@ -112,7 +112,7 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, abs
       const int32_t take = std::max(0, std::min(need_want, free));
       AppendBlocks(r, take);
       if (take > 0 && capacity_.Over(cls)) capacity_.MarkBorrowing(r.slot);
-      return std::min(want, kv_.num_blocks(r.slot) * block_size_);
+      return std::min(want, r.kv.num_blocks() * block_size_);
     }
     // Borrowed capacity is reclaimed before the policy is asked, but only
     // for growth within the class's entitlement: two classes that each need
@@ -136,7 +136,7 @@ int32_t Scheduler::Impl::CapToHardBudget(RequestRecord& r, int32_t want, int32_t
                                          absl::Time now) {
   const uint32_t cls = r.work_class.value();
   while (true) {
-    const int32_t held = kv_.num_blocks(r.slot);
+    const int32_t held = r.kv.num_blocks();
     if (BlocksFor(min) - held <= capacity_.hard_room(cls)) {
       return std::min(want, (held + capacity_.hard_room(cls)) * block_size_);
     }
@@ -161,7 +161,7 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
   s.decode = decode;
-  kv_.FillTables(r.slot, s);
+  kv_.FillTables(r.kv, s);
   if (r.has_token_ids) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,
                                             static_cast<size_t>(num_tokens));
