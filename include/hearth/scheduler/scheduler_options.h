@@ -141,7 +141,9 @@ struct SchedulerOptions {
   KvCacheConfig kv;
   ResidencyConfig residency;
 
-  // Orders admissions and preemption victims. Null means FIFO.
+  // Builds the policy that orders admissions and preemption victims, once,
+  // in Scheduler::Create, from these options (so user weights and class
+  // priorities reach it without the host copying them). Null means FIFO.
   PolicyFactory policy_factory;
 
   // How running sequences are preempted when decode growth cannot be met.
