@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
+#include "sim/quote.h"
 #include "sim/trace_lines.h"
 #include "sim/toml_util.h"
 
@@ -27,6 +28,11 @@ struct RawCall {
   int64_t line = 0;
 };
 
+// Latest call time accepted, in microseconds since the epoch (about the
+// year 5100): converts to int64 exactly, and differences between calls stay
+// far from overflow.
+constexpr double kMaxTimestampUs = 1e17;
+
 int32_t Tokens(size_t bytes, double bytes_per_token) {
   return static_cast<int32_t>(std::max<double>(
       1, std::floor(static_cast<double>(bytes) / bytes_per_token)));
@@ -36,7 +42,9 @@ int32_t Tokens(size_t bytes, double bytes_per_token) {
 std::string ParseErrorText(const Json::parse_error& e) {
   const std::string_view what = e.what();
   const size_t tag_end = what.find("] ");
-  return std::string(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2));
+  // nlohmann echoes the token it stopped at, which can be a whole line.
+  return internal::Clip(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2),
+                        2 * internal::kMaxQuotedChars);
 }
 
 // Why `line` is not one JSON value. A stream read stops at the end of the
@@ -65,7 +73,7 @@ absl::StatusOr<Json> ParseFlatObject(absl::string_view line) {
   for (const auto& [key, value] : object.items()) {
     if (value.is_structured()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("JSON: nested value for key '", key, "'"));
+          absl::StrCat("JSON: nested value for key ", internal::Quote(key)));
     }
   }
   return object;
@@ -81,8 +89,11 @@ absl::StatusOr<RawCall> ParseCall(absl::string_view line, const std::string& nam
   const auto in = object->find("input");
   const auto out = object->find("output");
   const auto absent = object->end();
-  if (ts != absent && !(ts->is_number() && ts->get<double>() >= 0)) {
-    return RowError(name, n, "timestamp must be a number >= 0");
+  if (ts != absent && !(ts->is_number() && ts->get<double>() >= 0 &&
+                        ts->get<double>() <= kMaxTimestampUs)) {
+    return RowError(name, n, absl::StrCat("timestamp ", internal::Quote(ts->dump()),
+                                          " must be a number of microseconds in [0, ",
+                                          kMaxTimestampUs, "]"));
   }
   if (in != absent && !in->is_string()) return RowError(name, n, "input must be a string");
   if (out != absent && !out->is_string()) {
@@ -153,7 +164,7 @@ absl::StatusOr<std::vector<std::string>> ListJsonlFiles(
   }
   if (ec) {
     return absl::NotFoundError(
-        absl::StrCat("cannot list '", directory, "': ", ec.message()));
+        absl::StrCat("cannot list ", internal::Quote(directory), ": ", ec.message()));
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "internal/status_macros.h"
+#include "sim/quote.h"
 #include "sim/toml_util.h"
 #include "sim/trace_lines.h"
 
@@ -18,14 +19,21 @@ using internal::RowError;
 
 namespace {
 
-// "YYYY-MM-DD HH:MM:SS[.fraction]" in UTC, as nanoseconds since the epoch.
-std::optional<int64_t> ParseTimestampNanos(absl::string_view field) {
+// Rows must fall in [1970, 2200): real traces do, and every offset between
+// two rows then fits a Duration with nanoseconds to spare.
+const absl::Time kEarliestRow = absl::UnixEpoch();
+const absl::Time kLatestRow = absl::FromCivil(absl::CivilSecond(2200, 1, 1, 0, 0, 0),
+                                              absl::UTCTimeZone());
+
+// "YYYY-MM-DD HH:MM:SS[.fraction]" in UTC, within the years above.
+std::optional<absl::Time> ParseTimestamp(absl::string_view field) {
   absl::Time t;
   std::string error;
-  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", field, absl::UTCTimeZone(), &t, &error)) {
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", field, absl::UTCTimeZone(), &t, &error) ||
+      t < kEarliestRow || t >= kLatestRow) {
     return std::nullopt;
   }
-  return absl::ToUnixNanos(t);
+  return t;
 }
 
 // A token count in [1, 2^30].
@@ -53,7 +61,7 @@ absl::StatusOr<Workload> ParseAzureTrace(std::string_view text,
   const size_t slash = name.find_last_of('/');
   const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
   Workload w;
-  std::optional<int64_t> first;
+  std::optional<absl::Time> first;
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].text.empty()) continue;
     const int64_t n = lines[i].number;
@@ -61,26 +69,26 @@ absl::StatusOr<Workload> ParseAzureTrace(std::string_view text,
     if (f.size() != 3) {
       return RowError(name, n, absl::StrCat("expected 3 fields, found ", f.size()));
     }
-    const std::optional<int64_t> t = ParseTimestampNanos(f[0]);
+    const std::optional<absl::Time> t = ParseTimestamp(f[0]);
     if (!t) {
-      return RowError(name, n, absl::StrCat("TIMESTAMP '", std::string(f[0]),
-                                            "' is not YYYY-MM-DD HH:MM:SS.fff"));
+      return RowError(name, n, absl::StrCat("TIMESTAMP ", internal::Quote(f[0]),
+                                            " must be YYYY-MM-DD HH:MM:SS.fff in years [1970, 2200)"));
     }
     const std::optional<int64_t> prompt = ParseTokenCount(f[1]);
     if (!prompt) {
-      return RowError(name, n, absl::StrCat("ContextTokens '", std::string(f[1]),
-                                            "' must be an integer in [1, 2^30]"));
+      return RowError(name, n, absl::StrCat("ContextTokens ", internal::Quote(f[1]),
+                                            " must be an integer in [1, 2^30]"));
     }
     const std::optional<int64_t> output = ParseTokenCount(f[2]);
     if (!output) {
-      return RowError(name, n, absl::StrCat("GeneratedTokens '", std::string(f[2]),
-                                            "' must be an integer in [1, 2^30]"));
+      return RowError(name, n, absl::StrCat("GeneratedTokens ", internal::Quote(f[2]),
+                                            " must be an integer in [1, 2^30]"));
     }
     if (!first) first = *t;
     if (*t < *first) {
       return RowError(name, n, "TIMESTAMP is earlier than the first row's");
     }
-    const absl::Duration offset = absl::Nanoseconds(*t - *first);
+    const absl::Duration offset = *t - *first;
     if (!mapper.InWindow(offset)) continue;
     SimRequest r;
     r.arrival = mapper.ArrivalFor(offset);

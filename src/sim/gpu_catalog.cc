@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sim/catalog_lookup.h"
+#include "sim/quote.h"
 
 namespace hearth {
 namespace {
@@ -58,8 +59,8 @@ absl::StatusOr<GpuSpec> FindGpu(std::string_view name) {
   }
   std::vector<std::string> names;
   for (const GpuSpec& g : all) names.push_back(g.name);
-  return absl::NotFoundError(absl::StrCat("unknown GPU '", std::string(name),
-                                          "'; known: ",
+  return absl::NotFoundError(absl::StrCat("unknown GPU ", internal::Quote(name),
+                                          "; known: ",
                                           absl::StrJoin(names, ", ")));
 }
 

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
 #include "sim/length_sampling.h"
+#include "sim/quote.h"
+#include "sim/request_cap.h"
 #include "sim/sim_random.h"
 
 namespace hearth {
@@ -35,7 +37,7 @@ absl::Status Validate(const HouseholdOptions& o) {
     }
   }
   for (const HouseholdClassLoad& c : o.classes) {
-    const std::string what = absl::StrCat("household class '", c.name, "'");
+    const std::string what = absl::StrCat("household class ", internal::Quote(c.name));
     if (!(c.sessions_per_hour >= 0) || c.calls_min < 1 ||
         c.calls_max < c.calls_min || c.max_prompt_tokens < 1 ||
         c.active_from_hour < 0 || c.active_from_hour > 23 ||
@@ -132,8 +134,24 @@ double ExpectedCallsPerSecond(const HouseholdOptions& o) {
   return calls / span;
 }
 
+namespace {
+
+absl::Status CapError(const HouseholdOptions& o, double calls) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "household: about ", calls, " calls expected (load_scale x duration_s), over the "
+      "request_cap of ", o.request_cap, " (", internal::RequestCapMemoryText(o.request_cap),
+      "); lower duration_s, load or load_scale, or raise request_cap"));
+}
+
+}  // namespace
+
 absl::StatusOr<Workload> GenerateHousehold(const HouseholdOptions& o) {
   HEARTH_RETURN_IF_ERROR(Validate(o));
+  if (o.request_cap < 1) {
+    return absl::InvalidArgumentError("household: request_cap must be >= 1");
+  }
+  const double expected = ExpectedCallsPerSecond(o) * absl::ToDoubleSeconds(o.duration);
+  if (!(expected <= static_cast<double>(o.request_cap))) return CapError(o, expected);
   const std::vector<double> curve = o.diurnal.empty() ? DefaultDiurnalCurve() : o.diurnal;
   const double peak = *std::max_element(curve.begin(), curve.end());
   const double span = absl::ToDoubleSeconds(o.duration);
@@ -156,6 +174,10 @@ absl::StatusOr<Workload> GenerateHousehold(const HouseholdOptions& o) {
            t += rng.Exponential(1 / max_rate)) {
         if (rng.Uniform() * shape_max >= Shape(o, curve, c, t)) continue;
         EmitSession(c, m.user, t, rng, w, session++);
+        // The expectation can undershoot a draw; the cap still holds.
+        if (static_cast<int64_t>(w.requests.size()) > o.request_cap) {
+          return CapError(o, expected);
+        }
       }
     }
   }

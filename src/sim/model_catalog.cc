@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sim/catalog_lookup.h"
+#include "sim/quote.h"
 
 namespace hearth {
 namespace {
@@ -70,8 +71,8 @@ absl::StatusOr<ModelSpec> FindModelSpec(std::string_view name) {
   }
   std::vector<std::string> names;
   for (const ModelSpec& m : ModelCatalog()) names.push_back(m.name);
-  return absl::NotFoundError(absl::StrCat("unknown model '", std::string(name),
-                                          "'; known: ",
+  return absl::NotFoundError(absl::StrCat("unknown model ", internal::Quote(name),
+                                          "; known: ",
                                           absl::StrJoin(names, ", ")));
 }
 

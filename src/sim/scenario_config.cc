@@ -8,6 +8,7 @@
 #include "internal/status_macros.h"
 #include "hearth/sim/fitted_cost_model.h"
 #include "hearth/sim/roofline_cost_model.h"
+#include "sim/quote.h"
 #include "sim/scenario_reader.h"
 
 namespace hearth {
@@ -230,7 +231,7 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
       std::string known;
       for (std::string_view k : names) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(k));
       return r.Error(*root.get("policies"), "policies",
-                     absl::StrCat("unknown policy '", p, "'; known: ", known));
+                     absl::StrCat("unknown policy ", internal::Quote(p), "; known: ", known));
     }
   }
   HEARTH_ASSIGN_OR_RETURN(const toml::table* p, r.Table(root, "policy", ""));

@@ -1,3 +1,4 @@
+#include "sim/quote.h"
 #include "sim/scenario_reader.h"
 
 #include <cmath>
@@ -152,8 +153,8 @@ absl::StatusOr<uint32_t> ScenarioReader::Lookup(
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<uint32_t>(i);
   }
-  return Error(at, key, absl::StrCat("unknown ", std::string(what), " '", name,
-                                     "'; known: ", absl::StrJoin(names, ", ")));
+  return Error(at, key, absl::StrCat("unknown ", std::string(what), " ", Quote(name),
+                                     "; known: ", absl::StrJoin(names, ", ")));
 }
 
 std::string ScenarioReader::Resolve(const std::string& path) const {

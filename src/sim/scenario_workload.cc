@@ -8,6 +8,7 @@
 #include "hearth/sim/scenario_config.h"
 #include "internal/status_macros.h"
 #include "sim/length_sampling.h"
+#include "sim/request_cap.h"
 #include "sim/scenario_reader.h"
 #include "sim/sim_random.h"
 
@@ -16,6 +17,8 @@ namespace internal {
 namespace {
 
 constexpr const char* kPath = "workload";
+// request_cap's upper bound: about 60 GB of requests.
+constexpr int64_t kMaxRequestCap = 100'000'000;
 
 absl::StatusOr<std::vector<uint32_t>> UserList(const ScenarioReader& r,
                                                const toml::table& w,
@@ -210,6 +213,28 @@ absl::Status ParseFloods(const ScenarioReader& r, const toml::table& w, Scenario
   return absl::OkStatus();
 }
 
+// The key naming where a workload of `kind` comes from.
+std::string_view SourceKey(std::string_view kind) {
+  if (kind == "azure") return "file";
+  if (kind == "servegen") return "directory";
+  if (kind == "agent") return "directories";
+  return "";
+}
+
+absl::Status ParseLimits(const ScenarioReader& r, const toml::table& w,
+                         std::string_view kind, Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(s.workload.request_cap,
+                          r.Int(w, "request_cap", kPath, kDefaultRequestCap, 1, kMaxRequestCap));
+  const std::string_view key = SourceKey(kind);
+  const toml::node* at = w.get(key);
+  s.workload.origin = TomlWhere(r.file(), (at != nullptr ? *at : w).source(),
+                                key.empty() ? kPath : JoinKey(kPath, key));
+  at = w.get("request_cap");
+  s.workload.cap_origin = TomlWhere(r.file(), (at != nullptr ? *at : w).source(),
+                                    "workload.request_cap");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
@@ -220,26 +245,28 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
   if (kind == "household") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "duration_s", "start_hour", "load", "load_scale", "diurnal", "classes",
-             "sessions_per_hour", "nightly_user", "flood"}, r.file(), kPath));
+             "sessions_per_hour", "nightly_user", "flood", "request_cap"}, r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kHousehold;
     st = ParseHousehold(r, *w, s);
   } else if (kind == "azure") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "file", "users", "shares", "assignment", "time_scale", "skip_s",
-             "duration_s", "max_requests", "default_class", "class_rules", "flood"},
+             "duration_s", "max_requests", "default_class", "class_rules", "flood",
+             "request_cap"},
         r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kAzure;
     st = ParseAzure(r, *w, s);
   } else if (kind == "servegen") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "directory", "start_s", "duration_s", "rate_scale", "prompt", "output",
-             "clients", "flood"}, r.file(), kPath));
+             "clients", "flood", "request_cap"}, r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kServeGen;
     st = ParseServeGen(r, *w, s);
   } else if (kind == "agent") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "directories", "users", "class", "bytes_per_token", "think_scale",
-             "max_think_s", "session_spacing_s", "max_prompt_tokens", "max_sessions", "flood"},
+             "max_think_s", "session_spacing_s", "max_prompt_tokens", "max_sessions", "flood",
+             "request_cap"},
         r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kAgent;
     st = ParseAgent(r, *w, s);
@@ -248,6 +275,7 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
                    "must be \"household\", \"azure\", \"servegen\" or \"agent\"");
   }
   HEARTH_RETURN_IF_ERROR(st);
+  HEARTH_RETURN_IF_ERROR(ParseLimits(r, *w, kind, s));
   return ParseFloods(r, *w, s);
 }
 
@@ -255,7 +283,15 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
 
 namespace {
 
-void AddFloods(const Scenario& s, Workload& w) {
+absl::Status AddFloods(const Scenario& s, Workload& w) {
+  int64_t total = static_cast<int64_t>(w.requests.size());
+  for (const FloodSpec& f : s.workload.floods) total += f.count;
+  if (total > s.workload.request_cap) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the workload and its floods make ", total, " requests, over the request_cap of ",
+        s.workload.request_cap, " (", internal::RequestCapMemoryText(s.workload.request_cap),
+        "); lower the floods' count or raise request_cap"));
+  }
   internal::SimRandom rng(s.seed ^ 0xf100dull);
   for (const FloodSpec& f : s.workload.floods) {
     for (int32_t i = 0; i < f.count; ++i) {
@@ -269,6 +305,7 @@ void AddFloods(const Scenario& s, Workload& w) {
       w.requests.push_back(std::move(r));
     }
   }
+  return absl::OkStatus();
 }
 
 // Requests per second FIFO finishes while the household mix keeps it busy.
@@ -304,13 +341,16 @@ absl::StatusOr<double> MeasureCapacity(const Scenario& s) {
 
 }  // namespace
 
-absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out) {
+namespace {
+
+absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out) {
   Workload w;
   const WorkloadSpec& spec = s.workload;
   switch (spec.kind) {
     case WorkloadSpec::Kind::kHousehold: {
       HouseholdOptions h = spec.household;
       h.seed = s.seed;
+      h.request_cap = spec.request_cap;
       if (spec.load > 0) {
         HEARTH_ASSIGN_OR_RETURN(double capacity, MeasureCapacity(s));
         HouseholdOptions unit = h;
@@ -332,6 +372,7 @@ absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out
     case WorkloadSpec::Kind::kServeGen: {
       ServeGenOptions servegen = spec.servegen;
       servegen.seed = s.seed;
+      servegen.request_cap = spec.request_cap;
       HEARTH_ASSIGN_OR_RETURN(w, LoadServeGen(servegen));
       break;
     }
@@ -340,8 +381,21 @@ absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out
       break;
     }
   }
-  AddFloods(s, w);
+  HEARTH_RETURN_IF_ERROR(AddFloods(s, w));
   return w;
+}
+
+}  // namespace
+
+absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out) {
+  absl::StatusOr<Workload> w = BuildRequests(s, load_scale_out);
+  if (w.ok()) return w;
+  // The library's messages name its options; the prefix names the scenario
+  // entry they came from.
+  const std::string& where = absl::IsResourceExhausted(w.status()) ? s.workload.cap_origin
+                                                                   : s.workload.origin;
+  if (where.empty()) return w.status();
+  return absl::Status(w.status().code(), absl::StrCat(where, ": ", w.status().message()));
 }
 
 }  // namespace hearth

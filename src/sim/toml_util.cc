@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "absl/strings/str_join.h"
+#include "sim/quote.h"
 
 namespace hearth::internal {
 namespace {
@@ -22,7 +23,7 @@ std::string JoinKey(const std::string& path, std::string_view key) {
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+    return absl::NotFoundError(absl::StrCat("cannot open ", Quote(path)));
   }
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -95,7 +96,7 @@ absl::Status CheckKeys(const toml::table& table,
     for (std::string_view a : allowed) ok = ok || k.str() == a;
     if (!ok) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      return TomlError(file, v.source(), JoinKey(path, k.str()),
+      return TomlError(file, v.source(), JoinKey(path, Clip(k.str())),
                        absl::StrCat("unknown key; allowed: ",
                                     absl::StrJoin(names, ", ")));
     }

@@ -17,14 +17,20 @@
 
 namespace hearth::internal {
 
+// "file:line: key" (line omitted when unknown).
+inline std::string TomlWhere(const std::string& file, const toml::source_region& where,
+                             std::string_view key) {
+  std::string loc = file;
+  if (where.begin.line > 0) absl::StrAppend(&loc, ":", where.begin.line);
+  return absl::StrCat(loc, ": ", std::string(key));
+}
+
 // "file:line: key: message" (line omitted when unknown).
 inline absl::Status TomlError(const std::string& file,
                               const toml::source_region& where,
                               std::string_view key, std::string_view message) {
-  std::string loc = file;
-  if (where.begin.line > 0) absl::StrAppend(&loc, ":", where.begin.line);
-  return absl::InvalidArgumentError(absl::StrCat(
-      loc, ": ", std::string(key), ": ", std::string(message)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(TomlWhere(file, where, key), ": ", std::string(message)));
 }
 
 // Parses TOML text; syntax errors become "file:line:col: what".

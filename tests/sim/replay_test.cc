@@ -80,8 +80,8 @@ TEST_CASE("azure parser rejects malformed rows naming file and line",
   CHECK_THAT(bad(header + good + "2023-11-16 18:15:40.0,12,3\n"),
              Catch::StartsWith("t.csv:3: TIMESTAMP is earlier"));
   const std::pair<const char*, const char*> third_rows[] = {
-      {"2023-11-16T18:15:47.0,12,3", "TIMESTAMP '2023-11-16T18:15:47.0' is not"},
-      {"2023-11-16 25:15:47.0,12,3", "TIMESTAMP '2023-11-16 25:15:47.0' is not"},
+      {"2023-11-16T18:15:47.0,12,3", "TIMESTAMP '2023-11-16T18:15:47.0' must be YYYY"},
+      {"2023-11-16 25:15:47.0,12,3", "TIMESTAMP '2023-11-16 25:15:47.0' must be YYYY"},
       {"2023-11-16 18:15:47.0,12.5,3", "ContextTokens '12.5' must be an integer in [1, 2^30]"},
       {"2023-11-16 18:15:47.0,12,1073741825", "GeneratedTokens '1073741825' must be"},
       {"2023-11-16 18:15:47.0,99999999999999999999,3", "ContextTokens '99999999999999999999'"},

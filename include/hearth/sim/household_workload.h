@@ -79,6 +79,10 @@ struct HouseholdOptions {
   std::vector<double> diurnal;
   double load_scale = 1.0;
   uint64_t seed = 1;
+  // Most calls generated (>= 1). The expected count is checked before
+  // generating, so a huge load_scale or duration fails fast with
+  // ResourceExhausted instead of filling memory.
+  int64_t request_cap = kDefaultRequestCap;
 };
 
 // A home's day: quiet at night, a morning bump, an evening peak at 20:00.

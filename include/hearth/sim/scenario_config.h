@@ -72,6 +72,14 @@ struct WorkloadSpec {
   AgentTraceOptions agent;
   // Added to any kind.
   std::vector<FloodSpec> floods;
+  // Most requests the generators and floods may produce ([workload]
+  // request_cap); BuildWorkload copies it into the generator options.
+  int64_t request_cap = kDefaultRequestCap;
+  // "file:line: key" of the scenario entries errors from BuildWorkload are
+  // about: where the workload comes from, and where its cap is set. Empty
+  // for a spec built in code (errors then carry no prefix).
+  std::string origin;
+  std::string cap_origin;
 };
 
 struct Scenario {

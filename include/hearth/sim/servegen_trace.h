@@ -70,14 +70,22 @@ struct ServeGenOptions {
   LengthDistribution prompt = LengthDistribution::LogNormal(800, 1.0, 16, 16000);
   LengthDistribution output = LengthDistribution::LogNormal(200, 0.9, 4, 2000);
   uint64_t seed = 1;
+  // Most arrivals sampled in all (>= 1). Checked against the expected count
+  // before sampling, so a huge rate or duration fails fast with
+  // ResourceExhausted instead of filling memory.
+  int64_t request_cap = kDefaultRequestCap;
 };
 
 absl::StatusOr<Workload> LoadServeGen(const ServeGenOptions& options);
 
 // Samples arrivals (offsets from `start`) of one client; exposed for tests.
-std::vector<absl::Duration> SampleServeGenArrivals(
+// ResourceExhausted when more than `request_cap` arrivals are expected or
+// drawn; InvalidArgument when a window's fit gives no usable gap (windows
+// from ParseServeGenClient always do).
+absl::StatusOr<std::vector<absl::Duration>> SampleServeGenArrivals(
     const std::vector<ServeGenWindow>& windows, absl::Duration start,
-    absl::Duration duration, double rate_scale, uint64_t seed);
+    absl::Duration duration, double rate_scale, uint64_t seed,
+    int64_t request_cap = kDefaultRequestCap);
 
 }  // namespace hearth
 

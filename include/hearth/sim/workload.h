@@ -58,6 +58,12 @@ struct Workload {
   std::vector<SimRequest> requests;
 };
 
+// Default cap on the requests a generator may produce (household, ServeGen,
+// floods). A request costs a few hundred bytes across the workload and the
+// simulation's records, so the default keeps a run within a few GB; rates
+// or durations that would go past it fail with ResourceExhausted up front.
+inline constexpr int64_t kDefaultRequestCap = 4'000'000;
+
 // Checks indices and lengths: users < num_users, classes < num_classes,
 // positive lengths, parents earlier in the list, shared prefixes within both
 // prompts. InvalidArgument names the first bad request (index and label).
