@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "hearth/metrics/sample_series.h"
 #include "hearth/sim/report_writer.h"
@@ -81,6 +82,15 @@ OrderedJson GroupsJson(const std::vector<GroupReport>& groups) {
   OrderedJson out = OrderedJson::array();
   for (const GroupReport& g : groups) out.push_back(GroupJson(g));
   return out;
+}
+
+// Present only when requests were refused, so results of runs without
+// refusals keep their shape.
+void AddRejectedReasons(const SimulationResult& res, OrderedJson& run) {
+  if (res.submit_rejected_by_reason.empty()) return;
+  OrderedJson reasons = OrderedJson::object();
+  for (const auto& [reason, n] : res.submit_rejected_by_reason) reasons[reason] = n;
+  run["submit_rejected_by_reason"] = std::move(reasons);
 }
 
 OrderedJson RunJson(const PolicyRun& run) {
@@ -205,6 +215,28 @@ void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRu
   }
 }
 
+// Requests the scheduler refused at submission appear in no table below,
+// so they are counted here; nothing is written when there are none.
+void AppendRejected(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
+  std::vector<std::string> parts;
+  for (const PolicyRun& run : runs) {
+    const SimulationResult& r = run.result;
+    if (r.submit_rejected == 0) continue;
+    std::vector<std::string> reasons;
+    for (const auto& [reason, n] : r.submit_rejected_by_reason) {
+      reasons.push_back(reason == "over_context"
+                            ? absl::StrCat(n, " over the model's ", s.scheduler.models[0].context_length,
+                                           "-token context")
+                            : absl::StrCat(n, " ", reason));
+    }
+    parts.push_back(absl::StrCat(run.policy, " ", r.submit_rejected, " (",
+                                 absl::StrJoin(reasons, ", "), ")"));
+  }
+  if (parts.empty()) return;
+  absl::StrAppend(&out, "Rejected at submission, so in no table below: ",
+                  absl::StrJoin(parts, "; "), ".\n\n");
+}
+
 }  // namespace
 
 std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs) {
@@ -218,6 +250,7 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                     r0.report.total.arrived, " requests over ",
                     absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
   }
+  AppendRejected(out, s, runs);
   AppendHeadline(out, runs);
   AppendWorkflows(out, runs);
   AppendClasses(out, s, runs);
@@ -255,7 +288,9 @@ std::string ResultsJson(const Scenario& s, const std::vector<PolicyRun>& runs) {
   out.pop_back();  // the closing brace; "runs" follows
   absl::StrAppend(&out, ",\"runs\":[");
   for (size_t i = 0; i < runs.size(); ++i) {
-    absl::StrAppend(&out, i ? "," : "", "\n", Dump(RunJson(runs[i])));
+    OrderedJson run = RunJson(runs[i]);
+    AddRejectedReasons(runs[i].result, run);
+    absl::StrAppend(&out, i ? "," : "", "\n", Dump(run));
   }
   absl::StrAppend(&out, "\n]}\n");
   return out;

@@ -135,6 +135,7 @@ class SimulationRun {
   int64_t live_ = 0;
   uint64_t ended_ = 0;
   uint64_t submit_rejected_ = 0;
+  std::map<std::string, uint64_t> rejected_by_reason_;
   uint64_t dependents_dropped_ = 0;
   uint64_t steps_ = 0;
   absl::Time last_end_;
@@ -260,6 +261,9 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) {
     ++submit_rejected_;
+    ++rejected_by_reason_[r.prompt_tokens >= context_
+                              ? std::string("over_context")
+                              : absl::StatusCodeToString(id.status().code())];
     ++ended_;
     EndCall(index, /*finished=*/false, arrival);
     DropDependents(index);
@@ -399,6 +403,7 @@ absl::StatusOr<SimulationResult> SimulationRun::Run() {
   result.steps = steps_;
   result.simulated_seconds = absl::ToDoubleSeconds(last_end_ - start_);
   result.submit_rejected = submit_rejected_;
+  result.submit_rejected_by_reason = rejected_by_reason_;
   result.dependents_dropped = dependents_dropped_;
   result.prefix_hit_tokens = scheduler_->stats().prefix_hit_tokens;
   for (const auto& [root, t] : workflows_) {

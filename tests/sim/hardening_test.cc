@@ -2,6 +2,7 @@
 // each must end in a specific error (or a counted rejection), never a hang,
 // an overflow or a silent drop.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,10 @@
 #include "hearth/sim/agent_trace.h"
 #include "hearth/sim/azure_trace.h"
 #include "hearth/sim/household_workload.h"
+#include "hearth/sim/report_writer.h"
 #include "hearth/sim/scenario_config.h"
 #include "hearth/sim/servegen_trace.h"
+#include "hearth/sim/simulator.h"
 #include "sim/quote.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -199,6 +202,39 @@ TEST_CASE("workload errors carry the scenario's file:line: key", "[sim]") {
                                                 "request_cap = 0\n", "h.toml", ".");
   CHECK_THAT(Message(bad.status()),
              Catch::StartsWith("h.toml:14: workload.request_cap: must be in [1, 100000000]"));
+}
+
+TEST_CASE("requests refused at submission are counted in the report", "[sim]") {
+  auto cost = testing_sim::FlatCost(10);
+  SimulationOptions o;
+  o.scheduler = testing_sim::SmallScheduler({"u"}, {"c"});
+  o.cost_model = cost.get();
+  Workload w;
+  for (int32_t prompt : {100, 5000, 4096, 200}) {  // context 4096: two do not fit
+    SimRequest r;
+    r.prompt_tokens = prompt;
+    r.output_tokens = 4;
+    w.requests.push_back(r);
+  }
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  CHECK(r->submit_rejected == 2);
+  CHECK(r->submit_rejected_by_reason == std::map<std::string, uint64_t>{{"over_context", 2}});
+  CHECK(r->report.total.arrived == 2);
+
+  Scenario s;
+  s.name = "x";
+  s.scheduler = o.scheduler;
+  std::vector<PolicyRun> runs = {{"fifo", *r}};
+  CHECK_THAT(MarkdownReport(s, runs),
+             Catch::Contains("Rejected at submission, so in no table below: fifo 2 "
+                             "(2 over the model's 4096-token context)."));
+  CHECK_THAT(ResultsJson(s, runs),
+             Catch::Contains(R"("submit_rejected_by_reason":{"over_context":2})"));
+  runs[0].result.submit_rejected = 0;
+  runs[0].result.submit_rejected_by_reason.clear();
+  CHECK_THAT(MarkdownReport(s, runs), !Catch::Contains("Rejected"));
+  CHECK_THAT(ResultsJson(s, runs), !Catch::Contains("submit_rejected_by_reason"));
 }
 
 }  // namespace

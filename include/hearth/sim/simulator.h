@@ -26,6 +26,7 @@
 #define HEARTH_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <string>
 #include <vector>
@@ -90,6 +91,10 @@ struct SimulationResult {
   // Requests Submit() refused (e.g. longer than the context) and dependent
   // calls never issued because their parent did not finish.
   uint64_t submit_rejected = 0;
+  // submit_rejected by reason: "over_context" (the prompt leaves no room in
+  // the model's context), else the scheduler's status code name (e.g.
+  // "RESOURCE_EXHAUSTED"). Such requests appear in no metrics group.
+  std::map<std::string, uint64_t> submit_rejected_by_reason;
   uint64_t dependents_dropped = 0;
   uint64_t prefix_hit_tokens = 0;
   // Agent workflows (a first call and the chain of calls that name it, via
