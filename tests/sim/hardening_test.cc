@@ -72,7 +72,7 @@ TEST_CASE("generators refuse to exceed the request cap up front", "[sim]") {
   REQUIRE(absl::IsResourceExhausted(r.status()));
   CHECK_THAT(Message(r.status()),
              Catch::Contains("about 5e+11 arrivals expected") &&
-                 Catch::Contains("over the request_cap of 4000000 (about 2400 MB") &&
+                 Catch::Contains("over the request_cap of 4000000 (about 800 MB") &&
                  Catch::Contains("lower duration_s, rate_scale"));
 
   struct Case {
