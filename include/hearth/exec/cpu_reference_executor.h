@@ -25,12 +25,14 @@
 // Thread-safety: none; one engine thread calls Execute().
 //
 // Example:
-//   hearth::CpuReferenceExecutorOptions options;
-//   options.kv.num_device_blocks = scheduler_options.kv.num_device_blocks;
-//   options.kv.block_size = scheduler_options.kv.block_size;
+//   hearth::CpuReferenceExecutorOptions options;   // the tiny default model
+//   options.kv.num_device_blocks = scheduler.options().kv.num_device_blocks;
+//   options.kv.block_size = scheduler.options().kv.block_size;
 //   auto executor = hearth::CpuReferenceExecutor::Create(options);
-//   while (busy) {
-//     HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, **executor, now));
+//   if (!executor.ok()) return executor.status();
+//   while (serving) {
+//     absl::Status s = hearth::RunIteration(scheduler, **executor, clock.Now());
+//     if (!s.ok()) return s;
 //   }
 
 #ifndef HEARTH_EXEC_CPU_REFERENCE_EXECUTOR_H_

@@ -7,10 +7,12 @@
 // messages) are the same whichever executor a host picks.
 //
 // Example:
+//   const hearth::KvCacheConfig& planned = scheduler.options().kv;
 //   hearth::ExecutorKvConfig kv;
-//   kv.block_size = scheduler_options.kv.block_size;
-//   kv.num_device_blocks = scheduler_options.kv.num_device_blocks;
-//   HEARTH_CHECK_OK(hearth::ValidateExecutorKvConfig(kv));
+//   kv.block_size = planned.block_size;
+//   kv.num_device_blocks = planned.num_device_blocks;
+//   kv.num_host_blocks = planned.num_host_blocks;
+//   if (absl::Status s = hearth::ValidateExecutorKvConfig(kv); !s.ok()) return s;
 
 #ifndef HEARTH_EXEC_EXECUTOR_KV_CONFIG_H_
 #define HEARTH_EXEC_EXECUTOR_KV_CONFIG_H_

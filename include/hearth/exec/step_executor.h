@@ -10,11 +10,19 @@
 // their own loop (timing, a simulated clock) call ExecuteStep() for the
 // engine half, so a failed step is handled the same way everywhere.
 //
-// Example:
+// Example (an executor of one's own and the engine loop around it):
+//   class MyExecutor : public hearth::StepExecutor {
+//     absl::Status Execute(const hearth::StepPlan& plan,
+//                          hearth::StepOutcome* outcome) override {
+//       hearth::StartStepOutcome(plan, outcome);   // see step_outcome_fill.h
+//       // ... run plan.sequences; one outcome entry each, in plan order ...
+//       return absl::OkStatus();
+//     }
+//   };
 //   MyExecutor executor;
-//   while (busy) {
-//     absl::Status s = hearth::RunIteration(*scheduler, executor, clock.Now());
-//     if (!s.ok()) break;
+//   while (serving) {
+//     absl::Status s = hearth::RunIteration(scheduler, executor, clock.Now());
+//     if (!s.ok()) return s;
 //   }
 
 #ifndef HEARTH_EXEC_STEP_EXECUTOR_H_

@@ -20,7 +20,6 @@
 // Example:
 //   auto alloc = hearth::BlockAllocator::Create({.num_device_blocks = 1024});
 //   absl::StatusOr<hearth::BlockId> b = alloc->Allocate();
-//   ...
 //   alloc->Release(*b).IgnoreError();
 
 #ifndef HEARTH_KV_BLOCK_ALLOCATOR_H_

@@ -14,9 +14,13 @@
 // may be called from any thread.
 //
 // Example:
-//   uint64_t h = hearth::PrefixCache::HashBlock(hearth::PrefixCache::kRootHash,
-//                                              tokens.subspan(0, 16));
-//   hearth::BlockId hit = cache.Find(h);
+//   auto alloc = hearth::BlockAllocator::Create({.num_device_blocks = 64});
+//   hearth::PrefixCache cache(&*alloc);
+//   std::vector<hearth::TokenId> prompt(40, 7);
+//   uint64_t h = hearth::PrefixCache::HashBlock(
+//       hearth::PrefixCache::RootHash(hearth::ModelId(0)),
+//       absl::MakeConstSpan(prompt).first(16));      // the first full block
+//   hearth::BlockId hit = cache.Find(h);             // invalid: nothing cached
 
 #ifndef HEARTH_KV_PREFIX_CACHE_H_
 #define HEARTH_KV_PREFIX_CACHE_H_

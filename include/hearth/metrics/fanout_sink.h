@@ -5,8 +5,9 @@
 // timeline, say).
 //
 // Example:
-//   hearth::FanoutSink fanout({collector.get(), timeline.get()});
-//   options.metrics_sink = &fanout;
+//   auto timeline = *hearth::TimelineRecorder::Create({.clock = &clock});
+//   hearth::FanoutSink fanout({&collector, timeline.get()});
+//   options.metrics_sink = &fanout;   // both see every event
 
 #ifndef HEARTH_METRICS_FANOUT_SINK_H_
 #define HEARTH_METRICS_FANOUT_SINK_H_

@@ -23,11 +23,11 @@
 // and series() must be called from that thread too (or with it stopped).
 //
 // Example:
-//   hearth::MetricsOptions mo = hearth::MetricsOptionsFor(scheduler_options);
+//   hearth::MetricsOptions mo = hearth::MetricsOptionsFor(options);
 //   mo.clock = &clock;
 //   auto collector = *hearth::MetricsCollector::Create(mo);
-//   scheduler_options.metrics_sink = collector.get();
-//   ... run ...
+//   options.metrics_sink = collector.get();
+//   // ... create the scheduler and run it ...
 //   hearth::MetricsReport report = collector->Report();
 
 #ifndef HEARTH_METRICS_METRICS_COLLECTOR_H_

@@ -6,7 +6,7 @@
 // are counts. Hosts print it, serialise it (see prometheus.h) or compare two.
 //
 // Example:
-//   hearth::MetricsReport r = collector->Report();
+//   hearth::MetricsReport r = collector.Report();
 //   for (const hearth::GroupReport& c : r.classes)
 //     std::cout << c.name << " p99 TTFT " << c.ttft.p99 << " s\n";
 

@@ -11,10 +11,12 @@
 //
 // Example:
 //   class CountingSink : public hearth::MetricsSink {
-//     void OnRequestEvent(const hearth::RequestEvent& e) override { ++n_; }
+//    public:
+//     void OnRequestEvent(const hearth::RequestEvent& e) override { ++events; }
 //     void OnStep(const hearth::StepPlan&, const hearth::StepOutcome&) override {}
-//     int n_ = 0;
+//     int events = 0;
 //   };
+//   CountingSink sink;
 //   options.metrics_sink = &sink;   // not owned; must outlive the scheduler
 
 #ifndef HEARTH_METRICS_METRICS_SINK_H_

@@ -7,7 +7,7 @@
 // Label values are escaped as the format requires.
 //
 // Example:
-//   std::string body = hearth::PrometheusText(collector->Report());
+//   std::string body = hearth::PrometheusText(collector.Report());
 //   // hearth_ttft_seconds{class="voice",quantile="0.99"} 0.041
 
 #ifndef HEARTH_METRICS_PROMETHEUS_H_

@@ -18,10 +18,11 @@
 // Thread-safety: engine thread only, like every sink.
 //
 // Example:
+//   #include <fstream>
 //   auto timeline = *hearth::TimelineRecorder::Create(
 //       {.user_names = {"alice"}, .class_names = {"chat"}, .clock = &clock});
 //   options.metrics_sink = timeline.get();
-//   ... run ...
+//   // ... create the scheduler and run it ...
 //   std::ofstream("timeline.json") << timeline->Json();
 
 #ifndef HEARTH_METRICS_TIMELINE_RECORDER_H_

@@ -26,9 +26,9 @@
 // implementations need no locking.
 //
 // Example (a policy of one's own):
-//   class Newest : public hearth::Policy { ... };
-//   options.policy_factory = [](const hearth::SchedulerOptions&) {
-//     return std::make_unique<Newest>();
+//   // MyPolicy would implement every pure virtual method below; FIFO stands in.
+//   options.policy_factory = [](const hearth::SchedulerOptions& o) {
+//     return hearth::NewFifoPolicy();   // std::make_unique<MyPolicy>(o)
 //   };
 
 #ifndef HEARTH_POLICY_POLICY_H_

@@ -11,8 +11,8 @@
 //
 // Example:
 //   hearth::RequestSpec spec;
-//   spec.user = alice;                // from Scheduler::FindUser("alice")
-//   spec.work_class = chat;           // from Scheduler::FindWorkClass("chat")
+//   spec.user = *scheduler.FindUser("alice");          // NotFound lists the names
+//   spec.work_class = *scheduler.FindWorkClass("chat");
 //   spec.prompt_tokens = 812;
 //   spec.max_new_tokens = 256;
 //   absl::StatusOr<hearth::RequestId> id = scheduler.Submit(spec);

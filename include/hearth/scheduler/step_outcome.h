@@ -13,7 +13,7 @@
 //     o.id = s.id;
 //     if (s.sample) { o.token = Sample(s); o.produced_token = true; }
 //   }
-//   HEARTH_CHECK_OK(scheduler.Complete(outcome));
+//   if (absl::Status s = scheduler.Complete(outcome); !s.ok()) return s;
 
 #ifndef HEARTH_SCHEDULER_STEP_OUTCOME_H_
 #define HEARTH_SCHEDULER_STEP_OUTCOME_H_

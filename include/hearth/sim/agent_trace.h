@@ -20,7 +20,7 @@
 // Example:
 //   hearth::AgentTraceOptions o;
 //   o.files = hearth::ListJsonlFiles("traces/lmcache_agent/miniswe").value();
-//   o.users = {3};  o.work_class = agent;
+//   o.users = {3};  o.work_class = 2;   // "agent" in HouseholdWorkClasses()
 //   absl::StatusOr<hearth::Workload> w = hearth::LoadAgentTraces(o);
 
 #ifndef HEARTH_SIM_AGENT_TRACE_H_

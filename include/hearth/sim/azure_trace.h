@@ -11,6 +11,7 @@
 // nothing is skipped silently.
 //
 // Example:
+//   hearth::TraceMapping mapping;   // users and classes: see trace_mapping.h
 //   absl::StatusOr<hearth::Workload> w = hearth::LoadAzureTrace(
 //       "traces/azure2023/AzureLLMInferenceTrace_conv.csv", mapping);
 

@@ -10,7 +10,7 @@
 //   std::vector<hearth::SequenceWork> work = {{.context = 0, .tokens = 512},
 //                                             {.context = 900, .tokens = 1,
 //                                              .decode = true}};
-//   absl::Duration t = model.StepTime({.sequences = work});
+//   absl::Duration t = cost_model.StepTime({.sequences = work});
 
 #ifndef HEARTH_SIM_COST_MODEL_H_
 #define HEARTH_SIM_COST_MODEL_H_

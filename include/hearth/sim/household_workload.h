@@ -17,8 +17,10 @@
 // Deterministic: the same options (seed included) give the same workload.
 //
 // Example:
-//   hearth::HouseholdOptions o = hearth::DefaultHousehold(
-//       /*num_members=*/4, voice, chat, docs, agent, nightly);
+//   // Class indices of HouseholdWorkClasses(), which has no documents class.
+//   hearth::HouseholdOptions o = hearth::DefaultHousehold(/*num_members=*/4,
+//       /*voice=*/0, /*chat=*/1, /*documents=*/hearth::kNoClass, /*agent=*/2,
+//       /*batch=*/4);
 //   o.load_scale = 2.0;
 //   absl::StatusOr<hearth::Workload> w = hearth::GenerateHousehold(o);
 

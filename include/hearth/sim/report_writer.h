@@ -9,9 +9,10 @@
 // kept out of it on purpose.
 //
 // Example:
-//   std::vector<hearth::PolicyRun> runs = ...;
+//   std::vector<hearth::PolicyRun> runs;   // {policy, RunSimulation's result} each
 //   std::cout << hearth::MarkdownReport(scenario, runs);
-//   HEARTH_CHECK_OK(hearth::WriteReportFiles(scenario, runs, "out/evening"));
+//   absl::Status written =
+//       hearth::WriteReportFiles(scenario, runs, "out/evening", /*plots=*/true);
 
 #ifndef HEARTH_SIM_REPORT_WRITER_H_
 #define HEARTH_SIM_REPORT_WRITER_H_

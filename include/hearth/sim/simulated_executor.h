@@ -12,10 +12,16 @@
 // Thread-safety: none (engine thread).
 //
 // Example:
-//   hearth::SimulatedExecutor exec(cost_model.get(), /*block_size=*/16,
+//   hearth::ModelSpec model = *hearth::FindModelSpec("Llama-3.1-8B");
+//   hearth::SimulatedExecutor exec(&cost_model, /*block_size=*/16,
 //                                  model.KvBytesPerToken());
-//   exec.SetOutputLength(id, 212);
-//   HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, exec, now));
+//   hearth::RequestSpec spec;
+//   spec.prompt_tokens = 300;
+//   spec.max_new_tokens = 256;
+//   absl::StatusOr<hearth::RequestId> id = scheduler.Submit(spec);
+//   if (!id.ok()) return id.status();
+//   absl::Status known = exec.SetOutputLength(*id, 212);   // its hidden length
+//   absl::Status step = hearth::RunIteration(scheduler, exec, now);
 //   now += exec.last_step_time();
 
 #ifndef HEARTH_SIM_SIMULATED_EXECUTOR_H_

@@ -16,8 +16,8 @@
 //
 // Example:
 //   hearth::SimulationOptions o;
-//   o.scheduler = scheduler_options;        // users, classes, KV, policy
-//   o.cost_model = roofline.get();
+//   o.scheduler = options;                  // users, classes, KV, policy
+//   o.cost_model = &cost_model;
 //   absl::StatusOr<hearth::SimulationResult> r =
 //       hearth::RunSimulation(workload, o);
 //   std::cout << r->report.total.ttft.p99;

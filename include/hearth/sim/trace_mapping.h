@@ -9,8 +9,9 @@
 // Example (short prompts are voice, the rest chat, spread over 3 users):
 //   hearth::TraceMapping m;
 //   m.users = {0, 1, 2};
-//   m.class_rules = {{.max_prompt_tokens = 256, .work_class = voice}};
-//   m.default_class = chat;
+//   // Class indices of HouseholdWorkClasses(): voice is 0, chat 1.
+//   m.class_rules = {{.max_prompt_tokens = 256, .work_class = 0}};
+//   m.default_class = 1;
 
 #ifndef HEARTH_SIM_TRACE_MAPPING_H_
 #define HEARTH_SIM_TRACE_MAPPING_H_
