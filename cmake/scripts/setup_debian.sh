@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake git pkg-config
   libabsl-dev catch2 libbenchmark-dev
-  libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox
+  libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox python3
 )
 # npm fetches the pinned llama.cpp packages; a machine that already has a
 # working node/npm (from any source) keeps it.
