@@ -377,9 +377,9 @@ namespace hearth {
 namespace {
 
 TEST_CASE("Long prompts admitted together never thrash each other", "[scheduler]") {
-  // Two 30k-token prompts cannot both fit 54k tokens of KV. Admitting on
-  // first-chunk room alone made them preempt each other round after round
-  // (the simulator's flood scenario); admission now reserves whole prefills.
+  // Two 30k-token prompts cannot both fit 54k tokens of KV. Admitted on
+  // first-chunk room alone they would preempt each other round after round;
+  // admission keeps room for each admitted prompt's whole prefill.
   SchedulerOptions o;
   o.kv.block_size = 16;
   o.kv.num_device_blocks = 3400;
