@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "hearth/exec/step_outcome_fill.h"
 #include "exec/kv_layout.h"
 #include "exec/model_math.h"
 #include "exec/paged_step.h"
@@ -240,11 +241,7 @@ CpuReferenceExecutor::Create(const CpuReferenceExecutorOptions& options) {
         "model.dtype: the CPU reference executor computes in float32 only "
         "(DType::kFloat32)");
   }
-  if (options.stop_token >= options.model.vocab_size) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "stop_token = %d is invalid: must be < 0 (none) or in [0, %d)",
-        options.stop_token, options.model.vocab_size));
-  }
+  if (s = ValidateStopToken(options.stop_token, options.model.vocab_size); !s.ok()) return s;
   if (ParameterCount(options.model) > (int64_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "model: %d parameters; the CPU reference executor allows at most 2^30",

@@ -3,6 +3,7 @@
 #include "hearth/exec/step_outcome_fill.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace hearth {
 
@@ -11,6 +12,12 @@ void StartStepOutcome(const StepPlan& plan, StepOutcome* outcome) {
   outcome->completed_at = absl::InfinitePast();
   outcome->sequences.clear();
   outcome->failed_loads.clear();
+}
+
+absl::Status ValidateStopToken(TokenId stop_token, int32_t vocab_size) {
+  if (stop_token < vocab_size) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "stop_token = %d is invalid: must be < 0 (none) or in [0, %d)", stop_token, vocab_size));
 }
 
 bool IsStopToken(TokenId token, TokenId stop_token) {

@@ -27,7 +27,7 @@ void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
   seq.device.reserve(static_cast<size_t>(BlocksFor(max_positions)) + 1);
   seq.host.clear();
   seq.hashes = std::move(hashes);
-  if (has_token_ids) seq.hashes.reserve(static_cast<size_t>(max_positions / block_size_) + 1);
+  if (has_token_ids) seq.hashes.reserve(HashCapacity(max_positions, block_size_));
   seq.registered = 0;
   seq.sent = 0;
   seq.prefill_reserve = 0;

@@ -68,6 +68,12 @@ class KvManager {
                               int32_t block_size, size_t blocks,
                               std::vector<uint64_t>* hashes);
 
+  // Room for the chain of a sequence of up to `max_positions`, so that
+  // extending it never reallocates.
+  static size_t HashCapacity(int32_t max_positions, int32_t block_size) {
+    return static_cast<size_t>(max_positions / block_size) + 1;
+  }
+
   // --- Sequences.
 
   // Starts `seq` with no blocks, keeping its buffers' capacity, reserved for
@@ -151,7 +157,6 @@ class KvManager {
   const std::vector<BlockId>& deferred_host_releases() const {
     return host_release_after_step_;
   }
-  int32_t block_size() const { return block_size_; }
 
  private:
   void AddBlock(SequenceKv& seq, BlockId block);

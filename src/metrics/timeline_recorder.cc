@@ -37,6 +37,11 @@ using metrics_internal::StepEnd;
 
 namespace {
 
+// The trace is written event by event as steps end, so that a long run never
+// holds its whole timeline in memory, with times in fixed-point
+// microseconds (%.3f), which nlohmann's number printer cannot be told to
+// use; nlohmann quotes every string.
+//
 // `s` as a JSON string, quotes included. Names are the host's; a byte that is
 // not UTF-8 becomes U+FFFD rather than an invalid document.
 std::string JsonString(std::string_view s) {

@@ -1,8 +1,8 @@
 // File: src/policy/policy.cc
 //
-// Default victim choices of Policy: the orders the core used before policies
-// could choose them, so a policy that does not override them behaves as the
-// scheduler always has.
+// Default victim choices of Policy: reclaim the newest borrower (it has lost
+// the least work to recompute), and let a hard-budget class's growing
+// sequence yield itself (its classmates' growth is reserved at admission).
 
 #include "hearth/policy/policy.h"
 

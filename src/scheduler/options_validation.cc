@@ -113,6 +113,9 @@ absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.work_classes.size(); ++i) {
     const WorkClassConfig& c = o.work_classes[i];
     const std::string field = absl::StrCat("work_classes[", i, "]");
+    if (!(c.weight > 0.0) || c.weight > 1e9) {
+      return Invalid(field + ".weight", absl::StrCat("is ", c.weight, "; must be in (0, 1e9]"));
+    }
     if (c.max_running < 0) {
       return Invalid(field + ".max_running",
                      absl::StrCat("is ", c.max_running, "; must be >= 0 (0: no cap)"));

@@ -139,7 +139,8 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
   std::vector<uint64_t> hashes;
   if (options_.kv.enable_prefix_caching && !spec.prompt_token_ids.empty()) {
     const size_t full = spec.prompt_token_ids.size() / block_size_;
-    hashes.reserve(full + spec.max_new_tokens / block_size_ + 1);
+    hashes.reserve(internal::KvManager::HashCapacity(
+        spec.prompt_tokens + spec.max_new_tokens, block_size_));
     internal::KvManager::ExtendHashChain(spec.model, spec.prompt_token_ids, block_size_, full,
                                          &hashes);
   }

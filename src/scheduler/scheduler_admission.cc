@@ -179,9 +179,10 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
 }
 
 RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {
-  // Newest first, as far as the policy is offered borrowers: the walk stays
-  // O(candidates) however many borrow, and stale marks it passes (classes
-  // back within their limits) are cleared on the way.
+  // Newest first, only as far as the policy is offered borrowers; stale
+  // marks it passes (classes back within their limits) are cleared on the
+  // way. Borrowers it skips (preempted twice, or admitted this step) stay
+  // listed, since their classes are still over their limits.
   reclaimable_slots_.clear();
   for (uint32_t slot = capacity_.last_borrower();
        slot != internal::ClassCapacity::kNone &&

@@ -323,9 +323,13 @@ absl::StatusOr<bool> SimulationRun::RunStep(absl::Time now,
                                             StepOutcome& outcome) {
   clock_.Set(now);
   HEARTH_ASSIGN_OR_RETURN(const StepPlan* plan, scheduler_->Plan(now));
-  // A failed step ends the run with the executor's error, so its failed
-  // sequences are not completed: no request outlives the run to be lost.
-  HEARTH_RETURN_IF_ERROR(ExecuteStep(*executor_, *plan, &outcome));
+  // The failure path every host shares (RunIteration's): a failed step's
+  // sequences are completed as failed, retried or ended per their class,
+  // and the run ends with the executor's error.
+  if (absl::Status executed = ExecuteStep(*executor_, *plan, &outcome); !executed.ok()) {
+    (void)scheduler_->Complete(outcome);
+    return executed;
+  }
   const bool ran = !plan->sequences.empty() ||
                    executor_->last_step_time() > absl::ZeroDuration();
   // The clock stands at the step's end while Complete runs, as a real

@@ -17,10 +17,11 @@ namespace {
 using testing_policy::DriverOptions;
 using testing_policy::PolicyDriver;
 
-std::unique_ptr<Policy> Make(const PolicyTreeConfig& config) {
+std::unique_ptr<Policy> Make(const PolicyTreeConfig& config,
+                             const SchedulerOptions& options = {}) {
   absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(config);
   REQUIRE(factory.ok());
-  return (*factory)(SchedulerOptions{});
+  return (*factory)(options);
 }
 
 double Weighted(const PolicyDriver& d, uint32_t user) {
@@ -73,13 +74,23 @@ TEST_CASE("tree: household keeps users fair inside a level and levels ordered",
 TEST_CASE("tree: weighted shares between classes", "[policy][tree]") {
   PolicyTreeConfig config;
   config.class_level = ClassLevel::kWeightedShares;
-  config.class_weights = {1, 3};
   config.user_level = UserLevel::kVtc;
+  // The weights come from the tree's configuration or, without them, from
+  // the scheduler's options (WorkClassConfig::weight); either way 1 : 3.
+  SchedulerOptions options;
+  options.work_classes = {{.name = "a"}, {.name = "b"}};
+  const bool from_options = GENERATE(false, true);
+  if (from_options) {
+    options.work_classes[1].weight = 3;
+  } else {
+    config.class_weights = {1, 3};
+  }
+  INFO("weights from " << (from_options ? "the scheduler's options" : "the tree's config"));
   DriverOptions machine;
   machine.max_running = 8;
   machine.token_budget = 256;
   machine.max_chunk = 128;
-  PolicyDriver d(Make(config), machine);
+  PolicyDriver d(Make(config, options), machine);
   // Class 0 is user 0's, class 1 is user 1's; both deeply backlogged.
   for (int i = 0; i < 1500; ++i) {
     d.Add(0, 64, 32, 0, 0, /*work_class=*/0);

@@ -41,6 +41,12 @@ void StartStepOutcome(const StepPlan& plan, StepOutcome* outcome);
 // stop token; a negative `stop_token` means the engine has none.
 bool IsStopToken(TokenId token, TokenId stop_token);
 
+// ValidateStopToken()
+//
+// InvalidArgument unless `stop_token` is negative (none) or a token of a
+// vocabulary of `vocab_size`.
+absl::Status ValidateStopToken(TokenId stop_token, int32_t vocab_size);
+
 // RecordSampledToken()
 //
 // Records on `o` that the engine sampled `token`: produced_token is set, and

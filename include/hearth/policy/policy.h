@@ -106,11 +106,12 @@ class Policy {
   // Borrowed capacity (requests running beyond their class's limits, see
   // WorkClassConfig::borrow) is reclaimed before PickVictim is asked.
   // `borrowers` lists the running requests the core may reclaim for
-  // `beneficiary` (each of a class still over its limits, of another class
-  // than the beneficiary's, not preempted too often already): the newest
-  // kMaxReclaimCandidates of them, in the order they started borrowing,
-  // oldest first. Never empty. Returns one of their ids, or an invalid id
-  // to reclaim none. Default: the newest borrower.
+  // `beneficiary`: each of a class still over its limits and other than the
+  // beneficiary's, preempted fewer than twice so far, and not admitted or
+  // swapped in during this step. They are the newest kMaxReclaimCandidates
+  // such borrowers, in the order they started borrowing, oldest first;
+  // never empty. Returns one of their ids, or an invalid id to reclaim none.
+  // Default: the newest borrower.
   virtual RequestId PickReclaimVictim(const RequestView& beneficiary,
                                       absl::Span<const RequestView> borrowers);
 

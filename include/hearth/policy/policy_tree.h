@@ -83,7 +83,9 @@ struct PolicyTreeConfig {
 
   PriorityQuotaOptions priority;
   // Share weight per work class for kWeightedShares, indexed by
-  // WorkClassId::value(); classes beyond the end weigh 1. Each > 0.
+  // WorkClassId::value(); classes beyond the end weigh 1. Each > 0. Empty:
+  // each class weighs its WorkClassConfig::weight from the scheduler's
+  // options.
   std::vector<double> class_weights;
   VtcOptions vtc;
   MlfqOptions mlfq;

@@ -103,6 +103,9 @@ struct WorkClassConfig {
   // Engine-reported failures retried (from scratch: blocks freed, prefix
   // recomputed) before the request ends as failed. Must be in [0, 100].
   int32_t max_retries = 0;
+  // Share weight for policies that share the engine between classes (the
+  // class-shares tree). Must be in (0, 1e9].
+  double weight = 1.0;
 };
 
 // The default household: voice above chat above agents above embeddings

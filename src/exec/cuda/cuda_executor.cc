@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "hearth/exec/step_outcome_fill.h"
 #include "exec/cuda/cuda_status.h"
 #include "exec/cuda/device_buffer.h"
 #include "exec/cuda/device_model.h"
@@ -55,12 +56,7 @@ absl::Status ValidateOptions(const CudaExecutorOptions& o) {
         "max_batched_tokens])",
         o.max_batched_tokens, o.max_sequences));
   }
-  if (o.stop_token >= o.model.vocab_size) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "stop_token = %d is invalid: must be < 0 (none) or in [0, %d)",
-        o.stop_token, o.model.vocab_size));
-  }
-  return absl::OkStatus();
+  return ValidateStopToken(o.stop_token, o.model.vocab_size);
 }
 
 // Step buffers on the device, sized for the executor's capacity.

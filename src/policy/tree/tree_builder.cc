@@ -24,14 +24,16 @@ NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
   return [] { return NewArrivalOrderNode(); };
 }
 
-// Explicit VtcOptions::user_weights win; without them every user weighs
-// what the scheduler's options say (UserConfig::weight).
-std::vector<double> UserWeightsFor(const VtcOptions& vtc,
-                                   const SchedulerOptions& options) {
-  if (!vtc.user_weights.empty()) return vtc.user_weights;
+// Explicit weights in the policy's configuration win; without them each
+// user or class weighs what the scheduler's options say (UserConfig::weight,
+// WorkClassConfig::weight).
+template <typename Config>
+std::vector<double> WeightsFor(const std::vector<double>& explicit_weights,
+                               const std::vector<Config>& configs) {
+  if (!explicit_weights.empty()) return explicit_weights;
   std::vector<double> weights;
-  weights.reserve(options.users.size());
-  for (const UserConfig& user : options.users) weights.push_back(user.weight);
+  weights.reserve(configs.size());
+  for (const Config& config : configs) weights.push_back(config.weight);
   return weights;
 }
 
@@ -51,7 +53,7 @@ NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
   NodeFactory leaf = RequestLevelFactory(config);
   if (config.user_level == UserLevel::kNone) return leaf;
   FairShareParams params = ShareParams(config.vtc, ShareKey::kUser,
-                                       UserWeightsFor(config.vtc, options));
+                                       WeightsFor(config.vtc.user_weights, options.users));
   params.preempt_for_admission = config.vtc.preempt_for_admission;
   params.admission_preemption_gap = config.vtc.admission_preemption_gap;
   return [params, leaf] { return NewFairShareNode(params, leaf); };
@@ -67,7 +69,8 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
       return NewPriorityNode(config.priority, below);
     case ClassLevel::kWeightedShares:
       return NewFairShareNode(
-          ShareParams(config.vtc, ShareKey::kWorkClass, config.class_weights),
+          ShareParams(config.vtc, ShareKey::kWorkClass,
+                      WeightsFor(config.class_weights, options.work_classes)),
           below);
   }
   return below();
