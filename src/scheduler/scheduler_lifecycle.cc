@@ -23,6 +23,16 @@ bool Counted(RequestPhase p) {
          p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
 }
 
+// Who a result or an event is about, and its token counts.
+template <typename Report>
+void FillAbout(const RequestRecord& r, Report& out) {
+  out.id = r.id;
+  out.user = r.user;
+  out.work_class = r.work_class;
+  out.prompt_tokens = r.prompt_tokens;
+  out.output_tokens = r.output_tokens;
+}
+
 // Phases whose KV (device or host) needs the request's model resident.
 bool PinsModel(RequestPhase p) {
   return p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
@@ -174,15 +184,11 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
 void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, FinishReason reason,
                                     std::string message, absl::Time now) {
   RequestResult result;
-  result.id = r.id;
-  result.user = r.user;
-  result.work_class = r.work_class;
+  FillAbout(r, result);
   result.label = std::move(r.label);
   result.phase = phase;
   result.finish_reason = reason;
   result.message = std::move(message);
-  result.prompt_tokens = r.prompt_tokens;
-  result.output_tokens = r.output_tokens;
   result.cached_prompt_tokens = r.cached_prompt_tokens;
   result.preemptions = r.preemptions;
   result.retries = r.retries;
@@ -216,11 +222,7 @@ RequestEvent Scheduler::Impl::EventFor(RequestEventKind kind, const RequestRecor
   RequestEvent e;
   e.kind = kind;
   e.time = kind == RequestEventKind::kArrive ? r.arrival_time : now;
-  e.id = r.id;
-  e.user = r.user;
-  e.work_class = r.work_class;
-  e.prompt_tokens = r.prompt_tokens;
-  e.output_tokens = r.output_tokens;
+  FillAbout(r, e);
   e.cached_tokens = r.cached_prompt_tokens;
   e.phase = r.phase;
   return e;
