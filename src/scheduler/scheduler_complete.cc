@@ -33,9 +33,18 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   if (absl::Status valid = ValidateOutcome(outcome, done); !valid.ok()) return valid;
 
   served_.clear();
-  for (size_t i = 0; i < outcome.sequences.size(); ++i) {
-    if (i + kRecordPrefetch < plan_slots_.size()) Prefetch(plan_slots_[i + kRecordPrefetch], 1);
-    ApplySequenceOutcome(slab_[plan_slots_[i]], plan_.sequences[i], outcome.sequences[i], done);
+  // Held in locals: the loop writes through records, so the compiler would
+  // otherwise reload every vector's data pointer each iteration. Nothing in
+  // the loop resizes these vectors.
+  RequestRecord* slab = slab_.data();
+  const uint32_t* slots = plan_slots_.data();
+  const ScheduledSequence* planned = plan_.sequences.data();
+  const SequenceOutcome* got = outcome.sequences.data();
+  const int32_t* context_length = context_length_.data();
+  const size_t n = outcome.sequences.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
+    ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, done);
   }
   if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now.
@@ -80,9 +89,11 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
   // The check is cheap and runs for every sequence of every step; the
   // message is built only for the one that fails it.
   const int32_t* vocab_size = vocab_size_.data();
+  const ScheduledSequence* planned = plan_.sequences.data();
+  const SequenceOutcome* got = outcome.sequences.data();
   const size_t n = outcome.sequences.size();
   for (size_t i = 0; i < n; ++i) {
-    if (!SequenceOutcomeValid(plan_.sequences[i], outcome.sequences[i], vocab_size)) {
+    if (!SequenceOutcomeValid(planned[i], got[i], vocab_size)) [[unlikely]] {
       return ValidateSequenceOutcome(i, outcome.sequences[i]);
     }
   }
@@ -128,7 +139,8 @@ absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOu
 
 // Inlined into Complete's per-sequence loop, which it is the body of.
 [[gnu::always_inline]] inline void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequence& s,
-                                           const SequenceOutcome& o, absl::Time done) {
+                                           const SequenceOutcome& o,
+                                           const int32_t* context_length, absl::Time done) {
   if (!o.error.empty()) {
     RetryOrFail(r, o.error, done);
     return;
@@ -145,7 +157,7 @@ absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOu
     }
     FinishReason reason = o.finish;
     if (reason == FinishReason::kNone &&
-        (r.output_tokens >= r.max_new_tokens || r.length() >= context_length_[r.model.value()])) {
+        (r.output_tokens >= r.max_new_tokens || r.length() >= context_length[r.model.value()])) {
       reason = FinishReason::kLength;
     }
     if (reason != FinishReason::kNone) {

@@ -214,7 +214,8 @@ class Scheduler::Impl {
   // Why outcome `i` does not match its plan entry (OK if it does).
   absl::Status ValidateSequenceOutcome(size_t i, const SequenceOutcome& o) const;
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
-                            const SequenceOutcome& o, absl::Time done);
+                            const SequenceOutcome& o, const int32_t* context_length,
+                            absl::Time done);
 
   // --- Invariants (scheduler_invariants.cc).
   absl::Status CheckRecord(const Record& record, std::vector<int32_t>& refs,

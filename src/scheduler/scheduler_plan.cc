@@ -72,13 +72,17 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   // Preemptions reorder the list (swap-removal), so walk a copy and skip
   // entries that left the list or were already scheduled.
   snapshot_.assign(list.begin(), list.end());
-  for (size_t i = 0; i < snapshot_.size(); ++i) {
+  // Locals, as in Complete: neither vector is resized inside the loop.
+  RequestRecord* slab = slab_.data();
+  const uint32_t* slots = snapshot_.data();
+  const size_t n = snapshot_.size();
+  for (size_t i = 0; i < n; ++i) {
     if (budget_ <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
     // policies that rotate the running set they are scattered, and the loop
     // waits on memory: fetch a few records ahead.
-    if (i + kRecordPrefetch < snapshot_.size()) Prefetch(snapshot_[i + kRecordPrefetch], 2);
-    RequestRecord& r = slab_[snapshot_[i]];
+    if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
+    RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
     const int32_t want = which == RunList::kDecoding
                              ? 1
