@@ -114,6 +114,7 @@ void Inbox::Finish(RequestResult result, bool keep) {
 }
 
 size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
+  if (out == nullptr) return 0;
   std::lock_guard<std::mutex> lock(mu_);
   const size_t n = results_.size();
   for (RequestResult& r : results_) out->push_back(std::move(r));

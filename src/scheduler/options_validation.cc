@@ -13,6 +13,8 @@ namespace hearth {
 int32_t KvBlocksForMemory(int64_t kv_memory_bytes, int64_t kv_bytes_per_token,
                           int32_t block_size) {
   if (kv_memory_bytes <= 0 || kv_bytes_per_token <= 0 || block_size <= 0) return 0;
+  // A block larger than any memory: checked before the product can wrap.
+  if (kv_bytes_per_token > kv_memory_bytes / block_size) return 0;
   const int64_t blocks = kv_memory_bytes / (kv_bytes_per_token * block_size);
   return static_cast<int32_t>(std::min<int64_t>(blocks, int64_t{1} << 30));
 }
@@ -33,6 +35,11 @@ std::vector<WorkClassConfig> HouseholdWorkClasses() {
 
 namespace internal {
 namespace {
+
+constexpr int32_t kMaxContextLength = 1 << 30;
+constexpr int64_t kMaxKvBytesPerToken = int64_t{1} << 40;
+constexpr int32_t kMaxBatchedTokens = 1 << 24;
+constexpr int32_t kMaxRunning = 1 << 20;
 
 absl::Status Invalid(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("SchedulerOptions.", field, " ", what));
@@ -69,17 +76,20 @@ int64_t MaxBlockBytes(const SchedulerOptions& o) {
 absl::Status ValidateModels(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.models.size(); ++i) {
     const ModelConfig& m = o.models[i];
-    if (m.context_length < 2) {
+    // Positions and block counts are int32 arithmetic; 2^30 keeps every
+    // position plus a block of slack representable.
+    if (m.context_length < 2 || m.context_length > kMaxContextLength) {
       return Invalid(absl::StrCat("models[", i, "].context_length"),
-                     absl::StrCat("is ", m.context_length, "; must be >= 2"));
+                     absl::StrCat("is ", m.context_length, "; must be in [2, 2^30]"));
     }
     if (m.vocab_size < 0) {
       return Invalid(absl::StrCat("models[", i, "].vocab_size"),
                      absl::StrCat("is ", m.vocab_size, "; must be >= 0 (0: unchecked)"));
     }
-    if (m.kv_bytes_per_token < 0) {
+    // Times a block of up to 4096 tokens, 2^40 bytes still fits int64.
+    if (m.kv_bytes_per_token < 0 || m.kv_bytes_per_token > kMaxKvBytesPerToken) {
       return Invalid(absl::StrCat("models[", i, "].kv_bytes_per_token"),
-                     absl::StrCat("is ", m.kv_bytes_per_token, "; must be >= 0"));
+                     absl::StrCat("is ", m.kv_bytes_per_token, "; must be in [0, 2^40]"));
     }
   }
   return absl::OkStatus();
@@ -169,7 +179,8 @@ absl::Status ValidateResidentModel(const SchedulerOptions& o, size_t i, int64_t 
     return Invalid(field + ".kv_bytes_per_token",
                    absl::StrCat("is ", m.kv_bytes_per_token, "; residency needs it > 0 to size KV"));
   }
-  if (m.weights_bytes < 0 || m.weights_bytes + block_bytes > o.residency.device_memory_bytes) {
+  // Compared by subtraction: weights_bytes + block_bytes could wrap.
+  if (m.weights_bytes < 0 || m.weights_bytes > o.residency.device_memory_bytes - block_bytes) {
     return Invalid(field + ".weights_bytes",
                    absl::StrCat("is ", m.weights_bytes, "; must be >= 0 and leave room for at least one KV block (",
                                 block_bytes, " bytes) in residency.device_memory_bytes = ",
@@ -211,12 +222,15 @@ absl::Status ValidateLimits(const SchedulerOptions& o) {
     return Invalid("max_pending_requests",
                    absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
   }
-  if (o.max_batched_tokens < 1) {
-    return Invalid("max_batched_tokens", absl::StrCat("is ", o.max_batched_tokens, "; must be >= 1"));
+  // Per-step buffers are reserved for these at construction, so their
+  // bounds are what Create can allocate, far above any engine's step.
+  if (o.max_batched_tokens < 1 || o.max_batched_tokens > kMaxBatchedTokens) {
+    return Invalid("max_batched_tokens",
+                   absl::StrCat("is ", o.max_batched_tokens, "; must be in [1, 2^24]"));
   }
-  if (o.max_running < 1 || o.max_running > o.max_batched_tokens) {
-    return Invalid("max_running", absl::StrCat("is ", o.max_running, "; must be in [1, max_batched_tokens = ",
-                                               o.max_batched_tokens, "] so every running sequence can decode each step"));
+  if (o.max_running < 1 || o.max_running > std::min(o.max_batched_tokens, kMaxRunning)) {
+    return Invalid("max_running", absl::StrCat("is ", o.max_running, "; must be in [1, min(2^20, max_batched_tokens = ",
+                                               o.max_batched_tokens, ")] so every running sequence can decode each step"));
   }
   if (o.max_prefill_chunk_tokens < 0) {
     return Invalid("max_prefill_chunk_tokens",

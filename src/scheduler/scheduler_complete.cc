@@ -105,7 +105,7 @@ bool Scheduler::Impl::SequenceOutcomeValid(const ScheduledSequence& s, const Seq
   if (o.id != s.id) return false;
   if (!o.error.empty()) return true;
   const int32_t vocab = vocab_size[s.model.value()];
-  return o.produced_token == s.sample && o.finish != FinishReason::kLength &&
+  return o.produced_token == s.sample && o.finish <= FinishReason::kStopString &&
          (o.finish == FinishReason::kNone || o.produced_token) &&
          (!o.produced_token || (o.token >= 0 && (vocab <= 0 || o.token < vocab)));
 }
@@ -123,6 +123,11 @@ absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOu
   }
   if (o.finish == FinishReason::kLength) {
     return Mismatch(plan_.step, i, "finish kLength is decided by the scheduler; report kNone");
+  }
+  if (o.finish > FinishReason::kLength) {
+    return Mismatch(plan_.step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
+                                                " is not a FinishReason; report kNone, "
+                                                "kStopToken or kStopString"));
   }
   if (o.finish != FinishReason::kNone && !o.produced_token) {
     return Mismatch(plan_.step, i, "a finish reason needs a produced token");

@@ -125,7 +125,8 @@ class Scheduler {
 
   // Moves terminal results accumulated since the last call into `out`
   // (appending). Returns how many were moved. Thread-safe. Unused when
-  // SchedulerOptions::on_result is set.
+  // SchedulerOptions::on_result is set. A null `out` moves nothing and
+  // returns 0; the results stay for the next call.
   size_t DrainResults(std::vector<RequestResult>* out);
 
   // Snapshot of a live request (NotFound once terminal or unknown; queued

@@ -25,12 +25,14 @@ class MetricsSink;
 struct ModelConfig {
   // Unique, non-empty.
   std::string name = "default";
-  // Maximum sequence length (prompt + generated tokens). Must be >= 2.
+  // Maximum sequence length (prompt + generated tokens). Must be in
+  // [2, 2^30].
   int32_t context_length = 8192;
   // When > 0, submitted token ids must lie in [0, vocab_size).
   int32_t vocab_size = 0;
   // KV bytes per token: layers * kv_heads * head_dim * 2 * dtype bytes.
   // Sizes caches (see KvBlocksForMemory); required (> 0) with residency.
+  // Must be in [0, 2^40].
   int64_t kv_bytes_per_token = 0;
 
   // --- Residency (only when ResidencyConfig::device_memory_bytes > 0).
@@ -175,9 +177,11 @@ struct SchedulerOptions {
 
   // ---- Performance (and latency/throughput trade-offs).
 
-  // Token budget of one step: decodes plus prefill chunks. Must be >= 1.
+  // Token budget of one step: decodes plus prefill chunks. Must be in
+  // [1, 2^24].
   int32_t max_batched_tokens = 2048;
-  // Sequences in one step (running set size). Must be in [1, max_batched_tokens].
+  // Sequences in one step (running set size). Must be in
+  // [1, min(2^20, max_batched_tokens)].
   int32_t max_running = 256;
   // Largest prefill chunk one sequence gets per step; 0 means
   // max_batched_tokens. Smaller chunks interleave long prompts with others.
