@@ -64,11 +64,6 @@ int32_t KvManager::ReleaseTail(SequenceKv& seq, size_t keep) {
   return released;
 }
 
-bool KvManager::DropDeviceState(SequenceKv& seq, int32_t* released) {
-  *released += ReleaseTail(seq, 0);
-  return !std::exchange(seq.needs_full_table, true);
-}
-
 int32_t KvManager::FindPrefixHits(SequenceKv& seq, ModelId model,
                                   absl::Span<const TokenId> tokens) {
   hit_blocks_.clear();

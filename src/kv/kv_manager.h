@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -96,10 +97,12 @@ class KvManager {
   // evicts a sequence's end before its more shareable beginning. Returns how
   // many were released.
   int32_t ReleaseTail(SequenceKv& seq, size_t keep);
-  // Releases every device block and forgets what the engine was sent.
-  // Returns whether the engine held state for it, and adds the released
-  // count to `*released`.
-  bool DropDeviceState(SequenceKv& seq, int32_t* released);
+  // Forgets what the engine was sent (after ReleaseTail(seq, 0), which
+  // resets `sent`): the next plan entry carries the whole table. Returns
+  // whether the engine held state for the sequence.
+  bool ForgetEngineState(SequenceKv& seq) {
+    return !std::exchange(seq.needs_full_table, true);
+  }
 
   // --- Prefix hits (admission of a sequence computed from position 0).
 

@@ -211,10 +211,8 @@ void Scheduler::Impl::ReleaseBlocks(RequestRecord& r, size_t keep) {
 }
 
 bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {
-  int32_t released = 0;
-  const bool had_state = kv_.DropDeviceState(r.kv, &released);
-  capacity_.AddBlocks(r.work_class.value(), -released);
-  return had_state;
+  ReleaseBlocks(r, 0);
+  return kv_.ForgetEngineState(r.kv);
 }
 
 RequestEvent Scheduler::Impl::EventFor(RequestEventKind kind, const RequestRecord& r,
