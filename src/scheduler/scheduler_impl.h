@@ -233,6 +233,8 @@ class Scheduler::Impl {
   int32_t running_count() const {
     return static_cast<int32_t>(decoding_.size() + prefilling_.size());
   }
+  // Live requests preparing, waiting or swapped (running ones:
+  // running_count()).
   int32_t count(RequestPhase phase) const {
     return phase_counts_[static_cast<size_t>(phase)];
   }
@@ -272,7 +274,7 @@ class Scheduler::Impl {
   uint64_t next_arrival_seq_ = 0;
   // Ended requests that later calls may still name as their parent.
   internal::WorkflowTable workflows_;
-  // Live requests per phase (terminal phases stay 0).
+  // Live requests per phase, for kPreparing, kWaiting and kSwapped.
   std::array<int32_t, static_cast<size_t>(RequestPhase::kFailed) + 1> phase_counts_{};
 
   std::vector<uint32_t> decoding_;

@@ -163,16 +163,16 @@ absl::Status Scheduler::Impl::CheckCounts() const {
     ++in_phase[static_cast<size_t>(slab_[slot].phase)];
     if (capacity_.borrowing(slot)) ++borrowers;
   }
-  for (RequestPhase p : {RequestPhase::kPreparing, RequestPhase::kWaiting,
-                         RequestPhase::kRunning, RequestPhase::kSwapped}) {
+  for (RequestPhase p :
+       {RequestPhase::kPreparing, RequestPhase::kWaiting, RequestPhase::kSwapped}) {
     if (in_phase[static_cast<size_t>(p)] != count(p)) {
       return Broken(count(p), " requests counted as ", PhaseName(p), " but records say ",
                     in_phase[static_cast<size_t>(p)]);
     }
   }
-  if (count(RequestPhase::kRunning) != running_count()) {
-    return Broken(count(RequestPhase::kRunning), " running but the run lists hold ",
-                  running_count());
+  if (in_phase[static_cast<size_t>(RequestPhase::kRunning)] != running_count()) {
+    return Broken(in_phase[static_cast<size_t>(RequestPhase::kRunning)],
+                  " requests are running but the run lists hold ", running_count());
   }
   if (borrowers != capacity_.num_borrowers()) {
     return Broken(capacity_.num_borrowers(), " borrowers listed but records say ", borrowers);

@@ -17,10 +17,11 @@ using internal::RunList;
 
 namespace {
 
-// Phases a live request is counted in (kQueued: not seen by Plan yet).
+// Phases counted in phase_counts_. Running requests are counted by the run
+// lists themselves; kQueued has not been seen by Plan yet.
 bool Counted(RequestPhase p) {
   return p == RequestPhase::kPreparing || p == RequestPhase::kWaiting ||
-         p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
+         p == RequestPhase::kSwapped;
 }
 
 // Who a result or an event is about, and its token counts.
