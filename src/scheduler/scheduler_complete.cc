@@ -86,55 +86,59 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
           " did not ask to load; nothing was applied"));
     }
   }
-  // The check is cheap and runs for every sequence of every step; the
-  // message is built only for the one that fails it.
+  // The check runs for every sequence of every step; the message is built
+  // only for the one that fails it.
   const int32_t* vocab_size = vocab_size_.data();
   const ScheduledSequence* planned = plan_.sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const size_t n = outcome.sequences.size();
   for (size_t i = 0; i < n; ++i) {
-    if (!SequenceOutcomeValid(planned[i], got[i], vocab_size)) [[unlikely]] {
-      return ValidateSequenceOutcome(i, outcome.sequences[i]);
-    }
+    const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
+    if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
   }
   return absl::OkStatus();
 }
 
-bool Scheduler::Impl::SequenceOutcomeValid(const ScheduledSequence& s, const SequenceOutcome& o,
-                                           const int32_t* vocab_size) {
-  if (o.id != s.id) return false;
-  if (!o.error.empty()) return true;
+Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence& s,
+                                                          const SequenceOutcome& o,
+                                                          const int32_t* vocab_size) {
+  if (o.id != s.id) return OutcomeFault::kId;
+  if (!o.error.empty()) return OutcomeFault::kNone;
+  if (o.produced_token != s.sample) return OutcomeFault::kSampling;
+  if (o.finish == FinishReason::kLength) return OutcomeFault::kFinishLength;
+  if (o.finish > FinishReason::kLength) return OutcomeFault::kFinishUnknown;
+  if (o.finish != FinishReason::kNone && !o.produced_token) {
+    return OutcomeFault::kFinishWithoutToken;
+  }
   const int32_t vocab = vocab_size[s.model.value()];
-  return o.produced_token == s.sample && o.finish <= FinishReason::kStopString &&
-         (o.finish == FinishReason::kNone || o.produced_token) &&
-         (!o.produced_token || (o.token >= 0 && (vocab <= 0 || o.token < vocab)));
+  if (o.produced_token && (o.token < 0 || (vocab > 0 && o.token >= vocab))) {
+    return OutcomeFault::kTokenRange;
+  }
+  return OutcomeFault::kNone;
 }
 
-absl::Status Scheduler::Impl::ValidateSequenceOutcome(size_t i, const SequenceOutcome& o) const {
+absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
+                                            const SequenceOutcome& o) const {
   const ScheduledSequence& s = plan_.sequences[i];
-  if (o.id != s.id) {
-    return Mismatch(plan_.step, i, absl::StrCat("id ", o.id.ToString(), " where the plan has ",
-                                                s.id.ToString(), " (outcomes must follow plan order)"));
-  }
-  if (!o.error.empty()) return absl::OkStatus();
-  if (o.produced_token != s.sample) {
-    return Mismatch(plan_.step, i, s.sample ? "the plan asked for a sampled token but none was produced"
-                                            : "a token was produced where the plan did not sample");
-  }
-  if (o.finish == FinishReason::kLength) {
-    return Mismatch(plan_.step, i, "finish kLength is decided by the scheduler; report kNone");
-  }
-  if (o.finish > FinishReason::kLength) {
-    return Mismatch(plan_.step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
-                                                " is not a FinishReason; report kNone, "
-                                                "kStopToken or kStopString"));
-  }
-  if (o.finish != FinishReason::kNone && !o.produced_token) {
-    return Mismatch(plan_.step, i, "a finish reason needs a produced token");
-  }
-  if (o.produced_token) {
-    const int32_t vocab = vocab_size_[s.model.value()];
-    if (o.token < 0 || (vocab > 0 && o.token >= vocab)) {
+  switch (fault) {
+    case OutcomeFault::kNone:
+      return absl::OkStatus();
+    case OutcomeFault::kId:
+      return Mismatch(plan_.step, i, absl::StrCat("id ", o.id.ToString(), " where the plan has ",
+                                                  s.id.ToString(), " (outcomes must follow plan order)"));
+    case OutcomeFault::kSampling:
+      return Mismatch(plan_.step, i, s.sample ? "the plan asked for a sampled token but none was produced"
+                                              : "a token was produced where the plan did not sample");
+    case OutcomeFault::kFinishLength:
+      return Mismatch(plan_.step, i, "finish kLength is decided by the scheduler; report kNone");
+    case OutcomeFault::kFinishUnknown:
+      return Mismatch(plan_.step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
+                                                  " is not a FinishReason; report kNone, "
+                                                  "kStopToken or kStopString"));
+    case OutcomeFault::kFinishWithoutToken:
+      return Mismatch(plan_.step, i, "a finish reason needs a produced token");
+    case OutcomeFault::kTokenRange: {
+      const int32_t vocab = vocab_size_[s.model.value()];
       return Mismatch(plan_.step, i, absl::StrCat("token ", o.token, " is outside [0, ",
                                                   vocab > 0 ? vocab : INT32_MAX, ")"));
     }

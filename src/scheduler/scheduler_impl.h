@@ -209,10 +209,15 @@ class Scheduler::Impl {
 
   // --- Complete (scheduler_complete.cc).
   absl::Status ValidateOutcome(const StepOutcome& outcome, absl::Time done) const;
-  static bool SequenceOutcomeValid(const ScheduledSequence& s, const SequenceOutcome& o,
-                                   const int32_t* vocab_size);
-  // Why outcome `i` does not match its plan entry (OK if it does).
-  absl::Status ValidateSequenceOutcome(size_t i, const SequenceOutcome& o) const;
+  // What is wrong with one sequence's outcome, in the order the checks are
+  // reported: the rules once, cheap enough for every sequence of every step.
+  enum class OutcomeFault : uint8_t {
+    kNone, kId, kSampling, kFinishLength, kFinishUnknown, kFinishWithoutToken, kTokenRange,
+  };
+  static OutcomeFault FindFault(const ScheduledSequence& s, const SequenceOutcome& o,
+                                const int32_t* vocab_size);
+  // The message for outcome `i`'s fault.
+  absl::Status DescribeFault(size_t i, OutcomeFault fault, const SequenceOutcome& o) const;
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, const int32_t* context_length,
                             absl::Time done);
