@@ -40,8 +40,11 @@ struct Level {
 
 class PriorityNode final : public Node {
  public:
-  PriorityNode(const PriorityQuotaOptions& options, NodeFactory child)
-      : options_(options), child_factory_(std::move(child)) {
+  PriorityNode(const PriorityQuotaOptions& options, std::vector<int64_t> class_priorities,
+               NodeFactory child)
+      : options_(options),
+        class_priorities_(std::move(class_priorities)),
+        child_factory_(std::move(child)) {
     for (const LevelQuota& q : options.quotas) quotas_[q.priority] = q;
     has_quotas_ = !options.quotas.empty();
   }
@@ -148,7 +151,7 @@ class PriorityNode final : public Node {
       return v != nullptr ? v : least;
     }
     if (!Below(least, beneficiary, beneficiary_running)) return nullptr;
-    bool same_level = least->priority == beneficiary->priority;
+    bool same_level = LevelSlot(least) == LevelSlot(beneficiary);
     Entry* v = level.child->Victim(same_level ? beneficiary : nullptr,
                                    beneficiary_running);
     if (v != nullptr && v != beneficiary &&
@@ -165,16 +168,16 @@ class PriorityNode final : public Node {
     return {e->arrival_time, e->arrival_seq};
   }
   // Ascending key = descending effective priority (see the file comment).
-  RunKeyType RunKey(const Entry* e) const {
+  RunKeyType RunKey(const Entry* e) {
+    const int64_t priority = levels_[LevelSlot(e)].priority;
     if (options_.aging_interval == absl::InfiniteDuration()) {
-      return {-e->priority, e->arrival_time, e->arrival_seq};
+      return {-priority, e->arrival_time, e->arrival_seq};
     }
-    return {0, e->arrival_time - options_.aging_interval * e->priority,
-            e->arrival_seq};
+    return {0, e->arrival_time - options_.aging_interval * priority, e->arrival_seq};
   }
 
   // Whether `v` may be preempted for `b` (see Victim()).
-  bool Below(const Entry* v, const Entry* b, bool b_running) const {
+  bool Below(const Entry* v, const Entry* b, bool b_running) {
     RunKeyType kv = RunKey(v), kb = RunKey(b);
     if (b_running) return kv > kb;
     if (options_.aging_interval == absl::InfiniteDuration()) {
@@ -238,12 +241,14 @@ class PriorityNode final : public Node {
   Level& LevelOf(const Entry* e) { return levels_[LevelSlot(e)]; }
 
   int32_t FindOrAddLevel(const Entry* e) {
-    auto [it, inserted] = index_.try_emplace(
-        e->priority, static_cast<int32_t>(levels_.size()));
+    const size_t cls = e->work_class.value();
+    const int64_t priority =
+        (cls < class_priorities_.size() ? class_priorities_[cls] : 0) + int64_t{e->priority};
+    auto [it, inserted] = index_.try_emplace(priority, static_cast<int32_t>(levels_.size()));
     if (inserted) {
       Level& level = levels_.emplace_back();
-      level.priority = e->priority;
-      auto quota = quotas_.find(e->priority);
+      level.priority = priority;
+      auto quota = quotas_.find(priority);
       if (quota != quotas_.end()) {
         level.quota = quota->second.tokens_per_window;
         level.max_share = quota->second.max_share;
@@ -255,6 +260,8 @@ class PriorityNode final : public Node {
   }
 
   PriorityQuotaOptions options_;
+  // WorkClassConfig::priority by WorkClassId::value().
+  std::vector<int64_t> class_priorities_;
   NodeFactory child_factory_;
   absl::flat_hash_map<int64_t, LevelQuota> quotas_;
   // Tokens served in the current window, all levels together.
@@ -275,8 +282,10 @@ class PriorityNode final : public Node {
 }  // namespace
 
 std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
+                                      std::vector<int64_t> class_priorities,
                                       NodeFactory child) {
-  return std::make_unique<PriorityNode>(options, std::move(child));
+  return std::make_unique<PriorityNode>(options, std::move(class_priorities),
+                                        std::move(child));
 }
 
 }  // namespace hearth::policy_internal

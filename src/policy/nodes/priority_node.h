@@ -1,13 +1,16 @@
 // File: src/policy/nodes/priority_node.h
 //
 // Priority levels with token quotas and aging as a policy-tree node
-// (priority_quota.h states the rules). A request's level is Entry::priority,
-// its class's priority plus its own. Each level has its own child subtree.
+// (priority_quota.h states the rules). A request's level is its class's
+// priority plus its own (Entry::priority), summed in 64 bits so that two
+// large int32 values cannot overflow. Each level has its own child subtree.
 
 #ifndef HEARTH_SRC_POLICY_NODES_PRIORITY_NODE_H_
 #define HEARTH_SRC_POLICY_NODES_PRIORITY_NODE_H_
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "hearth/policy/priority_quota.h"
 #include "policy/tree/node.h"
@@ -15,7 +18,10 @@
 namespace hearth::policy_internal {
 
 // REQUIRES: ValidatePriorityQuotaOptions(options).ok().
+// `class_priorities`: WorkClassConfig::priority by WorkClassId::value()
+// (classes beyond the end have 0).
 std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
+                                      std::vector<int64_t> class_priorities,
                                       NodeFactory child);
 
 }  // namespace hearth::policy_internal

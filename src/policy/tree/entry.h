@@ -32,9 +32,9 @@ struct alignas(64) Entry {
   mutable int32_t share_slot[2] = {-1, -1};
   mutable int32_t level_slot = -1;
   UserId user;
-  // The work class's priority plus the request's (RequestView::priority),
-  // summed in 64 bits so that two large int32 values cannot overflow.
-  int64_t priority = 0;
+  // The request's own priority (RequestView::priority); the priority node
+  // adds its class's.
+  int32_t priority = 0;
   bool running = false;
   bool declined = false;
   // Removed (terminal) but kept until the next OnServed charges its last step.

@@ -59,23 +59,6 @@ NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
   return [params, leaf] { return NewFairShareNode(params, leaf); };
 }
 
-std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
-                                const SchedulerOptions& options) {
-  NodeFactory below = UserLevelFactory(config, options);
-  switch (config.class_level) {
-    case ClassLevel::kNone:
-      return below();
-    case ClassLevel::kPriority:
-      return NewPriorityNode(config.priority, below);
-    case ClassLevel::kWeightedShares:
-      return NewFairShareNode(
-          ShareParams(config.vtc, ShareKey::kWorkClass,
-                      WeightsFor(config.class_weights, options.work_classes)),
-          below);
-  }
-  return below();
-}
-
 std::vector<int64_t> ClassPriorities(const SchedulerOptions& options) {
   std::vector<int64_t> priorities;
   priorities.reserve(options.work_classes.size());
@@ -85,12 +68,28 @@ std::vector<int64_t> ClassPriorities(const SchedulerOptions& options) {
   return priorities;
 }
 
+std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
+                                const SchedulerOptions& options) {
+  NodeFactory below = UserLevelFactory(config, options);
+  switch (config.class_level) {
+    case ClassLevel::kNone:
+      return below();
+    case ClassLevel::kPriority:
+      return NewPriorityNode(config.priority, ClassPriorities(options), below);
+    case ClassLevel::kWeightedShares:
+      return NewFairShareNode(
+          ShareParams(config.vtc, ShareKey::kWorkClass,
+                      WeightsFor(config.class_weights, options.work_classes)),
+          below);
+  }
+  return below();
+}
+
 }  // namespace
 
 std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
                                         const SchedulerOptions& options) {
-  return NewTreePolicy(config.name, BuildRoot(config, options),
-                       config.workflow_head_start, ClassPriorities(options));
+  return NewTreePolicy(config.name, BuildRoot(config, options), config.workflow_head_start);
 }
 
 }  // namespace hearth::policy_internal

@@ -22,12 +22,8 @@ namespace {
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start,
-             std::vector<int64_t> class_priorities)
-      : name_(std::move(name)),
-        root_(std::move(root)),
-        head_start_(head_start),
-        class_priorities_(std::move(class_priorities)) {}
+  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start)
+      : name_(std::move(name)), root_(std::move(root)), head_start_(head_start) {}
 
   std::string_view name() const override { return name_; }
 
@@ -46,7 +42,7 @@ class TreePolicy final : public Policy {
     e->id = request.id;
     e->user = request.user;
     e->work_class = request.work_class;
-    e->priority = EffectivePriority(request);
+    e->priority = request.priority;
     e->prompt_tokens = request.prompt_tokens;
     e->arrival_seq = request.arrival_seq;
     e->rank_time = request.arrival_time;
@@ -156,14 +152,6 @@ class TreePolicy final : public Policy {
   }
 
  private:
-  // The class's priority plus the request's, in 64 bits: the sum of two
-  // int32 values does not overflow.
-  int64_t EffectivePriority(const RequestView& request) const {
-    const uint32_t c = request.work_class.value();
-    const int64_t class_priority =
-        c < class_priorities_.size() ? class_priorities_[c] : 0;
-    return class_priority + int64_t{request.priority};
-  }
 
   Entry* Find(RequestId id) {
     auto it = entries_.find(id);
@@ -261,8 +249,6 @@ class TreePolicy final : public Policy {
   std::string name_;
   std::unique_ptr<Node> root_;
   absl::Duration head_start_;
-  // WorkClassConfig::priority by WorkClassId::value().
-  std::vector<int64_t> class_priorities_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -288,10 +274,8 @@ class TreePolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start,
-                                      std::vector<int64_t> class_priorities) {
-  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start,
-                                      std::move(class_priorities));
+                                      absl::Duration head_start) {
+  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start);
 }
 
 }  // namespace hearth::policy_internal

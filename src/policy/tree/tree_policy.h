@@ -18,12 +18,9 @@
 namespace hearth::policy_internal {
 
 // A policy named `name` over `root`. `head_start`: see
-// PolicyTreeConfig::workflow_head_start. `class_priorities`: the priority of
-// each work class by WorkClassId::value() (classes beyond the end have 0),
-// added to each request's own priority to give Entry::priority.
+// PolicyTreeConfig::workflow_head_start.
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start,
-                                      std::vector<int64_t> class_priorities);
+                                      absl::Duration head_start);
 
 }  // namespace hearth::policy_internal
 
