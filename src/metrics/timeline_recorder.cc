@@ -66,7 +66,11 @@ absl::StatusOr<std::unique_ptr<TimelineRecorder>> TimelineRecorder::Create(
 TimelineRecorder::TimelineRecorder(TimelineOptions options)
     : options_(std::move(options)),
       lanes_(options_.user_names.size()),
-      max_lane_(options_.user_names.size(), 0) {}
+      max_lane_(options_.user_names.size(), 0) {
+  // Class names are the host's and go into most events: escaped once here.
+  class_json_.reserve(options_.class_names.size());
+  for (const std::string& name : options_.class_names) class_json_.push_back(JsonString(name));
+}
 
 TimelineRecorder::~TimelineRecorder() = default;
 
@@ -88,8 +92,8 @@ void TimelineRecorder::Slice(uint32_t pid, uint32_t tid, std::string_view name,
   const double dur = std::max(0.0, Micros(end) - ts);
   absl::StrAppendFormat(&body_,
                         ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
-                        "\"dur\":%.3f,\"name\":%s,\"args\":{%s}}",
-                        pid, tid, ts, dur, JsonString(name), args);
+                        "\"dur\":%.3f,\"name\":\"%s\",\"args\":{%s}}",
+                        pid, tid, ts, dur, name, args);
 }
 
 void TimelineRecorder::Instant(uint32_t pid, uint32_t tid,
@@ -101,13 +105,13 @@ void TimelineRecorder::Instant(uint32_t pid, uint32_t tid,
   ++num_events_;
   absl::StrAppendFormat(&body_,
                         ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,"
-                        "\"ts\":%.3f,\"name\":%s}",
-                        pid, tid, Micros(at), JsonString(name));
+                        "\"ts\":%.3f,\"name\":\"%s\"}",
+                        pid, tid, Micros(at), name);
 }
 
 std::string TimelineRecorder::Args(RequestId id, const Track& t) const {
   return absl::StrFormat("\"request\":%d,\"class\":%s,\"prompt\":%d",
-                         id.value(), JsonString(options_.class_names[t.cls]),
+                         id.value(), class_json_[t.cls],
                          t.prompt);
 }
 
@@ -118,7 +122,7 @@ void TimelineRecorder::CloseWait(Track& t, absl::Time at) {
   if (at <= t.wait_start) return;  // admitted on arrival: nothing to show
   Slice(t.user + 1, t.lane, t.preempted_before ? "waiting (preempted)" : "queued",
         t.wait_start, at, absl::StrCat("\"class\":",
-                                       JsonString(options_.class_names[t.cls])));
+                                       class_json_[t.cls]));
 }
 
 void TimelineRecorder::CloseDecodeRun(Track& t) {
@@ -127,7 +131,7 @@ void TimelineRecorder::CloseDecodeRun(Track& t) {
   Slice(t.user + 1, t.lane, absl::StrCat("decode x", t.run_tokens), t.run_start,
         t.run_end,
         absl::StrFormat("\"class\":%s,\"tokens\":%d",
-                        JsonString(options_.class_names[t.cls]), t.run_tokens));
+                        class_json_[t.cls], t.run_tokens));
 }
 
 void TimelineRecorder::OnRequestEvent(const RequestEvent& e) {

@@ -75,6 +75,8 @@ class TimelineRecorder : public MetricsSink {
   explicit TimelineRecorder(TimelineOptions options);
 
   double Micros(absl::Time t);
+  // `name` is one the recorder composes (ASCII, nothing to escape); `args`
+  // is JSON already.
   void Slice(uint32_t pid, uint32_t tid, std::string_view name,
              absl::Time start, absl::Time end, std::string_view args);
   void Instant(uint32_t pid, uint32_t tid, std::string_view name,
@@ -85,6 +87,8 @@ class TimelineRecorder : public MetricsSink {
   std::string Args(RequestId id, const Track& t) const;
 
   TimelineOptions options_;
+  // options_.class_names as JSON strings, quotes included.
+  std::vector<std::string> class_json_;
   absl::flat_hash_map<RequestId, Track> tracks_;
   std::vector<std::vector<bool>> lanes_;  // per user: lane in use
   std::vector<uint32_t> max_lane_;        // per user: lanes ever used
