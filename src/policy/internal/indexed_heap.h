@@ -32,7 +32,6 @@ class IndexedHeap {
 
   bool empty() const { return heap_.empty(); }
   int32_t size() const { return static_cast<int32_t>(heap_.size()); }
-  bool Contains(const T& member) const { return positions_.Get(member) >= 0; }
   // REQUIRES: !empty().
   const T& Top() const { return heap_.front(); }
   // Members in heap order (for visiting all of them; not sorted).
@@ -42,7 +41,7 @@ class IndexedHeap {
   int32_t capacity() const { return static_cast<int32_t>(heap_.capacity()); }
   void Reserve(int32_t n) { heap_.reserve(n); }
 
-  // REQUIRES: !Contains(member).
+  // REQUIRES: `member` is not in the heap.
   void Push(T member) {
     positions_.Set(member, size());
     heap_.push_back(std::move(member));
