@@ -8,7 +8,6 @@
 #define HEARTH_BENCH_GPU_GPU_BENCH_UTIL_H_
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>

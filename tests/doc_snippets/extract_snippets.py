@@ -127,7 +127,6 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source-dir", required=True, type=pathlib.Path)
     parser.add_argument("--out-dir", required=True, type=pathlib.Path)
-    parser.add_argument("--readme-component", default="core")
     parser.add_argument(
         "--component", action="append", default=[], metavar="NAME:PRELUDE:HEADERS",
         help="a component, its prelude header and its headers (comma-separated "
@@ -147,7 +146,7 @@ def main(argv):
     owner = {h: name for name, (_, headers) in components.items() for h in headers}
     found = {name: [] for name in components}
     try:
-        found[args.readme_component] += readme_snippets(args.source_dir / "README.md")
+        found["core"] += readme_snippets(args.source_dir / "README.md")
         for path in sorted(include_dir.glob("hearth/**/*.h")):
             header = path.relative_to(include_dir).as_posix()
             snippets = header_snippets(path)
