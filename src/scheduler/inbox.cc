@@ -8,45 +8,69 @@
 
 namespace hearth::internal {
 
-Inbox::Inbox(int32_t max_pending, std::vector<UserConfig> users)
-    : max_pending_(max_pending), users_(std::move(users)), per_user_(users_.size()) {}
-
-int64_t Inbox::WindowOf(uint32_t user, absl::Time t) const {
-  absl::Duration remainder;
-  return absl::IDivDuration(t - absl::UnixEpoch(), users_[user].quota_window, &remainder);
+Inbox::Inbox(const SchedulerOptions& options)
+    : max_intake_(options.max_intake_per_plan),
+      users_(options.users),
+      shares_(options),
+      per_user_(users_.size()) {
+  turns_.reserve(users_.size());
 }
 
-absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
-                                        std::vector<uint64_t> prompt_hashes) {
-  const uint32_t u = spec.user.value();  // Validated by the caller.
-  const UserConfig& cfg = users_[u];
-  const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (static_cast<int64_t>(live_.size()) >= max_pending_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the scheduler already holds ", live_.size(),
-        " unfinished requests (max_pending_requests = ", max_pending_,
-        "); retry after some finish"));
+Submission Inbox::SubmissionQueue::Pop() {
+  Submission s = std::move(items[head++]);
+  if (head == items.size()) {
+    items.clear();
+    head = 0;
+  } else if (head >= 4096 && head * 2 >= items.size()) {
+    // A long backlog drained a turn at a time: drop the consumed front now
+    // and then, so memory follows the backlog, at amortised O(1) per item.
+    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
   }
-  PerUser& pu = per_user_[u];
+  return s;
+}
+
+void Inbox::RollWindow(uint32_t user, absl::Time t) {
+  absl::Duration remainder;
+  const int64_t window =
+      absl::IDivDuration(t - absl::UnixEpoch(), users_[user].quota_window, &remainder);
+  PerUser& pu = per_user_[user];
+  if (window > pu.window) {
+    pu.window = window;
+    pu.used = 0;
+  }
+}
+
+absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
+  const UserConfig& cfg = users_[user];
+  PerUser& pu = per_user_[user];
   if (cfg.max_queued_requests > 0 && pu.live >= cfg.max_queued_requests) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "user \"", cfg.name, "\" has ", pu.live, " unfinished requests; max_queued_requests is ",
         cfg.max_queued_requests, ". Retry after some finish"));
   }
-  const absl::Time when = spec.arrival_time == absl::InfinitePast() ? latest_now_ : spec.arrival_time;
-  const int64_t window = WindowOf(u, when);
-  if (window > pu.window) {
-    pu.window = window;
-    pu.used = 0;
-  }
-  if (cfg.token_quota > 0 && window == pu.window && pu.used + tokens > cfg.token_quota) {
+  if (cfg.token_quota == 0) return absl::OkStatus();
+  // Judged against the window of the latest Plan: the scheduler has no clock,
+  // and a stamped arrival time is the submitter's word, not evidence.
+  RollWindow(user, latest_now_);
+  if (pu.used + pu.untaken + tokens > cfg.token_quota) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "user \"", cfg.name, "\" has used ", pu.used, " of a ", cfg.token_quota,
+        "user \"", cfg.name, "\" has used ", pu.used + pu.untaken, " of a ", cfg.token_quota,
         "-token quota in the current ", absl::FormatDuration(cfg.quota_window),
         " window and this request needs up to ", tokens,
         " (prompt + max_new_tokens); lower max_new_tokens or wait for the next window"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
+                                        std::vector<uint64_t> prompt_hashes) {
+  const uint32_t u = spec.user.value();  // Validated by the caller.
+  const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
+  const int64_t bytes = PendingBytes(spec);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status s = shares_.CanAdd(u, bytes); !s.ok()) return s;
+  if (absl::Status s = CheckQuota(u, tokens); !s.ok()) return s;
   if (spec.parent.valid()) {
     if (spec.parent.value() >= next_id_) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -56,15 +80,18 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
     if (auto it = live_.find(spec.parent); it != live_.end() && it->second.user != u) {
       return absl::InvalidArgumentError(absl::StrCat(
           "RequestSpec.parent: ",
-          ForeignParentReason(spec.parent, users_[it->second.user].name, cfg.name)));
+          ForeignParentReason(spec.parent, users_[it->second.user].name, users_[u].name)));
     }
   }
   const RequestId id(next_id_++);
+  PerUser& pu = per_user_[u];
   pu.live++;
-  if (window == pu.window) pu.used += tokens;
-  live_.emplace(id, Live{false, u, tokens, window});
-  queued_.insert(id);
-  submissions_.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
+  pu.untaken += tokens;
+  shares_.Add(u, bytes);
+  live_.emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
+  if (pu.queue.empty()) turns_.push_back(u);
+  pu.queue.items.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
+  ++num_queued_;
   return id;
 }
 
@@ -81,8 +108,22 @@ absl::Status Inbox::Cancel(RequestId id) {
         absl::StrCat("request ", id.ToString(), " is already being cancelled"));
   }
   it->second.cancelling = true;
-  cancels_.push_back(id);
+  // A queued request carries its cancellation into the Plan that takes it in.
+  if (!it->second.queued) cancels_.push_back(id);
   return absl::OkStatus();
+}
+
+void Inbox::TakeOne(uint32_t user, absl::Time now, std::vector<Submission>* out) {
+  PerUser& pu = per_user_[user];
+  Submission& sub = out->emplace_back(pu.queue.Pop());
+  --num_queued_;
+  Live& live = live_.find(sub.id)->second;
+  live.queued = false;
+  sub.cancelled = live.cancelling;
+  RollWindow(user, now);
+  pu.untaken -= live.charged;
+  pu.used += live.charged;
+  live.window = pu.window;
 }
 
 void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
@@ -92,21 +133,38 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
   std::lock_guard<std::mutex> lock(mu_);
   latest_now_ = now;
   // Swapping keeps both sides' capacity: no allocation in steady state.
-  submissions->swap(submissions_);
   cancels->swap(cancels_);
-  for (const Submission& s : *submissions) queued_.erase(s.id);
+  int32_t budget = max_intake_;
+  while (budget > 0 && !turns_.empty()) {
+    size_t i = 0;
+    while (i < turns_.size() && budget > 0) {
+      TakeOne(turns_[i], now, submissions);
+      --budget;
+      if (per_user_[turns_[i]].queue.empty()) {
+        turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    // The budget ran out mid-round: the next Plan starts with whoever was next.
+    if (i < turns_.size()) {
+      std::rotate(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(i), turns_.end());
+    }
+  }
 }
 
 void Inbox::Finish(RequestResult result, bool keep) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(result.id);
   if (it != live_.end()) {
-    PerUser& pu = per_user_[it->second.user];
+    const Live& live = it->second;
+    PerUser& pu = per_user_[live.user];
     --pu.live;
+    shares_.Remove(live.user, live.bytes);
     // Refund the quota for tokens reserved but never generated.
-    if (it->second.window == pu.window) {
+    if (live.window == pu.window) {
       const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
-      pu.used -= std::max<int64_t>(0, it->second.charged - used);
+      pu.used -= std::max<int64_t>(0, live.charged - used);
     }
     live_.erase(it);
   }
@@ -124,12 +182,13 @@ size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
 
 bool Inbox::IsQueued(RequestId id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return queued_.contains(id);
+  auto it = live_.find(id);
+  return it != live_.end() && it->second.queued;
 }
 
 int32_t Inbox::num_queued() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int32_t>(queued_.size());
+  return num_queued_;
 }
 
 }  // namespace hearth::internal

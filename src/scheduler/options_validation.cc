@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
+#include "scheduler/pending_shares.h"
 
 namespace hearth {
 
@@ -218,10 +219,6 @@ absl::Status ValidateResidency(const SchedulerOptions& o) {
 }
 
 absl::Status ValidateLimits(const SchedulerOptions& o) {
-  if (o.max_pending_requests < 1) {
-    return Invalid("max_pending_requests",
-                   absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
-  }
   // Per-step buffers are reserved for these at construction, so their
   // bounds are what Create can allocate, far above any engine's step.
   if (o.max_batched_tokens < 1 || o.max_batched_tokens > kMaxBatchedTokens) {
@@ -248,6 +245,37 @@ absl::Status ValidateLimits(const SchedulerOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateIntake(const SchedulerOptions& o) {
+  if (o.max_pending_requests < 1) {
+    return Invalid("max_pending_requests",
+                   absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
+  }
+  if (o.max_pending_bytes < 1) {
+    return Invalid("max_pending_bytes", absl::StrCat("is ", o.max_pending_bytes, "; must be >= 1"));
+  }
+  // Negated so that NaN fails too.
+  if (!(o.reserved_pending_share >= 0.0 && o.reserved_pending_share <= 1.0)) {
+    return Invalid("reserved_pending_share",
+                   absl::StrCat("is ", o.reserved_pending_share, "; must be in [0, 1]"));
+  }
+  // The intake buffer is reserved for this many submissions.
+  if (o.max_intake_per_plan < 1 || o.max_intake_per_plan > (1 << 20)) {
+    return Invalid("max_intake_per_plan",
+                   absl::StrCat("is ", o.max_intake_per_plan, "; must be in [1, 2^20]"));
+  }
+  if (o.max_label_bytes < 0 || o.max_label_bytes > (1 << 24)) {
+    return Invalid("max_label_bytes",
+                   absl::StrCat("is ", o.max_label_bytes, "; must be in [0, 2^24]"));
+  }
+  if (o.max_arrival_lead < absl::ZeroDuration() ||
+      o.max_arrival_lead == absl::InfiniteDuration()) {
+    return Invalid("max_arrival_lead",
+                   absl::StrCat("is ", absl::FormatDuration(o.max_arrival_lead),
+                                "; must be >= 0 and finite"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateOptions(const SchedulerOptions& o) {
@@ -256,7 +284,7 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
     if (!s.ok()) return s;
   }
   for (auto check : {ValidateModels, ValidateUsers, ValidateWorkClasses, ValidateKvCache,
-                     ValidateResidency, ValidateLimits}) {
+                     ValidateResidency, ValidateLimits, ValidateIntake}) {
     if (absl::Status s = check(o); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -353,10 +381,29 @@ absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
+absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions& o) {
+  if (spec.arrival_time == absl::InfiniteFuture()) {
+    return BadSpec("arrival_time is InfiniteFuture; leave it InfinitePast for \"now\" or "
+                   "stamp the time the request reached the host");
+  }
+  if (spec.label.size() > static_cast<size_t>(o.max_label_bytes)) {
+    return BadSpec("label is ", spec.label.size(), " bytes; SchedulerOptions.max_label_bytes "
+                   "allows at most ", o.max_label_bytes);
+  }
+  const int64_t bytes = PendingBytes(spec);
+  if (bytes > o.max_pending_bytes) {
+    return BadSpec("prompt_token_ids and label hold ", bytes,
+                   " bytes, more than all requests together may hold "
+                   "(SchedulerOptions.max_pending_bytes = ", o.max_pending_bytes, ")");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
-  for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens}) {
+  for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
+                     ValidateSpecStamps}) {
     if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();

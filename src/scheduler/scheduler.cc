@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "hearth/policy/fifo.h"
+#include "hearth/policy/policy_registry.h"
 #include "scheduler/options_validation.h"
 #include "scheduler/scheduler_impl.h"
 
@@ -23,8 +23,12 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
       {.num_device_blocks = options.kv.num_device_blocks,
        .num_host_blocks = options.kv.num_host_blocks});
   if (!allocator.ok()) return allocator.status();
-  std::unique_ptr<Policy> policy =
-      options.policy_factory ? options.policy_factory(options) : NewFifoPolicy();
+  if (!options.policy_factory) {
+    absl::StatusOr<PolicyFactory> household = MakePolicyFactory("household", PolicyConfig{});
+    if (!household.ok()) return household.status();
+    options.policy_factory = *std::move(household);
+  }
+  std::unique_ptr<Policy> policy = options.policy_factory(options);
   if (policy == nullptr) {
     return absl::InvalidArgumentError(
         "SchedulerOptions.policy_factory returned null; it must build a policy");
@@ -102,7 +106,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       chunk_cap_(options_.max_prefill_chunk_tokens > 0
                      ? options_.max_prefill_chunk_tokens
                      : options_.max_batched_tokens),
-      inbox_(options_.max_pending_requests, options_.users),
+      inbox_(options_),
       kv_(std::move(allocator), options_.kv.block_size, options_.kv.enable_prefix_caching),
       capacity_(options_.work_classes),
       policy_(std::move(policy)),

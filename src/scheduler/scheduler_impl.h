@@ -84,6 +84,8 @@ class Scheduler::Impl {
   Record& CreateRecord(internal::Submission& submission, absl::Time now);
   uint32_t TakeSlot();
   void InitColdFields(Record& record, internal::Submission& submission, absl::Time now);
+  // Empty, or why a stamped arrival time is refused at intake.
+  std::string CheckArrivalStamp(const RequestSpec& spec, absl::Time now) const;
   // Sets the new record's workflow from its parent (live or remembered);
   // returns why the call cannot join it (another user's), or "" when fine.
   std::string JoinWorkflow(Record& record);

@@ -51,8 +51,17 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
   RequestRecord& r = CreateRecord(sub, now);
   residency_.AddLive(r.model);
   Emit(RequestEventKind::kArrive, r, now);
-  if (std::string refused = JoinWorkflow(r); !refused.empty()) {
+  // Joined first, so that even a request ended here leaves a workflow its
+  // children can find.
+  std::string refused = JoinWorkflow(r);
+  if (refused.empty()) refused = CheckArrivalStamp(sub.spec, now);
+  if (!refused.empty()) {
     Terminate(r, RequestPhase::kRejected, FinishReason::kNone, std::move(refused), now);
+    return;
+  }
+  if (sub.cancelled) {
+    Terminate(r, RequestPhase::kCancelled, FinishReason::kNone,
+              "cancelled by the host while queued", now);
     return;
   }
   for (absl::Time t : {r.deadline, r.queue_deadline}) {
@@ -125,6 +134,20 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
   r.queue_deadline = patience == absl::InfiniteDuration() ? absl::InfiniteFuture()
                                                           : r.arrival_time + patience;
+}
+
+std::string Scheduler::Impl::CheckArrivalStamp(const RequestSpec& spec, absl::Time now) const {
+  // Submit has no clock to judge a stamp by; the Plan that takes the request
+  // in has. Small leads are threads' clocks racing and are clamped.
+  if (spec.arrival_time == absl::InfinitePast() ||
+      spec.arrival_time - now <= options_.max_arrival_lead) {
+    return "";
+  }
+  return absl::StrCat("arrival_time ", absl::FormatTime(spec.arrival_time), " lies ",
+                      absl::FormatDuration(spec.arrival_time - now),
+                      " after the Plan that took it in (", absl::FormatTime(now),
+                      "); SchedulerOptions.max_arrival_lead allows ",
+                      absl::FormatDuration(options_.max_arrival_lead));
 }
 
 std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {

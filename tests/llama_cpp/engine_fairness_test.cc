@@ -47,12 +47,9 @@ FloodRun RunFlood(const testing::TinyLlama& tiny, const std::string& policy) {
   REQUIRE(ctx.ok());
   LlamaEngineOptions options;
   options.scheduler.users = {{"flood", 1.0}, {"alice", 1.0}, {"bob", 1.0}};
-  if (policy != "fifo") {
-    PolicyConfig config;
-    auto factory = MakePolicyFactory(policy, config);
-    REQUIRE(factory.ok());
-    options.scheduler.policy_factory = *factory;
-  }
+  auto factory = MakePolicyFactory(policy, PolicyConfig{});
+  REQUIRE(factory.ok());
+  options.scheduler.policy_factory = *factory;
   ManualClock clock;
   MetricsOptions mo = MetricsOptionsFor(options.scheduler);
   mo.clock = &clock;

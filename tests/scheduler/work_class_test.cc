@@ -163,7 +163,13 @@ TEST_CASE("Per-user queue limits and token quotas return ResourceExhausted", "[s
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().at(first).output_tokens == 5);
   CHECK(h->Submit(a).ok());  // 15 used + 60 <= 100.
-  // A new window starts afresh.
+  // That request is taken in, and charged, by the first Plan of the next
+  // window, which then has 40 tokens left.
+  h->Advance(absl::Seconds(2));
+  REQUIRE(h->Step().ok());
+  CHECK(h->Submit(a).status().code() == absl::StatusCode::kResourceExhausted);
+  // A window nothing was taken in by starts afresh.
+  REQUIRE(h->RunUntilIdle().ok());
   h->Advance(absl::Seconds(2));
   REQUIRE(h->Step().ok());
   CHECK(h->Submit(a).ok());

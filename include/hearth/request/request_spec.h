@@ -69,13 +69,17 @@ struct RequestSpec {
   // another user; a call whose ended parent belonged to another user ends
   // as kRejected with that reason.
   RequestId parent;
-  // When the request reached the host, for queue-wait accounting. The default
-  // (InfinitePast) means "now": the `now` of the next Plan() that sees it.
-  // Hosts that timestamp arrivals themselves (and the simulator) set it; it
-  // must not lie after that Plan's `now`, or it is clamped to it.
+  // When the request reached the host, for queue-wait accounting and arrival
+  // order. The default (InfinitePast) means "now": the `now` of the Plan()
+  // that takes the request in. Hosts that timestamp arrivals themselves (and
+  // the simulator) set it. A stamp after that Plan's `now` is clamped to it,
+  // or, more than SchedulerOptions::max_arrival_lead after, ends the request
+  // as kRejected; InfiniteFuture is InvalidArgument at Submit. Token quotas
+  // never look at it (UserConfig::quota_window).
   absl::Time arrival_time = absl::InfinitePast();
   // Free-form label carried into metrics and terminal results (e.g. a trace
-  // row). Not interpreted.
+  // row). Not interpreted. At most SchedulerOptions::max_label_bytes long; it
+  // counts against max_pending_bytes while the request is unfinished.
   std::string label;
 };
 

@@ -86,21 +86,26 @@ class Scheduler {
 
   // Scheduler::Submit()
   //
-  // Validates `spec` and queues it; the next Plan() sees it. Thread-safe.
+  // Validates `spec` and queues it; a later Plan() takes it in (at most
+  // max_intake_per_plan per Plan, users taking turns). Thread-safe.
   // InvalidArgument: non-positive or insane token counts, token ids out of
   //   range or of the wrong count, prompt plus max_new_tokens beyond the
   //   model's context, a request whose KV could never fit the whole cache,
-  //   unknown model, user or class.
-  // ResourceExhausted: max_pending_requests reached.
+  //   unknown model, user or class, an InfiniteFuture arrival time, a label
+  //   over max_label_bytes, more bytes than max_pending_bytes.
+  // ResourceExhausted: the user's part of max_pending_requests or
+  //   max_pending_bytes (SchedulerOptions::reserved_pending_share), its
+  //   max_queued_requests, or its token quota is used up.
   // The scheduler has no clock of its own: a request's arrival time is
-  // spec.arrival_time or, by default, the `now` of the next Plan().
-  // A rejected request leaves nothing behind.
+  // spec.arrival_time or, by default, the `now` of the Plan() that takes it
+  // in. A rejected request leaves nothing behind.
   absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
 
   // Scheduler::Cancel()
   //
   // Ends a queued, waiting, running or swapped request as kCancelled. Its
-  // blocks are freed at the next Plan(), which lists it in `released`.
+  // blocks are freed at the next Plan(), which lists it in `released`; a
+  // queued request ends at the Plan() that takes it in.
   // Thread-safe. NotFound for unknown ids and requests already terminal or
   // already being cancelled.
   absl::Status Cancel(RequestId id);

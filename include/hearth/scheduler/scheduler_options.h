@@ -70,14 +70,18 @@ struct UserConfig {
   // Share weight for fairness policies. Must be in (0, 1e9].
   double weight = 1.0;
   // Unfinished requests this user may have at once; Submit beyond it returns
-  // ResourceExhausted. 0 means no limit.
+  // ResourceExhausted. 0 means no limit beyond the user's part of
+  // SchedulerOptions::max_pending_requests (see reserved_pending_share).
   int32_t max_queued_requests = 0;
   // Tokens (prompt + max_new_tokens, refunded down to the tokens actually
   // generated when a request ends) this user may submit per `quota_window`;
   // Submit beyond it returns ResourceExhausted. 0 means no quota.
   int64_t token_quota = 0;
-  // Length of a quota window; windows are aligned to the Unix epoch and
-  // judged by the request's arrival time (or the latest Plan's `now`).
+  // Length of a quota window; windows are aligned to the Unix epoch. A
+  // request is charged to the window of the Plan() that takes it in (its
+  // stamped arrival time plays no part, so no stamp can move a window), and
+  // Submit judges against the window of the latest Plan(). Must be > 0 and
+  // finite.
   absl::Duration quota_window = absl::Hours(24);
 };
 
@@ -148,7 +152,10 @@ struct SchedulerOptions {
 
   // Builds the policy that orders admissions and preemption victims, once,
   // in Scheduler::Create, from these options (so user weights and class
-  // priorities reach it without the host copying them). Null means FIFO.
+  // priorities reach it without the host copying them). Null means the
+  // "household" policy (policy_registry.h): classes by priority, users by
+  // virtual token counter, so one member's flood cannot queue everyone else
+  // behind it. Set NewFifoPolicy() for arrival order.
   PolicyFactory policy_factory;
 
   // How running sequences are preempted when decode growth cannot be met.
@@ -156,9 +163,38 @@ struct SchedulerOptions {
   // host tier is full.
   PreemptionMode preemption_mode = PreemptionMode::kRecompute;
 
+  // ---- Intake limits. The defaults keep one member from exhausting the
+  // house: a flood of submissions can neither fill the queue for everyone
+  // else nor stall the engine thread.
+
   // Requests accepted but not yet terminal, across all users. Submit beyond it
   // returns ResourceExhausted. Must be >= 1.
   int32_t max_pending_requests = 1 << 20;
+  // Bytes that unfinished requests may hold, across all users: 4 per prompt
+  // token id plus the label's length. Submit beyond it returns
+  // ResourceExhausted; one request larger than all of it is InvalidArgument.
+  // Must be >= 1.
+  int64_t max_pending_bytes = int64_t{256} << 20;
+  // Fraction of max_pending_requests and of max_pending_bytes reserved for
+  // the users, split by UserConfig::weight: a user's reserved part is never
+  // taken by others, and a user beyond it may only use the unreserved rest
+  // (so with the default one member can hold at most half of either limit
+  // plus its own reserved part). 0 makes both limits first come, first
+  // served. Must be in [0, 1].
+  double reserved_pending_share = 0.5;
+  // Submissions one Plan() takes in. The rest wait, in each user's
+  // submission order, for the next Plan(); users take turns, so a member who
+  // submits a million requests delays another member's request by no step.
+  // Bounds the engine thread's intake work per step. Must be in [1, 2^20].
+  int32_t max_intake_per_plan = 1024;
+  // Prompt labels longer than this are InvalidArgument at Submit. Must be in
+  // [0, 2^24].
+  int32_t max_label_bytes = 4096;
+  // How far a stamped RequestSpec::arrival_time may lie after the `now` of
+  // the Plan() that takes the request in. Within it the stamp is clamped to
+  // `now` (threads' clocks race); beyond it the request ends as kRejected.
+  // Must be >= 0 and finite.
+  absl::Duration max_arrival_lead = absl::Seconds(60);
 
   // How long an ended request is remembered as a possible workflow parent
   // (RequestSpec::parent): a call arriving later than this after its parent

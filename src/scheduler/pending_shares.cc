@@ -1,0 +1,78 @@
+#include "scheduler/pending_shares.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth::internal {
+
+PendingShares::PendingShares(const SchedulerOptions& options)
+    : requests_(MakeBound(options.max_pending_requests, options)),
+      bytes_(MakeBound(options.max_pending_bytes, options)) {
+  for (const UserConfig& u : options.users) names_.push_back(u.name);
+}
+
+PendingShares::Bound PendingShares::MakeBound(int64_t limit, const SchedulerOptions& options) {
+  Bound b;
+  b.limit = limit;
+  double weights = 0;
+  for (const UserConfig& u : options.users) weights += u.weight;
+  // Floors, so the reservations never add up to more than the bound.
+  for (const UserConfig& u : options.users) {
+    const double share = options.reserved_pending_share * (u.weight / weights);
+    b.reserved.push_back(static_cast<int64_t>(std::floor(static_cast<double>(limit) * share)));
+    b.committed += b.reserved.back();
+  }
+  b.held.assign(options.users.size(), 0);
+  return b;
+}
+
+bool PendingShares::Bound::Fits(uint32_t user, int64_t amount) const {
+  // Everyone else's held-or-reserved room, plus what this user would hold.
+  const int64_t others = committed - std::max(reserved[user], held[user]);
+  return others + held[user] + amount <= limit;
+}
+
+void PendingShares::Bound::Change(uint32_t user, int64_t amount) {
+  committed -= std::max(reserved[user], held[user]);
+  held[user] += amount;
+  total += amount;
+  committed += std::max(reserved[user], held[user]);
+}
+
+absl::Status PendingShares::CanAdd(uint32_t user, int64_t bytes) const {
+  if (!requests_.Fits(user, 1)) {
+    return Refusal(user, requests_, 1, "max_pending_requests", "unfinished requests");
+  }
+  if (!bytes_.Fits(user, bytes)) {
+    return Refusal(user, bytes_, bytes, "max_pending_bytes", "bytes of token ids and labels");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PendingShares::Refusal(uint32_t user, const Bound& bound, int64_t amount,
+                                    const char* option, const char* unit) const {
+  if (bound.total + amount > bound.limit) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the scheduler already holds ", bound.total, " ", unit, " (SchedulerOptions.", option,
+        " = ", bound.limit, ") and this request needs ", amount, "; retry after some finish"));
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "user \"", names_[user], "\" holds ", bound.held[user], " ", unit,
+      ", beyond its reserved ", bound.reserved[user], ", and the rest of ", option, " (",
+      bound.limit, ") is held or reserved for other users (reserved_pending_share); "
+      "retry after some of this user's requests finish"));
+}
+
+void PendingShares::Add(uint32_t user, int64_t bytes) {
+  requests_.Change(user, 1);
+  bytes_.Change(user, bytes);
+}
+
+void PendingShares::Remove(uint32_t user, int64_t bytes) {
+  requests_.Change(user, -1);
+  bytes_.Change(user, -bytes);
+}
+
+}  // namespace hearth::internal
