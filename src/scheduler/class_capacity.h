@@ -61,6 +61,7 @@ class ClassCapacity {
   // --- Borrowers: running sequences (by record slot) beyond their class's
   // limits, in the order they started borrowing.
   void AddSlot() { links_.push_back({}); }
+  void ReserveSlots(size_t n) { links_.reserve(n); }
   bool borrowing(uint32_t slot) const { return links_[slot].in; }
   void MarkBorrowing(uint32_t slot);
   void ClearBorrowing(uint32_t slot);

@@ -12,22 +12,13 @@ Inbox::Inbox(const SchedulerOptions& options)
     : max_intake_(options.max_intake_per_plan),
       users_(options.users),
       shares_(options),
-      per_user_(users_.size()) {
+      per_user_(users_.size()),
+      at_count_limit_(users_.size()) {
   turns_.reserve(users_.size());
-}
-
-Submission Inbox::SubmissionQueue::Pop() {
-  Submission s = std::move(items[head++]);
-  if (head == items.size()) {
-    items.clear();
-    head = 0;
-  } else if (head >= 4096 && head * 2 >= items.size()) {
-    // A long backlog drained a turn at a time: drop the consumed front now
-    // and then, so memory follows the backlog, at amortised O(1) per item.
-    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
-  return s;
+  // Submit inserts under the lock that Drain waits on: growing the table by
+  // rehashing would stall the engine's Plan, so it is sized for the limit.
+  // Only its control bytes are touched until used.
+  live_.reserve(static_cast<size_t>(std::min(options.max_pending_requests, 1 << 22)));
 }
 
 void Inbox::RollWindow(uint32_t user, absl::Time t) {
@@ -41,14 +32,23 @@ void Inbox::RollWindow(uint32_t user, absl::Time t) {
   }
 }
 
+absl::Status Inbox::CheckCount(uint32_t user) {
+  absl::Status s = shares_.CanAddRequest(user);
+  const UserConfig& cfg = users_[user];
+  const int32_t live = per_user_[user].live;
+  if (s.ok() && cfg.max_queued_requests > 0 && live >= cfg.max_queued_requests) {
+    s = absl::ResourceExhaustedError(absl::StrCat(
+        "user \"", cfg.name, "\" has ", live, " unfinished requests; max_queued_requests is ",
+        cfg.max_queued_requests, ". Retry after some finish"));
+  }
+  // Until a request ends, the same answer holds for any request of this user.
+  if (!s.ok()) at_count_limit_[user].store(true, std::memory_order_relaxed);
+  return s;
+}
+
 absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
   const UserConfig& cfg = users_[user];
   PerUser& pu = per_user_[user];
-  if (cfg.max_queued_requests > 0 && pu.live >= cfg.max_queued_requests) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "user \"", cfg.name, "\" has ", pu.live, " unfinished requests; max_queued_requests is ",
-        cfg.max_queued_requests, ". Retry after some finish"));
-  }
   if (cfg.token_quota == 0) return absl::OkStatus();
   // Judged against the window of the latest Plan: the scheduler has no clock,
   // and a stamped arrival time is the submitter's word, not evidence.
@@ -68,8 +68,18 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   const uint32_t u = spec.user.value();  // Validated by the caller.
   const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   const int64_t bytes = PendingBytes(spec);
+  // A member retrying as fast as it can must not contend for the lock that
+  // Plan takes: once refused by count, it is refused here until some request
+  // ends.
+  if (at_count_limit_[u].load(std::memory_order_relaxed)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "user \"", users_[u].name, "\" was refused for holding too many unfinished requests "
+        "(its part of max_pending_requests, or max_queued_requests) and none has ended since; "
+        "retry after some finish"));
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status s = shares_.CanAdd(u, bytes); !s.ok()) return s;
+  if (absl::Status s = CheckCount(u); !s.ok()) return s;
+  if (absl::Status s = shares_.CanAddBytes(u, bytes); !s.ok()) return s;
   if (absl::Status s = CheckQuota(u, tokens); !s.ok()) return s;
   if (spec.parent.valid()) {
     if (spec.parent.value() >= next_id_) {
@@ -90,7 +100,7 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   shares_.Add(u, bytes);
   live_.emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
   if (pu.queue.empty()) turns_.push_back(u);
-  pu.queue.items.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
+  pu.queue.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
   ++num_queued_;
   return id;
 }
@@ -115,7 +125,8 @@ absl::Status Inbox::Cancel(RequestId id) {
 
 void Inbox::TakeOne(uint32_t user, absl::Time now, std::vector<Submission>* out) {
   PerUser& pu = per_user_[user];
-  Submission& sub = out->emplace_back(pu.queue.Pop());
+  Submission& sub = out->emplace_back(std::move(pu.queue.front()));
+  pu.queue.pop_front();
   --num_queued_;
   Live& live = live_.find(sub.id)->second;
   live.queued = false;
@@ -153,22 +164,28 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
   }
 }
 
-void Inbox::Finish(RequestResult result, bool keep) {
+void Inbox::Finish(std::vector<RequestResult>* ended, bool keep) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = live_.find(result.id);
-  if (it != live_.end()) {
-    const Live& live = it->second;
-    PerUser& pu = per_user_[live.user];
-    --pu.live;
-    shares_.Remove(live.user, live.bytes);
-    // Refund the quota for tokens reserved but never generated.
-    if (live.window == pu.window) {
-      const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
-      pu.used -= std::max<int64_t>(0, live.charged - used);
+  for (RequestResult& result : *ended) {
+    auto it = live_.find(result.id);
+    if (it != live_.end()) {
+      const Live& live = it->second;
+      PerUser& pu = per_user_[live.user];
+      --pu.live;
+      shares_.Remove(live.user, live.bytes);
+      // Refund the quota for tokens reserved but never generated.
+      if (live.window == pu.window) {
+        const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
+        pu.used -= std::max<int64_t>(0, live.charged - used);
+      }
+      live_.erase(it);
     }
-    live_.erase(it);
+    if (keep) results_.push_back(std::move(result));
   }
-  if (keep) results_.push_back(std::move(result));
+  if (!ended->empty()) {
+    for (std::atomic<bool>& blocked : at_count_limit_) blocked.store(false, std::memory_order_relaxed);
+  }
+  ended->clear();
 }
 
 size_t Inbox::DrainResults(std::vector<RequestResult>* out) {

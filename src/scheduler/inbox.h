@@ -10,7 +10,9 @@
 #ifndef HEARTH_SCHEDULER_INBOX_H_
 #define HEARTH_SCHEDULER_INBOX_H_
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -57,9 +59,10 @@ class Inbox {
   void Drain(absl::Time now, std::vector<Submission>* submissions,
              std::vector<RequestId>* cancels);
 
-  // The request is terminal: forget it and, unless `keep` is false, queue the
-  // result for DrainResults.
-  void Finish(RequestResult result, bool keep);
+  // These requests are terminal: forget them and, unless `keep` is false,
+  // queue their results for DrainResults. Clears `ended`, keeping its
+  // capacity.
+  void Finish(std::vector<RequestResult>* ended, bool keep);
   size_t DrainResults(std::vector<RequestResult>* out);
 
   bool IsQueued(RequestId id) const;
@@ -76,22 +79,18 @@ class Inbox {
     int64_t window = 0;
     int64_t bytes = 0;
   };
-  // A user's queued submissions: a vector consumed from `head`, so steady
-  // traffic reuses its capacity instead of allocating.
-  struct SubmissionQueue {
-    std::vector<Submission> items;
-    size_t head = 0;
-    bool empty() const { return head == items.size(); }
-    Submission Pop();
-  };
   struct PerUser {
     int32_t live = 0;
     int64_t window = 0;
     int64_t used = 0;
     // Quota tokens submitted but not yet taken in, so charged to no window.
     int64_t untaken = 0;
-    SubmissionQueue queue;
+    // Chunked, so that neither a growing backlog (under the lock Plan waits
+    // on) nor a draining one ever moves the whole queue, and memory follows
+    // the backlog.
+    std::deque<Submission> queue;
   };
+  absl::Status CheckCount(uint32_t user) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckQuota(uint32_t user, int64_t tokens) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RollWindow(uint32_t user, absl::Time t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TakeOne(uint32_t user, absl::Time now, std::vector<Submission>* out)
@@ -111,6 +110,9 @@ class Inbox {
   // Users with queued submissions, in the order they take their next turn.
   std::vector<uint32_t> turns_ ABSL_GUARDED_BY(mu_);
   int32_t num_queued_ ABSL_GUARDED_BY(mu_) = 0;
+  // Per user: refused by count since the last request ended. Written under
+  // mu_, read without it by Submit's fast refusal.
+  std::vector<std::atomic<bool>> at_count_limit_;
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestResult> results_ ABSL_GUARDED_BY(mu_);
 };

@@ -41,14 +41,14 @@ void PendingShares::Bound::Change(uint32_t user, int64_t amount) {
   committed += std::max(reserved[user], held[user]);
 }
 
-absl::Status PendingShares::CanAdd(uint32_t user, int64_t bytes) const {
-  if (!requests_.Fits(user, 1)) {
-    return Refusal(user, requests_, 1, "max_pending_requests", "unfinished requests");
-  }
-  if (!bytes_.Fits(user, bytes)) {
-    return Refusal(user, bytes_, bytes, "max_pending_bytes", "bytes of token ids and labels");
-  }
-  return absl::OkStatus();
+absl::Status PendingShares::CanAddRequest(uint32_t user) const {
+  if (requests_.Fits(user, 1)) return absl::OkStatus();
+  return Refusal(user, requests_, 1, "max_pending_requests", "unfinished requests");
+}
+
+absl::Status PendingShares::CanAddBytes(uint32_t user, int64_t bytes) const {
+  if (bytes_.Fits(user, bytes)) return absl::OkStatus();
+  return Refusal(user, bytes_, bytes, "max_pending_bytes", "bytes of token ids and labels");
 }
 
 absl::Status PendingShares::Refusal(uint32_t user, const Bound& bound, int64_t amount,

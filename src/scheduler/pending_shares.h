@@ -32,8 +32,10 @@ class PendingShares {
  public:
   explicit PendingShares(const SchedulerOptions& options);
 
-  // OK, or ResourceExhausted saying which bound the request would cross.
-  absl::Status CanAdd(uint32_t user, int64_t bytes) const;
+  // OK, or ResourceExhausted saying which bound one more request of `user`
+  // would cross: the count, or the bytes.
+  absl::Status CanAddRequest(uint32_t user) const;
+  absl::Status CanAddBytes(uint32_t user, int64_t bytes) const;
   void Add(uint32_t user, int64_t bytes);
   void Remove(uint32_t user, int64_t bytes);
 

@@ -46,10 +46,14 @@ absl::StatusOr<RequestId> Scheduler::Submit(const RequestSpec& spec) {
 }
 absl::Status Scheduler::Cancel(RequestId id) { return impl_->Cancel(id); }
 absl::StatusOr<const StepPlan*> Scheduler::Plan(absl::Time now) {
-  return impl_->Plan(now);
+  absl::StatusOr<const StepPlan*> plan = impl_->Plan(now);
+  impl_->HandOverEnded();
+  return plan;
 }
 absl::Status Scheduler::Complete(const StepOutcome& outcome) {
-  return impl_->Complete(outcome);
+  absl::Status status = impl_->Complete(outcome);
+  impl_->HandOverEnded();
+  return status;
 }
 bool Scheduler::plan_outstanding() const { return impl_->plan_outstanding(); }
 size_t Scheduler::DrainResults(std::vector<RequestResult>* out) {
@@ -112,7 +116,14 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
-      workflows_(options_.workflow_retention) {
+      workflows_(options_.workflow_retention, kRememberedEnds) {
+  // Tables that grow with the requests taken in are sized up front for the
+  // usual backlog: growing one by doubling moves all of it inside one Plan.
+  const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));
+  slab_.reserve(backlog);
+  free_slots_.reserve(backlog);
+  slot_of_.reserve(backlog);
+  capacity_.ReserveSlots(backlog);
   preparing_.resize(options_.models.size());
   for (const ModelConfig& m : options_.models) {
     context_length_.push_back(m.context_length);
@@ -134,6 +145,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   plan_.swap_in.reserve(swaps);
   plan_.copy_on_write.reserve(running);
   to_release_.reserve(running);
+  ended_.reserve(running);
   plan_.released.reserve(running);
 }
 
@@ -149,6 +161,11 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
                                          &hashes);
   }
   return inbox_.Submit(spec, std::move(hashes));
+}
+
+void Scheduler::Impl::HandOverEnded() {
+  if (ended_.empty()) return;
+  inbox_.Finish(&ended_, /*keep=*/!options_.on_result);
 }
 
 Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) {

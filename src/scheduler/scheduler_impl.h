@@ -73,6 +73,9 @@ class Scheduler::Impl {
   const BlockAllocator& allocator() const { return kv_.allocator(); }
   std::string_view policy_name() const { return policy_->name(); }
 
+  // Gives the inbox the requests ended by this Plan/Complete, in one batch.
+  void HandOverEnded();
+
  private:
   using Record = internal::RequestRecord;
 
@@ -275,6 +278,11 @@ class Scheduler::Impl {
   std::vector<ModelId> failed_models_;
   std::vector<ModelId> demoted_;
 
+  // Requests whose tables are reserved at construction (up to
+  // max_pending_requests); beyond it tables grow as needed.
+  static constexpr int32_t kReservedBacklog = 1 << 16;
+  // Ended requests remembered as possible workflow parents, at most.
+  static constexpr size_t kRememberedEnds = 1 << 16;
   std::vector<Record> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_map<RequestId, uint32_t> slot_of_;
@@ -305,6 +313,9 @@ class Scheduler::Impl {
   std::vector<RequestView> reclaimable_;
   std::vector<uint32_t> reclaimable_slots_;
   std::vector<internal::Submission> drained_;
+  // Results of requests ended during the current Plan/Complete, not yet
+  // handed to the inbox.
+  std::vector<RequestResult> ended_;
   std::vector<RequestId> cancels_;
   std::vector<RequestId> to_release_;
   std::vector<ServedTokens> served_;

@@ -1,6 +1,5 @@
 #include "scheduler/workflow_table.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,16 +12,16 @@ std::string ForeignParentReason(RequestId parent, const std::string& owner,
                       user, "\"; a workflow's calls must all belong to one user");
 }
 
+WorkflowTable::WorkflowTable(absl::Duration retention, size_t capacity) : retention_(retention) {
+  if (retention_ <= absl::ZeroDuration()) return;
+  ring_.resize(capacity);
+  ended_.reserve(capacity);
+}
+
 void WorkflowTable::Remember(RequestId id, const WorkflowInfo& info,
                              absl::Time now) {
   if (retention_ <= absl::ZeroDuration()) return;
-  if (count_ == ring_.size()) {
-    // Unroll the ring into a buffer twice the size.
-    std::vector<Ended> grown(std::max<size_t>(64, 2 * ring_.size()));
-    for (size_t i = 0; i < count_; ++i) grown[i] = ring_[(head_ + i) % ring_.size()];
-    ring_ = std::move(grown);
-    head_ = 0;
-  }
+  if (count_ == ring_.size()) ForgetOldest();
   ring_[(head_ + count_) % ring_.size()] = Ended{now + retention_, id};
   ++count_;
   ended_.insert_or_assign(id, info);
@@ -34,11 +33,13 @@ const WorkflowInfo* WorkflowTable::FindEnded(RequestId id) const {
 }
 
 void WorkflowTable::Expire(absl::Time now) {
-  while (count_ > 0 && ring_[head_].forget_at < now) {
-    ended_.erase(ring_[head_].id);
-    head_ = (head_ + 1) % ring_.size();
-    --count_;
-  }
+  while (count_ > 0 && ring_[head_].forget_at < now) ForgetOldest();
+}
+
+void WorkflowTable::ForgetOldest() {
+  ended_.erase(ring_[head_].id);
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
 }
 
 }  // namespace hearth::internal

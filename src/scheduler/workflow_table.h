@@ -6,7 +6,9 @@
 // requests for `retention`, because the next call of an agent loop is
 // usually submitted after the call that triggered it has ended.
 //
-// Memory is bounded by the requests ended within `retention`. Ends are
+// Memory is fixed: at most `capacity` ended requests are remembered, the
+// oldest forgotten first when a flood of ends outgrows it, and both tables
+// are sized at construction, so no Plan ever pays for growing them. Ends are
 // recorded with non-decreasing times (the scheduler's `now`), so expiry pops
 // the front of a FIFO ring: O(expired) per Expire, no scan. Engine thread
 // only.
@@ -43,10 +45,12 @@ std::string ForeignParentReason(RequestId parent, const std::string& owner,
 
 class WorkflowTable {
  public:
-  explicit WorkflowTable(absl::Duration retention) : retention_(retention) {}
+  // REQUIRES: capacity >= 1.
+  WorkflowTable(absl::Duration retention, size_t capacity);
 
   // `id` ended at `now`: remember its workflow so that calls naming it as
-  // their parent join it. `now` must not decrease between calls.
+  // their parent join it (forgetting the oldest remembered end when full).
+  // `now` must not decrease between calls.
   void Remember(RequestId id, const WorkflowInfo& info, absl::Time now);
   // The workflow of an ended request still remembered, or null.
   const WorkflowInfo* FindEnded(RequestId id) const;
@@ -61,8 +65,9 @@ class WorkflowTable {
 
   const absl::Duration retention_;
   absl::flat_hash_map<RequestId, WorkflowInfo> ended_;
-  // Ended requests in end order, as a ring over `ring_` (grown by doubling,
-  // so a steady stream of ends does not allocate).
+  void ForgetOldest();
+
+  // Ended requests in end order, as a ring over `ring_`.
   std::vector<Ended> ring_;
   size_t head_ = 0;
   size_t count_ = 0;

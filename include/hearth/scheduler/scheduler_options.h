@@ -168,8 +168,10 @@ struct SchedulerOptions {
   // else nor stall the engine thread.
 
   // Requests accepted but not yet terminal, across all users. Submit beyond it
-  // returns ResourceExhausted. Must be >= 1.
-  int32_t max_pending_requests = 1 << 20;
+  // returns ResourceExhausted. Must be >= 1. Tables for up to 2^16 requests
+  // are reserved at Create; above that, a table growing by doubling can add
+  // milliseconds to the one Plan that grows it.
+  int32_t max_pending_requests = 1 << 16;
   // Bytes that unfinished requests may hold, across all users: 4 per prompt
   // token id plus the label's length. Submit beyond it returns
   // ResourceExhausted; one request larger than all of it is InvalidArgument.
@@ -198,9 +200,10 @@ struct SchedulerOptions {
 
   // How long an ended request is remembered as a possible workflow parent
   // (RequestSpec::parent): a call arriving later than this after its parent
-  // ended starts a new workflow. Bounds the memory kept per ended request
-  // (a few dozen bytes each). Must be >= 0; zero means only live parents
-  // are joined.
+  // ended starts a new workflow. At most the 65,536 latest ends are
+  // remembered (about 5 MB, reserved at Create unless this is zero); a
+  // flood of ends forgets the oldest sooner. Must be >= 0; zero means only
+  // live parents are joined.
   absl::Duration workflow_retention = absl::Minutes(10);
 
   // Called on the engine thread, inside Plan/Complete, once per request when it
