@@ -1,8 +1,8 @@
 // Catalogue surface: known holes, inputs the documented contract rejects
-// (or bounds) that the library still crashes on, misbehaves on or accepts.
-// Their test case is hidden ([.known_holes]) until the core closes them;
-// each row states the expectation the contract implies, and a comment what
-// the library does today.
+// that the library still accepts (or crashes or misbehaves on). Their test
+// case is hidden ([.known_holes], see bad_input_catalogue_test.cc) until the
+// core closes them; each row states what the contract implies, and its
+// comment what the library does today.
 
 #include <string>
 #include <utility>
@@ -14,6 +14,25 @@
 
 namespace hearth::catalogue {
 
-std::vector<BadInputRow> KnownHoleRows() { return {}; }
+std::vector<BadInputRow> KnownHoleRows() {
+  return {
+      // "The preloaded models must fit together": each model alone leaves
+      // room for a block, but their sum wraps int64 in ValidateResidency
+      // (signed overflow: UB, reported by UBSan). Today Create accepts it,
+      // stats().resident_weight_bytes reads -130 and kv_block_limit 0.
+      {"hole: preloaded weights whose sum wraps int64",
+       [] {
+         SchedulerOptions o;
+         o.residency.device_memory_bytes = kInt64Max;
+         o.models[0].kv_bytes_per_token = 1;
+         o.models[0].weights_bytes = kInt64Max - 64;
+         ModelConfig twin = o.models[0];
+         twin.name = "twin";
+         o.models.push_back(twin);
+         return Scheduler::Create(o).status();
+       },
+       absl::StatusCode::kInvalidArgument, "models to preload weigh"},
+  };
+}
 
 }  // namespace hearth::catalogue

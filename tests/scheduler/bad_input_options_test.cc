@@ -64,6 +64,14 @@ std::vector<BadInputRow> UserRows() {
       Row("no users", [](O o) { o.users.clear(); }, "users is empty"),
       Row("a user with an empty name", [](O o) { o.users[0].name = ""; }, "users[0].name"),
       Row("two users of one name", [](O o) { o.users.push_back(o.users[0]); }, "used twice"),
+      // Bounded, so the row stays fast under ASan: the scan must reach the end.
+      Row("100,000 users, the last unnamed",
+          [](O o) {
+            o.users.resize(100000);
+            for (size_t i = 0; i + 1 < o.users.size(); ++i) o.users[i].name = std::to_string(i);
+            o.users.back().name = "";
+          },
+          "users[99999].name"),
       Row("user weight 0", [](O o) { o.users[0].weight = 0; }, "(0, 1e9]"),
       Row("user weight -1", [](O o) { o.users[0].weight = -1; }, "users[0].weight"),
       Row("user weight NaN", [](O o) { o.users[0].weight = kNaN; }, "users[0].weight"),
@@ -93,6 +101,15 @@ std::vector<BadInputRow> WorkClassRows() {
           "work_classes[0].name"),
       Row("two classes of one name", [](O o) { o.work_classes.push_back(o.work_classes[0]); },
           "used twice"),
+      Row("100,000 classes, the last a duplicate",
+          [](O o) {
+            o.work_classes.resize(100000);
+            for (size_t i = 0; i < o.work_classes.size(); ++i) {
+              o.work_classes[i].name = std::to_string(i);
+            }
+            o.work_classes.back().name = "0";
+          },
+          "work_classes[99999].name"),
       Row("class weight 0", [](O o) { o.work_classes[0].weight = 0; }, "work_classes[0].weight"),
       Row("class weight NaN", [](O o) { o.work_classes[0].weight = kNaN; }, "work_classes[0].weight"),
       Row("class weight +inf", [](O o) { o.work_classes[0].weight = kInf; }, "(0, 1e9]"),

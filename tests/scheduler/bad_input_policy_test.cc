@@ -53,6 +53,12 @@ std::vector<BadInputRow> VtcRows() {
       VtcRow("a user weight of 0", [](V v) { v.user_weights = {1, 0}; }, "user_weights[1] is 0"),
       VtcRow("a negative user weight", [](V v) { v.user_weights = {-2}; }, "user_weights[0] is -2"),
       VtcRow("a NaN user weight", [](V v) { v.user_weights = {kNaN}; }, "finite and > 0"),
+      VtcRow("100,000 user weights, the last NaN",
+             [](V v) {
+               v.user_weights.assign(100000, 1.0);
+               v.user_weights.back() = kNaN;
+             },
+             "user_weights[99999] is nan"),
       VtcRow("an infinite user weight", [](V v) { v.user_weights = {1, 1, kInf}; },
              "user_weights[2] is inf"),
   };
@@ -97,6 +103,12 @@ std::vector<BadInputRow> PriorityRows() {
                                 {.priority = 3, .max_share = 0.5}};
                   },
                   "quotas[1] repeats priority 3"),
+      PriorityRow("10,000 quotas, the last repeating the first",
+                  [](P p) {
+                    for (int32_t i = 0; i < 10000; ++i) p.quotas.push_back({.priority = i, .max_share = 0.5});
+                    p.quotas.back().priority = 0;
+                  },
+                  "quotas[9999] repeats priority 0"),
   };
 }
 
