@@ -47,6 +47,7 @@ std::vector<BadInputRow> OutcomeRows();
 std::vector<BadInputRow> KvRows();
 std::vector<BadInputRow> ExecRows();
 std::vector<BadInputRow> PolicyRows();
+std::vector<BadInputRow> MetricsRows();
 // Inputs the library still crashes on, misbehaves on or accepts although
 // the documented contract says otherwise; their test is hidden until fixed.
 std::vector<BadInputRow> KnownHoleRows();

@@ -161,7 +161,7 @@ struct Table {
 std::vector<Table> AllTables() {
   return {{"options", OptionsRows()},  {"submit", SubmitRows()}, {"call order", CallOrderRows()},
           {"outcomes", OutcomeRows()}, {"kv", KvRows()},         {"exec", ExecRows()},
-          {"policy", PolicyRows()}};
+          {"policy", PolicyRows()}, {"metrics", MetricsRows()}};
 }
 
 TEST_CASE("The catalogue holds at least 120 distinct documented errors", "[scheduler][bad_input]") {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/kv/block_allocator.h"
+#include "hearth/kv/prefix_cache.h"
 #include "tests/scheduler/bad_input_catalogue.h"
 
 namespace hearth::catalogue {
@@ -153,11 +154,34 @@ std::vector<BadInputRow> HostRows() {
   };
 }
 
+// PrefixCache::Insert of a block it must not cache; the cache stays empty.
+BadInputRow InsertRow(std::string name, BlockId block, std::string message_has) {
+  auto run = [block] {
+    BlockAllocator a = Prepared();
+    PrefixCache cache(&a);
+    const absl::Status answer = cache.Insert(42, block).status();
+    CHECK(cache.size() == 0);
+    CHECK_FALSE(cache.Find(42).valid());
+    return answer;
+  };
+  return {"kv: PrefixCache::Insert of " + std::move(name), std::move(run), kInvalid,
+          std::move(message_has)};
+}
+
+std::vector<BadInputRow> PrefixCacheRows() {
+  return {
+      InsertRow("a free block", BlockId(3), "block 3 is not an owned device block"),
+      InsertRow("a cached block", BlockId(2), "block 2 is not an owned"),
+      InsertRow("a block past the end", BlockId(4), "block 4 is not an owned"),
+      InsertRow("the invalid id", BlockId(), "block <invalid>"),
+  };
+}
+
 }  // namespace
 
 std::vector<BadInputRow> KvRows() {
   std::vector<BadInputRow> rows;
-  for (auto part : {CreateRows, DeviceRows, HostRows}) {
+  for (auto part : {CreateRows, DeviceRows, HostRows, PrefixCacheRows}) {
     for (BadInputRow& row : part()) rows.push_back(std::move(row));
   }
   return rows;
