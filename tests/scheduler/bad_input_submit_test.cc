@@ -1,0 +1,216 @@
+// Catalogue surface: RequestSpec, as Scheduler::Submit judges it, and the
+// per-user and global limits Submit enforces. A rejected request leaves
+// nothing behind, so after each row the scheduler still serves.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/scheduler/bad_input_catalogue.h"
+
+namespace hearth::catalogue {
+namespace {
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kExhausted = absl::StatusCode::kResourceExhausted;
+
+// A spec changed by `apply`, submitted to a scheduler configured by
+// `configure` (may be null).
+BadInputRow SpecRow(std::string name, std::function<void(RequestSpec&)> apply,
+                    std::string message_has,
+                    std::function<void(SchedulerOptions&)> configure = nullptr) {
+  auto misuse = [apply = std::move(apply)](LiveScheduler& live) {
+    RequestSpec spec = LiveScheduler::Spec();
+    apply(spec);
+    return live->Submit(spec).status();
+  };
+  return LiveRow("submit: " + name, std::move(configure), std::move(misuse), kInvalid,
+                 std::move(message_has));
+}
+
+std::vector<TokenId> Ids(size_t n, TokenId value = 7) { return std::vector<TokenId>(n, value); }
+
+std::vector<BadInputRow> SpecRows() {
+  using S = RequestSpec&;
+  return {
+      SpecRow("unknown model", [](S s) { s.model = ModelId(1); }, "model 1 is unknown"),
+      SpecRow("invalid model id", [](S s) { s.model = ModelId(); }, "model <invalid>"),
+      SpecRow("unknown user", [](S s) { s.user = UserId(2); }, "user 2 is unknown"),
+      SpecRow("invalid user id", [](S s) { s.user = UserId(); }, "user <invalid>"),
+      SpecRow("unknown work class", [](S s) { s.work_class = WorkClassId(2); },
+              "work_class 2 is unknown"),
+      SpecRow("invalid work class id", [](S s) { s.work_class = WorkClassId(); },
+              "work_class <invalid>"),
+      SpecRow("prompt_tokens 0", [](S s) { s.prompt_tokens = 0; }, "prompt_tokens is 0"),
+      SpecRow("prompt_tokens -1", [](S s) { s.prompt_tokens = -1; }, "prompt_tokens is -1"),
+      SpecRow("prompt_tokens INT32_MIN", [](S s) { s.prompt_tokens = kInt32Min; }, "must be >= 1"),
+      SpecRow("max_new_tokens 0", [](S s) { s.max_new_tokens = 0; }, "max_new_tokens is 0"),
+      SpecRow("max_new_tokens -5", [](S s) { s.max_new_tokens = -5; }, "max_new_tokens is -5"),
+      SpecRow("prompt_tokens INT32_MAX", [](S s) { s.prompt_tokens = kInt32Max; },
+              "allows at most 1024"),
+      // The sum is taken in 64 bits; in 32 it would wrap to a small negative.
+      SpecRow("prompt and max_new_tokens both INT32_MAX",
+              [](S s) { s.prompt_tokens = s.max_new_tokens = kInt32Max; }, "4294967294"),
+      SpecRow("one token past the context",
+              [](S s) {
+                s.prompt_tokens = 1024;
+                s.max_new_tokens = 1;
+              },
+              "prompt_tokens + max_new_tokens is 1025"),
+      SpecRow("more KV than the whole cache",
+              [](S s) {
+                s.prompt_tokens = 2048;
+                s.max_new_tokens = 2049;
+              },
+              "more than the whole KV cache",
+              [](SchedulerOptions& o) { o.models[0].context_length = 8192; }),
+      // Was (with a context of INT32_MAX): accepted, then Plan aborted.
+      SpecRow("a prompt of 2^30 - 1 tokens at the largest context",
+              [](S s) {
+                s.prompt_tokens = (1 << 30) - 1;
+                s.max_new_tokens = 1;
+              },
+              "it could never run", [](SchedulerOptions& o) { o.models[0].context_length = 1 << 30; }),
+      SpecRow("more KV than fits beside the model's weights",
+              [](S s) {
+                s.prompt_tokens = 300;
+                s.max_new_tokens = 100;
+              },
+              "beside model",
+              [](SchedulerOptions& o) {
+                o.residency.device_memory_bytes = 1 << 20;
+                o.models[0].kv_bytes_per_token = 1 << 10;
+                o.models[0].weights_bytes = (1 << 20) - (1 << 18);
+              }),
+      SpecRow("more KV than a hard class budget",
+              [](S s) {
+                s.prompt_tokens = 60;
+                s.max_new_tokens = 10;
+              },
+              "hard kv_block_budget",
+              [](SchedulerOptions& o) {
+                o.work_classes[0].borrow = false;
+                o.work_classes[0].kv_block_budget = 4;
+              }),
+      SpecRow("fewer token ids than prompt_tokens", [](S s) { s.prompt_token_ids = Ids(3); },
+              "prompt_token_ids has 3 ids"),
+      SpecRow("more token ids than prompt_tokens", [](S s) { s.prompt_token_ids = Ids(5); },
+              "exactly prompt_tokens ids"),
+      // Bounded, so the row stays fast under ASan; the check is on the count,
+      // before any id is hashed.
+      SpecRow("100,000 token ids for a 4-token prompt", [](S s) { s.prompt_token_ids = Ids(100000); },
+              "prompt_token_ids has 100000 ids"),
+      SpecRow("a negative token id",
+              [](S s) {
+                s.prompt_token_ids = Ids(4);
+                s.prompt_token_ids[2] = -1;
+              },
+              "prompt_token_ids[2] is -1"),
+      SpecRow("a token id equal to vocab_size",
+              [](S s) {
+                s.prompt_token_ids = Ids(4);
+                s.prompt_token_ids[3] = 1000;
+              },
+              "[0, 1000)"),
+      SpecRow("token id INT32_MAX",
+              [](S s) { s.prompt_token_ids = Ids(4, kInt32Max); }, "prompt_token_ids[0]"),
+      SpecRow("token id INT32_MIN without a vocabulary",
+              [](S s) { s.prompt_token_ids = Ids(4, kInt32Min); }, "[0, 2^31)",
+              [](SchedulerOptions& o) { o.models[0].vocab_size = 0; }),
+      SpecRow("deadline InfinitePast", [](S s) { s.deadline = absl::InfinitePast(); },
+              "deadline is InfinitePast"),
+  };
+}
+
+// A parent in another user's name, or one never issued.
+std::vector<BadInputRow> ParentRows() {
+  return {
+      LiveRow(
+          "submit: a parent id never issued", nullptr,
+          [](LiveScheduler& live) {
+            RequestSpec spec = LiveScheduler::Spec();
+            spec.parent = RequestId(12345);
+            return live->Submit(spec).status();
+          },
+          kInvalid, "never issued"),
+      LiveRow(
+          "submit: parent id UINT64_MAX - 1", nullptr,
+          [](LiveScheduler& live) {
+            RequestSpec spec = LiveScheduler::Spec();
+            spec.parent = RequestId(RequestId::kInvalidValue - 1);
+            return live->Submit(spec).status();
+          },
+          kInvalid, "never issued"),
+      LiveRow(
+          "submit: a live parent of another user", nullptr,
+          [](LiveScheduler& live) {
+            const RequestId parent = live.Submit(LiveScheduler::Spec(4, 2, /*user=*/1));
+            RequestSpec spec = LiveScheduler::Spec();
+            spec.parent = parent;
+            return live->Submit(spec).status();
+          },
+          kInvalid, "RequestSpec.parent"),
+  };
+}
+
+std::vector<BadInputRow> LimitRows() {
+  return {
+      LiveRow(
+          "submit: past max_pending_requests",
+          [](SchedulerOptions& o) { o.max_pending_requests = 2; },
+          [](LiveScheduler& live) {
+            live.Submit();
+            live.Submit(LiveScheduler::Spec(4, 2, /*user=*/1));
+            return live->Submit(LiveScheduler::Spec()).status();
+          },
+          kExhausted, "max_pending_requests = 2"),
+      LiveRow(
+          "submit: past a user's max_queued_requests",
+          [](SchedulerOptions& o) { o.users[0].max_queued_requests = 1; },
+          [](LiveScheduler& live) {
+            live.Submit();
+            return live->Submit(LiveScheduler::Spec()).status();
+          },
+          kExhausted, "max_queued_requests is 1"),
+      LiveRow(
+          "submit: past a user's max_queued_requests while the first runs",
+          [](SchedulerOptions& o) { o.users[0].max_queued_requests = 1; },
+          [](LiveScheduler& live) {
+            live.PlanUntilScheduled(live.Submit(LiveScheduler::Spec(4, 8)));
+            return live->Submit(LiveScheduler::Spec()).status();
+          },
+          kExhausted, "\"alice\" has 1 unfinished"),
+      LiveRow(
+          "submit: one request larger than the token quota",
+          [](SchedulerOptions& o) { o.users[0].token_quota = 6; },
+          [](LiveScheduler& live) { return live->Submit(LiveScheduler::Spec(4, 3)).status(); },
+          kExhausted, "6-token quota"),
+      LiveRow(
+          "submit: the token quota spent in this window",
+          [](SchedulerOptions& o) { o.users[0].token_quota = 10; },
+          [](LiveScheduler& live) {
+            live.Submit(LiveScheduler::Spec(4, 2));
+            return live->Submit(LiveScheduler::Spec(4, 2)).status();
+          },
+          kExhausted, "has used 6 of a 10-token quota"),
+  };
+}
+
+}  // namespace
+
+std::vector<BadInputRow> SubmitRows() {
+  std::vector<BadInputRow> rows;
+  for (auto part : {SpecRows, ParentRows, LimitRows}) {
+    for (BadInputRow& row : part()) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+TEST_CASE("Bad input: Submit rejects each invalid request, naming what is wrong",
+          "[scheduler][bad_input]") {
+  RunRows(SubmitRows());
+}
+
+}  // namespace hearth::catalogue
