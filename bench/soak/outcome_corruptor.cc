@@ -28,7 +28,7 @@ std::string_view CorruptionName(Corruption c) {
 }
 
 int64_t OutcomeCorruptor::Pick(const StepPlan& plan, const StepOutcome& good, bool sampled,
-                               SoakRandom& random) {
+                               SeededRandom& random) {
   const int64_t n = static_cast<int64_t>(plan.sequences.size());
   if (n == 0) return -1;
   // Start at a random place and take the first match: cheap, and unbiased
@@ -42,7 +42,7 @@ int64_t OutcomeCorruptor::Pick(const StepPlan& plan, const StepOutcome& good, bo
 }
 
 Corruption OutcomeCorruptor::Corrupt(const StepPlan& plan, const StepOutcome& good,
-                                     SoakRandom& random, StepOutcome* bad) const {
+                                     SeededRandom& random, StepOutcome* bad) const {
   *bad = good;
   const int64_t n = static_cast<int64_t>(plan.sequences.size());
   const int64_t sampled = Pick(plan, good, true, random);

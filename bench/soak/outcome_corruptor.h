@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "bench/soak/soak_random.h"
+#include "bench/common/seeded_random.h"
 #include "hearth/scheduler/step_outcome.h"
 #include "hearth/scheduler/step_plan.h"
 
@@ -49,14 +49,14 @@ class OutcomeCorruptor {
   // Writes into `bad` a corrupt copy of `good` (the correct outcome of
   // `plan`) and returns which rule it breaks, drawn among those `plan` makes
   // possible.
-  Corruption Corrupt(const StepPlan& plan, const StepOutcome& good, SoakRandom& random,
+  Corruption Corrupt(const StepPlan& plan, const StepOutcome& good, SeededRandom& random,
                      StepOutcome* bad) const;
 
  private:
   // Index of a sequence with `sample` equal to `sampled` whose outcome is
   // not a failure, or -1.
   static int64_t Pick(const StepPlan& plan, const StepOutcome& good, bool sampled,
-                      SoakRandom& random);
+                      SeededRandom& random);
 
   int32_t vocab_size_;
 };

@@ -66,7 +66,7 @@ void ResultLedger::End(const RequestResult& result) {
   live_ids_.pop_back();
 }
 
-RequestId ResultLedger::RandomLive(SoakRandom& random) const {
+RequestId ResultLedger::RandomLive(SeededRandom& random) const {
   return RequestId(live_ids_[random.Uniform(0, static_cast<int64_t>(live_ids_.size()) - 1)]);
 }
 

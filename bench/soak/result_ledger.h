@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "bench/soak/soak_random.h"
+#include "bench/common/seeded_random.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
 
@@ -33,7 +33,7 @@ class ResultLedger {
 
   size_t live() const { return live_ids_.size(); }
   // A live id drawn at random. REQUIRES: live() > 0.
-  RequestId RandomLive(SoakRandom& random) const;
+  RequestId RandomLive(SeededRandom& random) const;
 
   uint64_t accepted() const { return accepted_; }
   uint64_t ended() const { return ended_; }

@@ -11,7 +11,7 @@
 #include "absl/time/time.h"
 #include "bench/common/process_memory.h"
 #include "bench/soak/result_ledger.h"
-#include "bench/soak/soak_random.h"
+#include "bench/common/seeded_random.h"
 #include "bench/soak/soak_workload.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/scheduler/scheduler.h"
@@ -234,8 +234,8 @@ class SoakLoop {
   std::unique_ptr<Scheduler> scheduler_;
   SoakReport& report_;
   SoakWorkload workload_;
-  SoakRandom engine_random_;
-  SoakRandom host_random_;
+  SeededRandom engine_random_;
+  SeededRandom host_random_;
   OutcomeCorruptor corruptor_;
   ResultLedger ledger_;
   absl::Time now_;

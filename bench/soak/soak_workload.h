@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "bench/soak/soak_random.h"
+#include "bench/common/seeded_random.h"
 #include "hearth/request/request_spec.h"
 
 namespace hearth::bench {
@@ -41,7 +41,7 @@ class SoakWorkload {
  private:
   void MakeInvalid(RequestSpec& spec);
 
-  SoakRandom random_;
+  SeededRandom random_;
   double invalid_rate_;
   // Shared prompt prefixes, several blocks long.
   std::vector<std::vector<TokenId>> system_prompts_;

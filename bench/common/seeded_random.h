@@ -1,20 +1,20 @@
-// File: bench/soak/soak_random.h
+// File: bench/common/seeded_random.h
 //
-// A small seeded generator (SplitMix64) with the few draws the soak needs.
-// The standard distributions are implementation-defined, so a soak built on
-// them would not replay the same run on another standard library; these
-// draws are the same everywhere for the same seed.
+// A small seeded generator (SplitMix64) with the few draws the soak and
+// burst programs need. The standard distributions are implementation-defined,
+// so a program built on them would not replay the same run on another
+// standard library; these draws are the same everywhere for the same seed.
 
-#ifndef HEARTH_BENCH_SOAK_SOAK_RANDOM_H_
-#define HEARTH_BENCH_SOAK_SOAK_RANDOM_H_
+#ifndef HEARTH_BENCH_COMMON_SEEDED_RANDOM_H_
+#define HEARTH_BENCH_COMMON_SEEDED_RANDOM_H_
 
 #include <cstdint>
 
 namespace hearth::bench {
 
-class SoakRandom {
+class SeededRandom {
  public:
-  explicit SoakRandom(uint64_t seed) : state_(seed) {}
+  explicit SeededRandom(uint64_t seed) : state_(seed) {}
 
   uint64_t Next() {
     uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
@@ -40,10 +40,10 @@ class SoakRandom {
 // A fixed mix of two values, for token ids derived from (request, position)
 // without keeping any state.
 inline uint64_t MixBits(uint64_t a, uint64_t b) {
-  SoakRandom r(a * 0x9e3779b97f4a7c15ull ^ b);
+  SeededRandom r(a * 0x9e3779b97f4a7c15ull ^ b);
   return r.Next();
 }
 
 }  // namespace hearth::bench
 
-#endif  // HEARTH_BENCH_SOAK_SOAK_RANDOM_H_
+#endif  // HEARTH_BENCH_COMMON_SEEDED_RANDOM_H_
