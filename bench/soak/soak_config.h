@@ -39,6 +39,8 @@ struct SoakConfig {
   double corrupt_per_step = 0.01;
   double failure_per_sequence = 0.0005;
   double invalid_spec_rate = 0.0005;
+  // Per step: one Submit beyond max_pending_requests (ResourceExhausted).
+  double overfill_per_step = 0.01;
   // Per sampled token: the engine samples a stop token.
   double stop_per_token = 0.03;
 

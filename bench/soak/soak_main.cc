@@ -12,6 +12,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,17 @@ ABSL_FLAG(double, cancel_per_step, 0.05, "Chance of a host cancel per step.");
 ABSL_FLAG(double, corrupt_per_step, 0.01, "Chance of a corrupt outcome per step.");
 ABSL_FLAG(double, failure_per_sequence, 0.0005, "Chance of an engine failure per sequence.");
 ABSL_FLAG(double, invalid_spec_rate, 0.0005, "Share of deliberately invalid specs.");
+ABSL_FLAG(double, overfill_per_step, 0.01, "Chance per step of a Submit beyond the limit.");
 ABSL_FLAG(int64_t, invariant_every_steps, 10'000, "CheckInvariants() period in steps.");
 ABSL_FLAG(int64_t, rss_every_ended, 100'000, "RSS checkpoint period in ended requests.");
 ABSL_FLAG(bool, header, true, "Print table headers (false: rows only, to append).");
 ABSL_FLAG(std::string, tables, "summary,injections,rss,problems",
-          "Which tables to print: summary, injections, rss, problems.");
+          "Which tables to print: summary, injections, rss (a column per run), rss_rows "
+          "(a row per run), problems.");
+ABSL_FLAG(std::string, append_to_dir, "",
+          "Append each table to DIR/<table>.md instead of printing it (a header only "
+          "when the file is new), so runs in separate processes build one table.");
+ABSL_FLAG(bool, list_policies, false, "Print the policies 'all' means, one a line, and exit.");
 
 namespace hearth::bench {
 namespace {
@@ -65,6 +72,7 @@ std::vector<SoakConfig> ConfigsFromFlags() {
       c.corrupt_per_step = absl::GetFlag(FLAGS_corrupt_per_step);
       c.failure_per_sequence = absl::GetFlag(FLAGS_failure_per_sequence);
       c.invalid_spec_rate = absl::GetFlag(FLAGS_invalid_spec_rate);
+      c.overfill_per_step = absl::GetFlag(FLAGS_overfill_per_step);
       c.invariant_every_steps = absl::GetFlag(FLAGS_invariant_every_steps);
       c.rss_every_ended = absl::GetFlag(FLAGS_rss_every_ended);
       configs.push_back(c);
@@ -73,7 +81,7 @@ std::vector<SoakConfig> ConfigsFromFlags() {
   return configs;
 }
 
-void PrintGrowth(const std::vector<SoakReport>& reports) {
+void PrintGrowth(const std::vector<SoakReport>& reports, std::FILE* out) {
   for (const SoakReport& r : reports) {
     if (r.ended <= 1'000'000 || r.rss.empty()) continue;
     int64_t at_1m = 0;
@@ -82,16 +90,40 @@ void PrintGrowth(const std::vector<SoakReport>& reports) {
     }
     const int64_t at_end = r.rss.back().rss_kib;
     if (at_1m <= 0) continue;
-    std::printf("\nRSS growth of %s / %s from 1,000,000 to %" PRIu64
-                " ended: %.1f → %.1f MiB (%+.1f%%)\n",
-                r.config.policy.c_str(), ModeName(r.config.mode).c_str(), r.rss.back().ended,
-                at_1m / 1024.0, at_end / 1024.0, 100.0 * (at_end - at_1m) / at_1m);
+    std::fprintf(out, "\nRSS growth of %s / %s from 1,000,000 to %" PRIu64
+                 " ended: %.1f → %.1f MiB (%+.1f%%)\n",
+                 r.config.policy.c_str(), ModeName(r.config.mode).c_str(), r.rss.back().ended,
+                 at_1m / 1024.0, at_end / 1024.0, 100.0 * (at_end - at_1m) / at_1m);
   }
 }
 
+// Prints one table to stdout, or appends it to DIR/<name>.md.
+void Emit(const std::string& name, const std::function<void(bool, std::FILE*)>& print) {
+  const std::string dir = absl::GetFlag(FLAGS_append_to_dir);
+  if (dir.empty()) {
+    std::printf("\n");
+    print(absl::GetFlag(FLAGS_header), stdout);
+    return;
+  }
+  const std::string path = dir + "/" + name + ".md";
+  std::FILE* existing = std::fopen(path.c_str(), "r");
+  if (existing != nullptr) std::fclose(existing);
+  std::FILE* out = std::fopen(path.c_str(), "a");
+  if (out == nullptr) {
+    std::fprintf(stderr, "cannot append to %s\n", path.c_str());
+    return;
+  }
+  print(existing == nullptr, out);
+  std::fclose(out);
+}
+
 int Main() {
-  const std::string tables = absl::GetFlag(FLAGS_tables);
-  const bool header = absl::GetFlag(FLAGS_header);
+  if (absl::GetFlag(FLAGS_list_policies)) {
+    for (const std::string& name : SoakPolicyNames()) std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  const std::vector<std::string> tables =
+      absl::StrSplit(absl::GetFlag(FLAGS_tables), ',', absl::SkipEmpty());
   std::vector<SoakReport> reports;
   bool all_passed = true;
   for (const SoakConfig& config : ConfigsFromFlags()) {
@@ -104,21 +136,25 @@ int Main() {
     all_passed = all_passed && SoakPassed(report);
     reports.push_back(std::move(report));
   }
-  const bool several = absl::StrContains(tables, ',');
-  if (absl::StrContains(tables, "summary")) {
-    if (several) std::printf("\n");
-    PrintSummaryTable(reports, header, stdout);
+  for (const std::string& table : tables) {
+    if (table == "summary") {
+      Emit(table, [&](bool h, std::FILE* out) { PrintSummaryTable(reports, h, out); });
+    } else if (table == "injections") {
+      Emit(table, [&](bool h, std::FILE* out) { PrintInjectionTable(reports, h, out); });
+    } else if (table == "rss") {
+      Emit(table, [&](bool, std::FILE* out) {
+        PrintRssTable(reports, out);
+        PrintGrowth(reports, out);
+      });
+    } else if (table == "rss_rows") {
+      Emit(table, [&](bool h, std::FILE* out) { PrintRssRows(reports, h, out); });
+    } else if (table == "problems") {
+      Emit(table, [&](bool, std::FILE* out) { PrintProblems(reports, out); });
+    } else {
+      std::fprintf(stderr, "unknown table %s\n", table.c_str());
+      return 2;
+    }
   }
-  if (absl::StrContains(tables, "injections")) {
-    if (several) std::printf("\n");
-    PrintInjectionTable(reports, header, stdout);
-  }
-  if (absl::StrContains(tables, "rss")) {
-    if (several) std::printf("\n");
-    PrintRssTable(reports, stdout);
-    PrintGrowth(reports);
-  }
-  if (absl::StrContains(tables, "problems")) PrintProblems(reports, stdout);
   return all_passed ? 0 : 1;
 }
 

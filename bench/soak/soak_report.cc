@@ -107,6 +107,26 @@ void PrintRssTable(const std::vector<SoakReport>& reports, std::FILE* out) {
   }
 }
 
+void PrintRssRows(const std::vector<SoakReport>& reports, bool header, std::FILE* out) {
+  size_t columns = 0;
+  for (const SoakReport& r : reports) columns = std::max(columns, r.rss.size());
+  if (header && !reports.empty()) {
+    const SoakReport& widest = *std::max_element(
+        reports.begin(), reports.end(),
+        [](const SoakReport& a, const SoakReport& b) { return a.rss.size() < b.rss.size(); });
+    std::fprintf(out, "| RSS MiB at ended → |");
+    for (const RssSample& s : widest.rss) std::fprintf(out, " %" PRIu64 " |", s.ended);
+    std::fprintf(out, "\n|---|");
+    for (size_t i = 0; i < columns; ++i) std::fprintf(out, "---:|");
+    std::fprintf(out, "\n");
+  }
+  for (const SoakReport& r : reports) {
+    std::fprintf(out, "| %s |", RunName(r).c_str());
+    for (const RssSample& s : r.rss) std::fprintf(out, " %.1f |", Mib(s.rss_kib));
+    std::fprintf(out, "\n");
+  }
+}
+
 void PrintProblems(const std::vector<SoakReport>& reports, std::FILE* out) {
   for (const SoakReport& r : reports) {
     if (!r.quiescent && r.setup.ok()) {

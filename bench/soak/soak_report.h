@@ -24,6 +24,10 @@ void PrintInjectionTable(const std::vector<SoakReport>& reports, bool header, st
 // RSS in MiB at every checkpoint; a column per run.
 void PrintRssTable(const std::vector<SoakReport>& reports, std::FILE* out);
 
+// RSS in MiB at every checkpoint; a row per run (appendable across
+// processes whose runs share the checkpoints).
+void PrintRssRows(const std::vector<SoakReport>& reports, bool header, std::FILE* out);
+
 // Problems worth reading in full (first invariant failure, first contract
 // violation), one line each; nothing when there are none.
 void PrintProblems(const std::vector<SoakReport>& reports, std::FILE* out);

@@ -64,9 +64,10 @@ class SoakLoop {
 
  private:
   void Intake() {
-    // Submit up to one past the pending limit, so ResourceExhausted is seen
-    // now and then without flooding.
-    const size_t target = static_cast<size_t>(config_.max_pending) + 1;
+    // Keep the pending limit full; now and then try one past it, so the
+    // ResourceExhausted path is exercised without dominating the counts.
+    const size_t target = static_cast<size_t>(config_.max_pending) +
+                          (host_random_.Bernoulli(config_.overfill_per_step) ? 1 : 0);
     while (ledger_.live() < target &&
            ledger_.accepted() < static_cast<uint64_t>(config_.requests)) {
       bool invalid = false;
