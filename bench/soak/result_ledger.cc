@@ -1,5 +1,7 @@
 #include "bench/soak/result_ledger.h"
 
+#include <algorithm>
+
 namespace hearth::bench {
 
 namespace {
@@ -8,6 +10,9 @@ namespace {
 constexpr uint64_t kDenseLimit = uint64_t{1} << 28;
 
 }  // namespace
+
+ResultLedger::ResultLedger(uint64_t expected_ids)
+    : dense_(std::min(expected_ids + 4096, kDenseLimit) / 32 + 1, 0) {}
 
 uint8_t ResultLedger::State(uint64_t id) const {
   if (id >= kDenseLimit) {
@@ -25,7 +30,7 @@ void ResultLedger::SetState(uint64_t id, uint8_t state) {
     return;
   }
   const size_t word = id / 32;
-  if (word >= dense_.size()) dense_.resize(word + 1 + word / 2, 0);
+  if (word >= dense_.size()) dense_.resize(word + 1, 0);
   const int shift = static_cast<int>(2 * (id % 32));
   dense_[word] = (dense_[word] & ~(uint64_t{3} << shift)) | (uint64_t{state} << shift);
 }

@@ -26,6 +26,10 @@ namespace hearth::bench {
 
 class ResultLedger {
  public:
+  // Sizes the id bitmap for about `expected_ids` up front, so that a soak's
+  // RSS series shows the scheduler's growth rather than the ledger's.
+  explicit ResultLedger(uint64_t expected_ids);
+
   // Submit returned `id`.
   void Accept(RequestId id);
   // A result arrived for `result.id`.

@@ -39,6 +39,8 @@ class SoakLoop {
         engine_random_(config.seed ^ 0x5eed'e1'91'e0ull),
         host_random_(config.seed ^ 0x0c0a'5e1ull),
         corruptor_(SoakWorkload::kVocab),
+        // Deliberately invalid specs take no id, so ids stay near `requests`.
+        ledger_(static_cast<uint64_t>(config.requests)),
         now_(absl::UnixEpoch() + absl::Hours(24 * 365)) {}
 
   void Run() {
