@@ -48,6 +48,17 @@ BystanderSummary Summarize(const std::vector<BystanderRequest>& bob) {
   return s;
 }
 
+// Indices of the `k` longest durations, longest first.
+std::vector<size_t> LongestSteps(const std::vector<int64_t>& ns, size_t k) {
+  std::vector<size_t> order(ns.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  k = std::min(k, order.size());
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](size_t a, size_t b) { return ns[a] > ns[b]; });
+  order.resize(k);
+  return order;
+}
+
 }  // namespace
 
 bool BurstAccepted(const BurstReport& r, double max_plan_ms) {
@@ -64,6 +75,11 @@ void PrintBurstReport(const BurstReport& r, std::FILE* out) {
   }
   std::vector<int64_t> sorted = r.plan_ns;
   std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> busy;
+  for (size_t i = 0; i < r.plan_ns.size(); ++i) {
+    if (r.busy[i]) busy.push_back(r.plan_ns[i]);
+  }
+  std::sort(busy.begin(), busy.end());
   const BystanderSummary bob = Summarize(r.bob);
   std::string rejections = absl::StrJoin(
       r.alice.rejections, ", ",
@@ -83,11 +99,21 @@ void PrintBurstReport(const BurstReport& r, std::FILE* out) {
                r.alice.seconds > 0 ? static_cast<double>(r.alice.accepted) / r.alice.seconds : 0);
   std::fprintf(out, "| alice: seconds submitting | %.2f |\n", r.alice.seconds);
   std::fprintf(out, "| steps | %" PRIu64 " |\n", r.steps);
-  std::fprintf(out, "| Plan max (ms) [step] | **%.2f** [%" PRIu64 "] |\n",
-               Ms(sorted.empty() ? 0 : sorted.back()), r.longest_plan_step);
-  std::fprintf(out, "| Plan p99.9 / p99 / p50 (ms) | %.3f / %.3f / %.4f |\n",
+  std::fprintf(out, "| Plan max (ms) | **%.2f** |\n", Ms(sorted.empty() ? 0 : sorted.back()));
+  for (size_t i : LongestSteps(r.plan_ns, 3)) {
+    std::fprintf(out,
+                 "| a longest Plan: step %zu | %.2f ms, took in ~%" PRId64
+                 " submissions, %d waiting after |\n",
+                 i + 1, Ms(r.plan_ns[i]), r.intake[i], r.waiting[i]);
+  }
+  std::fprintf(out, "| Plan p99.9 / p99 / p50 (ms), all plans | %.3f / %.3f / %.4f |\n",
                Ms(Percentile(sorted, 0.999)), Ms(Percentile(sorted, 0.99)),
                Ms(Percentile(sorted, 0.5)));
+  std::fprintf(out,
+               "| Plan p99.9 / p99 / p50 (ms), %zu plans that scheduled work | %.3f / %.3f / "
+               "%.4f |\n",
+               busy.size(), Ms(Percentile(busy, 0.999)), Ms(Percentile(busy, 0.99)),
+               Ms(Percentile(busy, 0.5)));
   std::fprintf(out, "| most waiting after a step | %d |\n", r.max_waiting);
   std::fprintf(out, "| bob: submitted / rejected (codes) | %zu / %zu (%s) |\n", bob.submitted,
                bob.rejected, bob_errors.c_str());

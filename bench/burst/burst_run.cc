@@ -48,6 +48,10 @@ BurstReport RunBurst(const BurstConfig& config) {
                              .seed = config.seed,
                              .token_ids = config.flood_token_ids});
   report.plan_ns.reserve(1 << 20);
+  report.intake.reserve(1 << 20);
+  report.waiting.reserve(1 << 20);
+  report.busy.reserve(1 << 20);
+  uint64_t alice_seen = 0;
   StepOutcome outcome;
   std::vector<RequestResult> results;
   uint64_t bob_accepted = 0;
@@ -57,6 +61,9 @@ BurstReport RunBurst(const BurstConfig& config) {
   const auto give_up = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                    std::chrono::duration<double>(config.max_seconds));
   alice.Start();
+  // The burst starts with alice's first accepted request: steps before it
+  // would only add empty plans to the percentiles.
+  while (alice.accepted() == 0 && !alice.done()) std::this_thread::yield();
   while (true) {
     const bool alice_live = !alice.done() || report.alice_ended < alice.accepted();
     if (!alice_live && report.bob_ended == bob_accepted) break;
@@ -69,6 +76,7 @@ BurstReport RunBurst(const BurstConfig& config) {
       if (bob.requests().back().accepted) ++bob_accepted;
     }
     now = std::max(now, absl::Now());
+    const uint64_t alice_now = alice.accepted();
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<const StepPlan*> planned = scheduler.Plan(now);
     const auto t1 = std::chrono::steady_clock::now();
@@ -79,6 +87,9 @@ BurstReport RunBurst(const BurstConfig& config) {
     const StepPlan& plan = **planned;
     ++report.steps;
     report.plan_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    report.intake.push_back(static_cast<int64_t>(alice_now - alice_seen));
+    alice_seen = alice_now;
+    report.busy.push_back(plan.sequences.empty() ? 0 : 1);
     bob.Observe(plan);
     if (config.engine_step_us > 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(config.engine_step_us));
@@ -95,7 +106,8 @@ BurstReport RunBurst(const BurstConfig& config) {
       report.setup = s;
       break;
     }
-    report.max_waiting = std::max(report.max_waiting, scheduler.stats().waiting);
+    report.waiting.push_back(scheduler.stats().waiting);
+    report.max_waiting = std::max(report.max_waiting, report.waiting.back());
     results.clear();
     scheduler.DrainResults(&results);
     for (const RequestResult& r : results) {
@@ -109,11 +121,6 @@ BurstReport RunBurst(const BurstConfig& config) {
   report.alice = alice.report();
   report.bob = bob.requests();
   report.lost = report.alice.accepted + bob_accepted - report.alice_ended - report.bob_ended;
-  if (!report.plan_ns.empty()) {
-    report.longest_plan_step = static_cast<uint64_t>(
-        std::max_element(report.plan_ns.begin(), report.plan_ns.end()) - report.plan_ns.begin() +
-        1);
-  }
   report.peak_rss_kib = PeakRssKib();
   return report;
 }

@@ -48,9 +48,15 @@ struct BurstReport {
   std::vector<BystanderRequest> bob;
 
   uint64_t steps = 0;
-  // Plan() durations, nanoseconds, in step order.
+  // Per step, in step order: Plan()'s duration in nanoseconds, how many of
+  // alice's submissions were accepted since the previous Plan (about what
+  // that Plan took in), and how many requests were waiting after it.
   std::vector<int64_t> plan_ns;
-  uint64_t longest_plan_step = 0;
+  std::vector<int64_t> intake;
+  std::vector<int32_t> waiting;
+  // Whether the plan scheduled any sequence (idle plans, while the flooder's
+  // thread is descheduled, would otherwise fill the percentiles).
+  std::vector<uint8_t> busy;
   int32_t max_waiting = 0;
   uint64_t alice_ended = 0;
   uint64_t bob_ended = 0;
