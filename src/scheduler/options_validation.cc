@@ -207,12 +207,16 @@ absl::Status ValidateResidency(const SchedulerOptions& o) {
     const int64_t block_bytes = MaxBlockBytes(o);
     for (size_t i = 0; i < o.models.size(); ++i) {
       HEARTH_RETURN_IF_ERROR(ValidateResidentModel(o, i, block_bytes));
-      if (o.models[i].preload) preloaded += o.models[i].weights_bytes;
-    }
-    if (preloaded > o.residency.device_memory_bytes) {
-      return Invalid("models[].preload", absl::StrCat("models to preload weigh ", preloaded,
-                                                      " bytes, more than residency.device_memory_bytes = ",
-                                                      o.residency.device_memory_bytes));
+      if (!o.models[i].preload) continue;
+      // Compared by subtraction: the sum of hostile weights would wrap.
+      const int64_t weights = o.models[i].weights_bytes;
+      if (weights > o.residency.device_memory_bytes - preloaded) {
+        return Invalid(absl::StrCat("models[", i, "].preload"),
+                       absl::StrCat("models to preload weigh more than residency.device_memory_bytes = ",
+                                    o.residency.device_memory_bytes, " (", preloaded,
+                                    " bytes before this model's ", weights, ")"));
+      }
+      preloaded += weights;
     }
   }
   return absl::OkStatus();

@@ -48,9 +48,6 @@ std::vector<BadInputRow> KvRows();
 std::vector<BadInputRow> ExecRows();
 std::vector<BadInputRow> PolicyRows();
 std::vector<BadInputRow> MetricsRows();
-// Inputs the library still crashes on, misbehaves on or accepts although
-// the documented contract says otherwise; their test is hidden until fixed.
-std::vector<BadInputRow> KnownHoleRows();
 
 // Runs each row in a section named after it.
 void RunRows(const std::vector<BadInputRow>& rows);

@@ -218,6 +218,18 @@ std::vector<BadInputRow> ResidencyRows() {
             o.models.back().name = "third";
           },
           "models to preload weigh"),
+      // Was: accepted, the sum wrapping int64 (UBSan: signed overflow) and
+      // stats() reading -130 resident bytes.
+      Row("preloaded weights whose sum wraps int64",
+          [](O o) {
+            o.residency.device_memory_bytes = kInt64Max;
+            o.models[0].kv_bytes_per_token = 1;
+            o.models[0].weights_bytes = kInt64Max - 64;
+            ModelConfig twin = o.models[0];
+            twin.name = "twin";
+            o.models.push_back(twin);
+          },
+          "models to preload weigh"),
   };
 }
 
@@ -226,6 +238,25 @@ std::vector<BadInputRow> LimitRows() {
   return {
       Row("max_pending_requests 0", [](O o) { o.max_pending_requests = 0; }, "max_pending_requests"),
       Row("max_pending_requests -1", [](O o) { o.max_pending_requests = -1; }, ">= 1"),
+      Row("max_pending_bytes 0", [](O o) { o.max_pending_bytes = 0; }, "max_pending_bytes"),
+      Row("max_pending_bytes INT64_MIN", [](O o) { o.max_pending_bytes = kInt64Min; },
+          "max_pending_bytes"),
+      Row("reserved_pending_share NaN", [](O o) { o.reserved_pending_share = kNaN; }, "[0, 1]"),
+      Row("reserved_pending_share -0.1", [](O o) { o.reserved_pending_share = -0.1; },
+          "reserved_pending_share"),
+      Row("reserved_pending_share 1.5", [](O o) { o.reserved_pending_share = 1.5; },
+          "reserved_pending_share"),
+      Row("reserved_pending_share inf", [](O o) { o.reserved_pending_share = kInf; },
+          "reserved_pending_share"),
+      Row("max_intake_per_plan 0", [](O o) { o.max_intake_per_plan = 0; }, "[1, 2^20]"),
+      Row("max_intake_per_plan INT32_MAX", [](O o) { o.max_intake_per_plan = kInt32Max; },
+          "max_intake_per_plan"),
+      Row("max_label_bytes -1", [](O o) { o.max_label_bytes = -1; }, "max_label_bytes"),
+      Row("max_label_bytes 2^24 + 1", [](O o) { o.max_label_bytes = (1 << 24) + 1; }, "[0, 2^24]"),
+      Row("max_arrival_lead negative", [](O o) { o.max_arrival_lead = -absl::Seconds(1); },
+          "max_arrival_lead"),
+      Row("max_arrival_lead infinite",
+          [](O o) { o.max_arrival_lead = absl::InfiniteDuration(); }, "finite"),
       Row("max_batched_tokens 0", [](O o) { o.max_batched_tokens = 0; }, "max_batched_tokens"),
       Row("max_batched_tokens -1", [](O o) { o.max_batched_tokens = -1; }, "max_batched_tokens"),
       Row("max_batched_tokens 2^24 + 1", [](O o) { o.max_batched_tokens = (1 << 24) + 1; },

@@ -121,6 +121,21 @@ std::vector<BadInputRow> SpecRows() {
               [](SchedulerOptions& o) { o.models[0].vocab_size = 0; }),
       SpecRow("deadline InfinitePast", [](S s) { s.deadline = absl::InfinitePast(); },
               "deadline is InfinitePast"),
+      // Was: accepted and clamped, moving the user's quota window to +inf.
+      SpecRow("arrival_time InfiniteFuture", [](S s) { s.arrival_time = absl::InfiniteFuture(); },
+              "arrival_time is InfiniteFuture"),
+      // Was: a 50 MB label accepted silently.
+      SpecRow("a label one byte over max_label_bytes",
+              [](S s) { s.label = std::string(4097, 'l'); }, "max_label_bytes allows at most 4096"),
+      SpecRow("a 50 MB label", [](S s) { s.label = std::string(50 << 20, 'l'); },
+              "max_label_bytes"),
+      SpecRow("token ids larger than max_pending_bytes",
+              [](S s) {
+                s.prompt_tokens = 300;
+                s.prompt_token_ids = Ids(300);
+              },
+              "max_pending_bytes = 1000",
+              [](SchedulerOptions& o) { o.max_pending_bytes = 1000; }),
   };
 }
 
@@ -182,6 +197,36 @@ std::vector<BadInputRow> LimitRows() {
             return live->Submit(LiveScheduler::Spec()).status();
           },
           kExhausted, "\"alice\" has 1 unfinished"),
+      LiveRow(
+          "submit: past a user's reserved part of max_pending_requests",
+          [](SchedulerOptions& o) { o.max_pending_requests = 4; },
+          [](LiveScheduler& live) {
+            // One reserved for each of the two users, two shared.
+            for (int i = 0; i < 3; ++i) live.Submit();
+            return live->Submit(LiveScheduler::Spec()).status();
+          },
+          kExhausted, "beyond its reserved 1"),
+      LiveRow(
+          "submit: repeated after a refusal by count",
+          [](SchedulerOptions& o) { o.max_pending_requests = 4; },
+          [](LiveScheduler& live) {
+            for (int i = 0; i < 3; ++i) live.Submit();
+            (void)live->Submit(LiveScheduler::Spec());
+            return live->Submit(LiveScheduler::Spec()).status();
+          },
+          kExhausted, "none has ended since"),
+      LiveRow(
+          "submit: past a user's reserved part of max_pending_bytes",
+          [](SchedulerOptions& o) { o.max_pending_bytes = 400; },
+          [](LiveScheduler& live) {
+            // 100 reserved for each, 200 shared: this user may hold 300.
+            RequestSpec spec = LiveScheduler::Spec();
+            spec.label = std::string(150, 'l');
+            live.Submit(spec);
+            live.Submit(spec);
+            return live->Submit(spec).status();
+          },
+          kExhausted, "bytes of token ids and labels"),
       LiveRow(
           "submit: one request larger than the token quota",
           [](SchedulerOptions& o) { o.users[0].token_quota = 6; },
