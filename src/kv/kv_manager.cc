@@ -23,9 +23,12 @@ void KvManager::ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
 
 void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
                      std::vector<uint64_t> hashes) {
+  const auto blocks = static_cast<size_t>(BlocksFor(max_positions)) + 1;
   seq.device.clear();
-  seq.device.reserve(static_cast<size_t>(BlocksFor(max_positions)) + 1);
+  DropOversized(seq.device, blocks);
+  seq.device.reserve(blocks);
   seq.host.clear();
+  DropOversized(seq.host, blocks);
   seq.hashes = std::move(hashes);
   if (has_token_ids) seq.hashes.reserve(HashCapacity(max_positions, block_size_));
   seq.registered = 0;

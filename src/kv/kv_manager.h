@@ -28,6 +28,14 @@
 
 namespace hearth::internal {
 
+// Releases a reused buffer's memory when it holds more than twice what its
+// next use needs (plus some slack, so small requests never reallocate), so
+// that a slot's buffers track its current request, not the largest ever.
+template <typename T>
+void DropOversized(std::vector<T>& v, size_t needed) {
+  if (v.capacity() > 2 * needed + 256) std::vector<T>().swap(v);
+}
+
 // One sequence's KV state; change it only through KvManager. The first
 // fields are the ones every step reads.
 struct alignas(64) SequenceKv {

@@ -197,6 +197,28 @@ size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
   return n;
 }
 
+absl::Status Inbox::Audit(size_t taken_in) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status s = shares_.Audit(); !s.ok()) return s;
+  int64_t live = 0;
+  size_t queued = 0;
+  for (const PerUser& pu : per_user_) {
+    live += pu.live;
+    queued += pu.queue.size();
+  }
+  size_t flagged = 0;
+  for (const auto& [id, l] : live_) flagged += l.queued ? 1 : 0;
+  if (live != static_cast<int64_t>(live_.size()) || shares_.requests() != live ||
+      queued != flagged || static_cast<int32_t>(queued) != num_queued_ ||
+      live_.size() - queued != taken_in) {
+    return absl::InternalError(absl::StrCat(
+        "inbox: ", live_.size(), " live requests, users count ", live, ", shares count ",
+        shares_.requests(), "; ", queued, " in queues, ", flagged, " marked queued, ", num_queued_,
+        " counted; ", taken_in, " taken in by the engine"));
+  }
+  return absl::OkStatus();
+}
+
 bool Inbox::IsQueued(RequestId id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(id);

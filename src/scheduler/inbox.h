@@ -65,6 +65,11 @@ class Inbox {
   void Finish(std::vector<RequestResult>* ended, bool keep);
   size_t DrainResults(std::vector<RequestResult>* out);
 
+  // Internal if the per-user counts, the pending shares and the queues
+  // agree, and `taken_in` (the engine's live records, between engine calls)
+  // equals the live requests not queued. O(live requests).
+  absl::Status Audit(size_t taken_in) const;
+
   bool IsQueued(RequestId id) const;
   int32_t num_queued() const;
 

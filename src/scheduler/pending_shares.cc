@@ -65,6 +65,27 @@ absl::Status PendingShares::Refusal(uint32_t user, const Bound& bound, int64_t a
       "retry after some of this user's requests finish"));
 }
 
+absl::Status PendingShares::Bound::Audit(const char* what) const {
+  int64_t sum = 0;
+  int64_t promised = 0;
+  for (size_t u = 0; u < held.size(); ++u) {
+    if (held[u] < 0) return absl::InternalError(absl::StrCat("user ", u, " holds ", held[u], " ", what));
+    sum += held[u];
+    promised += std::max(reserved[u], held[u]);
+  }
+  if (sum != total || promised != committed || committed > limit) {
+    return absl::InternalError(absl::StrCat("pending ", what, ": users hold ", sum, " (total says ", total,
+                                            "), committed ", promised, " (kept: ", committed,
+                                            "), limit ", limit));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PendingShares::Audit() const {
+  if (absl::Status s = requests_.Audit("requests"); !s.ok()) return s;
+  return bytes_.Audit("bytes");
+}
+
 void PendingShares::Add(uint32_t user, int64_t bytes) {
   requests_.Change(user, 1);
   bytes_.Change(user, bytes);

@@ -39,6 +39,9 @@ class PendingShares {
   void Add(uint32_t user, int64_t bytes);
   void Remove(uint32_t user, int64_t bytes);
 
+  // Internal when the totals, per-user holdings and commitments disagree.
+  absl::Status Audit() const;
+
   int64_t requests() const { return requests_.total; }
   int64_t bytes() const { return bytes_.total; }
 
@@ -53,6 +56,7 @@ class PendingShares {
     std::vector<int64_t> held;
 
     bool Fits(uint32_t user, int64_t amount) const;
+    absl::Status Audit(const char* what) const;
     void Change(uint32_t user, int64_t amount);
   };
   static Bound MakeBound(int64_t limit, const SchedulerOptions& options);

@@ -119,6 +119,9 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   RequestSpec& spec = sub.spec;
   const int32_t max_len = spec.prompt_tokens + spec.max_new_tokens;
   r.tokens.clear();
+  // Reused capacity would otherwise creep up to the longest request a slot
+  // ever held, so memory would follow the rarest extremes, not the load.
+  internal::DropOversized(r.tokens, r.has_token_ids ? static_cast<size_t>(max_len) : 0);
   if (r.has_token_ids) {
     r.tokens.reserve(static_cast<size_t>(max_len));
     r.tokens.assign(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());

@@ -47,6 +47,7 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
   }
   if (absl::Status s = CheckClasses(); !s.ok()) return s;
   if (absl::Status s = CheckCounts(); !s.ok()) return s;
+  if (absl::Status s = inbox_.Audit(slot_of_.size()); !s.ok()) return s;
   return CheckBlocks(refs, host_used);
 }
 
