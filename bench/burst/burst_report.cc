@@ -100,6 +100,22 @@ void PrintBurstReport(const BurstReport& r, std::FILE* out) {
   std::fprintf(out, "| alice: seconds submitting | %.2f |\n", r.alice.seconds);
   std::fprintf(out, "| steps | %" PRIu64 " |\n", r.steps);
   std::fprintf(out, "| Plan max (ms) | **%.2f** |\n", Ms(sorted.empty() ? 0 : sorted.back()));
+  std::vector<int64_t> cpu = r.plan_cpu_ns;
+  std::sort(cpu.begin(), cpu.end());
+  std::fprintf(out, "| Plan CPU time max / p99.9 (ms): the engine thread's own work | %.2f / %.3f |\n",
+               Ms(cpu.empty() ? 0 : cpu.back()), Ms(Percentile(cpu, 0.999)));
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < r.plan_ns.size(); ++i) {
+    if (!r.plan_switched_out[i]) kept.push_back(r.plan_ns[i]);
+  }
+  std::sort(kept.begin(), kept.end());
+  std::fprintf(out,
+               "| Plan max (ms) of the %zu Plans the OS did not switch out (%zu were) | %.2f |\n",
+               kept.size(), r.plan_ns.size() - kept.size(), Ms(kept.empty() ? 0 : kept.back()));
+  std::vector<int64_t> complete = r.complete_ns;
+  std::sort(complete.begin(), complete.end());
+  std::fprintf(out, "| Complete max / p99.9 (ms) | %.2f / %.3f |\n",
+               Ms(complete.empty() ? 0 : complete.back()), Ms(Percentile(complete, 0.999)));
   for (size_t i : LongestSteps(r.plan_ns, 3)) {
     std::fprintf(out,
                  "| a longest Plan: step %zu | %.2f ms, took in ~%" PRId64

@@ -1,7 +1,10 @@
 #include "bench/burst/burst_run.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -15,6 +18,18 @@
 namespace hearth::bench {
 
 namespace {
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t InvoluntarySwitches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nivcsw;
+}
 
 constexpr uint32_t kAlice = 0;
 constexpr uint32_t kBob = 1;
@@ -48,6 +63,9 @@ BurstReport RunBurst(const BurstConfig& config) {
                              .seed = config.seed,
                              .token_ids = config.flood_token_ids});
   report.plan_ns.reserve(1 << 20);
+  report.plan_cpu_ns.reserve(1 << 20);
+  report.complete_ns.reserve(1 << 20);
+  report.plan_switched_out.reserve(1 << 20);
   report.intake.reserve(1 << 20);
   report.waiting.reserve(1 << 20);
   report.busy.reserve(1 << 20);
@@ -77,9 +95,13 @@ BurstReport RunBurst(const BurstConfig& config) {
     }
     now = std::max(now, absl::Now());
     const uint64_t alice_now = alice.accepted();
+    const int64_t switches0 = InvoluntarySwitches();
+    const int64_t cpu0 = ThreadCpuNs();
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<const StepPlan*> planned = scheduler.Plan(now);
     const auto t1 = std::chrono::steady_clock::now();
+    report.plan_cpu_ns.push_back(ThreadCpuNs() - cpu0);
+    report.plan_switched_out.push_back(InvoluntarySwitches() != switches0 ? 1 : 0);
     if (!planned.ok()) {
       report.setup = planned.status();
       break;
@@ -102,8 +124,13 @@ BurstReport RunBurst(const BurstConfig& config) {
       o.id = s.id;
       if (s.sample) RecordSampledToken(1, false, o);
     }
-    if (absl::Status s = scheduler.Complete(outcome); !s.ok()) {
-      report.setup = s;
+    const auto c0 = std::chrono::steady_clock::now();
+    absl::Status completed = scheduler.Complete(outcome);
+    report.complete_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0)
+            .count());
+    if (!completed.ok()) {
+      report.setup = completed;
       break;
     }
     report.waiting.push_back(scheduler.stats().waiting);

@@ -52,6 +52,13 @@ struct BurstReport {
   // alice's submissions were accepted since the previous Plan (about what
   // that Plan took in), and how many requests were waiting after it.
   std::vector<int64_t> plan_ns;
+  // The engine thread's CPU time in Plan() (wall time minus the time the
+  // OS ran something else on its core), and Complete()'s wall time.
+  std::vector<int64_t> plan_cpu_ns;
+  std::vector<int64_t> complete_ns;
+  // Whether the OS switched the engine thread out during Plan() (an
+  // involuntary context switch: another process wanted its core).
+  std::vector<uint8_t> plan_switched_out;
   std::vector<int64_t> intake;
   std::vector<int32_t> waiting;
   // Whether the plan scheduled any sequence (idle plans, while the flooder's
