@@ -14,14 +14,21 @@
 
 #include "bench/common/alloc_counter.h"
 #include "bench/common/steady_decode.h"
+#include "hearth/policy/fifo.h"
 
 namespace hearth::bench {
 namespace {
 
+// The core's own cost: FIFO, the cheapest policy (the default household
+// policy is measured with the others in bench/policy).
+PolicyFactory FifoFactory() {
+  return [](const SchedulerOptions&) { return NewFifoPolicy(); };
+}
+
 void BM_SteadyDecodeStep(benchmark::State& state) {
   const int32_t running = static_cast<int32_t>(state.range(0));
   const int32_t waiting = static_cast<int32_t>(state.range(1));
-  SteadyDecode fixture(running, waiting, /*policy=*/nullptr);
+  SteadyDecode fixture(running, waiting, FifoFactory());
   uint64_t allocations = 0;
   for (auto _ : state) {
     const uint64_t before = AllocationCount();
@@ -38,7 +45,7 @@ void BM_SteadyDecodeStep(benchmark::State& state) {
 void BM_SteadyDecodeSchedulerOnly(benchmark::State& state) {
   const int32_t running = static_cast<int32_t>(state.range(0));
   const int32_t waiting = static_cast<int32_t>(state.range(1));
-  SteadyDecode fixture(running, waiting, /*policy=*/nullptr);
+  SteadyDecode fixture(running, waiting, FifoFactory());
   for (auto _ : state) {
     absl::Duration t;
     fixture.Step(&t);

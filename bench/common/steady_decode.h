@@ -57,12 +57,16 @@ class SteadyDecode {
       if (!id.ok()) Die(id.status());
     }
     outcome_.sequences.reserve(static_cast<size_t>(running));
+    // Plan takes in max_intake_per_plan submissions at a time: the measured
+    // steps start once every request has been taken in.
     if (fixed_warmup > 0) {
-      for (int i = 0; i < fixed_warmup; ++i) Step();
+      for (int i = 0; i < fixed_warmup || scheduler_->stats().queued > 0; ++i) Step();
       return;
     }
     // Admit and prefill everything that fits, until every step is all decodes.
-    for (int i = 0; i < 10000 && last_decodes_ < running; ++i) Step();
+    for (int i = 0; i < 10000 && (last_decodes_ < running || scheduler_->stats().queued > 0); ++i) {
+      Step();
+    }
     if (last_decodes_ < running) Die(absl::InternalError("never reached steady decode"));
   }
 
