@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -69,53 +70,36 @@ bool BurstAccepted(const BurstReport& r, double max_plan_ms) {
          Ms(longest) < max_plan_ms;
 }
 
-void PrintBurstReport(const BurstReport& r, std::FILE* out) {
-  if (!r.setup.ok()) {
-    std::fprintf(out, "burst failed: %s\n", r.setup.ToString().c_str());
-  }
-  std::vector<int64_t> sorted = r.plan_ns;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<int64_t> busy;
-  for (size_t i = 0; i < r.plan_ns.size(); ++i) {
-    if (r.busy[i]) busy.push_back(r.plan_ns[i]);
-  }
-  std::sort(busy.begin(), busy.end());
-  const BystanderSummary bob = Summarize(r.bob);
-  std::string rejections = absl::StrJoin(
-      r.alice.rejections, ", ",
-      [](std::string* s, const auto& kv) { absl::StrAppend(s, kv.first, " ", kv.second); });
-  if (rejections.empty()) rejections = "none";
-  std::string bob_errors = absl::StrJoin(
-      bob.errors, ", ",
-      [](std::string* s, const auto& kv) { absl::StrAppend(s, kv.first, " ", kv.second); });
-  if (bob_errors.empty()) bob_errors = "none";
+namespace {
 
-  std::fprintf(out, "| measure | value |\n|---|---:|\n");
-  std::fprintf(out, "| device KV blocks | %d |\n", r.device_blocks);
-  std::fprintf(out, "| alice: requests accepted / attempts | %" PRIu64 " / %" PRIu64 " |\n",
-               r.alice.accepted, r.alice.attempts);
-  std::fprintf(out, "| alice: Submit rejections by code | %s |\n", rejections.c_str());
-  std::fprintf(out, "| alice: Submit throughput (accepted/s) | %.0f |\n",
-               r.alice.seconds > 0 ? static_cast<double>(r.alice.accepted) / r.alice.seconds : 0);
-  std::fprintf(out, "| alice: seconds submitting | %.2f |\n", r.alice.seconds);
-  std::fprintf(out, "| steps | %" PRIu64 " |\n", r.steps);
-  std::fprintf(out, "| Plan max (ms) | **%.2f** |\n", Ms(sorted.empty() ? 0 : sorted.back()));
-  std::vector<int64_t> cpu = r.plan_cpu_ns;
-  std::sort(cpu.begin(), cpu.end());
-  std::fprintf(out, "| Plan CPU time max / p99.9 (ms): the engine thread's own work | %.2f / %.3f |\n",
-               Ms(cpu.empty() ? 0 : cpu.back()), Ms(Percentile(cpu, 0.999)));
+std::vector<int64_t> Sorted(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Plan's wall time, split into the scheduler's own work (CPU time) and the
+// Plans the OS switched out, and Complete's, with the longest Plans.
+void PrintStepTimes(const BurstReport& r, std::FILE* out) {
+  const std::vector<int64_t> sorted = Sorted(r.plan_ns);
+  std::vector<int64_t> busy;
   std::vector<int64_t> kept;
   for (size_t i = 0; i < r.plan_ns.size(); ++i) {
+    if (r.busy[i]) busy.push_back(r.plan_ns[i]);
     if (!r.plan_switched_out[i]) kept.push_back(r.plan_ns[i]);
   }
-  std::sort(kept.begin(), kept.end());
+  busy = Sorted(std::move(busy));
+  kept = Sorted(std::move(kept));
+  const std::vector<int64_t> cpu = Sorted(r.plan_cpu_ns);
+  const std::vector<int64_t> complete = Sorted(r.complete_ns);
+  auto max = [](const std::vector<int64_t>& v) { return Ms(v.empty() ? 0 : v.back()); };
+  std::fprintf(out, "| Plan max (ms) | **%.2f** |\n", max(sorted));
+  std::fprintf(out, "| Plan CPU time max / p99.9 (ms): the engine thread's own work | %.2f / %.3f |\n",
+               max(cpu), Ms(Percentile(cpu, 0.999)));
   std::fprintf(out,
                "| Plan max (ms) of the %zu Plans the OS did not switch out (%zu were) | %.2f |\n",
-               kept.size(), r.plan_ns.size() - kept.size(), Ms(kept.empty() ? 0 : kept.back()));
-  std::vector<int64_t> complete = r.complete_ns;
-  std::sort(complete.begin(), complete.end());
-  std::fprintf(out, "| Complete max / p99.9 (ms) | %.2f / %.3f |\n",
-               Ms(complete.empty() ? 0 : complete.back()), Ms(Percentile(complete, 0.999)));
+               kept.size(), r.plan_ns.size() - kept.size(), max(kept));
+  std::fprintf(out, "| Complete max / p99.9 (ms) | %.2f / %.3f |\n", max(complete),
+               Ms(Percentile(complete, 0.999)));
   for (size_t i : LongestSteps(r.plan_ns, 3)) {
     std::fprintf(out,
                  "| a longest Plan: step %zu | %.2f ms, took in ~%" PRId64
@@ -130,9 +114,36 @@ void PrintBurstReport(const BurstReport& r, std::FILE* out) {
                "%.4f |\n",
                busy.size(), Ms(Percentile(busy, 0.999)), Ms(Percentile(busy, 0.99)),
                Ms(Percentile(busy, 0.5)));
+}
+
+std::string CountsByCode(const std::map<std::string, uint64_t>& counts) {
+  std::string joined = absl::StrJoin(
+      counts, ", ",
+      [](std::string* s, const auto& kv) { absl::StrAppend(s, kv.first, " ", kv.second); });
+  return joined.empty() ? "none" : joined;
+}
+
+}  // namespace
+
+void PrintBurstReport(const BurstReport& r, std::FILE* out) {
+  if (!r.setup.ok()) {
+    std::fprintf(out, "burst failed: %s\n", r.setup.ToString().c_str());
+  }
+  const BystanderSummary bob = Summarize(r.bob);
+  std::fprintf(out, "| measure | value |\n|---|---:|\n");
+  std::fprintf(out, "| device KV blocks | %d |\n", r.device_blocks);
+  std::fprintf(out, "| alice: requests accepted / attempts | %" PRIu64 " / %" PRIu64 " |\n",
+               r.alice.accepted, r.alice.attempts);
+  std::fprintf(out, "| alice: Submit rejections by code | %s |\n",
+               CountsByCode(r.alice.rejections).c_str());
+  std::fprintf(out, "| alice: Submit throughput (accepted/s) | %.0f |\n",
+               r.alice.seconds > 0 ? static_cast<double>(r.alice.accepted) / r.alice.seconds : 0);
+  std::fprintf(out, "| alice: seconds submitting | %.2f |\n", r.alice.seconds);
+  std::fprintf(out, "| steps | %" PRIu64 " |\n", r.steps);
+  PrintStepTimes(r, out);
   std::fprintf(out, "| most waiting after a step | %d |\n", r.max_waiting);
   std::fprintf(out, "| bob: submitted / rejected (codes) | %zu / %zu (%s) |\n", bob.submitted,
-               bob.rejected, bob_errors.c_str());
+               bob.rejected, CountsByCode(bob.errors).c_str());
   std::fprintf(out,
                "| bob: planned after 0 / 1 / 2–10 / 11–100 / >100 steps, never | %zu / %zu / "
                "%zu / %zu / %zu, %zu |\n",

@@ -44,6 +44,89 @@ SchedulerOptions BurstOptions(const BurstConfig& config) {
   return o;
 }
 
+// The engine thread's side of the burst: plans, times and answers steps,
+// and counts who ended, into `report`.
+class BurstEngine {
+ public:
+  BurstEngine(Scheduler* scheduler, const BurstConfig& config, BurstReport* report)
+      : scheduler_(*scheduler), config_(config), report_(*report) {
+    for (auto* v : {&report_.plan_ns, &report_.plan_cpu_ns, &report_.complete_ns,
+                    &report_.intake}) {
+      v->reserve(1 << 20);
+    }
+    report_.plan_switched_out.reserve(1 << 20);
+    report_.waiting.reserve(1 << 20);
+    report_.busy.reserve(1 << 20);
+  }
+
+  // One step; false when the scheduler refused a call (report_.setup says why).
+  bool Step(uint64_t alice_accepted, BystanderProbe& bob) {
+    now_ = std::max(now_, absl::Now());
+    const StepPlan* plan = TimedPlan(alice_accepted);
+    if (plan == nullptr) return false;
+    bob.Observe(*plan);
+    if (config_.engine_step_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(config_.engine_step_us));
+    }
+    if (!TimedComplete(*plan)) return false;
+    report_.waiting.push_back(scheduler_.stats().waiting);
+    report_.max_waiting = std::max(report_.max_waiting, report_.waiting.back());
+    results_.clear();
+    scheduler_.DrainResults(&results_);
+    for (const RequestResult& r : results_) {
+      ++(r.user.value() == kBob ? report_.bob_ended : report_.alice_ended);
+    }
+    return true;
+  }
+
+ private:
+  const StepPlan* TimedPlan(uint64_t alice_accepted) {
+    const int64_t switches0 = InvoluntarySwitches();
+    const int64_t cpu0 = ThreadCpuNs();
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<const StepPlan*> planned = scheduler_.Plan(now_);
+    const auto t1 = std::chrono::steady_clock::now();
+    report_.plan_cpu_ns.push_back(ThreadCpuNs() - cpu0);
+    report_.plan_switched_out.push_back(InvoluntarySwitches() != switches0 ? 1 : 0);
+    if (!planned.ok()) {
+      report_.setup = planned.status();
+      return nullptr;
+    }
+    ++report_.steps;
+    report_.plan_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    report_.intake.push_back(static_cast<int64_t>(alice_accepted - alice_seen_));
+    alice_seen_ = alice_accepted;
+    report_.busy.push_back((*planned)->sequences.empty() ? 0 : 1);
+    return *planned;
+  }
+
+  // The engine answers at once: every sampled token is an ordinary one, so
+  // requests end at max_new_tokens.
+  bool TimedComplete(const StepPlan& plan) {
+    StartStepOutcome(plan, &outcome_);
+    for (const ScheduledSequence& s : plan.sequences) {
+      SequenceOutcome& o = outcome_.sequences.emplace_back();
+      o.id = s.id;
+      if (s.sample) RecordSampledToken(1, false, o);
+    }
+    const auto c0 = std::chrono::steady_clock::now();
+    absl::Status completed = scheduler_.Complete(outcome_);
+    report_.complete_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - c0)
+                                      .count());
+    if (!completed.ok()) report_.setup = completed;
+    return completed.ok();
+  }
+
+  Scheduler& scheduler_;
+  const BurstConfig& config_;
+  BurstReport& report_;
+  absl::Time now_ = absl::Now();
+  uint64_t alice_seen_ = 0;
+  StepOutcome outcome_;
+  std::vector<RequestResult> results_;
+};
+
 }  // namespace
 
 BurstReport RunBurst(const BurstConfig& config) {
@@ -62,19 +145,8 @@ BurstReport RunBurst(const BurstConfig& config) {
                              .requests = config.requests,
                              .seed = config.seed,
                              .token_ids = config.flood_token_ids});
-  report.plan_ns.reserve(1 << 20);
-  report.plan_cpu_ns.reserve(1 << 20);
-  report.complete_ns.reserve(1 << 20);
-  report.plan_switched_out.reserve(1 << 20);
-  report.intake.reserve(1 << 20);
-  report.waiting.reserve(1 << 20);
-  report.busy.reserve(1 << 20);
-  uint64_t alice_seen = 0;
-  StepOutcome outcome;
-  std::vector<RequestResult> results;
+  BurstEngine engine(&scheduler, config, &report);
   uint64_t bob_accepted = 0;
-  absl::Time now = absl::Now();
-
   const auto start = std::chrono::steady_clock::now();
   const auto give_up = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                    std::chrono::duration<double>(config.max_seconds));
@@ -93,53 +165,7 @@ BurstReport RunBurst(const BurstConfig& config) {
       bob.Submit(scheduler, report.steps);
       if (bob.requests().back().accepted) ++bob_accepted;
     }
-    now = std::max(now, absl::Now());
-    const uint64_t alice_now = alice.accepted();
-    const int64_t switches0 = InvoluntarySwitches();
-    const int64_t cpu0 = ThreadCpuNs();
-    const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<const StepPlan*> planned = scheduler.Plan(now);
-    const auto t1 = std::chrono::steady_clock::now();
-    report.plan_cpu_ns.push_back(ThreadCpuNs() - cpu0);
-    report.plan_switched_out.push_back(InvoluntarySwitches() != switches0 ? 1 : 0);
-    if (!planned.ok()) {
-      report.setup = planned.status();
-      break;
-    }
-    const StepPlan& plan = **planned;
-    ++report.steps;
-    report.plan_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-    report.intake.push_back(static_cast<int64_t>(alice_now - alice_seen));
-    alice_seen = alice_now;
-    report.busy.push_back(plan.sequences.empty() ? 0 : 1);
-    bob.Observe(plan);
-    if (config.engine_step_us > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(config.engine_step_us));
-    }
-    // The engine answers at once: every sampled token is an ordinary one, so
-    // requests end at max_new_tokens.
-    StartStepOutcome(plan, &outcome);
-    for (const ScheduledSequence& s : plan.sequences) {
-      SequenceOutcome& o = outcome.sequences.emplace_back();
-      o.id = s.id;
-      if (s.sample) RecordSampledToken(1, false, o);
-    }
-    const auto c0 = std::chrono::steady_clock::now();
-    absl::Status completed = scheduler.Complete(outcome);
-    report.complete_ns.push_back(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0)
-            .count());
-    if (!completed.ok()) {
-      report.setup = completed;
-      break;
-    }
-    report.waiting.push_back(scheduler.stats().waiting);
-    report.max_waiting = std::max(report.max_waiting, report.waiting.back());
-    results.clear();
-    scheduler.DrainResults(&results);
-    for (const RequestResult& r : results) {
-      ++(r.user.value() == kBob ? report.bob_ended : report.alice_ended);
-    }
+    if (!engine.Step(alice.accepted(), bob)) break;
   }
   alice.Stop();
   alice.Join();
