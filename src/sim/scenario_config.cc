@@ -291,7 +291,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   ScenarioReader r(file_name, base_dir);
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       root, {"name", "description", "seed", "policies", "timeline", "series_interval_s",
-             "gpu", "model", "cost", "engine", "users", "classes", "policy", "workload"},
+             "gpu", "model", "cost", "engine", "intake", "users", "classes", "policy",
+             "workload"},
       file_name, ""));
   Scenario s;
   s.source_file = file_name;
@@ -304,6 +305,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
                           r.Seconds(root, "series_interval_s", "", absl::Seconds(10)));
   HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));

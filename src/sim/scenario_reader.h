@@ -81,6 +81,9 @@ class ScenarioReader {
 std::vector<std::string> UserNames(const Scenario& s);
 std::vector<std::string> ClassNames(const Scenario& s);
 
+// The [intake] section.
+absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s);
+
 // The [workload] section.
 absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
                            Scenario& s);

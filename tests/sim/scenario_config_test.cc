@@ -146,3 +146,44 @@ TEST_CASE("scenario errors name file, line and key", "[sim]") {
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+TEST_CASE("the [intake] section sets the scheduler's intake limits", "[sim]") {
+  const std::string text = std::string(kScenario) + R"(
+[intake]
+max_pending_requests = 5000
+max_pending_bytes = 1000000
+reserved_pending_share = 0.25
+max_intake_per_plan = 64
+max_label_bytes = 100
+max_arrival_lead_s = 2.5
+)";
+  auto s = ParseScenario(text, "tiny.toml", ".");
+  REQUIRE(s.ok());
+  const SchedulerOptions& o = s->scheduler;
+  CHECK(o.max_pending_requests == 5000);
+  CHECK(o.max_pending_bytes == 1000000);
+  CHECK(o.reserved_pending_share == 0.25);
+  CHECK(o.max_intake_per_plan == 64);
+  CHECK(o.max_label_bytes == 100);
+  CHECK(o.max_arrival_lead == absl::Milliseconds(2500));
+  // Absent, the library's defaults.
+  auto plain = ParseScenario(kScenario, "tiny.toml", ".");
+  REQUIRE(plain.ok());
+  CHECK(plain->scheduler.max_intake_per_plan == SchedulerOptions{}.max_intake_per_plan);
+
+  auto bad = ParseScenario(std::string(kScenario) + "\n[intake]\nreserved_pending_share = 1.5\n",
+                           "tiny.toml", ".");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("tiny.toml:") && Catch::Contains("intake.reserved_pending_share"));
+  auto unknown = ParseScenario(std::string(kScenario) + "\n[intake]\nmax_queue = 1\n",
+                               "tiny.toml", ".");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("max_queue"));
+}
+
+}  // namespace
+}  // namespace hearth
