@@ -18,7 +18,8 @@ struct MetricsCollector::Group {
     report.name = std::move(name);
     report.weight = weight;
   }
-  // Counters live in `report`; distributions are summarised on Report().
+  // Counters and histograms live in `report`; sample series are summarised
+  // on Report().
   GroupReport report;
   SampleSeries queue_wait, ttft, itl, e2e, norm;
 };
@@ -220,8 +221,14 @@ void MetricsCollector::OnRequestEvent(const RequestEvent& e) {
       if (!t->admitted_once) {
         t->admitted_once = true;
         const double wait = Seconds(e.time - t->arrival);
+        const uint64_t prompt = static_cast<uint64_t>(std::max(e.prompt_tokens, 0));
+        const uint64_t hit = static_cast<uint64_t>(
+            std::clamp(e.cached_tokens, 0, std::max(e.prompt_tokens, 0)));
         for (Group* g : {&UserGroup(*t), &ClassGroup(*t), total_.get()}) {
           g->queue_wait.Add(wait);
+          g->report.histograms.queue_wait.Observe(wait);
+          g->report.prefix_queried_tokens += prompt;
+          g->report.prefix_hit_tokens += hit;
         }
       }
       SetWaiting(*t, false);
@@ -273,10 +280,16 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
   if (t.first_token == absl::InfiniteFuture()) {
     t.first_token = end;
     const double ttft = Seconds(end - t.arrival);
-    for (Group* g : {&user, &ClassGroup(t), total_.get()}) g->ttft.Add(ttft);
+    for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
+      g->ttft.Add(ttft);
+      g->report.histograms.ttft.Observe(ttft);
+    }
   } else {
     const double gap = Seconds(end - t.last_token);
-    for (Group* g : {&user, &ClassGroup(t), total_.get()}) g->itl.Add(gap);
+    for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
+      g->itl.Add(gap);
+      g->report.histograms.itl.Observe(gap);
+    }
   }
   t.last_token = end;
   ++t.output;
@@ -338,6 +351,7 @@ void MetricsCollector::Finalize(Track& t) {
     const double norm = Seconds(e2e) / std::max(t.output, 1);
     for (Group* g : groups) {
       g->e2e.Add(Seconds(e2e));
+      g->report.histograms.e2e.Observe(Seconds(e2e));
       g->norm.Add(norm);
     }
     const absl::Duration ttft =

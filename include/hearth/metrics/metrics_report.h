@@ -3,7 +3,8 @@
 // `MetricsReport` is a value snapshot of what a MetricsCollector aggregated:
 // one GroupReport per user, per work class and for everything, plus run-wide
 // throughput, goodput and fairness figures. Durations are in seconds, tokens
-// are counts. Hosts print it, serialise it (see prometheus.h) or compare two.
+// are counts. The per-class groups partition every request (their counters
+// and histograms add up to `total`); so do the per-user groups. Hosts print it, serialise it (see prometheus.h) or compare two.
 //
 // Example:
 //   hearth::MetricsReport r = collector.Report();
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "hearth/metrics/latency_histogram.h"
 #include "hearth/metrics/sample_series.h"
 
 namespace hearth {
@@ -55,6 +57,16 @@ struct GroupReport {
   DistributionSummary itl;
   DistributionSummary e2e;
   DistributionSummary norm_latency;
+  // The same four latencies in fixed buckets (latency_histogram.h): exact
+  // counts however long the run, what Prometheus histograms are made of.
+  LatencyHistograms histograms;
+
+  // Prefix cache, in prompt tokens, counted once per request at its first
+  // admission: queried = its prompt, hit = the part found in the cache (its
+  // prefill skipped). Readmissions after preemption are not counted, so the
+  // ratio is what prefix sharing saves, not a request re-finding its own KV.
+  uint64_t prefix_queried_tokens = 0;
+  uint64_t prefix_hit_tokens = 0;
 
   // SLO: eligible counts every ended request except cancelled ones; met those
   // that finished within every target of their class. attainment = met /
