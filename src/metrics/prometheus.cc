@@ -1,159 +1,279 @@
 #include "hearth/metrics/prometheus.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
+#include "metrics/exposition_writer.h"
 
 namespace hearth {
 namespace {
 
-bool ValidName(absl::string_view s) {
-  if (s.empty()) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       c == '_' || c == ':';
-    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
-  }
-  return true;
-}
+using metrics_internal::ExpositionWriter;
+using metrics_internal::Label;
+using metrics_internal::ValidMetricName;
 
-std::string Escape(absl::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out;
-}
-
-std::string Num(double v) { return absl::StrFormat("%.9g", v); }
-
-// One labelled group: {label="name"} or nothing for the total.
-struct Labelled {
-  std::string labels;  // without braces, e.g. user="alice"
+// One series of a partition: its label and the group it reports.
+struct Series {
+  std::string labels;
   const GroupReport* group;
 };
 
-class Writer {
- public:
-  Writer(absl::string_view prefix, std::vector<Labelled> groups)
-      : prefix_(prefix), groups_(std::move(groups)) {}
-
-  void Counter(absl::string_view name, absl::string_view help,
-               const std::function<double(const GroupReport&)>& get) {
-    Header(name, help, "counter");
-    for (const Labelled& g : groups_) {
-      Line(name, g.labels, "", get(*g.group));
-    }
-  }
-  void Gauge(absl::string_view name, absl::string_view help, double v) {
-    Header(name, help, "gauge");
-    Line(name, "", "", v);
-  }
-  void Summary(absl::string_view name, absl::string_view help,
-               DistributionSummary GroupReport::*field) {
-    Header(name, help, "summary");
-    for (const Labelled& g : groups_) {
-      const DistributionSummary& d = g.group->*field;
-      const std::pair<const char*, double> qs[] = {
-          {"0.5", d.p50}, {"0.9", d.p90}, {"0.99", d.p99}, {"1", d.max}};
-      for (const auto& [q, v] : qs) {
-        Line(name, g.labels, absl::StrCat("quantile=\"", q, "\""), v);
-      }
-      Line(absl::StrCat(name, "_sum"), g.labels, "", d.mean * d.count);
-      Line(absl::StrCat(name, "_count"), g.labels, "",
-           static_cast<double>(d.count));
-    }
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  void Header(absl::string_view name, absl::string_view help,
-              absl::string_view type) {
-    absl::StrAppend(&out_, "# HELP ", prefix_, "_", name, " ", help, "\n",
-                    "# TYPE ", prefix_, "_", name, " ", type, "\n");
-  }
-  void Line(absl::string_view name, absl::string_view labels,
-            absl::string_view extra, double v) {
-    absl::StrAppend(&out_, prefix_, "_", name);
-    if (!labels.empty() || !extra.empty()) {
-      absl::StrAppend(&out_, "{", labels,
-                      (!labels.empty() && !extra.empty()) ? "," : "", extra,
-                      "}");
-    }
-    absl::StrAppend(&out_, " ", Num(v), "\n");
-  }
-
-  std::string prefix_;
-  std::vector<Labelled> groups_;
-  std::string out_;
+// Requests split one way (by class, or by user): `names` starts each family's
+// name, so the two partitions never share a family and sum() over one is the
+// whole.
+struct Partition {
+  std::string names;
+  std::vector<Series> series;
+  bool histograms = true;
 };
+
+struct CounterField {
+  const char* name;
+  const char* help;
+  uint64_t (*get)(const GroupReport&);
+};
+
+uint64_t Count(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+constexpr CounterField kCounters[] = {
+    {"requests_arrived_total", "Requests seen by the scheduler.",
+     [](const GroupReport& g) { return g.arrived; }},
+    {"preemptions_total", "Preemptions of running requests.",
+     [](const GroupReport& g) { return g.preemptions; }},
+    {"retries_total", "Engine failures retried (the request starts over).",
+     [](const GroupReport& g) { return g.retries; }},
+    {"prefill_tokens_total", "Prompt positions computed, recomputation included.",
+     [](const GroupReport& g) { return Count(g.prefill_tokens); }},
+    {"decode_tokens_total", "Decode steps served.",
+     [](const GroupReport& g) { return Count(g.decode_tokens); }},
+    {"output_tokens_total", "Tokens generated.",
+     [](const GroupReport& g) { return Count(g.output_tokens); }},
+    {"slo_met_total", "Requests that finished within their class SLO.",
+     [](const GroupReport& g) { return g.slo_met; }},
+    {"slo_eligible_total", "Ended requests judged against the SLO (all but cancelled).",
+     [](const GroupReport& g) { return g.slo_eligible; }},
+    {"prefix_cache_queried_tokens_total",
+     "Prompt tokens looked up in the prefix cache at first admission.",
+     [](const GroupReport& g) { return g.prefix_queried_tokens; }},
+    {"prefix_cache_hit_tokens_total",
+     "Prompt tokens found in the prefix cache at first admission.",
+     [](const GroupReport& g) { return g.prefix_hit_tokens; }},
+};
+
+struct Outcome {
+  const char* label;
+  uint64_t GroupReport::*count;
+};
+
+constexpr Outcome kOutcomes[] = {
+    {"finished", &GroupReport::finished},
+    {"cancelled", &GroupReport::cancelled},
+    {"rejected", &GroupReport::rejected},
+    {"timed_out", &GroupReport::timed_out},
+    {"failed", &GroupReport::failed},
+};
+
+struct HistogramField {
+  const char* name;
+  const char* help;
+  LatencyHistogram LatencyHistograms::*field;
+};
+
+constexpr HistogramField kHistograms[] = {
+    {"queue_wait_seconds", "Arrival to first admission.",
+     &LatencyHistograms::queue_wait},
+    {"ttft_seconds", "Arrival to first token.", &LatencyHistograms::ttft},
+    {"itl_seconds", "Gap between consecutive tokens of a request.",
+     &LatencyHistograms::itl},
+    {"e2e_seconds", "Arrival to last token, finished requests.",
+     &LatencyHistograms::e2e},
+};
+
+// Adds what the per-user families write of `from` into `into`.
+void AddWritten(const GroupReport& from, GroupReport& into) {
+  into.arrived += from.arrived;
+  for (const Outcome& o : kOutcomes) into.*o.count += from.*o.count;
+  into.preemptions += from.preemptions;
+  into.retries += from.retries;
+  into.prefill_tokens += from.prefill_tokens;
+  into.decode_tokens += from.decode_tokens;
+  into.output_tokens += from.output_tokens;
+  into.weighted_service += from.weighted_service;
+  into.slo_met += from.slo_met;
+  into.slo_eligible += from.slo_eligible;
+  into.prefix_queried_tokens += from.prefix_queried_tokens;
+  into.prefix_hit_tokens += from.prefix_hit_tokens;
+  into.histograms.Merge(from.histograms);
+}
+
+void WriteCounters(const Partition& p, ExpositionWriter& w) {
+  for (const CounterField& c : kCounters) {
+    const std::string name = absl::StrCat(p.names, c.name);
+    w.Family(name, "counter", c.help);
+    for (const Series& s : p.series) w.Sample(name, s.labels, c.get(*s.group));
+  }
+  const std::string ended = absl::StrCat(p.names, "requests_ended_total");
+  w.Family(ended, "counter", "Requests that ended, by outcome.");
+  for (const Series& s : p.series) {
+    for (const Outcome& o : kOutcomes) {
+      w.Sample(ended, metrics_internal::JoinLabels(s.labels, Label("outcome", o.label)),
+               s.group->*o.count);
+    }
+  }
+  const std::string weighted = absl::StrCat(p.names, "weighted_service_total");
+  w.Family(weighted, "counter", "VTC-weighted tokens served.");
+  for (const Series& s : p.series) w.Sample(weighted, s.labels, s.group->weighted_service);
+}
+
+void WriteHistograms(const Partition& p, ExpositionWriter& w) {
+  if (!p.histograms) return;
+  for (const HistogramField& h : kHistograms) {
+    const std::string name = absl::StrCat(p.names, h.name);
+    w.Family(name, "histogram", h.help);
+    for (const Series& s : p.series) {
+      w.Histogram(name, s.labels, s.group->histograms.*h.field);
+    }
+  }
+}
+
+void WriteRunGauges(const std::string& p, const MetricsReport& r,
+                    ExpositionWriter& w) {
+  const double queried = static_cast<double>(r.total.prefix_queried_tokens);
+  const struct {
+    const char* name;
+    const char* help;
+    double value;
+  } gauges[] = {
+      {"prefix_cache_hit_ratio",
+       "Prompt tokens found in the prefix cache over those looked up, since start.",
+       queried > 0 ? r.total.prefix_hit_tokens / queried : 0.0},
+      {"output_tokens_per_second", "Output throughput over the report's window.",
+       r.output_tokens_per_s},
+      {"goodput_requests_per_second", "Requests within SLO per second of window.",
+       r.goodput_requests_per_s},
+      {"jain_index", "Jain's index over users' normalised service.", r.jain_index},
+      {"max_backlogged_service_gap",
+       "Largest service gap between backlogged users (-1: not tracked).",
+       r.max_backlogged_service_gap},
+  };
+  for (const auto& g : gauges) {
+    const std::string name = absl::StrCat(p, "_", g.name);
+    w.Family(name, "gauge", g.help);
+    w.Sample(name, "", g.value);
+  }
+}
+
+// One gauge family whose series are the values of one label.
+void LabelledGauge(absl::string_view name, absl::string_view help,
+                   absl::string_view key,
+                   std::initializer_list<std::pair<const char*, int64_t>> values,
+                   ExpositionWriter& w) {
+  w.Family(name, "gauge", help);
+  for (const auto& [value, n] : values) {
+    w.Sample(name, Label(key, value), static_cast<double>(n));
+  }
+}
+
+void WriteEngineGauges(const std::string& p, const EngineGauges& g,
+                       ExpositionWriter& w) {
+  LabelledGauge(absl::StrCat(p, "_requests"), "Live requests by phase.", "phase",
+                {{"queued", g.queued},
+                 {"waiting", g.waiting},
+                 {"preparing", g.preparing},
+                 {"running", g.running},
+                 {"swapped", g.swapped}},
+                w);
+  const int64_t device_free = int64_t{g.device_blocks_capacity} -
+                              g.device_blocks_used - g.device_blocks_cached;
+  LabelledGauge(absl::StrCat(p, "_kv_device_blocks"),
+                "Device KV blocks by state (sums to the pool).", "state",
+                {{"used", g.device_blocks_used},
+                 {"cached", g.device_blocks_cached},
+                 {"free", device_free}},
+                w);
+  const std::string usable = absl::StrCat(p, "_kv_device_blocks_usable");
+  w.Family(usable, "gauge",
+           "Device KV blocks that may be held at once (what resident weights leave).");
+  w.Sample(usable, "", static_cast<double>(g.device_blocks_usable));
+  const std::string usage = absl::StrCat(p, "_kv_usage_ratio");
+  w.Family(usage, "gauge", "Used over usable device KV blocks (0-1).");
+  w.Sample(usage, "", g.KvUsage());
+  LabelledGauge(absl::StrCat(p, "_kv_host_blocks"), "Host (swap) KV blocks by state.",
+                "state",
+                {{"used", g.host_blocks_used},
+                 {"free", int64_t{g.host_blocks_capacity} - g.host_blocks_used}},
+                w);
+  const std::string weights = absl::StrCat(p, "_resident_weight_bytes");
+  w.Family(weights, "gauge", "Bytes of model weights resident on the device.");
+  w.Sample(weights, "", static_cast<double>(g.resident_weight_bytes));
+}
+
+// vLLM's names and meanings, as the Gateway API Inference Extension's
+// endpoint picker and llm-d read them.
+void WriteRouterNames(absl::string_view model_name, const EngineGauges& g,
+                      ExpositionWriter& w) {
+  const std::string labels = Label("model_name", model_name);
+  const struct {
+    const char* name;
+    const char* help;
+    double value;
+  } gauges[] = {
+      {"vllm:num_requests_waiting",
+       "Requests waiting to be processed (Hearth: queued, waiting, preparing, swapped).",
+       static_cast<double>(int64_t{g.queued} + g.waiting + g.preparing + g.swapped)},
+      {"vllm:num_requests_running", "Requests in model execution batches.",
+       static_cast<double>(g.running)},
+      {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
+       g.KvUsage()},
+      {"vllm:gpu_cache_usage_perc",
+       "GPU KV-cache usage. 1 means 100 percent usage. Older name of "
+       "vllm:kv_cache_usage_perc.",
+       g.KvUsage()},
+  };
+  for (const auto& gauge : gauges) {
+    w.Family(gauge.name, "gauge", gauge.help);
+    w.Sample(gauge.name, labels, gauge.value);
+  }
+}
 
 }  // namespace
 
 std::string PrometheusText(const MetricsReport& report,
-                           std::string_view prefix) {
-  std::vector<Labelled> groups;
-  groups.push_back({"", &report.total});
-  for (const GroupReport& g : report.users) {
-    groups.push_back({absl::StrCat("user=\"", Escape(g.name), "\""), &g});
-  }
+                           const PrometheusOptions& options) {
+  const std::string p = ValidMetricName(options.prefix) ? options.prefix : "hearth";
+  Partition classes{absl::StrCat(p, "_"), {}, true};
   for (const GroupReport& g : report.classes) {
-    groups.push_back({absl::StrCat("class=\"", Escape(g.name), "\""), &g});
+    classes.series.push_back({Label("class", g.name), &g});
   }
-  const absl::string_view p(prefix.data(), prefix.size());
-  Writer w(ValidName(p) ? p : "hearth", std::move(groups));
-  using G = const GroupReport&;
-  w.Counter("requests_arrived_total", "Requests seen by the scheduler.",
-            [](G g) { return static_cast<double>(g.arrived); });
-  w.Counter("requests_finished_total", "Requests that finished normally.",
-            [](G g) { return static_cast<double>(g.finished); });
-  w.Counter("requests_timed_out_total", "Requests that passed their deadline.",
-            [](G g) { return static_cast<double>(g.timed_out); });
-  w.Counter("requests_cancelled_total", "Requests cancelled by the host.",
-            [](G g) { return static_cast<double>(g.cancelled); });
-  w.Counter("requests_failed_total", "Requests rejected or failed.",
-            [](G g) { return static_cast<double>(g.failed + g.rejected); });
-  w.Counter("preemptions_total", "Preemptions of running requests.",
-            [](G g) { return static_cast<double>(g.preemptions); });
-  w.Counter("retries_total", "Engine failures retried.",
-            [](G g) { return static_cast<double>(g.retries); });
-  w.Counter("prefill_tokens_total", "Prompt positions computed (incl. recompute).",
-            [](G g) { return static_cast<double>(g.prefill_tokens); });
-  w.Counter("decode_tokens_total", "Decode steps served.",
-            [](G g) { return static_cast<double>(g.decode_tokens); });
-  w.Counter("output_tokens_total", "Tokens generated.",
-            [](G g) { return static_cast<double>(g.output_tokens); });
-  w.Counter("weighted_service_total", "VTC-weighted tokens served.",
-            [](G g) { return g.weighted_service; });
-  w.Counter("slo_met_total", "Requests that met their class SLO.",
-            [](G g) { return static_cast<double>(g.slo_met); });
-  w.Counter("slo_eligible_total", "Ended requests judged against the SLO.",
-            [](G g) { return static_cast<double>(g.slo_eligible); });
-  w.Summary("queue_wait_seconds", "Arrival to first admission.",
-            &GroupReport::queue_wait);
-  w.Summary("ttft_seconds", "Arrival to first token.", &GroupReport::ttft);
-  w.Summary("itl_seconds", "Gap between consecutive tokens.",
-            &GroupReport::itl);
-  w.Summary("e2e_seconds", "Arrival to last token.", &GroupReport::e2e);
-  w.Summary("normalized_latency_seconds", "End-to-end latency per output token.",
-            &GroupReport::norm_latency);
-  w.Gauge("output_tokens_per_second", "Output throughput over the window.",
-          report.output_tokens_per_s);
-  w.Gauge("goodput_requests_per_second", "Requests within SLO per second.",
-          report.goodput_requests_per_s);
-  w.Gauge("jain_index", "Jain's index over users' normalised service.",
-          report.jain_index);
-  w.Gauge("max_backlogged_service_gap",
-          "Largest service gap between backlogged users (-1: not tracked).",
-          report.max_backlogged_service_gap);
+  Partition users{absl::StrCat(p, "_user_"), {}, options.user_histograms};
+  const size_t cap = options.max_user_series > 0
+                         ? static_cast<size_t>(options.max_user_series)
+                         : 0;
+  GroupReport other;
+  for (size_t u = 0; u < report.users.size(); ++u) {
+    if (u < cap) {
+      users.series.push_back({Label("user", report.users[u].name), &report.users[u]});
+    } else {
+      AddWritten(report.users[u], other);
+    }
+  }
+  if (cap > 0 && report.users.size() > cap) {
+    users.series.push_back({Label("user", "_other"), &other});
+  }
+
+  ExpositionWriter w;
+  WriteCounters(classes, w);
+  WriteHistograms(classes, w);
+  if (!users.series.empty()) {
+    WriteCounters(users, w);
+    WriteHistograms(users, w);
+  }
+  WriteRunGauges(p, report, w);
+  if (options.gauges.has_value()) {
+    WriteEngineGauges(p, *options.gauges, w);
+    if (options.router_names) WriteRouterNames(options.model_name, *options.gauges, w);
+  }
   return w.Take();
 }
 

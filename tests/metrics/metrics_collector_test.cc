@@ -182,7 +182,8 @@ TEST_CASE("retries are counted and keep the first token's TTFT",
   CHECK(r.total.prefill_tokens == 8);
   CHECK(r.total.queue_wait.count == 1);
   CHECK(r.total.finished == 1);
-  CHECK_THAT(PrometheusText(r), Catch::Contains("hearth_retries_total 1\n"));
+  CHECK_THAT(PrometheusText(r),
+             Catch::Contains("hearth_retries_total{class=\"voice\"} 1\n"));
 }
 
 TEST_CASE("JainIndex matches its definition", "[metrics]") {
@@ -219,15 +220,18 @@ TEST_CASE("Prometheus text carries the scenario's aggregates", "[metrics]") {
   PlayScenario(d);
   (*c)->Flush();
   const std::string text = PrometheusText((*c)->Report());
-  CHECK_THAT(text, Catch::Contains("# TYPE hearth_ttft_seconds summary\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE hearth_ttft_seconds histogram\n"));
+  // Voice's one TTFT is 2.5 s: in the le=2.5 bucket, not in le=2.
   CHECK_THAT(text,
-             Catch::Contains("hearth_ttft_seconds{class=\"voice\",quantile=\"0.99\"} 2.5\n"));
-  CHECK_THAT(text, Catch::Contains("hearth_requests_finished_total{user=\"bob\"} 1\n"));
-  CHECK_THAT(text, Catch::Contains("hearth_requests_finished_total 2\n"));
+             Catch::Contains("hearth_ttft_seconds_bucket{class=\"voice\",le=\"2\"} 0\n"));
+  CHECK_THAT(text,
+             Catch::Contains("hearth_ttft_seconds_bucket{class=\"voice\",le=\"2.5\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains(
+                       "hearth_user_requests_ended_total{user=\"bob\",outcome=\"finished\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("user=\"al\\\"ice\""));
-  CHECK_THAT(text, Catch::Contains("hearth_itl_seconds_count 4\n"));
+  CHECK_THAT(text, Catch::Contains("hearth_itl_seconds_count{class=\"chat\"} 2\n"));
   CHECK_THAT(text, Catch::Contains("hearth_preemptions_total{class=\"chat\"} 1\n"));
-  CHECK_THAT(PrometheusText((*c)->Report(), "9bad"),
+  CHECK_THAT(PrometheusText((*c)->Report(), {.prefix = "9bad"}),
              Catch::StartsWith("# HELP hearth_"));
 }
 
