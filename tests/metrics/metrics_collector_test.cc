@@ -186,6 +186,65 @@ TEST_CASE("retries are counted and keep the first token's TTFT",
              Catch::Contains("hearth_retries_total{class=\"voice\"} 1\n"));
 }
 
+TEST_CASE("collector fills histograms that agree with its summaries",
+          "[metrics]") {
+  ManualClock clock;
+  auto c = MetricsCollector::Create(ScenarioOptions(&clock));
+  REQUIRE(c.ok());
+  Driver d(&clock, c->get());
+  PlayScenario(d);
+  (*c)->Flush();
+  const MetricsReport r = (*c)->Report();
+  for (const GroupReport* g : {&r.users[0], &r.users[1], &r.classes[0],
+                               &r.classes[1], &r.total}) {
+    INFO(g->name);
+    CHECK(g->histograms.queue_wait.count() == g->queue_wait.count);
+    CHECK(g->histograms.ttft.count() == g->ttft.count);
+    CHECK(g->histograms.itl.count() == g->itl.count);
+    CHECK(g->histograms.e2e.count() == g->e2e.count);
+    CHECK(g->histograms.itl.sum() == Approx(g->itl.mean * g->itl.count));
+    CHECK(g->histograms.e2e.sum() == Approx(g->e2e.mean * g->e2e.count));
+  }
+  // Classes partition the requests: their buckets add up to the total's.
+  LatencyHistograms sum = r.classes[0].histograms;
+  sum.Merge(r.classes[1].histograms);
+  for (size_t i = 0; i <= LatencyHistogram::kNumBounds; ++i) {
+    CHECK(sum.itl.BucketCount(i) == r.total.histograms.itl.BucketCount(i));
+  }
+  // Bob's ITL gaps, 0.2 s and 1.6 s (across the preemption).
+  CHECK(r.users[1].histograms.itl.CumulativeCount(10) == 1);  // le=0.2
+  CHECK(r.users[1].histograms.itl.CumulativeCount(16) == 1);  // le=1.5 misses 1.6
+  CHECK(r.users[1].histograms.itl.CumulativeCount(17) == 2);  // le=2
+}
+
+TEST_CASE("collector counts prefix-cache hits once, at first admission",
+          "[metrics]") {
+  auto c = MetricsCollector::Create(MetricsOptions{});
+  REQUIRE(c.ok());
+  auto event = [&](RequestEventKind kind, uint64_t id, int32_t prompt, int32_t cached) {
+    RequestEvent e;
+    e.kind = kind;
+    e.time = testing_metrics::At(0);
+    e.id = RequestId(id);
+    e.user = UserId(0);
+    e.work_class = WorkClassId(0);
+    e.prompt_tokens = prompt;
+    e.cached_tokens = cached;
+    (*c)->OnRequestEvent(e);
+  };
+  using K = RequestEventKind;
+  event(K::kArrive, 1, 100, 0);
+  event(K::kAdmit, 1, 100, 64);
+  event(K::kPreempt, 1, 100, 64);
+  event(K::kAdmit, 1, 100, 100);  // readmission: not a new lookup
+  event(K::kArrive, 2, 50, 0);
+  event(K::kAdmit, 2, 50, 0);
+  const MetricsReport r = (*c)->Report();
+  CHECK(r.total.prefix_queried_tokens == 150);
+  CHECK(r.total.prefix_hit_tokens == 64);
+  CHECK(r.classes[0].prefix_hit_tokens == 64);
+}
+
 TEST_CASE("JainIndex matches its definition", "[metrics]") {
   CHECK(JainIndex(std::vector<double>{1, 1, 1, 1}) == Approx(1.0));
   CHECK(JainIndex(std::vector<double>{1, 0, 0, 0}) == Approx(0.25));
