@@ -7,6 +7,7 @@ packages=(
   build-essential cmake git pkg-config
   libabsl-dev catch2 libbenchmark-dev
   libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox python3
+  python3-prometheus-client   # the metrics scrape test parses with its parser
 )
 # npm fetches the pinned llama.cpp packages; a machine that already has a
 # working node/npm (from any source) keeps it.
