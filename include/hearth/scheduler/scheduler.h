@@ -70,6 +70,10 @@ struct SchedulerStats {
   int64_t resident_weight_bytes = 0;
   int32_t cached_device_blocks = 0;
   int32_t free_host_blocks = 0;
+  // Tokens whose KV an admission found in the prefix cache instead of
+  // computing, over every admission: a readmission after a recompute
+  // preemption counts again, and may count generated tokens. Work saved, not
+  // a prompt hit rate (MetricsCollector reports that).
   uint64_t prefix_hit_tokens = 0;
   uint64_t preemptions = 0;
   uint64_t finished = 0;
