@@ -53,7 +53,9 @@ absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
   // Judged against the window of the latest Plan: the scheduler has no clock,
   // and a stamped arrival time is the submitter's word, not evidence.
   RollWindow(user, latest_now_);
-  if (pu.used + pu.untaken + tokens > cfg.token_quota) {
+  // By subtraction: used + untaken never exceeds the quota, which may be
+  // near INT64_MAX.
+  if (tokens > cfg.token_quota - (pu.used + pu.untaken)) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "user \"", cfg.name, "\" has used ", pu.used + pu.untaken, " of a ", cfg.token_quota,
         "-token quota in the current ", absl::FormatDuration(cfg.quota_window),

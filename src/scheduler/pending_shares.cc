@@ -18,10 +18,14 @@ PendingShares::Bound PendingShares::MakeBound(int64_t limit, const SchedulerOpti
   b.limit = limit;
   double weights = 0;
   for (const UserConfig& u : options.users) weights += u.weight;
-  // Floors, so the reservations never add up to more than the bound.
   for (const UserConfig& u : options.users) {
     const double share = options.reserved_pending_share * (u.weight / weights);
-    b.reserved.push_back(static_cast<int64_t>(std::floor(static_cast<double>(limit) * share)));
+    const double want = std::floor(static_cast<double>(limit) * share);
+    // Checked in double before the cast (a limit near 2^63 rounds up to it),
+    // and capped by what is left, so that rounding can never reserve more
+    // than the bound.
+    const int64_t left = limit - b.committed;
+    b.reserved.push_back(want >= static_cast<double>(left) ? left : static_cast<int64_t>(want));
     b.committed += b.reserved.back();
   }
   b.held.assign(options.users.size(), 0);
@@ -29,9 +33,11 @@ PendingShares::Bound PendingShares::MakeBound(int64_t limit, const SchedulerOpti
 }
 
 bool PendingShares::Bound::Fits(uint32_t user, int64_t amount) const {
-  // Everyone else's held-or-reserved room, plus what this user would hold.
+  // Everyone else's held-or-reserved room plus what this user holds is at
+  // most `committed`, itself at most `limit`; compared by subtraction, since
+  // adding `amount` could wrap for a limit near INT64_MAX.
   const int64_t others = committed - std::max(reserved[user], held[user]);
-  return others + held[user] + amount <= limit;
+  return amount <= limit - (others + held[user]);
 }
 
 void PendingShares::Bound::Change(uint32_t user, int64_t amount) {
@@ -53,7 +59,7 @@ absl::Status PendingShares::CanAddBytes(uint32_t user, int64_t bytes) const {
 
 absl::Status PendingShares::Refusal(uint32_t user, const Bound& bound, int64_t amount,
                                     const char* option, const char* unit) const {
-  if (bound.total + amount > bound.limit) {
+  if (amount > bound.limit - bound.total) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the scheduler already holds ", bound.total, " ", unit, " (SchedulerOptions.", option,
         " = ", bound.limit, ") and this request needs ", amount, "; retry after some finish"));

@@ -2,6 +2,7 @@
 // parts of the pending queue, byte bounds, turns at intake, and quota windows
 // that stamped arrival times cannot move.
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,39 @@ TEST_CASE("Stamped arrival times neither dodge nor move quota windows", "[schedu
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().at(near).phase == RequestPhase::kFinished);
   CHECK(h->Submit(past).status().code() == absl::StatusCode::kResourceExhausted);
+}
+
+// Found by the options fuzzer: a byte bound near INT64_MAX with the whole of
+// it reserved wrapped the reservation's cast and the fit test's sum.
+TEST_CASE("Limits at the integer extremes neither wrap nor refuse", "[scheduler][intake]") {
+  SchedulerOptions o = TwoUsers();
+  o.max_pending_bytes = std::numeric_limits<int64_t>::max();
+  o.reserved_pending_share = 1;
+  o.users[0].token_quota = std::numeric_limits<int64_t>::max();
+  o.users[1].weight = 1e9;
+  auto h = Harness(o);
+  for (uint32_t user : {0u, 1u, 1u}) {
+    RequestSpec s = Spec(user);
+    s.label = "extreme";
+    REQUIRE(h->Submit(s).ok());
+  }
+  // Bob's weight reserves all but one of the 65,536 requests: that one is
+  // alice's, and she has it.
+  CHECK(h->Submit(Spec(0)).status().code() == absl::StatusCode::kResourceExhausted);
+  REQUIRE(h->scheduler().CheckInvariants().ok());
+  REQUIRE(h->RunUntilIdle().ok());
+  CHECK(h->results().size() == 3);
+
+  // One user reserving all of it: INT64_MAX as a double is 2^63, one past
+  // what an int64 holds.
+  SchedulerOptions one;
+  one.max_pending_bytes = std::numeric_limits<int64_t>::max();
+  one.reserved_pending_share = 1;
+  h = Harness(one);
+  RequestSpec labelled = Spec(0);
+  labelled.label = "x";
+  REQUIRE(h->Submit(labelled).ok());
+  REQUIRE(h->scheduler().CheckInvariants().ok());
 }
 
 TEST_CASE("Default options schedule members fairly", "[scheduler][intake]") {
