@@ -1,0 +1,39 @@
+// Inputs the fuzzers (tests/fuzz) found to break the simulator, each kept
+// as a test; the raw reproducers are in tests/fuzz/corpus/<target>/regress-*.
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/sim/azure_trace.h"
+#include "hearth/sim/trace_mapping.h"
+
+namespace hearth {
+namespace {
+
+// azure_trace_fuzzer: a denormal time_scale passed "finite and > 0" and
+// divided a two-year offset into an infinite arrival.
+TEST_CASE("a trace mapping's time scale keeps arrivals finite", "[sim]") {
+  const std::string text =
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "1970-01-01 00:00:00,32,3\n"
+      "2199-12-31 23:59:59.9999999,32,3\n";
+  TraceMapping m;
+  m.time_scale = 1e-300;
+  absl::StatusOr<Workload> tiny = ParseAzureTrace(text, "t.csv", m);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK_THAT(std::string(tiny.status().message()),
+             Catch::StartsWith("trace mapping: time_scale is 1e-300; must be in [1e-06, 1e+06]"));
+  m.time_scale = 1e7;
+  CHECK(absl::IsInvalidArgument(ParseAzureTrace(text, "t.csv", m).status()));
+  // The slowest replay allowed, over the widest span of rows allowed.
+  m.time_scale = kMinTimeScale;
+  absl::StatusOr<Workload> slow = ParseAzureTrace(text, "t.csv", m);
+  REQUIRE(slow.ok());
+  REQUIRE(slow->requests.size() == 2);
+  CHECK(slow->requests[1].arrival < absl::InfiniteDuration());
+  CHECK(slow->requests[1].arrival > absl::Hours(24 * 365) * 1e8);
+}
+
+}  // namespace
+}  // namespace hearth
