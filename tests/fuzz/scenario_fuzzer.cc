@@ -12,8 +12,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include <unistd.h>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -25,8 +28,12 @@
 namespace hearth::fuzz {
 namespace {
 
-// Relative paths in the input resolve under a folder that does not exist.
-constexpr char kBaseDir[] = "/nonexistent-hearth-fuzz";
+// Relative paths in the input resolve under an empty folder of our own, so
+// that an agent scenario naming "." parses (its folder lists no sessions).
+std::string& BaseDir() {
+  static std::string dir;
+  return dir;
+}
 constexpr int64_t kMaxRequests = 256;
 constexpr size_t kMaxSimulatedRequests = 12;
 constexpr int32_t kMaxBlocks = 1 << 14;
@@ -89,10 +96,18 @@ void SimulateBriefly(Scenario& s) {
 }  // namespace
 }  // namespace hearth::fuzz
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  char dir[] = "/tmp/hearth-scenario-fuzz-XXXXXX";
+  if (mkdtemp(dir) == nullptr) hearth::fuzz::Fail("mkdtemp failed");
+  hearth::fuzz::BaseDir() = dir;
+  std::atexit([] { rmdir(hearth::fuzz::BaseDir().c_str()); });
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hearth;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<Scenario> s = ParseScenario(text, "fuzz.toml", fuzz::kBaseDir);
+  absl::StatusOr<Scenario> s = ParseScenario(text, "fuzz.toml", fuzz::BaseDir());
   fuzz::Note("ParseScenario", s.status());
   if (!s.ok()) {
     fuzz::Require(!s.status().message().empty(), "ParseScenario failed without a message");
