@@ -39,7 +39,7 @@ int32_t Tokens(size_t bytes, double bytes_per_token) {
 }
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string ParseErrorText(const Json::parse_error& e) {
+std::string ParseErrorText(const Json::exception& e) {
   const std::string_view what = e.what();
   const size_t tag_end = what.find("] ");
   // nlohmann echoes the token it stopped at, which can be a whole line.
@@ -54,7 +54,8 @@ absl::Status DescribeSyntaxError(absl::string_view line) {
   Json value;
   try {
     in >> value;
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error, or out_of_range for a number beyond a double (1e999).
     return absl::InvalidArgumentError(absl::StrCat("JSON: ", ParseErrorText(e)));
   }
   return absl::InvalidArgumentError(absl::StrCat(

@@ -2,9 +2,11 @@
 // as a test; the raw reproducers are in tests/fuzz/corpus/<target>/regress-*.
 
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "hearth/sim/agent_trace.h"
 #include "hearth/sim/azure_trace.h"
 #include "hearth/sim/trace_mapping.h"
 
@@ -33,6 +35,21 @@ TEST_CASE("a trace mapping's time scale keeps arrivals finite", "[sim]") {
   REQUIRE(slow->requests.size() == 2);
   CHECK(slow->requests[1].arrival < absl::InfiniteDuration());
   CHECK(slow->requests[1].arrival > absl::Hours(24 * 365) * 1e8);
+}
+
+// agent_trace_fuzzer: a number beyond a double made nlohmann throw
+// out_of_range, which the syntax-error path did not catch (std::terminate).
+TEST_CASE("an agent trace number beyond a double is a line error", "[sim]") {
+  for (const char* line : {"{\"timestamp\": 20E7777777777, \"input\": \"a\", \"output\": \"b\"}",
+                           "{\"timestamp\": 1, \"input\": \"a\", \"output\": \"b\", \"x\": -1e999}",
+                           "1e999 trailing"}) {
+    INFO(line);
+    absl::StatusOr<std::vector<AgentCall>> calls =
+        ParseAgentSession(std::string("\n") + line, "s.jsonl", 4);
+    REQUIRE_FALSE(calls.ok());
+    CHECK(absl::IsInvalidArgument(calls.status()));
+    CHECK_THAT(std::string(calls.status().message()), Catch::StartsWith("s.jsonl:2: JSON: "));
+  }
 }
 
 }  // namespace
