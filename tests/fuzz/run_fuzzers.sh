@@ -56,6 +56,8 @@ wait
 
 summary=$build/fuzz_summary.md
 failed=0
+# Written to the file first: a pipe into tee would run the loop in a
+# subshell and lose `failed`.
 {
   echo "| target | seconds | executions | exec/s | cov | ft | corpus | crashes |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -71,7 +73,8 @@ failed=0
     if (( rc != 0 || crashes > 0 )); then failed=1; fi
     echo "| $t | $(cat "$work/logs/$t.seconds") | ${execs:-?} | ${rate:-?} | ${cov:-?} | ${ft:-?} | $files | $crashes |"
   done
-} | tee "$summary"
+} >"$summary"
+cat "$summary"
 echo "summary: $summary"
 if (( failed )); then
   echo "fuzz: a target crashed or failed; see $work/logs and $work/artifacts" >&2
