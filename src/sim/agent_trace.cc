@@ -33,9 +33,21 @@ struct RawCall {
 // far from overflow.
 constexpr double kMaxTimestampUs = 1e17;
 
+// Most tokens one prompt or output is estimated at: as many as any trace
+// reader accepts (2^30). Such a call exceeds every model's context, so the
+// simulator refuses it at submission and counts it; a tiny bytes_per_token
+// would otherwise overflow the int32 cast.
+constexpr double kMaxTokens = 1 << 30;
+
+// Whole tokens in `bytes`, in [0, kMaxTokens].
+int32_t WholeTokens(size_t bytes, double bytes_per_token) {
+  return static_cast<int32_t>(
+      std::min(kMaxTokens, std::floor(static_cast<double>(bytes) / bytes_per_token)));
+}
+
+// A length: at least one token.
 int32_t Tokens(size_t bytes, double bytes_per_token) {
-  return static_cast<int32_t>(std::max<double>(
-      1, std::floor(static_cast<double>(bytes) / bytes_per_token)));
+  return std::max<int32_t>(1, WholeTokens(bytes, bytes_per_token));
 }
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag.
@@ -132,8 +144,7 @@ std::vector<AgentCall> ToCalls(std::vector<RawCall> raw, double bytes_per_token)
               .first -
           a.begin();
       c.shared_prefix_tokens = std::min(
-          {static_cast<int32_t>(std::floor(common / bytes_per_token)),
-           c.prompt_tokens, calls.back().prompt_tokens});
+          {WholeTokens(common, bytes_per_token), c.prompt_tokens, calls.back().prompt_tokens});
     }
     calls.push_back(c);
   }

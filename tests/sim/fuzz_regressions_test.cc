@@ -52,5 +52,20 @@ TEST_CASE("an agent trace number beyond a double is a line error", "[sim]") {
   }
 }
 
+// agent_trace_fuzzer: a denormal bytes_per_token (allowed: "> 0") made a
+// few bytes an infinite token count, cast to int32 (UB).
+TEST_CASE("agent trace lengths are capped at 2^30 tokens", "[sim]") {
+  const std::string text =
+      "{\"timestamp\": 1, \"input\": \"abcd\", \"output\": \"ef\"}\n"
+      "{\"timestamp\": 2, \"input\": \"abcdgh\", \"output\": \"\"}\n";
+  absl::StatusOr<std::vector<AgentCall>> calls = ParseAgentSession(text, "s.jsonl", 5e-324);
+  REQUIRE(calls.ok());
+  REQUIRE(calls->size() == 2);
+  CHECK((*calls)[0].prompt_tokens == 1 << 30);
+  CHECK((*calls)[0].output_tokens == 1 << 30);
+  CHECK((*calls)[1].output_tokens == 1);  // empty output: still one token
+  CHECK((*calls)[1].shared_prefix_tokens == 1 << 30);
+}
+
 }  // namespace
 }  // namespace hearth
