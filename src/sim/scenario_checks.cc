@@ -30,6 +30,12 @@ constexpr KeyFor kEngineKeys[] = {
     {"max_prefill_chunk_tokens", "engine.max_prefill_chunk_tokens"},
     {"models[0].context_length", "engine.max_model_len"},
     {"models", "model.name"},
+    {"max_pending_requests", "intake.max_pending_requests"},
+    {"max_pending_bytes", "intake.max_pending_bytes"},
+    {"reserved_pending_share", "intake.reserved_pending_share"},
+    {"max_intake_per_plan", "intake.max_intake_per_plan"},
+    {"max_label_bytes", "intake.max_label_bytes"},
+    {"max_arrival_lead", "intake.max_arrival_lead_s"},
 };
 
 // Fields of one [[classes]] or [[users]] entry.

@@ -98,6 +98,11 @@ SchedulerOptions AnyOptions(FuzzedDataProvider& in) {
     o.preemption_mode = static_cast<PreemptionMode>(in.ConsumeIntegral<uint8_t>());
   }
   o.max_pending_requests = SmallOrEdge<int32_t>(in, 1, 1 << 20);
+  o.max_pending_bytes = SmallOrEdge<int64_t>(in, 1, int64_t{1} << 30);
+  o.reserved_pending_share = SmallOrEdgeDouble(in, 0, 1);
+  o.max_intake_per_plan = SmallOrEdge<int32_t>(in, 1, 1 << 20);
+  o.max_label_bytes = SmallOrEdge<int32_t>(in, 0, 1 << 24);
+  o.max_arrival_lead = SmallOrEdgeDuration(in, 100'000);
   o.workflow_retention = SmallOrEdgeDuration(in, 1'000'000);
   o.max_batched_tokens = SmallOrEdge<int32_t>(in, 1, 1 << 16);
   o.max_running = SmallOrEdge<int32_t>(in, 1, 1 << 12);

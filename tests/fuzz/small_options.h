@@ -89,6 +89,12 @@ inline SchedulerOptions SmallOptions(FuzzedDataProvider& in) {
   }
   o.preemption_mode = in.ConsumeBool() ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
   o.max_pending_requests = in.ConsumeIntegralInRange<int32_t>(1, 64);
+  o.max_pending_bytes = in.ConsumeBool() ? o.max_pending_bytes
+                                         : in.ConsumeIntegralInRange<int64_t>(1, 4096);
+  o.reserved_pending_share = in.ConsumeFloatingPointInRange<double>(0, 1);
+  o.max_intake_per_plan = in.ConsumeIntegralInRange<int32_t>(1, 8);
+  o.max_label_bytes = in.ConsumeIntegralInRange<int32_t>(0, 64);
+  o.max_arrival_lead = absl::Milliseconds(in.ConsumeIntegralInRange(0, 1000));
   o.workflow_retention = absl::Milliseconds(in.ConsumeIntegralInRange(0, 1000));
   o.max_batched_tokens = in.ConsumeIntegralInRange<int32_t>(1, 512);
   o.max_running = in.ConsumeIntegralInRange<int32_t>(1, std::min(o.max_batched_tokens, 32));
