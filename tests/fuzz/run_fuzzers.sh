@@ -63,10 +63,12 @@ failed=0
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   for t in "${targets[@]}"; do
     log=$work/logs/$t.log
+    # A target that crashed at once reports none of these; `|| true` keeps
+    # `set -e` from ending the summary there.
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
     files=$(find "$work/corpus/$t" -type f | wc -l)
     crashes=$(find "$work/artifacts/$t" -type f | wc -l)
     rc=$(cat "$work/logs/$t.rc")
