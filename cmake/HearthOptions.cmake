@@ -5,6 +5,7 @@ option(HEARTH_BUILD_TESTS "Build Hearth's tests" ${HEARTH_TOP_LEVEL})
 option(HEARTH_BUILD_BENCH "Build Hearth's benchmarks" ${HEARTH_TOP_LEVEL})
 option(HEARTH_BUILD_EXAMPLES "Build Hearth's examples" ${HEARTH_TOP_LEVEL})
 set(HEARTH_SANITIZE "" CACHE STRING "Sanitizers: empty, 'address,undefined' or 'thread'")
+option(HEARTH_FUZZ "Build the libFuzzer targets in tests/fuzz (Clang only; implies ASan + UBSan)" OFF)
 
 if(NOT CMAKE_CXX_STANDARD)
   set(CMAKE_CXX_STANDARD 20)
@@ -13,6 +14,25 @@ if(NOT CMAKE_CXX_STANDARD)
 endif()
 if(HEARTH_TOP_LEVEL AND NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+if(HEARTH_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "HEARTH_FUZZ needs Clang's libFuzzer, but the C++ compiler is "
+                        "${CMAKE_CXX_COMPILER_ID}; configure with CXX=clang++ (Debian: clang, "
+                        "libclang-rt-14-dev)")
+  endif()
+  if(HEARTH_SANITIZE AND NOT HEARTH_SANITIZE STREQUAL "address,undefined")
+    message(FATAL_ERROR "HEARTH_FUZZ runs under ASan + UBSan; HEARTH_SANITIZE=${HEARTH_SANITIZE} "
+                        "cannot be combined with it")
+  endif()
+  # A fuzz build is a sanitizer build: the fuzzers find nothing a sanitizer
+  # would not report. Shadowing the cache entry keeps that true everywhere
+  # HEARTH_SANITIZE is read (tests skip the install checks in such builds).
+  set(HEARTH_SANITIZE address,undefined)
+  # Coverage instrumentation for every Hearth library; only the fuzz targets
+  # link libFuzzer's main (tests/fuzz/CMakeLists.txt).
+  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
 
 if(HEARTH_SANITIZE)

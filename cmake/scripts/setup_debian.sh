@@ -8,6 +8,7 @@ packages=(
   libabsl-dev catch2 libbenchmark-dev
   libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox python3
   python3-prometheus-client   # the metrics scrape test parses with its parser
+  clang libclang-rt-14-dev  # libFuzzer and its runtime, for the fuzz stage
 )
 # npm fetches the pinned llama.cpp packages; a machine that already has a
 # working node/npm (from any source) keeps it.

@@ -3,8 +3,10 @@
 #   1. the normal build (optimised, CUDA when nvcc is present), all tests,
 #      including the installed package building a consumer and the examples;
 #   2. ASan + UBSan build, all tests;
-#   3. TSan build, the threaded tests (CTest label "threads").
-# Build trees: build/, build-asan/, build-tsan/.
+#   3. TSan build, the threaded tests (CTest label "threads");
+#   4. libFuzzer build (Clang, ASan + UBSan), each fuzz target for 20 s over
+#      a copy of its seed corpus (tests/fuzz/run_fuzzers.sh).
+# Build trees: build/, build-asan/, build-tsan/, build-fuzz/.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -36,5 +38,10 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DHEARTH_SANITIZE=thread \
       -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 cmake --build build-tsan -j"$jobs" --target hearth_scheduler_tests
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -L threads --no-tests=error --output-on-failure --timeout 1800)
+
+step "fuzz (bounded)"
+# Any crash, sanitizer report, leak, timeout (10 s per input) or broken
+# invariant fails the stage; the longer runs are tests/fuzz/README.md's.
+tests/fuzz/run_fuzzers.sh 20 "$jobs"
 
 step "all test stages passed"

@@ -33,13 +33,25 @@ struct RawCall {
 // far from overflow.
 constexpr double kMaxTimestampUs = 1e17;
 
+// Most tokens one prompt or output is estimated at: as many as any trace
+// reader accepts (2^30). Such a call exceeds every model's context, so the
+// simulator refuses it at submission and counts it; a tiny bytes_per_token
+// would otherwise overflow the int32 cast.
+constexpr double kMaxTokens = 1 << 30;
+
+// Whole tokens in `bytes`, in [0, kMaxTokens].
+int32_t WholeTokens(size_t bytes, double bytes_per_token) {
+  return static_cast<int32_t>(
+      std::min(kMaxTokens, std::floor(static_cast<double>(bytes) / bytes_per_token)));
+}
+
+// A length: at least one token.
 int32_t Tokens(size_t bytes, double bytes_per_token) {
-  return static_cast<int32_t>(std::max<double>(
-      1, std::floor(static_cast<double>(bytes) / bytes_per_token)));
+  return std::max<int32_t>(1, WholeTokens(bytes, bytes_per_token));
 }
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string ParseErrorText(const Json::parse_error& e) {
+std::string ParseErrorText(const Json::exception& e) {
   const std::string_view what = e.what();
   const size_t tag_end = what.find("] ");
   // nlohmann echoes the token it stopped at, which can be a whole line.
@@ -54,7 +66,8 @@ absl::Status DescribeSyntaxError(absl::string_view line) {
   Json value;
   try {
     in >> value;
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error, or out_of_range for a number beyond a double (1e999).
     return absl::InvalidArgumentError(absl::StrCat("JSON: ", ParseErrorText(e)));
   }
   return absl::InvalidArgumentError(absl::StrCat(
@@ -131,8 +144,7 @@ std::vector<AgentCall> ToCalls(std::vector<RawCall> raw, double bytes_per_token)
               .first -
           a.begin();
       c.shared_prefix_tokens = std::min(
-          {static_cast<int32_t>(std::floor(common / bytes_per_token)),
-           c.prompt_tokens, calls.back().prompt_tokens});
+          {WholeTokens(common, bytes_per_token), c.prompt_tokens, calls.back().prompt_tokens});
     }
     calls.push_back(c);
   }
@@ -170,7 +182,9 @@ absl::StatusOr<std::vector<std::string>> ListJsonlFiles(
   return out;
 }
 
-absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& o) {
+namespace {
+
+absl::Status ValidateAgentOptions(const AgentTraceOptions& o) {
   if (o.users.empty()) {
     return absl::InvalidArgumentError("agent trace: users must not be empty");
   }
@@ -179,21 +193,13 @@ absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& o) {
     return absl::InvalidArgumentError(
         "agent trace: think_scale, max_think and max_prompt_tokens must be >= 0");
   }
-  std::vector<std::vector<AgentCall>> sessions;
-  std::vector<std::string> names;
-  for (const std::string& file : o.files) {
-    if (o.max_sessions > 0 &&
-        static_cast<int64_t>(sessions.size()) >= o.max_sessions) {
-      break;
-    }
-    HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(file));
-    HEARTH_ASSIGN_OR_RETURN(std::vector<AgentCall> calls,
-                            ParseAgentSession(text, file, o.bytes_per_token));
-    if (calls.empty()) continue;
-    sessions.push_back(std::move(calls));
-    const size_t slash = file.find_last_of('/');
-    names.push_back(file.substr(slash == std::string::npos ? 0 : slash + 1, 8));
-  }
+  return absl::OkStatus();
+}
+
+// Sessions already parsed and each non-empty, with their labels' names,
+// as chains of dependent calls.
+Workload ChainSessions(const std::vector<std::vector<AgentCall>>& sessions,
+                       const std::vector<std::string>& names, const AgentTraceOptions& o) {
   int64_t earliest = INT64_MAX;
   for (const auto& s : sessions) earliest = std::min(earliest, s[0].timestamp_us);
   Workload w;
@@ -228,6 +234,51 @@ absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& o) {
     }
   }
   return w;
+}
+
+// The label's name of a session file: its base name's first 8 characters.
+std::string SessionLabel(const std::string& file) {
+  const size_t slash = file.find_last_of('/');
+  return file.substr(slash == std::string::npos ? 0 : slash + 1, 8);
+}
+
+bool SessionLimitReached(const AgentTraceOptions& o, size_t sessions) {
+  return o.max_sessions > 0 && static_cast<int64_t>(sessions) >= o.max_sessions;
+}
+
+}  // namespace
+
+absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& o) {
+  HEARTH_RETURN_IF_ERROR(ValidateAgentOptions(o));
+  // One file in memory at a time: only the parsed calls are kept.
+  std::vector<std::vector<AgentCall>> sessions;
+  std::vector<std::string> names;
+  for (const std::string& file : o.files) {
+    if (SessionLimitReached(o, sessions.size())) break;
+    HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(file));
+    HEARTH_ASSIGN_OR_RETURN(std::vector<AgentCall> calls,
+                            ParseAgentSession(text, file, o.bytes_per_token));
+    if (calls.empty()) continue;
+    sessions.push_back(std::move(calls));
+    names.push_back(SessionLabel(file));
+  }
+  return ChainSessions(sessions, names, o);
+}
+
+absl::StatusOr<Workload> ParseAgentTraces(const std::vector<AgentSessionText>& texts,
+                                          const AgentTraceOptions& o) {
+  HEARTH_RETURN_IF_ERROR(ValidateAgentOptions(o));
+  std::vector<std::vector<AgentCall>> sessions;
+  std::vector<std::string> names;
+  for (const AgentSessionText& t : texts) {
+    if (SessionLimitReached(o, sessions.size())) break;
+    HEARTH_ASSIGN_OR_RETURN(std::vector<AgentCall> calls,
+                            ParseAgentSession(t.text, t.name, o.bytes_per_token));
+    if (calls.empty()) continue;
+    sessions.push_back(std::move(calls));
+    names.push_back(SessionLabel(t.name));
+  }
+  return ChainSessions(sessions, names, o);
 }
 
 }  // namespace hearth

@@ -9,6 +9,7 @@
 #include "hearth/sim/fitted_cost_model.h"
 #include "hearth/sim/roofline_cost_model.h"
 #include "sim/quote.h"
+#include "sim/scenario_checks.h"
 #include "sim/scenario_reader.h"
 
 namespace hearth {
@@ -56,8 +57,12 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   if (kind == "fitted") {
     HEARTH_ASSIGN_OR_RETURN(std::string profile,
                             r.String(*cost, "profile", "cost", std::nullopt));
-    HEARTH_ASSIGN_OR_RETURN(s.cost_model,
-                            FittedCostModel::LoadProfile(r.Resolve(profile)));
+    absl::StatusOr<std::unique_ptr<FittedCostModel>> fitted =
+        FittedCostModel::LoadProfile(r.Resolve(profile));
+    if (!fitted.ok()) {
+      return r.Error(*cost->get("profile"), "cost.profile", fitted.status().message());
+    }
+    s.cost_model = *std::move(fitted);
     return absl::OkStatus();
   }
   if (kind != "roofline") {
@@ -73,7 +78,10 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   ro.step_overhead = absl::Microseconds(std::llround(overhead * 1000));
   HEARTH_ASSIGN_OR_RETURN(double link, r.Number(*cost, "host_link_gbs", "cost", 25, 0.1, 1e4));
   ro.host_link_bandwidth = link * 1e9;
-  HEARTH_ASSIGN_OR_RETURN(s.cost_model, RooflineCostModel::Create(s.gpu, s.model, ro));
+  absl::StatusOr<std::unique_ptr<RooflineCostModel>> roofline =
+      RooflineCostModel::Create(s.gpu, s.model, ro);
+  if (!roofline.ok()) return r.Error(*cost, "cost", roofline.status().message());
+  s.cost_model = *std::move(roofline);
   return absl::OkStatus();
 }
 
@@ -309,6 +317,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::CheckSchedulerOptions(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::CheckPolicies(r, root, s));
   return s;
 }
 

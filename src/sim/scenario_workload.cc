@@ -114,7 +114,8 @@ absl::Status ParseAzure(const ScenarioReader& r, const toml::table& w, Scenario&
     return r.Error(*w.get("assignment"), "workload.assignment",
                    "must be \"round_robin\" or \"random\"");
   }
-  HEARTH_ASSIGN_OR_RETURN(m.time_scale, r.Number(w, "time_scale", kPath, 1, 1e-6, 1e6));
+  HEARTH_ASSIGN_OR_RETURN(m.time_scale,
+                          r.Number(w, "time_scale", kPath, 1, kMinTimeScale, kMaxTimeScale));
   HEARTH_ASSIGN_OR_RETURN(m.skip, r.Seconds(w, "skip_s", kPath, absl::ZeroDuration()));
   HEARTH_ASSIGN_OR_RETURN(m.duration,
                           r.Seconds(w, "duration_s", kPath, absl::InfiniteDuration()));

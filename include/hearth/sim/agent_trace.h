@@ -71,6 +71,18 @@ struct AgentTraceOptions {
 
 absl::StatusOr<Workload> LoadAgentTraces(const AgentTraceOptions& options);
 
+// A session file's content already in memory; `name` stands for the file in
+// errors and labels.
+struct AgentSessionText {
+  std::string name;
+  std::string_view text;
+};
+
+// LoadAgentTraces over sessions in memory, in this order (options.files is
+// not read).
+absl::StatusOr<Workload> ParseAgentTraces(const std::vector<AgentSessionText>& sessions,
+                                          const AgentTraceOptions& options);
+
 // The *.jsonl files of `directory`, sorted by name.
 absl::StatusOr<std::vector<std::string>> ListJsonlFiles(const std::string& directory);
 

@@ -40,6 +40,11 @@ enum class UserAssignment {
   kRandom,
 };
 
+// TraceMapping::time_scale's range: a millionth of the recorded speed up to
+// a million times it.
+inline constexpr double kMinTimeScale = 1e-6;
+inline constexpr double kMaxTimeScale = 1e6;
+
 struct TraceMapping {
   // Candidate users (indices into the simulation's users). Non-empty.
   std::vector<uint32_t> users = {0};
@@ -50,7 +55,7 @@ struct TraceMapping {
   std::vector<ClassRule> class_rules;
   uint32_t default_class = 0;
   // Replay speed: arrival offsets are divided by it (2 = twice the rate).
-  // Must be > 0.
+  // Must be in [kMinTimeScale, kMaxTimeScale].
   double time_scale = 1.0;
   // Replay only rows whose offset from the trace start lies in [skip, skip +
   // duration); a replayed row arrives at (offset - skip) / time_scale.

@@ -1,0 +1,78 @@
+// Errors the library raises about a scenario's settings after the TOML has
+// been read (the scheduler's option checks, a policy's configuration, a
+// cost profile) carry the file:line: key of the setting that caused them.
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/sim/scenario_config.h"
+
+namespace hearth {
+namespace {
+
+// Lines 1-8 here; `engine` goes on line 9 on, `tail` after the workload.
+std::string ScenarioText(const std::string& engine, const std::string& tail) {
+  return "name = \"k\"\n"
+         "policies = [\"priority\"]\n"
+         "[gpu]\n"
+         "name = \"RTX 4090\"\n"
+         "[model]\n"
+         "name = \"Llama-3.2-3B\"\n"
+         "[engine]\n"
+         "kv_blocks = 100\n" +
+         engine +
+         "[[users]]\n"
+         "name = \"alice\"\n"
+         "[[classes]]\n"
+         "name = \"chat\"\n"
+         "[workload]\n"
+         "kind = \"household\"\n"
+         "classes = { chat = \"chat\" }\n" +
+         tail;
+}
+
+std::string ParseError(const std::string& engine, const std::string& tail) {
+  absl::StatusOr<Scenario> s = ParseScenario(ScenarioText(engine, tail), "k.toml", ".");
+  REQUIRE_FALSE(s.ok());
+  return std::string(s.status().message());
+}
+
+TEST_CASE("the scenario itself parses", "[sim]") {
+  CHECK(ParseScenario(ScenarioText("", ""), "k.toml", ".").ok());
+}
+
+TEST_CASE("scheduler option errors name the scenario key", "[sim]") {
+  CHECK_THAT(ParseError("preemption = \"swap\"\n", ""),
+             Catch::StartsWith("k.toml:9: engine.preemption: SchedulerOptions.preemption_mode "
+                               "is kSwap"));
+  CHECK_THAT(ParseError("watermark_blocks = 100\n", ""),
+             Catch::StartsWith("k.toml:9: engine.watermark_blocks: "
+                               "SchedulerOptions.kv.watermark_blocks is 100"));
+  CHECK_THAT(ParseError("max_model_len = 1\n", ""),
+             Catch::StartsWith("k.toml:9: engine.max_model_len: "
+                               "SchedulerOptions.models[0].context_length is 1"));
+  // A class budget beyond the engine's cache: the reader cannot know the
+  // cache's size when it reads the class.
+  CHECK_THAT(ParseError("", "[[classes]]\nname = \"docs\"\nkv_block_budget = 500\n"),
+             Catch::StartsWith("k.toml:18: classes[1].kv_block_budget: "
+                               "SchedulerOptions.work_classes[1].kv_block_budget is 500"));
+}
+
+TEST_CASE("policy configuration errors name the scenario key", "[sim]") {
+  CHECK_THAT(ParseError("", "[policy]\naging_s = 0\n"),
+             Catch::StartsWith("k.toml:17: policy.aging_s: policy priority: "
+                               "PriorityQuotaOptions::aging_interval is "));
+  CHECK_THAT(ParseError("", "[policy]\nquota_window_s = 0\n"),
+             Catch::StartsWith("k.toml:17: policy.quota_window_s: policy priority: "
+                               "PriorityQuotaOptions::quota_window is "));
+}
+
+TEST_CASE("a cost profile that cannot be read names cost.profile", "[sim]") {
+  CHECK_THAT(ParseError("", "[cost]\nkind = \"fitted\"\nprofile = \"/nonexistent/p.toml\"\n"),
+             Catch::StartsWith("k.toml:18: cost.profile: ") &&
+                 Catch::Contains("/nonexistent/p.toml"));
+}
+
+}  // namespace
+}  // namespace hearth
