@@ -5,7 +5,9 @@
 namespace hearth {
 namespace {
 
-constexpr int32_t kMaxBlocks = 1 << 30;
+// About 22 bytes of bookkeeping per device block: 2^24 keeps the largest
+// allocator under 400 MB, far beyond any device's KV cache in blocks.
+constexpr int32_t kMaxBlocks = 1 << 24;
 
 absl::Status OutOfRange(BlockId block, int32_t n, const char* tier) {
   return absl::InvalidArgumentError(absl::StrCat(

@@ -17,7 +17,7 @@ int32_t KvBlocksForMemory(int64_t kv_memory_bytes, int64_t kv_bytes_per_token,
   // A block larger than any memory: checked before the product can wrap.
   if (kv_bytes_per_token > kv_memory_bytes / block_size) return 0;
   const int64_t blocks = kv_memory_bytes / (kv_bytes_per_token * block_size);
-  return static_cast<int32_t>(std::min<int64_t>(blocks, int64_t{1} << 30));
+  return static_cast<int32_t>(std::min<int64_t>(blocks, int64_t{1} << 24));
 }
 
 std::vector<WorkClassConfig> HouseholdWorkClasses() {
@@ -153,13 +153,15 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
   if (kv.block_size < 1 || kv.block_size > 4096) {
     return Invalid("kv.block_size", absl::StrCat("is ", kv.block_size, "; must be in [1, 4096]"));
   }
-  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 30)) {
+  // The allocator keeps bookkeeping per block: bounded so that Create can
+  // always allocate it.
+  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 24)) {
     return Invalid("kv.num_device_blocks",
-                   absl::StrCat("is ", kv.num_device_blocks, "; must be in [1, 2^30]"));
+                   absl::StrCat("is ", kv.num_device_blocks, "; must be in [1, 2^24]"));
   }
-  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 30)) {
+  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 24)) {
     return Invalid("kv.num_host_blocks",
-                   absl::StrCat("is ", kv.num_host_blocks, "; must be in [0, 2^30]"));
+                   absl::StrCat("is ", kv.num_host_blocks, "; must be in [0, 2^24]"));
   }
   if (kv.watermark_blocks < 0 || kv.watermark_blocks >= kv.num_device_blocks) {
     return Invalid("kv.watermark_blocks",

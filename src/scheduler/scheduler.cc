@@ -116,7 +116,9 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
-      workflows_(options_.workflow_retention, kRememberedEnds) {
+      workflows_(options_.workflow_retention,
+                 static_cast<size_t>(std::clamp(options_.max_pending_requests, kMinRememberedEnds,
+                                                kMaxRememberedEnds))) {
   // Tables that grow with the requests taken in are sized up front for the
   // usual backlog: growing one by doubling moves all of it inside one Plan.
   const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));

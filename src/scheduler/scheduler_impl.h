@@ -281,8 +281,10 @@ class Scheduler::Impl {
   // Requests whose tables are reserved at construction (up to
   // max_pending_requests); beyond it tables grow as needed.
   static constexpr int32_t kReservedBacklog = 1 << 16;
-  // Ended requests remembered as possible workflow parents, at most.
-  static constexpr size_t kRememberedEnds = 1 << 16;
+  // Ended requests remembered as possible workflow parents: as many as may
+  // be pending, within these bounds (a small scheduler is cheap to create).
+  static constexpr int32_t kMinRememberedEnds = 1 << 10;
+  static constexpr int32_t kMaxRememberedEnds = 1 << 16;
   std::vector<Record> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_map<RequestId, uint32_t> slot_of_;

@@ -106,7 +106,7 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
   mc.kv_bytes_per_token = s.model.KvBytesPerToken();
   HEARTH_ASSIGN_OR_RETURN(double util, r.Number(*e, "gpu_memory_utilization", "engine",
                                                 0.9, 0.05, 1));
-  HEARTH_ASSIGN_OR_RETURN(int64_t blocks, r.Int(*e, "kv_blocks", "engine", 0, 0, 1 << 30));
+  HEARTH_ASSIGN_OR_RETURN(int64_t blocks, r.Int(*e, "kv_blocks", "engine", 0, 0, 1 << 24));
   if (blocks == 0) {
     // vLLM's sizing: the memory budget minus the weights holds the KV cache.
     const double kv_bytes = static_cast<double>(s.gpu.memory_bytes) * util -
@@ -120,7 +120,7 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
     }
   }
   o.kv.num_device_blocks = static_cast<int32_t>(blocks);
-  HEARTH_ASSIGN_OR_RETURN(int64_t host, r.Int(*e, "host_blocks", "engine", 0, 0, 1 << 30));
+  HEARTH_ASSIGN_OR_RETURN(int64_t host, r.Int(*e, "host_blocks", "engine", 0, 0, 1 << 24));
   o.kv.num_host_blocks = static_cast<int32_t>(host);
   HEARTH_ASSIGN_OR_RETURN(int64_t wm, r.Int(*e, "watermark_blocks", "engine", 0, 0, blocks));
   o.kv.watermark_blocks = static_cast<int32_t>(wm);
@@ -191,7 +191,7 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     // engine (e.g. a budget larger than the KV cache) when it is created.
     HEARTH_ASSIGN_OR_RETURN(int64_t cap, r.Int(c, "max_running", path, 0, 0, 1 << 20));
     wc.max_running = static_cast<int32_t>(cap);
-    HEARTH_ASSIGN_OR_RETURN(int64_t budget, r.Int(c, "kv_block_budget", path, 0, 0, 1 << 30));
+    HEARTH_ASSIGN_OR_RETURN(int64_t budget, r.Int(c, "kv_block_budget", path, 0, 0, 1 << 24));
     wc.kv_block_budget = static_cast<int32_t>(budget);
     if (c.get("borrow") != nullptr) {
       const auto* b = c.get("borrow")->as_boolean();

@@ -26,13 +26,6 @@
 namespace hearth::fuzz {
 namespace {
 
-// A core bug this fuzzer found, reported to the scheduler's owners and not
-// fixed here: PendingShares::MakeBound casts max_pending_bytes * share to
-// int64, which overflows (UB) when max_pending_bytes lies within 512 of
-// INT64_MAX and one user's reserved share is 1. Until that is fixed the
-// fuzzer keeps max_pending_bytes below 2^62, so that CI is not red for a
-// known bug; delete this cap with the fix.
-constexpr int64_t kMaxPendingBytesUntilCoreFix = int64_t{1} << 62;
 constexpr int32_t kMaxFuzzedBlocks = 1 << 20;
 
 // A few names, so that duplicates are common; sometimes empty or any bytes.
@@ -98,7 +91,7 @@ SchedulerOptions AnyOptions(FuzzedDataProvider& in) {
   for (WorkClassConfig& c : o.work_classes) c = AnyClass(in);
   o.kv.block_size = SmallOrEdge<int32_t>(in, 1, 4096);
   // The pools are allocated per configured block, as documented (up to
-  // 2^30); beyond 2^20 a valid Create is slow and large under ASan.
+  // 2^24); beyond 2^20 a valid Create is slow under ASan.
   o.kv.num_device_blocks = std::min(SmallOrEdge<int32_t>(in, 1, 1 << 16), kMaxFuzzedBlocks);
   o.kv.num_host_blocks = std::min(SmallOrEdge<int32_t>(in, 0, 1 << 16), kMaxFuzzedBlocks);
   o.kv.watermark_blocks = SmallOrEdge<int32_t>(in, 0, 1 << 10);
@@ -110,8 +103,7 @@ SchedulerOptions AnyOptions(FuzzedDataProvider& in) {
     o.preemption_mode = static_cast<PreemptionMode>(in.ConsumeIntegral<uint8_t>());
   }
   o.max_pending_requests = SmallOrEdge<int32_t>(in, 1, 1 << 20);
-  o.max_pending_bytes =
-      std::min(SmallOrEdge<int64_t>(in, 1, int64_t{1} << 30), kMaxPendingBytesUntilCoreFix);
+  o.max_pending_bytes = SmallOrEdge<int64_t>(in, 1, int64_t{1} << 30);
   o.reserved_pending_share = SmallOrEdgeDouble(in, 0, 1);
   o.max_intake_per_plan = SmallOrEdge<int32_t>(in, 1, 1 << 20);
   o.max_label_bytes = SmallOrEdge<int32_t>(in, 0, 1 << 24);

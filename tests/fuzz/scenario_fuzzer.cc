@@ -44,7 +44,7 @@ void ClampForSpeed(Scenario& s) {
   w.load = 0;  // a positive load runs capacity-measuring simulations first
   w.household.duration = std::min(w.household.duration, absl::Hours(1));
   for (FloodSpec& f : w.floods) f.count = std::min<int32_t>(f.count, kMaxRequests);
-  // The core allocates per configured block (up to 2^30 by its contract).
+  // The core allocates per configured block (up to 2^24 by its contract).
   KvCacheConfig& kv = s.scheduler.kv;
   kv.num_device_blocks = std::min(kv.num_device_blocks, kMaxBlocks);
   kv.num_host_blocks = std::min(kv.num_host_blocks, kMaxBlocks);
@@ -53,9 +53,6 @@ void ClampForSpeed(Scenario& s) {
     c.kv_block_budget = std::min(c.kv_block_budget, kv.num_device_blocks);
   }
   s.default_max_new_tokens = std::min(s.default_max_new_tokens, 16);
-  // A known core overflow near INT64_MAX (see options_fuzzer.cc), reachable
-  // through [intake]; delete with the core's fix.
-  s.scheduler.max_pending_bytes = std::min(s.scheduler.max_pending_bytes, int64_t{1} << 62);
 }
 
 void ShrinkWorkload(Workload& w) {

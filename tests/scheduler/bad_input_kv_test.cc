@@ -30,12 +30,12 @@ std::vector<BadInputRow> CreateRows() {
       CreateRow("0 device blocks", {.num_device_blocks = 0}, "num_device_blocks is 0"),
       CreateRow("-1 device blocks", {.num_device_blocks = -1}, "num_device_blocks is -1"),
       CreateRow("INT32_MIN device blocks", {.num_device_blocks = kInt32Min}, "num_device_blocks"),
-      CreateRow("2^30 + 1 device blocks", {.num_device_blocks = (1 << 30) + 1},
-                "must be in [1, 1073741824]"),
+      CreateRow("2^24 + 1 device blocks", {.num_device_blocks = (1 << 24) + 1},
+                "must be in [1, 16777216]"),
       CreateRow("-1 host blocks", {.num_device_blocks = 4, .num_host_blocks = -1},
                 "num_host_blocks is -1"),
-      CreateRow("2^30 + 1 host blocks", {.num_device_blocks = 4, .num_host_blocks = (1 << 30) + 1},
-                "must be in [0, 1073741824]"),
+      CreateRow("2^24 + 1 host blocks", {.num_device_blocks = 4, .num_host_blocks = (1 << 24) + 1},
+                "must be in [0, 16777216]"),
       CreateRow("INT32_MAX host blocks", {.num_device_blocks = 4, .num_host_blocks = kInt32Max},
                 "num_host_blocks"),
   };
@@ -210,7 +210,7 @@ TEST_CASE("Bad input: KvBlocksForMemory clamps hostile sizes instead of wrapping
       {"negative bytes per token", int64_t{1} << 20, -1024, 16, 0},
       {"block size 0", int64_t{1} << 20, 1024, 0, 0},
       {"block size INT32_MIN", int64_t{1} << 20, 1024, kInt32Min, 0},
-      {"more blocks than 2^30", kInt64Max, 1, 1, 1 << 30},
+      {"more blocks than 2^24", kInt64Max, 1, 1, 1 << 24},
       {"an ordinary size, for contrast", int64_t{1} << 20, 1 << 10, 16, 64},
   };
   for (const Clamp& c : clamps) {

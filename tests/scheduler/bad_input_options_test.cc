@@ -142,8 +142,11 @@ std::vector<BadInputRow> KvCacheRows() {
       Row("block_size INT32_MAX", [](O o) { o.kv.block_size = kInt32Max; }, "kv.block_size"),
       Row("num_device_blocks 0", [](O o) { o.kv.num_device_blocks = 0; }, "kv.num_device_blocks"),
       Row("num_device_blocks -1", [](O o) { o.kv.num_device_blocks = -1; }, "kv.num_device_blocks"),
-      Row("num_device_blocks 2^30 + 1", [](O o) { o.kv.num_device_blocks = (1 << 30) + 1; },
-          "[1, 2^30]"),
+      // Was: accepted up to 2^30, so a valid Create could need 23 GB.
+      Row("num_device_blocks 2^24 + 1", [](O o) { o.kv.num_device_blocks = (1 << 24) + 1; },
+          "[1, 2^24]"),
+      Row("num_host_blocks 2^24 + 1", [](O o) { o.kv.num_host_blocks = (1 << 24) + 1; },
+          "[0, 2^24]"),
       Row("num_host_blocks -1", [](O o) { o.kv.num_host_blocks = -1; }, "kv.num_host_blocks"),
       Row("num_host_blocks INT32_MAX", [](O o) { o.kv.num_host_blocks = kInt32Max; },
           "kv.num_host_blocks"),

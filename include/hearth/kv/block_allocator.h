@@ -35,9 +35,9 @@
 namespace hearth {
 
 struct BlockAllocatorOptions {
-  // Device (GPU) blocks. Must be in [1, 2^30].
+  // Device (GPU) blocks. Must be in [1, 2^24].
   int32_t num_device_blocks = 0;
-  // Host (CPU) blocks for swap-out. 0 disables swapping. Must be in [0, 2^30].
+  // Host (CPU) blocks for swap-out. 0 disables swapping. Must be in [0, 2^24].
   int32_t num_host_blocks = 0;
 };
 

@@ -122,9 +122,11 @@ std::vector<WorkClassConfig> HouseholdWorkClasses();
 struct KvCacheConfig {
   // Tokens per block. Must be in [1, 4096]; 16 is what most engines use.
   int32_t block_size = 16;
-  // Device blocks. Must be >= 1.
+  // Device blocks. Must be in [1, 2^24] (the scheduler keeps about 22 bytes
+  // per block).
   int32_t num_device_blocks = 4096;
-  // Host blocks for swap preemption; 0 disables swap (recompute only).
+  // Host blocks for swap preemption; 0 disables swap (recompute only). Must
+  // be in [0, 2^24].
   int32_t num_host_blocks = 0;
   // Blocks kept free at admission so running sequences can grow without
   // immediate preemption. Admission needs free blocks >= need + watermark.
@@ -134,7 +136,7 @@ struct KvCacheConfig {
 };
 
 // Device blocks that fit `kv_memory_bytes` for a model with
-// `kv_bytes_per_token` and the given block size (floor; >= 0).
+// `kv_bytes_per_token` and the given block size (floor; in [0, 2^24]).
 int32_t KvBlocksForMemory(int64_t kv_memory_bytes, int64_t kv_bytes_per_token,
                           int32_t block_size);
 
@@ -200,10 +202,11 @@ struct SchedulerOptions {
 
   // How long an ended request is remembered as a possible workflow parent
   // (RequestSpec::parent): a call arriving later than this after its parent
-  // ended starts a new workflow. At most the 65,536 latest ends are
-  // remembered (about 5 MB, reserved at Create unless this is zero); a
-  // flood of ends forgets the oldest sooner. Must be >= 0; zero means only
-  // live parents are joined.
+  // ended starts a new workflow. At most the latest max_pending_requests
+  // ends are remembered, though never fewer than 1,024 nor more than 65,536
+  // (40 bytes each, reserved at Create unless this is zero); a flood of ends
+  // forgets the oldest sooner. Must be >= 0; zero means only live parents
+  // are joined.
   absl::Duration workflow_retention = absl::Minutes(10);
 
   // Called on the engine thread, inside Plan/Complete, once per request when it
