@@ -81,6 +81,11 @@ absl::StatusOr<ServeGenWindow> ParseWindow(absl::string_view line,
     return RowError(name, n, absl::StrCat("pattern ", internal::Quote(f[3]),
                                           " must be Gamma, Weibull or empty"));
   }
+  // Arrivals become int64 nanoseconds after the replay's start: 1e9 s keeps
+  // them within range (and is some 31 years of trace).
+  if (w.start_s > 1e9) {
+    return RowError(name, n, absl::StrCat("time_s ", internal::Quote(f[0]), " must be at most 1e9"));
+  }
   if (w.pattern != ArrivalPattern::kIdle && (w.shape <= 0 || w.scale <= 0)) {
     return RowError(name, n, "shape and scale must be > 0 with a pattern");
   }

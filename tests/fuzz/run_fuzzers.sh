@@ -7,7 +7,8 @@
 # started from a copy of tests/fuzz/corpus/<target> (the committed seeds are
 # never written); crashes land in build-fuzz/fuzz/artifacts/<target>/ and
 # logs in build-fuzz/fuzz/logs/. Exits non-zero when any target crashed.
-# Environment: BUILD_DIR (default build-fuzz), FUZZ_RSS_MB (default 2048).
+# Environment: BUILD_DIR (default build-fuzz), FUZZ_RSS_MB (default 2048),
+# FUZZ_SEED (libFuzzer's -seed; unset: a new random seed each run).
 set -euo pipefail
 seconds=${1:-60}
 jobs=${2:-1}
@@ -15,6 +16,8 @@ shift $(( $# < 2 ? $# : 2 ))
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
 rss_mb=${FUZZ_RSS_MB:-2048}
+seed=()
+[[ -n ${FUZZ_SEED:-} ]] && seed=(-seed="$FUZZ_SEED")
 all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_trace)
 targets=("${@:-${all_targets[@]}}")
 
@@ -41,7 +44,7 @@ run_one() {
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/tests/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb="$rss_mb" -print_final_stats=1 -artifact_prefix="$artifacts" \
-      "${dict[@]}" "$corpus" >"$work/logs/$t.log" 2>&1 || rc=$?
+      "${seed[@]}" "${dict[@]}" "$corpus" >"$work/logs/$t.log" 2>&1 || rc=$?
   echo $(( $(date +%s) - start )) >"$work/logs/$t.seconds"
   echo "$rc" >"$work/logs/$t.rc"
 }

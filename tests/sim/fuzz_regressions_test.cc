@@ -8,6 +8,7 @@
 
 #include "hearth/sim/agent_trace.h"
 #include "hearth/sim/azure_trace.h"
+#include "hearth/sim/servegen_trace.h"
 #include "hearth/sim/trace_mapping.h"
 
 namespace hearth {
@@ -65,6 +66,31 @@ TEST_CASE("agent trace lengths are capped at 2^30 tokens", "[sim]") {
   CHECK((*calls)[0].output_tokens == 1 << 30);
   CHECK((*calls)[1].output_tokens == 1);  // empty output: still one token
   CHECK((*calls)[1].shared_prefix_tokens == 1 << 30);
+}
+
+// servegen_trace_fuzzer: a window at time_s 1.6e11 put an arrival past what
+// int64 nanoseconds hold (llround overflowed to an arrival at -inf).
+TEST_CASE("a servegen window too far in time is a row error", "[sim]") {
+  const std::string text =
+      "12,0,0,,0,0\n"
+      "160088600000,0.2,0,,0,0\n";
+  absl::StatusOr<std::vector<ServeGenWindow>> windows = ParseServeGenClient(text, "c.csv");
+  REQUIRE_FALSE(windows.ok());
+  CHECK_THAT(std::string(windows.status().message()),
+             Catch::StartsWith("c.csv:2:") && Catch::Contains("time_s") &&
+                 Catch::Contains("at most 1e9"));
+  // The latest window allowed still samples finite arrivals.
+  absl::StatusOr<std::vector<ServeGenWindow>> late = ParseServeGenClient(
+      "1000000000,0.5,1,Gamma,1,2\n", "c.csv");
+  REQUIRE(late.ok());
+  absl::StatusOr<std::vector<absl::Duration>> arrivals = SampleServeGenArrivals(
+      *late, absl::ZeroDuration(), absl::InfiniteDuration(), 1, 7, 4096);
+  REQUIRE(arrivals.ok());
+  REQUIRE_FALSE(arrivals->empty());
+  for (absl::Duration at : *arrivals) {
+    CHECK(at >= absl::Seconds(1e9));
+    CHECK(at < absl::Seconds(1e9 + 601));
+  }
 }
 
 }  // namespace
