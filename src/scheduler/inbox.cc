@@ -35,7 +35,7 @@ void Inbox::RollWindow(uint32_t user, absl::Time t) {
 absl::Status Inbox::CheckCount(uint32_t user) {
   absl::Status s = shares_.CanAddRequest(user);
   const UserConfig& cfg = users_[user];
-  const int32_t live = per_user_[user].live;
+  const int64_t live = shares_.requests_of(user);
   if (s.ok() && cfg.max_queued_requests > 0 && live >= cfg.max_queued_requests) {
     s = absl::ResourceExhaustedError(absl::StrCat(
         "user \"", cfg.name, "\" has ", live, " unfinished requests; max_queued_requests is ",
@@ -97,7 +97,6 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   }
   const RequestId id(next_id_++);
   PerUser& pu = per_user_[u];
-  pu.live++;
   pu.untaken += tokens;
   shares_.Add(u, bytes);
   live_.emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
@@ -173,7 +172,6 @@ void Inbox::Finish(std::vector<RequestResult>* ended, bool keep) {
     if (it != live_.end()) {
       const Live& live = it->second;
       PerUser& pu = per_user_[live.user];
-      --pu.live;
       shares_.Remove(live.user, live.bytes);
       // Refund the quota for tokens reserved but never generated.
       if (live.window == pu.window) {
@@ -202,21 +200,26 @@ size_t Inbox::DrainResults(std::vector<RequestResult>* out) {
 absl::Status Inbox::Audit(size_t taken_in) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status s = shares_.Audit(); !s.ok()) return s;
-  int64_t live = 0;
-  size_t queued = 0;
-  for (const PerUser& pu : per_user_) {
-    live += pu.live;
-    queued += pu.queue.size();
-  }
+  std::vector<int64_t> live_of(per_user_.size(), 0);
   size_t flagged = 0;
-  for (const auto& [id, l] : live_) flagged += l.queued ? 1 : 0;
-  if (live != static_cast<int64_t>(live_.size()) || shares_.requests() != live ||
-      queued != flagged || static_cast<int32_t>(queued) != num_queued_ ||
+  for (const auto& [id, l] : live_) {
+    ++live_of[l.user];
+    flagged += l.queued ? 1 : 0;
+  }
+  size_t queued = 0;
+  for (uint32_t u = 0; u < per_user_.size(); ++u) {
+    queued += per_user_[u].queue.size();
+    if (live_of[u] != shares_.requests_of(u)) {
+      return absl::InternalError(absl::StrCat("inbox: user ", u, " has ", live_of[u],
+                                              " live requests, the shares count ",
+                                              shares_.requests_of(u)));
+    }
+  }
+  if (queued != flagged || static_cast<int32_t>(queued) != num_queued_ ||
       live_.size() - queued != taken_in) {
     return absl::InternalError(absl::StrCat(
-        "inbox: ", live_.size(), " live requests, users count ", live, ", shares count ",
-        shares_.requests(), "; ", queued, " in queues, ", flagged, " marked queued, ", num_queued_,
-        " counted; ", taken_in, " taken in by the engine"));
+        "inbox: ", live_.size(), " live requests; ", queued, " in queues, ", flagged,
+        " marked queued, ", num_queued_, " counted; ", taken_in, " taken in by the engine"));
   }
   return absl::OkStatus();
 }

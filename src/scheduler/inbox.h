@@ -85,7 +85,6 @@ class Inbox {
     int64_t bytes = 0;
   };
   struct PerUser {
-    int32_t live = 0;
     int64_t window = 0;
     int64_t used = 0;
     // Quota tokens submitted but not yet taken in, so charged to no window.

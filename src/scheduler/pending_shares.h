@@ -42,8 +42,8 @@ class PendingShares {
   // Internal when the totals, per-user holdings and commitments disagree.
   absl::Status Audit() const;
 
-  int64_t requests() const { return requests_.total; }
-  int64_t bytes() const { return bytes_.total; }
+  // Unfinished requests of one user.
+  int64_t requests_of(uint32_t user) const { return requests_.held[user]; }
 
  private:
   // One bounded resource. `committed` is the sum over users of
