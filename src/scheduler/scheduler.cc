@@ -171,12 +171,12 @@ void Scheduler::Impl::HandOverEnded() {
 }
 
 Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) {
-  auto it = slot_of_.find(id);
-  return it == slot_of_.end() ? nullptr : &slab_[it->second];
+  const uint32_t* slot = slot_of_.find(id);
+  return slot == nullptr ? nullptr : &slab_[*slot];
 }
 const Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) const {
-  auto it = slot_of_.find(id);
-  return it == slot_of_.end() ? nullptr : &slab_[it->second];
+  const uint32_t* slot = slot_of_.find(id);
+  return slot == nullptr ? nullptr : &slab_[*slot];
 }
 
 absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {

@@ -34,13 +34,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hearth/kv/block_allocator.h"
 #include "hearth/metrics/metrics_sink.h"
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"
+#include "internal/probing_hash_map.h"
 #include "kv/kv_manager.h"
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
@@ -287,7 +287,7 @@ class Scheduler::Impl {
   static constexpr int32_t kMaxRememberedEnds = 1 << 16;
   std::vector<Record> slab_;
   std::vector<uint32_t> free_slots_;
-  absl::flat_hash_map<RequestId, uint32_t> slot_of_;
+  internal::ProbingHashMap<RequestId, uint32_t> slot_of_;
   uint64_t next_arrival_seq_ = 0;
   // Ended requests that later calls may still name as their parent.
   internal::WorkflowTable workflows_;

@@ -110,7 +110,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.user = spec.user;
   r.work_class = spec.work_class;
   InitColdFields(r, sub, now);
-  slot_of_[r.id] = slot;
+  slot_of_.insert_or_assign(r.id, slot);
   return r;
 }
 

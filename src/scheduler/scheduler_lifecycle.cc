@@ -176,9 +176,8 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (phase == RequestPhase::kFinished) ++counters_.finished;
   DeliverResult(r, phase, reason, std::move(message), now);
   workflows_.Remember(r.id, r.workflow, now);
-  auto it = slot_of_.find(r.id);
-  free_slots_.push_back(it->second);
-  slot_of_.erase(it);
+  free_slots_.push_back(*slot_of_.find(r.id));
+  slot_of_.erase(r.id);
   r.id = RequestId();
 }
 

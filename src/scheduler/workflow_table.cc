@@ -28,8 +28,7 @@ void WorkflowTable::Remember(RequestId id, const WorkflowInfo& info,
 }
 
 const WorkflowInfo* WorkflowTable::FindEnded(RequestId id) const {
-  auto it = ended_.find(id);
-  return it == ended_.end() ? nullptr : &it->second;
+  return ended_.find(id);
 }
 
 void WorkflowTable::Expire(absl::Time now) {

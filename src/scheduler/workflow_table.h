@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "hearth/common/ids.h"
+#include "internal/probing_hash_map.h"
 
 namespace hearth::internal {
 
@@ -64,7 +64,7 @@ class WorkflowTable {
   };
 
   const absl::Duration retention_;
-  absl::flat_hash_map<RequestId, WorkflowInfo> ended_;
+  ProbingHashMap<RequestId, WorkflowInfo> ended_;
   void ForgetOldest();
 
   // Ended requests in end order, as a ring over `ring_`.
