@@ -10,15 +10,18 @@ namespace hearth::internal {
 
 Inbox::Inbox(const SchedulerOptions& options)
     : max_intake_(options.max_intake_per_plan),
+      keep_results_(!options.on_result),
       users_(options.users),
       shares_(options),
       per_user_(users_.size()),
+      queues_(users_.size()),
       at_count_limit_(users_.size()) {
-  turns_.reserve(users_.size());
-  // Submit inserts under the lock that Drain waits on: growing the table by
-  // rehashing would stall the engine's Plan, so it is sized for the limit.
-  // Only its control bytes are touched until used.
-  live_.reserve(static_cast<size_t>(std::min(options.max_pending_requests, 1 << 22)));
+  // One call's worth: a deferral costs no allocation unless it repeats.
+  unsettled_taken_.reserve(static_cast<size_t>(max_intake_));
+  // The engine settles under this table's lock, so it must not stall: sized
+  // for the default limit up front, it never rehashes under churn (see
+  // ProbingHashMap); a larger limit grows it at new highs only.
+  live_.reserve(static_cast<size_t>(std::min(options.max_pending_requests, 1 << 16)));
 }
 
 void Inbox::RollWindow(uint32_t user, absl::Time t) {
@@ -89,102 +92,110 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
           "RequestSpec.parent is ", spec.parent.ToString(),
           ", an id this scheduler never issued; a parent must be a request submitted earlier"));
     }
-    if (auto it = live_.find(spec.parent); it != live_.end() && it->second.user != u) {
+    if (const Live* parent = live_.find(spec.parent); parent != nullptr && parent->user != u) {
       return absl::InvalidArgumentError(absl::StrCat(
           "RequestSpec.parent: ",
-          ForeignParentReason(spec.parent, users_[it->second.user].name, users_[u].name)));
+          ForeignParentReason(spec.parent, users_[parent->user].name, users_[u].name)));
     }
   }
   const RequestId id(next_id_++);
   PerUser& pu = per_user_[u];
   pu.untaken += tokens;
   shares_.Add(u, bytes);
-  live_.emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
-  if (pu.queue.empty()) turns_.push_back(u);
-  pu.queue.push_back(Submission{id, std::move(spec), std::move(prompt_hashes)});
-  ++num_queued_;
+  live_.try_emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
+  // Under mu_ still, so that per-user ids reach the queue in order and the
+  // audit never sees a live request that is neither queued nor taken.
+  queues_.Push(u, Submission{id, std::move(spec), std::move(prompt_hashes)});
   return id;
 }
 
 absl::Status Inbox::Cancel(RequestId id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = live_.find(id);
-  if (it == live_.end()) {
+  Live* live = live_.find(id);
+  if (live == nullptr) {
     return absl::NotFoundError(absl::StrCat(
         "request ", id.ToString(), " is unknown or already ended; only queued, waiting, "
         "running or swapped requests can be cancelled"));
   }
-  if (it->second.cancelling) {
+  if (live->cancelling) {
     return absl::NotFoundError(
         absl::StrCat("request ", id.ToString(), " is already being cancelled"));
   }
-  it->second.cancelling = true;
+  live->cancelling = true;
   // A queued request carries its cancellation into the Plan that takes it in.
-  if (!it->second.queued) cancels_.push_back(id);
+  if (!queues_.MarkCancelled(live->user, id)) cancels_.push_back(id);
   return absl::OkStatus();
 }
 
-void Inbox::TakeOne(uint32_t user, absl::Time now, std::vector<Submission>* out) {
-  PerUser& pu = per_user_[user];
-  Submission& sub = out->emplace_back(std::move(pu.queue.front()));
-  pu.queue.pop_front();
-  --num_queued_;
-  Live& live = live_.find(sub.id)->second;
-  live.queued = false;
-  sub.cancelled = live.cancelling;
-  RollWindow(user, now);
+void Inbox::SettleTaken(RequestId id, absl::Time now) {
+  Live& live = *live_.find(id);
+  PerUser& pu = per_user_[live.user];
+  RollWindow(live.user, now);
   pu.untaken -= live.charged;
   pu.used += live.charged;
   live.window = pu.window;
+}
+
+void Inbox::SettleEnded(RequestResult& result) {
+  if (const Live* found = live_.find(result.id); found != nullptr) {
+    const Live live = *found;
+    PerUser& pu = per_user_[live.user];
+    shares_.Remove(live.user, live.bytes);
+    // Refund the quota for tokens reserved but never generated.
+    if (live.window == pu.window) {
+      const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
+      pu.used -= std::max<int64_t>(0, live.charged - used);
+    }
+    live_.erase(result.id);
+  }
+  if (keep_results_) results_.push_back(std::move(result));
+}
+
+bool Inbox::LockToSettle(bool wait) {
+  if (wait || unsettled_calls_ >= kMaxUnsettledCalls) {
+    mu_.lock();
+  } else if (!TryLockBriefly(mu_)) {
+    ++unsettled_calls_;
+    return false;
+  }
+  // Takes first: a request may have been taken in and ended since.
+  for (const Taken& t : unsettled_taken_) SettleTaken(t.id, t.now);
+  unsettled_taken_.clear();
+  for (RequestResult& result : unsettled_ended_) SettleEnded(result);
+  if (!unsettled_ended_.empty()) {
+    for (std::atomic<bool>& blocked : at_count_limit_) blocked.store(false, std::memory_order_relaxed);
+  }
+  unsettled_ended_.clear();
+  unsettled_calls_ = 0;
+  return true;
 }
 
 void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
                   std::vector<RequestId>* cancels) {
   submissions->clear();
   cancels->clear();
-  std::lock_guard<std::mutex> lock(mu_);
+  queues_.TakeTurns(max_intake_, submissions);
+  if (!LockToSettle(/*wait=*/false)) {
+    for (const Submission& sub : *submissions) unsettled_taken_.push_back(Taken{sub.id, now});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
   latest_now_ = now;
+  for (const Submission& sub : *submissions) SettleTaken(sub.id, now);
   // Swapping keeps both sides' capacity: no allocation in steady state.
   cancels->swap(cancels_);
-  int32_t budget = max_intake_;
-  while (budget > 0 && !turns_.empty()) {
-    size_t i = 0;
-    while (i < turns_.size() && budget > 0) {
-      TakeOne(turns_[i], now, submissions);
-      --budget;
-      if (per_user_[turns_[i]].queue.empty()) {
-        turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        ++i;
-      }
-    }
-    // The budget ran out mid-round: the next Plan starts with whoever was next.
-    if (i < turns_.size()) {
-      std::rotate(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(i), turns_.end());
-    }
-  }
 }
 
-void Inbox::Finish(std::vector<RequestResult>* ended, bool keep) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (RequestResult& result : *ended) {
-    auto it = live_.find(result.id);
-    if (it != live_.end()) {
-      const Live& live = it->second;
-      PerUser& pu = per_user_[live.user];
-      shares_.Remove(live.user, live.bytes);
-      // Refund the quota for tokens reserved but never generated.
-      if (live.window == pu.window) {
-        const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
-        pu.used -= std::max<int64_t>(0, live.charged - used);
-      }
-      live_.erase(it);
-    }
-    if (keep) results_.push_back(std::move(result));
+void Inbox::Finish(std::vector<RequestResult>* ended) {
+  if (ended->empty()) return;
+  if (!LockToSettle(/*wait=*/false)) {
+    for (RequestResult& result : *ended) unsettled_ended_.push_back(std::move(result));
+    ended->clear();
+    return;
   }
-  if (!ended->empty()) {
-    for (std::atomic<bool>& blocked : at_count_limit_) blocked.store(false, std::memory_order_relaxed);
-  }
+  std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
+  for (RequestResult& result : *ended) SettleEnded(result);
+  for (std::atomic<bool>& blocked : at_count_limit_) blocked.store(false, std::memory_order_relaxed);
   ended->clear();
 }
 
@@ -201,38 +212,31 @@ absl::Status Inbox::Audit(size_t taken_in) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status s = shares_.Audit(); !s.ok()) return s;
   std::vector<int64_t> live_of(per_user_.size(), 0);
-  size_t flagged = 0;
-  for (const auto& [id, l] : live_) {
-    ++live_of[l.user];
-    flagged += l.queued ? 1 : 0;
-  }
+  for (const auto& [id, l] : live_) ++live_of[l.user];
   size_t queued = 0;
   for (uint32_t u = 0; u < per_user_.size(); ++u) {
-    queued += per_user_[u].queue.size();
+    queued += queues_.SizeOf(u);
     if (live_of[u] != shares_.requests_of(u)) {
       return absl::InternalError(absl::StrCat("inbox: user ", u, " has ", live_of[u],
                                               " live requests, the shares count ",
                                               shares_.requests_of(u)));
     }
   }
-  if (queued != flagged || static_cast<int32_t>(queued) != num_queued_ ||
-      live_.size() - queued != taken_in) {
+  // An ended request stays live here until its end is settled.
+  if (static_cast<int32_t>(queued) != queues_.size() ||
+      live_.size() - queued != taken_in + unsettled_ended_.size()) {
     return absl::InternalError(absl::StrCat(
-        "inbox: ", live_.size(), " live requests; ", queued, " in queues, ", flagged,
-        " marked queued, ", num_queued_, " counted; ", taken_in, " taken in by the engine"));
+        "inbox: ", live_.size(), " live requests; ", queued, " in queues, ", queues_.size(),
+        " counted; ", taken_in, " taken in by the engine, ", unsettled_ended_.size(),
+        " ended and not yet settled"));
   }
   return absl::OkStatus();
 }
 
 bool Inbox::IsQueued(RequestId id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = live_.find(id);
-  return it != live_.end() && it->second.queued;
-}
-
-int32_t Inbox::num_queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return num_queued_;
+  const Live* live = live_.find(id);
+  return live != nullptr && queues_.Contains(live->user, id);
 }
 
 }  // namespace hearth::internal

@@ -1,42 +1,39 @@
 // File: src/scheduler/inbox.h
 //
 // The only state shared between host threads and the engine thread: accepted
-// submissions and cancellations not yet seen by Plan(), the live request ids
+// submissions not yet seen by Plan() (SubmissionQueues), the live request ids
 // (so Cancel can answer NotFound at once) with what each holds against the
-// intake limits, and terminal results waiting for DrainResults(). One mutex
-// guards it all; a critical section is O(1), or for Drain bounded by
-// max_intake_per_plan, so host threads never wait long on the engine.
+// intake limits, cancellations, and terminal results waiting for
+// DrainResults().
+//
+// Host threads may wait on the engine, never the reverse. The bookkeeping
+// lock is held by Submit and Cancel on host threads, and a host thread can be
+// switched out while holding it; so the engine only tries it, briefly, and
+// when it is busy records what it took in and what ended and settles both at
+// its next call that gets the lock (every kMaxUnsettledCalls calls at the
+// latest, when it does wait). Until then a request that ended still counts
+// against its user's limits and its result waits: late, never lost.
 
 #ifndef HEARTH_SCHEDULER_INBOX_H_
 #define HEARTH_SCHEDULER_INBOX_H_
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 #include "hearth/scheduler/scheduler_options.h"
+#include "internal/probing_hash_map.h"
 #include "scheduler/pending_shares.h"
+#include "scheduler/submission_queues.h"
 
 namespace hearth::internal {
-
-struct Submission {
-  RequestId id;
-  RequestSpec spec;
-  // Chain hashes of the prompt's full blocks, computed on the submitting
-  // thread so the engine thread does not pay for hashing.
-  std::vector<uint64_t> prompt_block_hashes;
-  // Cancelled before Plan took it in: it ends as soon as it is.
-  bool cancelled = false;
-};
 
 class Inbox {
  public:
@@ -51,32 +48,42 @@ class Inbox {
   // NotFound unless `id` is live and not already being cancelled.
   absl::Status Cancel(RequestId id);
 
-  // Moves up to max_intake_per_plan queued submissions into the (cleared)
-  // `submissions`, users taking turns one at a time, each user's in its
-  // submission order; and every cancellation of a request already taken in
-  // into the (cleared) `cancels`. Taken submissions are charged to the quota
-  // window of `now`.
+  // Engine thread. Moves up to max_intake_per_plan queued submissions into
+  // the (cleared) `submissions` (SubmissionQueues::TakeTurns: users share the
+  // budget, each user's in submission order), and cancellations of requests
+  // already taken in into the (cleared) `cancels` (those made since the
+  // last call that settled). A submission cancelled while queued comes
+  // marked `cancelled`. Taken submissions are charged to the quota window of
+  // `now`.
   void Drain(absl::Time now, std::vector<Submission>* submissions,
              std::vector<RequestId>* cancels);
 
-  // These requests are terminal: forget them and, unless `keep` is false,
-  // queue their results for DrainResults. Clears `ended`, keeping its
-  // capacity.
-  void Finish(std::vector<RequestResult>* ended, bool keep);
+  // Engine thread. These requests are terminal: forget them and, unless the
+  // host takes results through on_result, queue them for DrainResults.
+  // Clears `ended`, keeping its capacity.
+  void Finish(std::vector<RequestResult>* ended);
   size_t DrainResults(std::vector<RequestResult>* out);
 
-  // Internal if the per-user counts, the pending shares and the queues
-  // agree, and `taken_in` (the engine's live records, between engine calls)
-  // equals the live requests not queued. O(live requests).
+  // Engine thread, between engine calls. Internal unless the per-user counts,
+  // the pending shares and the queues agree, and the live requests not queued
+  // are `taken_in` (the engine's live records) and the ends not yet settled.
+  // O(live requests).
   absl::Status Audit(size_t taken_in) const;
 
+  // Engine thread; true for a request submitted and not yet taken in.
   bool IsQueued(RequestId id) const;
-  int32_t num_queued() const;
+  int32_t num_queued() const { return queues_.size(); }
+
+  // Engine calls in a row that may leave their bookkeeping unsettled before
+  // one waits for the lock. Bounds how late a result can be, and how much
+  // the unsettled lists hold (max_intake_per_plan per call, plus ends).
+  static constexpr int kMaxUnsettledCalls = 16;
 
  private:
+  // Holds mu_ from a test's "host" thread, to exercise the engine's deferral.
+  friend class InboxTestPeer;
   struct Live {
     uint32_t user = 0;
-    bool queued = true;
     bool cancelling = false;
     // Quota tokens charged and the window they were charged to (set when
     // Drain takes the request in).
@@ -89,18 +96,25 @@ class Inbox {
     int64_t used = 0;
     // Quota tokens submitted but not yet taken in, so charged to no window.
     int64_t untaken = 0;
-    // Chunked, so that neither a growing backlog (under the lock Plan waits
-    // on) nor a draining one ever moves the whole queue, and memory follows
-    // the backlog.
-    std::deque<Submission> queue;
+  };
+  struct Taken {
+    RequestId id;
+    absl::Time now;
   };
   absl::Status CheckCount(uint32_t user) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckQuota(uint32_t user, int64_t tokens) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RollWindow(uint32_t user, absl::Time t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TakeOne(uint32_t user, absl::Time now, std::vector<Submission>* out)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Charges a request taken in at `now` to the quota window of `now`.
+  void SettleTaken(RequestId id, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees what an ended request held and queues its result.
+  void SettleEnded(RequestResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Settles what earlier calls could not; waits for the lock only when
+  // kMaxUnsettledCalls calls in a row could not settle, or when `wait`. False
+  // (the lock not held) when this call could not settle either.
+  bool LockToSettle(bool wait) ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true, mu_);
 
   const int32_t max_intake_;
+  const bool keep_results_;
   const std::vector<UserConfig> users_;
   // A std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
   // built with ThreadSanitizer annotations, so TSan cannot see absl::Mutex's
@@ -109,16 +123,19 @@ class Inbox {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Time latest_now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
   PendingShares shares_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);
+  ProbingHashMap<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);
   std::vector<PerUser> per_user_ ABSL_GUARDED_BY(mu_);
-  // Users with queued submissions, in the order they take their next turn.
-  std::vector<uint32_t> turns_ ABSL_GUARDED_BY(mu_);
-  int32_t num_queued_ ABSL_GUARDED_BY(mu_) = 0;
+  SubmissionQueues queues_;
   // Per user: refused by count since the last request ended. Written under
   // mu_, read without it by Submit's fast refusal.
   std::vector<std::atomic<bool>> at_count_limit_;
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestResult> results_ ABSL_GUARDED_BY(mu_);
+  // Engine thread only: taken in, and ended, but not yet settled, and how
+  // many engine calls in a row could not settle.
+  std::vector<Taken> unsettled_taken_;
+  std::vector<RequestResult> unsettled_ended_;
+  int unsettled_calls_ = 0;
 };
 
 }  // namespace hearth::internal

@@ -167,7 +167,7 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
 
 void Scheduler::Impl::HandOverEnded() {
   if (ended_.empty()) return;
-  inbox_.Finish(&ended_, /*keep=*/!options_.on_result);
+  inbox_.Finish(&ended_);
 }
 
 Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) {

@@ -107,9 +107,11 @@ class Scheduler {
 
   // Scheduler::Cancel()
   //
-  // Ends a queued, waiting, running or swapped request as kCancelled. Its
-  // blocks are freed at the next Plan(), which lists it in `released`; a
-  // queued request ends at the Plan() that takes it in.
+  // Ends a queued, waiting, running or swapped request as kCancelled. A
+  // queued request ends at the Plan() that takes it in; any other, and its
+  // blocks, at the next Plan() (listed in `released`), or a few Plans later
+  // if host threads happen to hold the scheduler's bookkeeping lock then:
+  // the engine never waits for them.
   // Thread-safe. NotFound for unknown ids and requests already terminal or
   // already being cancelled.
   absl::Status Cancel(RequestId id);
@@ -133,7 +135,10 @@ class Scheduler {
   bool plan_outstanding() const;
 
   // Moves terminal results accumulated since the last call into `out`
-  // (appending). Returns how many were moved. Thread-safe. Unused when
+  // (appending). Returns how many were moved. Thread-safe. A result is here
+  // once the Plan() or Complete() that ended its request returns, or, if a
+  // host thread held the bookkeeping lock then, after a later engine call
+  // (the 17th at the latest). Unused when
   // SchedulerOptions::on_result is set. A null `out` moves nothing and
   // returns 0; the results stay for the next call.
   size_t DrainResults(std::vector<RequestResult>* out);
