@@ -83,9 +83,15 @@ void PrintStepTimes(const BurstReport& r, std::FILE* out) {
   const std::vector<int64_t> sorted = Sorted(r.plan_ns);
   std::vector<int64_t> busy;
   std::vector<int64_t> kept;
+  size_t blocked = 0;
+  int64_t blocked_max = 0;
   for (size_t i = 0; i < r.plan_ns.size(); ++i) {
     if (r.busy[i]) busy.push_back(r.plan_ns[i]);
     if (!r.plan_switched_out[i]) kept.push_back(r.plan_ns[i]);
+    if (r.plan_blocked[i]) {
+      ++blocked;
+      blocked_max = std::max(blocked_max, r.plan_ns[i]);
+    }
   }
   busy = Sorted(std::move(busy));
   kept = Sorted(std::move(kept));
@@ -98,6 +104,8 @@ void PrintStepTimes(const BurstReport& r, std::FILE* out) {
   std::fprintf(out,
                "| Plan max (ms) of the %zu Plans the OS did not switch out (%zu were) | %.2f |\n",
                kept.size(), r.plan_ns.size() - kept.size(), max(kept));
+  std::fprintf(out, "| Plans in which the engine thread blocked (waited on a lock or I/O), longest (ms) | %zu, %.2f |\n",
+               blocked, Ms(blocked_max));
   std::fprintf(out, "| Complete max / p99.9 (ms) | %.2f / %.3f |\n", max(complete),
                Ms(Percentile(complete, 0.999)));
   for (size_t i : LongestSteps(r.plan_ns, 3)) {

@@ -25,10 +25,13 @@ int64_t ThreadCpuNs() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-int64_t InvoluntarySwitches() {
+// The engine thread's context switches so far: involuntary (the OS gave its
+// core to another thread) and voluntary (it blocked: a lock, a page fault on
+// I/O, a sleep).
+std::pair<int64_t, int64_t> ContextSwitches() {
   rusage usage{};
   getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_nivcsw;
+  return {usage.ru_nivcsw, usage.ru_nvcsw};
 }
 
 constexpr uint32_t kAlice = 0;
@@ -55,6 +58,7 @@ class BurstEngine {
       v->reserve(1 << 20);
     }
     report_.plan_switched_out.reserve(1 << 20);
+    report_.plan_blocked.reserve(1 << 20);
     report_.waiting.reserve(1 << 20);
     report_.busy.reserve(1 << 20);
   }
@@ -81,13 +85,15 @@ class BurstEngine {
 
  private:
   const StepPlan* TimedPlan(uint64_t alice_accepted) {
-    const int64_t switches0 = InvoluntarySwitches();
+    const auto [switched0, blocked0] = ContextSwitches();
     const int64_t cpu0 = ThreadCpuNs();
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<const StepPlan*> planned = scheduler_.Plan(now_);
     const auto t1 = std::chrono::steady_clock::now();
     report_.plan_cpu_ns.push_back(ThreadCpuNs() - cpu0);
-    report_.plan_switched_out.push_back(InvoluntarySwitches() != switches0 ? 1 : 0);
+    const auto [switched1, blocked1] = ContextSwitches();
+    report_.plan_switched_out.push_back(switched1 != switched0 ? 1 : 0);
+    report_.plan_blocked.push_back(blocked1 != blocked0 ? 1 : 0);
     if (!planned.ok()) {
       report_.setup = planned.status();
       return nullptr;

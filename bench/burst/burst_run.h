@@ -59,6 +59,9 @@ struct BurstReport {
   // Whether the OS switched the engine thread out during Plan() (an
   // involuntary context switch: another process wanted its core).
   std::vector<uint8_t> plan_switched_out;
+  // Whether the engine thread blocked during Plan() (a voluntary context
+  // switch: waiting for a lock held by another thread, or for I/O).
+  std::vector<uint8_t> plan_blocked;
   std::vector<int64_t> intake;
   std::vector<int32_t> waiting;
   // Whether the plan scheduled any sequence (idle plans, while the flooder's
