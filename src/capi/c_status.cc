@@ -2,10 +2,12 @@
 
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+
 namespace hearth::capi {
 
 hearth_status Fail(hearth_error** error, hearth_status code,
-                   absl::string_view message) {
+                   absl::string_view message) noexcept {
   if (error == nullptr) return code;
   hearth_error_free(*error);
   *error = nullptr;
@@ -35,10 +37,13 @@ hearth_status FromStatus(const absl::Status& status, hearth_error** error) {
 }
 
 hearth_status NullArgument(hearth_error** error, absl::string_view function,
-                           absl::string_view argument) {
-  return Fail(error, HEARTH_INVALID_ARGUMENT,
-              std::string(function) + ": " + std::string(argument) +
-                  " is NULL");
+                           absl::string_view argument) noexcept {
+  try {
+    return Fail(error, HEARTH_INVALID_ARGUMENT,
+                absl::StrCat(function, ": ", argument, " is NULL"));
+  } catch (...) {  // out of memory for the message: the code still says it
+    return Fail(error, HEARTH_INVALID_ARGUMENT, "");
+  }
 }
 
 }  // namespace hearth::capi

@@ -21,16 +21,17 @@ struct hearth_error {
 namespace hearth::capi {
 
 // Returns `code`; when `error` is non-null, replaces *error with a new error
-// carrying `message` (an allocation failure leaves *error null).
+// carrying `message` (an allocation failure leaves *error null or its
+// message empty). Never throws.
 hearth_status Fail(hearth_error** error, hearth_status code,
-                   absl::string_view message);
+                   absl::string_view message) noexcept;
 
 // HEARTH_OK for an OK status, else Fail() with its code and message.
 hearth_status FromStatus(const absl::Status& status, hearth_error** error);
 
-// INVALID_ARGUMENT "<function>: <argument> is NULL".
+// INVALID_ARGUMENT "<function>: <argument> is NULL". Never throws.
 hearth_status NullArgument(hearth_error** error, absl::string_view function,
-                           absl::string_view argument);
+                           absl::string_view argument) noexcept;
 
 // The pinned Abseil's string_view is its own type, not std::string_view;
 // this is the one spelling of the conversion (for StrCat and messages).
@@ -40,22 +41,16 @@ inline absl::string_view AbslView(std::string_view text) {
 
 // Runs `body` (returning hearth_status) and turns any exception into an
 // error: nothing may unwind into a C caller. bad_alloc is RESOURCE_EXHAUSTED,
-// anything else INTERNAL.
+// anything else INTERNAL. Fail() itself never throws, so neither does this.
 template <typename Body>
 hearth_status Guard(hearth_error** error, absl::string_view function,
                     Body&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return Fail(error, HEARTH_RESOURCE_EXHAUSTED,
-                std::string(function) + ": out of memory");
+    return Fail(error, HEARTH_RESOURCE_EXHAUSTED, "out of memory");
   } catch (const std::exception& e) {
-    try {
-      return Fail(error, HEARTH_INTERNAL,
-                  std::string(function) + ": internal error: " + e.what());
-    } catch (...) {
-      return HEARTH_INTERNAL;
-    }
+    return Fail(error, HEARTH_INTERNAL, e.what());
   } catch (...) {
     return Fail(error, HEARTH_INTERNAL, "internal error");
   }
