@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "capi/c_status.h"
 #include "hearth/c/hearth.h"
 #include "hearth/version.h"
 
@@ -19,7 +20,7 @@ const char* hearth_status_name(hearth_status code) {
       "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
       "UNIMPLEMENTED", "INTERNAL",       "UNAVAILABLE",       "DATA_LOSS",
       "UNAUTHENTICATED"};
-  const int raw = static_cast<int>(code);
+  const int raw = hearth::capi::RawEnum(code);
   return raw >= 0 && raw <= 16 ? kNames[raw] : "UNKNOWN_CODE";
 }
 
@@ -28,7 +29,7 @@ const char* hearth_phase_name(hearth_phase phase) {
                                        "running",  "swapped",   "finished",
                                        "cancelled", "rejected", "timed_out",
                                        "failed"};
-  const int raw = static_cast<int>(phase);
+  const int raw = hearth::capi::RawEnum(phase);
   return raw >= 0 && raw <= 9 ? kNames[raw] : "unknown";
 }
 

@@ -89,7 +89,7 @@ hearth_status hearth_outcome_add(hearth_outcome* outcome, uint64_t id,
   return Guard(error, "hearth_outcome_add", [&] {
     HEARTH_C_REQUIRE(outcome, "hearth_outcome_add", error);
     if (hearth_status s = RequireBegun(*outcome, "hearth_outcome_add", error)) return s;
-    const int raw = static_cast<int>(finish);
+    const int raw = hearth::capi::RawEnum(finish);
     if (raw != HEARTH_FINISH_NONE && raw != HEARTH_FINISH_STOP_TOKEN &&
         raw != HEARTH_FINISH_STOP_STRING) {
       return Fail(error, HEARTH_INVALID_ARGUMENT,

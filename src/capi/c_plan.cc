@@ -49,7 +49,7 @@ void BuildView(const hearth::StepPlan& plan, hearth_plan& view) {
 }
 
 const std::vector<hearth::BlockCopy>* CopiesOf(const hearth::StepPlan& plan,
-                                               hearth_plan_list list) {
+                                               int list) {
   switch (list) {
     case HEARTH_PLAN_SWAP_OUT: return &plan.swap_out;
     case HEARTH_PLAN_SWAP_IN: return &plan.swap_in;
@@ -58,8 +58,8 @@ const std::vector<hearth::BlockCopy>* CopiesOf(const hearth::StepPlan& plan,
   }
 }
 
-hearth_status EntryAt(const hearth::StepPlan& plan, hearth_plan_list list,
-                      size_t index, hearth_plan_entry& out) {
+hearth_status EntryAt(const hearth::StepPlan& plan, int list, size_t index,
+                      hearth_plan_entry& out) {
   out = hearth_plan_entry{};
   if (list == HEARTH_PLAN_PREEMPTED) {
     out.id = plan.preempted[index].id.value();
@@ -113,7 +113,7 @@ int32_t hearth_plan_num_batched_tokens(const hearth_plan* plan) {
 size_t hearth_plan_count(const hearth_plan* plan, hearth_plan_list list) {
   if (plan == nullptr || plan->plan == nullptr) return 0;
   const hearth::StepPlan& p = *plan->plan;
-  switch (list) {
+  switch (hearth::capi::RawEnum(list)) {
     case HEARTH_PLAN_SEQUENCES: return p.sequences.size();
     case HEARTH_PLAN_PREEMPTED: return p.preempted.size();
     case HEARTH_PLAN_RELEASED: return p.released.size();
@@ -148,8 +148,7 @@ hearth_status hearth_plan_entry_at(const hearth_plan* plan,
   return Guard(error, "hearth_plan_entry_at", [&] {
     HEARTH_C_REQUIRE(plan, "hearth_plan_entry_at", error);
     HEARTH_C_REQUIRE(out, "hearth_plan_entry_at", error);
-    // Compared as an int: a C caller may pass any value of the enum's type.
-    const int raw = static_cast<int>(list);
+    const int raw = hearth::capi::RawEnum(list);
     if (raw < HEARTH_PLAN_PREEMPTED || raw > HEARTH_PLAN_MODEL_COMMANDS) {
       return Fail(error, HEARTH_INVALID_ARGUMENT,
                   absl::StrCat("hearth_plan_entry_at: list ", raw,
@@ -162,7 +161,7 @@ hearth_status hearth_plan_entry_at(const hearth_plan* plan,
                   absl::StrCat("hearth_plan_entry_at: index ", index,
                                " is past the list's ", count, " entries"));
     }
-    return EntryAt(*plan->plan, list, index, *out);
+    return EntryAt(*plan->plan, raw, index, *out);
   });
 }
 

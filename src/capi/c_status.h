@@ -4,6 +4,7 @@
 #ifndef HEARTH_SRC_CAPI_C_STATUS_H_
 #define HEARTH_SRC_CAPI_C_STATUS_H_
 
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -37,6 +38,17 @@ hearth_status NullArgument(hearth_error** error, absl::string_view function,
 // this is the one spelling of the conversion (for StrCat and messages).
 inline absl::string_view AbslView(std::string_view text) {
   return absl::string_view(text.data(), text.size());
+}
+
+// The integer a C caller passed as an enum argument. C allows any int in an
+// enum-typed argument; C++ does not (loading an out-of-range value is
+// undefined, and UBSan says so), so the C API reads the bits, never the enum.
+template <typename Enum>
+int RawEnum(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
 }
 
 // Runs `body` (returning hearth_status) and turns any exception into an

@@ -2,7 +2,9 @@
 // bad JSON, huge strings and wrong call order all come back as error codes
 // with messages, never crashes (this runs under ASan + UBSan in CI). The
 // C11 host in c/full_loop.c and the consumers beside it cover the happy path
-// from C, Python and Go.
+// from C, Python and Go. Enum arguments out of their enum's range are
+// checked from C (c/full_loop.c): C allows them, while in C++ the call site
+// itself would be undefined.
 
 #include <catch2/catch.hpp>
 
@@ -98,8 +100,6 @@ TEST_CASE("C API: NULL handles and out-parameters are errors", "[capi]") {
   CHECK(hearth_results_count(nullptr) == 0);
   CHECK(hearth_error_code(nullptr) == HEARTH_INVALID_ARGUMENT);
   CHECK(std::string(hearth_error_message(nullptr)).empty());
-  CHECK(std::string(hearth_status_name(static_cast<hearth_status>(99))) == "UNKNOWN_CODE");
-  CHECK(std::string(hearth_phase_name(static_cast<hearth_phase>(-1))) == "unknown");
   hearth_options_free(nullptr);
   hearth_scheduler_free(nullptr);
   hearth_outcome_free(nullptr);
@@ -248,11 +248,8 @@ TEST_CASE("C API: call order, stale plans and bad outcomes", "[capi]") {
   CHECK(hearth_plan_sequence(plan, SIZE_MAX, &seq, &e) == HEARTH_OUT_OF_RANGE);
   hearth_plan_entry entry;
   CHECK(hearth_plan_entry_at(plan, HEARTH_PLAN_RELEASED, 0, &entry, &e) == HEARTH_OUT_OF_RANGE);
-  CHECK(hearth_plan_entry_at(plan, static_cast<hearth_plan_list>(42), 0, &entry, &e) ==
-        HEARTH_INVALID_ARGUMENT);
   CHECK(hearth_plan_entry_at(plan, HEARTH_PLAN_SEQUENCES, 0, &entry, &e) ==
         HEARTH_INVALID_ARGUMENT);
-  CHECK(hearth_plan_count(plan, static_cast<hearth_plan_list>(-3)) == 0);
   REQUIRE(hearth_plan_sequence(plan, 0, &seq, &e) == HEARTH_OK);
   CHECK(seq.num_tokens == 40);
   CHECK(seq.full_block_table == 1);
@@ -260,8 +257,6 @@ TEST_CASE("C API: call order, stale plans and bad outcomes", "[capi]") {
 
   // A wrong outcome applies nothing and leaves the plan outstanding.
   REQUIRE(hearth_outcome_begin(o, plan, &e) == HEARTH_OK);
-  CHECK(hearth_outcome_add(o, id, 1, 0, static_cast<hearth_finish_reason>(77), &e) ==
-        HEARTH_INVALID_ARGUMENT);
   CHECK(hearth_outcome_add(o, id, 1, 0, HEARTH_FINISH_LENGTH, &e) == HEARTH_INVALID_ARGUMENT);
   CHECK(hearth_outcome_add(o, id + 1, 1, 0, HEARTH_FINISH_NONE, &e) == HEARTH_OK);
   CHECK(hearth_scheduler_complete(s.s, o, &e) == HEARTH_INVALID_ARGUMENT);

@@ -25,8 +25,9 @@
  * argument is checked: NULL where an object is required is
  * HEARTH_INVALID_ARGUMENT, never a crash. There is no global error state.
  *
- * OWNERSHIP. Each *_new / *_create / *_drain hands the caller an object that
- * the caller frees with the matching *_free (NULL is accepted and ignored).
+ * OWNERSHIP. Each *_new / *_from_json / *_create / *_drain hands the caller an
+ * object that the caller frees with the matching *_free (NULL is accepted and
+ * ignored).
  * Strings passed in are copied; the caller keeps them. Strings returned as
  * `char*` are the caller's, freed with hearth_string_free(). A plan
  * (hearth_plan) belongs to the scheduler: it and every pointer read from it

@@ -75,6 +75,9 @@ static void CheckErrors(hearth_scheduler* scheduler) {
   CHECK(hearth_scheduler_plan(scheduler, NAN, &plan, &error) == HEARTH_INVALID_ARGUMENT);
   CHECK(hearth_scheduler_cancel(scheduler, 999999, &error) == HEARTH_NOT_FOUND);
   CHECK(hearth_plan_count(NULL, HEARTH_PLAN_SEQUENCES) == 0);
+  /* C allows any int in an enum argument; the library must too. */
+  CHECK(strcmp(hearth_status_name((hearth_status)99), "UNKNOWN_CODE") == 0);
+  CHECK(strcmp(hearth_phase_name((hearth_phase)-1), "unknown") == 0);
   CHECK(hearth_results_count(NULL) == 0);
   hearth_error_free(error);
 }
@@ -140,6 +143,17 @@ int main(void) {
     now += 0.02;
     MUST(hearth_scheduler_plan(scheduler, now, &plan, &must_error_));
     n = WalkPlan(plan);
+    CHECK(hearth_plan_count(plan, (hearth_plan_list)-3) == 0);
+    if (step == 0) {
+      hearth_plan_entry entry;
+      hearth_error* error = NULL;
+      CHECK(hearth_plan_entry_at(plan, (hearth_plan_list)42, 0, &entry, &error) ==
+            HEARTH_INVALID_ARGUMENT);
+      CHECK(hearth_outcome_begin(outcome, plan, &error) == HEARTH_OK);
+      CHECK(hearth_outcome_add(outcome, 1, 1, 0, (hearth_finish_reason)77, &error) ==
+            HEARTH_INVALID_ARGUMENT);
+      hearth_error_free(error);
+    }
     MUST(hearth_outcome_begin(outcome, plan, &must_error_));
     for (i = 0; i < (int)n; ++i) {
       hearth_sequence s;
