@@ -9,16 +9,16 @@ include(CMakePackageConfigHelpers)
 
 set(HEARTH_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/hearth)
 
-# hearth_install_component(<component> TARGET <target>
+# hearth_install_component(<component> TARGET <target>...
 #                          [DEPENDENCIES <package>...] [COMPONENTS <component>...])
-# Installs <target> with its header file set as install component
+# Installs each <target> with its header file set as install component
 # <component>, exports it as hearth::<its EXPORT_NAME>, and writes
 # hearth-<component>.cmake, which the package config includes when the
 # component is asked for: it loads the hearth COMPONENTS it builds on, finds
 # the DEPENDENCIES (every package the target links, PRIVATE ones included:
 # a static library's consumer links them too), then imports the target.
 function(hearth_install_component component)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET" "DEPENDENCIES;COMPONENTS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "TARGET;DEPENDENCIES;COMPONENTS")
   install(TARGETS ${arg_TARGET} EXPORT hearth-${component}-targets COMPONENT ${component}
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -48,6 +48,24 @@ if(HEARTH_WITH_CUDA)
 endif()
 hearth_install_component(cuda TARGET hearth_cuda
                          COMPONENTS reference DEPENDENCIES ${_hearth_cuda_dependencies})
+# The C API: the shared library (hearth::c) and the static one
+# (hearth::c_static, which links the core). The shared library links Abseil
+# privately, but its imported target still names the libraries it needs at
+# run time, hence absl.
+hearth_install_component(c TARGET hearth_c hearth_c_static DEPENDENCIES absl)
+# hearth/c/hearth.h includes hearth/version.h, which the core installs; a
+# C-only install needs it too.
+install(FILES ${PROJECT_BINARY_DIR}/include/hearth/version.h COMPONENT c
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hearth)
+install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/hearth.pc
+              ${PROJECT_BINARY_DIR}/pkgconfig/hearth-static.pc
+        COMPONENT c DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The simulator's command line, as bin/hearth-sim (built with the examples).
+if(TARGET hearth_sim_cli)
+  install(PROGRAMS $<TARGET_FILE:hearth_sim_cli> COMPONENT sim
+          DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME hearth-sim)
+endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/hearthConfig.cmake.in
   ${PROJECT_BINARY_DIR}/hearthConfig.cmake

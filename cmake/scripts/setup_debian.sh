@@ -9,6 +9,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox python3
   python3-prometheus-client   # the metrics scrape test parses with its parser
   clang libclang-rt-14-dev  # libFuzzer and its runtime, for the fuzz stage
+  golang-go   # the C API's cgo consumer test (tests/capi/go); builds offline
 )
 # npm fetches the pinned llama.cpp packages; a machine that already has a
 # working node/npm (from any source) keeps it.

@@ -3,7 +3,9 @@
 # the core; configures and builds a separate consumer project against the
 # prefix with find_package(hearth COMPONENTS ...) and runs its programs; then
 # builds the core consumer with Hearth pulled in by add_subdirectory. Any
-# failing step fails the test.
+# failing step fails the test. (The C API's consumers have tests of their
+# own, tests/capi/; here its header is one more that must compile alone, as
+# C++.)
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run_step)
@@ -13,7 +15,7 @@ function(run_step)
   endif()
 endfunction()
 
-foreach(component IN ITEMS core reference sim cuda)
+foreach(component IN ITEMS core reference sim cuda c)
   run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix}
            --component ${component})
 endforeach()
@@ -36,6 +38,12 @@ run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/build --parallel 2)
 run_step(${WORK_DIR}/build/consumer)
 run_step(${WORK_DIR}/build/every_header)
 message(STATUS "installed package builds and runs a consumer; every installed header compiles alone")
+
+# The simulator's command line ships with sim, when the examples were built.
+if(EXISTS ${HEARTH_BINARY_DIR}/examples/simulator/hearth_sim_cli
+   AND NOT EXISTS ${prefix}/bin/hearth-sim)
+  message(FATAL_ERROR "the sim component did not install bin/hearth-sim")
+endif()
 
 run_step(${CMAKE_COMMAND} -S ${HEARTH_SOURCE_DIR}/tests/install/subdir_consumer -B ${WORK_DIR}/subdir
          -G ${CMAKE_GENERATOR} -DHEARTH_SOURCE_DIR=${HEARTH_SOURCE_DIR} -DCMAKE_BUILD_TYPE=Release

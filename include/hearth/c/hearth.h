@@ -1,0 +1,538 @@
+/* File: hearth/c/hearth.h
+ *
+ * Hearth's C API: the scheduler for hosts written in C, or in any language
+ * with a C foreign-function interface (Python ctypes, Go cgo, Rust, Zig).
+ * Pure C11; nothing C++ crosses it. Link libhearth_c (pkg-config: hearth;
+ * CMake: find_package(hearth COMPONENTS c), target hearth::c).
+ *
+ * The iteration contract is the C++ one (hearth/scheduler/scheduler.h):
+ *   any thread:    hearth_scheduler_submit(), hearth_scheduler_cancel(),
+ *                  hearth_scheduler_drain()
+ *   engine thread: loop {
+ *                    hearth_scheduler_plan(s, now, &plan, &err);
+ *                    ... apply plan's preemptions, copies; run its sequences;
+ *                    hearth_outcome_begin(o, plan); hearth_outcome_add(...);
+ *                    hearth_scheduler_complete(s, o, &err);
+ *                  }
+ *
+ * ERRORS. Every fallible function returns a hearth_status (HEARTH_OK is 0;
+ * the other codes are absl::StatusCode's numbers) and takes a last argument
+ * `hearth_error** error`. It may be NULL (only the code is wanted). If not,
+ * on failure *error is set to a new error object, whose message names what
+ * was wrong and what is allowed; any error already in *error is freed first,
+ * so *error must be NULL or an error from this API. On success *error is left
+ * as it is. The caller frees an error with hearth_error_free(). Every pointer
+ * argument is checked: NULL where an object is required is
+ * HEARTH_INVALID_ARGUMENT, never a crash. There is no global error state.
+ *
+ * OWNERSHIP. Each *_new / *_from_json / *_create / *_drain hands the caller an
+ * object that the caller frees with the matching *_free (NULL is accepted and
+ * ignored).
+ * Strings passed in are copied; the caller keeps them. Strings returned as
+ * `char*` are the caller's, freed with hearth_string_free(). A plan
+ * (hearth_plan) belongs to the scheduler: it and every pointer read from it
+ * (block tables, token ids) stay valid until the next
+ * hearth_scheduler_complete() that succeeds, or hearth_scheduler_free().
+ *
+ * THREAD-SAFETY. hearth_scheduler_submit, hearth_scheduler_cancel and
+ * hearth_scheduler_drain may be called from any thread, concurrently with
+ * each other and with the engine thread. Every other function on a scheduler
+ * (plan, complete, stats, metrics, prometheus text, free) belongs to one
+ * thread at a time, the engine thread. Options, outcome and results objects
+ * are not shared: one thread at a time each. hearth_version() and
+ * hearth_status_name() may be called from anywhere.
+ *
+ * UNITS. Times are seconds as double, on the host's clock (any origin, the
+ * same for every call; quota windows align to its zero). Token counts are
+ * tokens, block ids are indices into the host's KV pools.
+ */
+
+#ifndef HEARTH_C_HEARTH_H_
+#define HEARTH_C_HEARTH_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hearth/version.h"
+
+/* HEARTH_C_API marks the functions libhearth_c exports; everything else in
+ * the shared library is hidden. Define HEARTH_C_STATIC when linking the
+ * static library on Windows (elsewhere it changes nothing). */
+#if defined(_WIN32)
+#if defined(HEARTH_C_BUILDING)
+#define HEARTH_C_API __declspec(dllexport)
+#elif defined(HEARTH_C_STATIC)
+#define HEARTH_C_API
+#else
+#define HEARTH_C_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define HEARTH_C_API __attribute__((visibility("default")))
+#else
+#define HEARTH_C_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status and errors ------------------------------------------------ */
+
+/* The codes of absl::StatusCode, with the same numbers. The API returns
+ * INVALID_ARGUMENT (bad input), NOT_FOUND (unknown id or name),
+ * RESOURCE_EXHAUSTED (a queue or quota is full), FAILED_PRECONDITION (call
+ * order), OUT_OF_RANGE (an index past the end), INTERNAL (a bug; please
+ * report) and RESOURCE_EXHAUSTED for out-of-memory. */
+typedef enum hearth_status {
+  HEARTH_OK = 0,
+  HEARTH_CANCELLED = 1,
+  HEARTH_UNKNOWN = 2,
+  HEARTH_INVALID_ARGUMENT = 3,
+  HEARTH_DEADLINE_EXCEEDED = 4,
+  HEARTH_NOT_FOUND = 5,
+  HEARTH_ALREADY_EXISTS = 6,
+  HEARTH_PERMISSION_DENIED = 7,
+  HEARTH_RESOURCE_EXHAUSTED = 8,
+  HEARTH_FAILED_PRECONDITION = 9,
+  HEARTH_ABORTED = 10,
+  HEARTH_OUT_OF_RANGE = 11,
+  HEARTH_UNIMPLEMENTED = 12,
+  HEARTH_INTERNAL = 13,
+  HEARTH_UNAVAILABLE = 14,
+  HEARTH_DATA_LOSS = 15,
+  HEARTH_UNAUTHENTICATED = 16
+} hearth_status;
+
+typedef struct hearth_error hearth_error;
+
+/* The status code of `error` (HEARTH_INVALID_ARGUMENT for NULL). */
+HEARTH_C_API hearth_status hearth_error_code(const hearth_error* error);
+/* Its message, NUL-terminated, valid until hearth_error_free(error). Never
+ * NULL ("" for a NULL error). */
+HEARTH_C_API const char* hearth_error_message(const hearth_error* error);
+HEARTH_C_API void hearth_error_free(hearth_error* error);
+
+/* "OK", "INVALID_ARGUMENT", ...; "UNKNOWN_CODE" outside the enum. Static. */
+HEARTH_C_API const char* hearth_status_name(hearth_status code);
+
+/* Frees a string this API returned (NULL is ignored). */
+HEARTH_C_API void hearth_string_free(char* text);
+
+/* The linked library's version, "MAJOR.MINOR.PATCH" (static storage).
+ * Compare with HEARTH_VERSION_STRING to catch mixed installs. */
+HEARTH_C_API const char* hearth_version(void);
+
+/* ---- Options ---------------------------------------------------------- */
+
+/* What a scheduler is configured with. Starts as the C++ SchedulerOptions'
+ * defaults (one model, user and work class named "default"; 4,096 device
+ * blocks of 16 tokens; the "household" policy). Nothing is checked until
+ * hearth_scheduler_create(), which validates everything and names the field
+ * that is wrong (e.g. "SchedulerOptions.users[0].weight is nan; must be in
+ * (0, 1e9]"). */
+typedef struct hearth_options hearth_options;
+
+HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
+                                              hearth_error** error);
+
+/* Options from a JSON object; keys left out keep their defaults. Unknown
+ * keys, and values of the wrong type, are INVALID_ARGUMENT naming them (e.g.
+ * "options JSON: unknown key \"kv.num_blocks\"; known keys: ..."). Durations
+ * are seconds (numbers); null means infinite where infinite is allowed.
+ * Lists replace the defaults whole. The keys, with the C++ field each sets
+ * (hearth/scheduler/scheduler_options.h documents them):
+ *   "models": [{"name", "context_length", "vocab_size",
+ *               "kv_bytes_per_token", "weights_bytes", "preload",
+ *               "keep_alive_s"}]
+ *   "users": [{"name", "weight", "max_queued_requests", "token_quota",
+ *              "quota_window_s"}]
+ *   "work_classes": "household" (HouseholdWorkClasses(): voice, chat,
+ *              agent, embedding, maintenance) or
+ *              [{"name", "priority", "max_running", "kv_block_budget",
+ *                "borrow", "queue_timeout_s", "max_retries", "weight"}]
+ *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",
+ *          "watermark_blocks", "enable_prefix_caching"}
+ *   "residency": {"device_memory_bytes", "max_concurrent_loads"}
+ *   "policy": "fifo" | "vtc" | "priority" | "mlfq" | "household"
+ *   "vtc": {"prompt_token_weight", "decode_token_weight",
+ *           "preempt_for_admission", "admission_preemption_gap"}
+ *   "preemption_mode": "recompute" | "swap"
+ *   "max_pending_requests", "max_pending_bytes", "reserved_pending_share",
+ *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",
+ *   "workflow_retention_s", "max_batched_tokens", "max_running",
+ *   "max_prefill_chunk_tokens", "max_admission_declines"
+ *   "metrics": {"prefill_weight", "decode_weight", "max_gap_users"}
+ *              (the built-in collector behind hearth_scheduler_metrics and
+ *              the Prometheus text)
+ * `json` must be NUL-terminated; at most 16 MiB. */
+HEARTH_C_API hearth_status hearth_options_from_json(const char* json,
+                                                    hearth_options** out,
+                                                    hearth_error** error);
+
+HEARTH_C_API void hearth_options_free(hearth_options* options);
+
+/* Setters for the common fields; each only stores the value (create
+ * validates). A NULL options or string is INVALID_ARGUMENT. */
+HEARTH_C_API hearth_status hearth_options_set_kv_blocks(
+    hearth_options* options, int32_t block_size, int32_t num_device_blocks,
+    int32_t num_host_blocks, hearth_error** error);
+HEARTH_C_API hearth_status hearth_options_set_batch_limits(
+    hearth_options* options, int32_t max_batched_tokens, int32_t max_running,
+    int32_t max_prefill_chunk_tokens, hearth_error** error);
+/* One of the names listed under "policy" above (checked here). */
+HEARTH_C_API hearth_status hearth_options_set_policy(hearth_options* options,
+                                                     const char* name,
+                                                     hearth_error** error);
+/* The model context length (of the first model). */
+HEARTH_C_API hearth_status hearth_options_set_context_length(
+    hearth_options* options, int32_t context_length, hearth_error** error);
+/* Replaces the user list with this user the first time it is called, then
+ * appends. */
+HEARTH_C_API hearth_status hearth_options_add_user(hearth_options* options,
+                                                   const char* name,
+                                                   double weight,
+                                                   hearth_error** error);
+/* Replaces the class list with this class the first time it is called, then
+ * appends. queue_timeout_s: INFINITY for none. */
+HEARTH_C_API hearth_status hearth_options_add_work_class(
+    hearth_options* options, const char* name, int32_t priority,
+    int32_t max_running, double queue_timeout_s, hearth_error** error);
+/* The five household classes (see "work_classes" above). */
+HEARTH_C_API hearth_status hearth_options_use_household_classes(
+    hearth_options* options, hearth_error** error);
+
+/* ---- Scheduler -------------------------------------------------------- */
+
+typedef struct hearth_scheduler hearth_scheduler;
+
+/* Validates `options` and builds a scheduler (the options are copied; free
+ * them whenever). INVALID_ARGUMENT names the field. */
+HEARTH_C_API hearth_status hearth_scheduler_create(
+    const hearth_options* options, hearth_scheduler** out,
+    hearth_error** error);
+/* Engine thread; no other call on `scheduler` may be running or follow. */
+HEARTH_C_API void hearth_scheduler_free(hearth_scheduler* scheduler);
+
+/* No request (the `parent` of a request without one). */
+#define HEARTH_NO_REQUEST UINT64_MAX
+
+/* One request, as hearth_scheduler_submit() reads it. Start from
+ * hearth_request_default() and set what you need. Strings and the token
+ * array are read during the call only. */
+typedef struct hearth_request {
+  /* Names from the options; NULL means the first configured one. */
+  const char* user;
+  const char* work_class;
+  const char* model;
+  /* Prompt length in tokens, > 0. With token ids it may be 0 (then the ids'
+   * count) or must equal num_prompt_token_ids. */
+  int32_t prompt_tokens;
+  /* Optional prompt token ids (enable prefix caching); NULL for none. */
+  const int32_t* prompt_token_ids;
+  size_t num_prompt_token_ids;
+  /* Upper bound on generated tokens, > 0. */
+  int32_t max_new_tokens;
+  /* Higher runs earlier under priority-aware policies; any value. */
+  int32_t priority;
+  /* Free-form label carried into results and metrics; NULL for none. */
+  const char* label;
+  /* When the request reached the host; -INFINITY (the default) means the
+   * time of the plan that takes it in. NaN and +INFINITY are errors. */
+  double arrival_time_s;
+  /* Ends as timed out after this time; INFINITY (the default) for none. */
+  double deadline_s;
+  /* The request whose answer triggered this one (agent workflows), or
+   * HEARTH_NO_REQUEST. */
+  uint64_t parent;
+} hearth_request;
+
+/* A request with the defaults above and every count 0. */
+HEARTH_C_API hearth_request hearth_request_default(void);
+
+/* Any thread. Validates and queues `request`; *out_id is its id (ids are
+ * never reused by one scheduler). INVALID_ARGUMENT says what is wrong;
+ * NOT_FOUND names an unknown user, class or model; RESOURCE_EXHAUSTED when a
+ * pending limit or quota is used up. */
+HEARTH_C_API hearth_status hearth_scheduler_submit(
+    hearth_scheduler* scheduler, const hearth_request* request,
+    uint64_t* out_id, hearth_error** error);
+
+/* Any thread. Ends a live request as cancelled (its blocks are released by
+ * the next plan). NOT_FOUND for unknown or already ended ids. */
+HEARTH_C_API hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler,
+                                                   uint64_t id,
+                                                   hearth_error** error);
+
+/* ---- Plan ------------------------------------------------------------- */
+
+/* A read-only view of the outstanding step plan (see OWNERSHIP above). */
+typedef struct hearth_plan hearth_plan;
+
+/* Engine thread. Builds the next step at time `now_s` (finite, never going
+ * backwards). FAILED_PRECONDITION while a plan awaits its complete. */
+HEARTH_C_API hearth_status hearth_scheduler_plan(hearth_scheduler* scheduler,
+                                                 double now_s,
+                                                 const hearth_plan** out,
+                                                 hearth_error** error);
+
+/* The step number (from 1), or 0 for a NULL plan. */
+HEARTH_C_API uint64_t hearth_plan_step(const hearth_plan* plan);
+/* Sum of the sequences' num_tokens. */
+HEARTH_C_API int32_t hearth_plan_num_batched_tokens(const hearth_plan* plan);
+
+/* One scheduled sequence: compute positions [start_position, start_position
+ * + num_tokens) and, when `sample`, sample one token after the last. Block
+ * and token arrays point into the plan. */
+typedef struct hearth_sequence {
+  uint64_t id;
+  uint32_t model;
+  int32_t start_position;
+  int32_t num_tokens;
+  /* Booleans, 0 or 1. decode: a one-token decode step. full_block_table:
+   * replace the engine's table with block_table (else append new_blocks). */
+  int32_t sample;
+  int32_t decode;
+  int32_t full_block_table;
+  const uint32_t* block_table;
+  size_t num_block_table;
+  const uint32_t* new_blocks;
+  size_t num_new_blocks;
+  /* Token ids of the positions computed, when the request had token ids. */
+  const int32_t* token_ids;
+  size_t num_token_ids;
+} hearth_sequence;
+
+/* What a plan lists, in the order the engine applies it: preemptions, then
+ * swap-outs, swap-ins, copy-on-writes (block copies), then model commands,
+ * then the sequences run. `released` lists requests that ended since the
+ * last plan; the engine drops its state for them. */
+typedef enum hearth_plan_list {
+  HEARTH_PLAN_SEQUENCES = 0,
+  HEARTH_PLAN_PREEMPTED = 1,
+  HEARTH_PLAN_RELEASED = 2,
+  HEARTH_PLAN_SWAP_OUT = 3,
+  HEARTH_PLAN_SWAP_IN = 4,
+  HEARTH_PLAN_COPY_ON_WRITE = 5,
+  HEARTH_PLAN_MODEL_COMMANDS = 6
+} hearth_plan_list;
+
+/* Entries in one list (0 for a NULL plan or an unknown list). */
+HEARTH_C_API size_t hearth_plan_count(const hearth_plan* plan,
+                                      hearth_plan_list list);
+
+/* Sequence `index` of HEARTH_PLAN_SEQUENCES. OUT_OF_RANGE past the end. */
+HEARTH_C_API hearth_status hearth_plan_sequence(const hearth_plan* plan,
+                                                size_t index,
+                                                hearth_sequence* out,
+                                                hearth_error** error);
+
+/* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE or
+ * MODEL_COMMANDS. id: the request (0 for model commands). kind: for
+ * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
+ * 1 = unload; else 0. source/target: the copy's blocks (swap_out: device ->
+ * host; swap_in: host -> device; copy_on_write: device -> device); for
+ * MODEL_COMMANDS source is the model index. */
+typedef struct hearth_plan_entry {
+  uint64_t id;
+  int32_t kind;
+  uint32_t source;
+  uint32_t target;
+} hearth_plan_entry;
+
+HEARTH_C_API hearth_status hearth_plan_entry_at(const hearth_plan* plan,
+                                                hearth_plan_list list,
+                                                size_t index,
+                                                hearth_plan_entry* out,
+                                                hearth_error** error);
+
+/* ---- Outcome ---------------------------------------------------------- */
+
+/* Why a request finished. The engine reports STOP_TOKEN or STOP_STRING;
+ * LENGTH is the scheduler's own decision. */
+typedef enum hearth_finish_reason {
+  HEARTH_FINISH_NONE = 0,
+  HEARTH_FINISH_STOP_TOKEN = 1,
+  HEARTH_FINISH_STOP_STRING = 2,
+  HEARTH_FINISH_LENGTH = 3
+} hearth_finish_reason;
+
+/* What the engine did with a plan: one entry per planned sequence, in plan
+ * order. Reusable: hearth_outcome_begin() clears it for the next plan. */
+typedef struct hearth_outcome hearth_outcome;
+
+HEARTH_C_API hearth_status hearth_outcome_new(hearth_outcome** out,
+                                              hearth_error** error);
+HEARTH_C_API void hearth_outcome_free(hearth_outcome* outcome);
+
+/* Clears `outcome` and addresses it to `plan`'s step. */
+HEARTH_C_API hearth_status hearth_outcome_begin(hearth_outcome* outcome,
+                                                const hearth_plan* plan,
+                                                hearth_error** error);
+/* When the step finished (>= the plan's now); not calling it means the
+ * plan's now. NaN and infinities are INVALID_ARGUMENT. */
+HEARTH_C_API hearth_status hearth_outcome_set_completed_at(
+    hearth_outcome* outcome, double completed_at_s, hearth_error** error);
+/* The next sequence ran: produced_token must equal the plan's `sample`;
+ * `token` is the sampled id; `finish` STOP_TOKEN / STOP_STRING ends it. */
+HEARTH_C_API hearth_status hearth_outcome_add(hearth_outcome* outcome,
+                                              uint64_t id,
+                                              int32_t produced_token,
+                                              int32_t token,
+                                              hearth_finish_reason finish,
+                                              hearth_error** error);
+/* The next sequence failed in the engine (retried up to its class's
+ * max_retries, then ended as failed with `message`). */
+HEARTH_C_API hearth_status hearth_outcome_add_failed(hearth_outcome* outcome,
+                                                     uint64_t id,
+                                                     const char* message,
+                                                     hearth_error** error);
+/* A model load of the plan's MODEL_COMMANDS failed. */
+HEARTH_C_API hearth_status hearth_outcome_add_failed_load(
+    hearth_outcome* outcome, uint32_t model, const char* message,
+    hearth_error** error);
+/* Begins `outcome` for `plan` and adds every sequence as run without a
+ * finish: a token (id 0) wherever the plan samples. For simulations and
+ * tests; a real engine reports its own tokens. */
+HEARTH_C_API hearth_status hearth_outcome_fill_from_plan(
+    hearth_outcome* outcome, const hearth_plan* plan, hearth_error** error);
+
+/* Engine thread. Applies the outcome of the outstanding plan. A mismatch
+ * (step, count, ids, order, a token where none was sampled) is
+ * INVALID_ARGUMENT and applies nothing: the plan stays outstanding and
+ * valid, so the engine may retry with a corrected outcome. */
+HEARTH_C_API hearth_status hearth_scheduler_complete(
+    hearth_scheduler* scheduler, const hearth_outcome* outcome,
+    hearth_error** error);
+
+/* ---- Results ---------------------------------------------------------- */
+
+typedef enum hearth_phase {
+  HEARTH_PHASE_QUEUED = 0,
+  HEARTH_PHASE_PREPARING = 1,
+  HEARTH_PHASE_WAITING = 2,
+  HEARTH_PHASE_RUNNING = 3,
+  HEARTH_PHASE_SWAPPED = 4,
+  /* Terminal: every accepted request ends in exactly one of these. */
+  HEARTH_PHASE_FINISHED = 5,
+  HEARTH_PHASE_CANCELLED = 6,
+  HEARTH_PHASE_REJECTED = 7,
+  HEARTH_PHASE_TIMED_OUT = 8,
+  HEARTH_PHASE_FAILED = 9
+} hearth_phase;
+
+/* "finished", "cancelled", ...; "unknown" outside the enum. Static. */
+HEARTH_C_API const char* hearth_phase_name(hearth_phase phase);
+
+/* Terminal results taken by one hearth_scheduler_drain(). */
+typedef struct hearth_results hearth_results;
+
+/* One ended request. Strings point into the results object (valid until
+ * hearth_results_free); times are INFINITY for events that never happened
+ * (a request cancelled while waiting has no first token). */
+typedef struct hearth_result {
+  uint64_t id;
+  const char* user;
+  const char* work_class;
+  const char* label;
+  hearth_phase phase;
+  hearth_finish_reason finish_reason;
+  /* Why it ended, for every phase but FINISHED ("" then). */
+  const char* message;
+  int32_t prompt_tokens;
+  int32_t output_tokens;
+  int32_t cached_prompt_tokens;
+  int32_t preemptions;
+  int32_t retries;
+  double arrival_time_s;
+  double first_admit_time_s;
+  double first_token_time_s;
+  double end_time_s;
+} hearth_result;
+
+/* Any thread. Moves every result that ended since the last drain into a new
+ * results object (*out, possibly empty), exactly once per request. */
+HEARTH_C_API hearth_status hearth_scheduler_drain(hearth_scheduler* scheduler,
+                                                  hearth_results** out,
+                                                  hearth_error** error);
+/* Results held (0 for NULL). */
+HEARTH_C_API size_t hearth_results_count(const hearth_results* results);
+HEARTH_C_API hearth_status hearth_results_get(const hearth_results* results,
+                                              size_t index,
+                                              hearth_result* out,
+                                              hearth_error** error);
+HEARTH_C_API void hearth_results_free(hearth_results* results);
+
+/* ---- Stats and metrics ------------------------------------------------ */
+
+/* Counts at the last plan or complete (SchedulerStats). */
+typedef struct hearth_stats {
+  uint64_t steps;
+  int32_t queued;
+  int32_t waiting;
+  int32_t preparing;
+  int32_t running;
+  int32_t swapped;
+  int32_t free_device_blocks;
+  int32_t cached_device_blocks;
+  int32_t kv_block_limit;
+  int32_t free_host_blocks;
+  int64_t resident_weight_bytes;
+  uint64_t prefix_hit_tokens;
+  uint64_t preemptions;
+  uint64_t finished;
+} hearth_stats;
+
+/* Engine thread. */
+HEARTH_C_API hearth_status hearth_scheduler_stats(
+    const hearth_scheduler* scheduler, hearth_stats* out,
+    hearth_error** error);
+
+/* What the built-in metrics collector measured, for the whole run or one
+ * user or class (seconds; tokens as counts). */
+typedef struct hearth_metrics {
+  uint64_t arrived;
+  uint64_t finished;
+  uint64_t cancelled;
+  uint64_t rejected;
+  uint64_t timed_out;
+  uint64_t failed;
+  int64_t prefill_tokens;
+  int64_t output_tokens;
+  /* VTC's cost (prefill_weight * prefill + decode_weight * decode), and that
+   * divided by the user's weight. */
+  double weighted_service;
+  double normalized_service;
+  double ttft_mean_s;
+  double ttft_p99_s;
+  double queue_wait_mean_s;
+  double e2e_mean_s;
+  /* Run-wide only (0 in a user's or class's): Jain's index over users'
+   * normalised service, and VTC's largest service difference between two
+   * backlogged users (-1 when not tracked: more users than max_gap_users). */
+  double jain_index;
+  double max_backlogged_service_gap;
+  uint64_t steps;
+} hearth_metrics;
+
+/* Engine thread. `group` NULL: the whole run; else "user:<name>" or
+ * "class:<name>" (NOT_FOUND otherwise). */
+HEARTH_C_API hearth_status hearth_scheduler_metrics(hearth_scheduler* scheduler,
+                                                    const char* group,
+                                                    hearth_metrics* out,
+                                                    hearth_error** error);
+
+/* Engine thread. The Prometheus text exposition (format 0.0.4) of the
+ * collector's report and the scheduler's current gauges
+ * (hearth/metrics/prometheus.h lists the families). router_names: also the
+ * vllm:* names routers read, labelled model_name (NULL: "hearth").
+ * *out_text is the caller's (hearth_string_free); *out_length (may be NULL)
+ * its length without the NUL. */
+HEARTH_C_API hearth_status hearth_scheduler_prometheus_text(
+    hearth_scheduler* scheduler, int32_t router_names, const char* model_name,
+    char** out_text, size_t* out_length, hearth_error** error);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* HEARTH_C_HEARTH_H_ */

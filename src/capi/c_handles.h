@@ -1,0 +1,70 @@
+// The C API's opaque objects: what each hearth_* handle holds on the C++ side.
+// Only the C API's own files see these definitions.
+
+#ifndef HEARTH_SRC_CAPI_C_HANDLES_H_
+#define HEARTH_SRC_CAPI_C_HANDLES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hearth/c/hearth.h"
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/policy/policy_registry.h"
+#include "hearth/request/request_state.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth/scheduler/scheduler_options.h"
+#include "hearth/scheduler/step_outcome.h"
+#include "hearth/scheduler/step_plan.h"
+
+// Scheduler options plus what the C++ API takes as objects rather than
+// values: the policy (by name and configuration, built at create) and the
+// metrics collector's weights.
+struct hearth_options {
+  hearth::SchedulerOptions scheduler;
+  std::string policy = "household";
+  hearth::PolicyConfig policy_config;
+  double metrics_prefill_weight = 1.0;
+  double metrics_decode_weight = 2.0;
+  int metrics_max_gap_users = 16;
+  // The add_* setters replace the single default entry on their first call.
+  bool users_added = false;
+  bool classes_added = false;
+};
+
+// The view of the outstanding StepPlan. Block ids are StrongIds, not
+// uint32_t, so the tables are copied into one flat buffer per plan; its
+// capacity is kept, so a steady state allocates nothing.
+struct hearth_plan {
+  const hearth::StepPlan* plan = nullptr;
+  std::vector<uint32_t> blocks;
+  std::vector<hearth_sequence> sequences;
+};
+
+// Names by index, shared with every results object so that a result's
+// strings outlive neither.
+using NameList = std::vector<std::string>;
+
+struct hearth_scheduler {
+  // Declared before the scheduler, which reports to it until destroyed.
+  std::unique_ptr<hearth::MetricsCollector> collector;
+  std::unique_ptr<hearth::Scheduler> scheduler;
+  std::shared_ptr<const NameList> user_names;
+  std::shared_ptr<const NameList> class_names;
+  hearth_plan plan_view;
+};
+
+struct hearth_outcome {
+  hearth::StepOutcome outcome;
+  // Whether hearth_outcome_begin() addressed it to a plan.
+  bool begun = false;
+};
+
+struct hearth_results {
+  std::vector<hearth::RequestResult> results;
+  std::shared_ptr<const NameList> user_names;
+  std::shared_ptr<const NameList> class_names;
+};
+
+#endif  // HEARTH_SRC_CAPI_C_HANDLES_H_

@@ -1,0 +1,171 @@
+// hearth_scheduler_*: creating a scheduler, submitting and cancelling.
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "capi/c_handles.h"
+#include "capi/c_status.h"
+#include "capi/c_time.h"
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/policy/policy_registry.h"
+#include "internal/status_macros.h"
+
+using hearth::capi::Fail;
+using hearth::capi::FromStatus;
+using hearth::capi::Guard;
+
+namespace {
+
+// A name a request gives is looked up in a registry of configured names,
+// none longer than this needs to be; reading a caller's string stops there.
+constexpr size_t kMaxNameBytes = size_t{1} << 16;
+
+absl::StatusOr<std::unique_ptr<hearth::MetricsCollector>> MakeCollector(
+    const hearth_options& o) {
+  hearth::MetricsOptions mo = hearth::MetricsOptionsFor(o.scheduler);
+  mo.prefill_weight = o.metrics_prefill_weight;
+  mo.decode_weight = o.metrics_decode_weight;
+  mo.max_gap_users = o.metrics_max_gap_users;
+  // The C API reports no time series; sampling one would only cost.
+  mo.series_interval = absl::ZeroDuration();
+  return hearth::MetricsCollector::Create(std::move(mo));
+}
+
+absl::Status Create(const hearth_options& o, hearth_scheduler& out) {
+  hearth::SchedulerOptions options = o.scheduler;
+  HEARTH_ASSIGN_OR_RETURN(options.policy_factory,
+                          hearth::MakePolicyFactory(o.policy, o.policy_config));
+  HEARTH_ASSIGN_OR_RETURN(out.collector, MakeCollector(o));
+  options.metrics_sink = out.collector.get();
+  HEARTH_ASSIGN_OR_RETURN(out.scheduler, hearth::Scheduler::Create(std::move(options)));
+  auto users = std::make_shared<NameList>();
+  for (const hearth::UserConfig& u : o.scheduler.users) users->push_back(u.name);
+  auto classes = std::make_shared<NameList>();
+  for (const hearth::WorkClassConfig& c : o.scheduler.work_classes) {
+    classes->push_back(c.name);
+  }
+  out.user_names = std::move(users);
+  out.class_names = std::move(classes);
+  return absl::OkStatus();
+}
+
+// The id a name resolves to; NULL is the first configured entry.
+template <typename Id, typename Find>
+absl::StatusOr<Id> Lookup(const char* name, Find find) {
+  if (name == nullptr) return Id(0);
+  const size_t length = strnlen(name, kMaxNameBytes + 1);
+  if (length > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name is longer than ", kMaxNameBytes, " bytes"));
+  }
+  return find(std::string_view(name, length));
+}
+
+absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
+                                             const hearth_request& r) {
+  hearth::RequestSpec spec;
+  HEARTH_ASSIGN_OR_RETURN(spec.user, Lookup<hearth::UserId>(r.user, [&](auto n) {
+                            return s.FindUser(n);
+                          }));
+  HEARTH_ASSIGN_OR_RETURN(spec.work_class,
+                          Lookup<hearth::WorkClassId>(r.work_class, [&](auto n) {
+                            return s.FindWorkClass(n);
+                          }));
+  HEARTH_ASSIGN_OR_RETURN(spec.model, Lookup<hearth::ModelId>(r.model, [&](auto n) {
+                            return s.FindModel(n);
+                          }));
+  if (r.prompt_token_ids == nullptr && r.num_prompt_token_ids != 0) {
+    return absl::InvalidArgumentError(
+        "hearth_request.prompt_token_ids is NULL but num_prompt_token_ids is not 0");
+  }
+  // Submit checks the count against prompt_tokens; this only keeps the copy
+  // below from trusting an absurd length.
+  if (r.num_prompt_token_ids > static_cast<size_t>(INT32_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hearth_request.num_prompt_token_ids is ", r.num_prompt_token_ids,
+        "; must be at most 2^31 - 1"));
+  }
+  spec.prompt_tokens = r.prompt_tokens == 0 && r.num_prompt_token_ids > 0
+                           ? static_cast<int32_t>(r.num_prompt_token_ids)
+                           : r.prompt_tokens;
+  if (r.num_prompt_token_ids > 0) {
+    spec.prompt_token_ids.assign(r.prompt_token_ids,
+                                 r.prompt_token_ids + r.num_prompt_token_ids);
+  }
+  spec.max_new_tokens = r.max_new_tokens;
+  spec.priority = r.priority;
+  if (r.label != nullptr) {
+    // One byte past the scheduler's own limit is enough for it to refuse.
+    const size_t limit = static_cast<size_t>(s.options().max_label_bytes) + 1;
+    spec.label.assign(r.label, strnlen(r.label, limit));
+  }
+  HEARTH_ASSIGN_OR_RETURN(spec.arrival_time,
+                          hearth::capi::TimeFromSeconds(
+                              r.arrival_time_s, "hearth_request.arrival_time_s",
+                              hearth::capi::Infinity::kPast));
+  HEARTH_ASSIGN_OR_RETURN(spec.deadline,
+                          hearth::capi::TimeFromSeconds(
+                              r.deadline_s, "hearth_request.deadline_s",
+                              hearth::capi::Infinity::kFuture));
+  if (r.parent != HEARTH_NO_REQUEST) spec.parent = hearth::RequestId(r.parent);
+  return spec;
+}
+
+}  // namespace
+
+extern "C" {
+
+hearth_status hearth_scheduler_create(const hearth_options* options,
+                                      hearth_scheduler** out,
+                                      hearth_error** error) {
+  return Guard(error, "hearth_scheduler_create", [&] {
+    HEARTH_C_REQUIRE(options, "hearth_scheduler_create", error);
+    HEARTH_C_REQUIRE(out, "hearth_scheduler_create", error);
+    *out = nullptr;
+    auto scheduler = std::make_unique<hearth_scheduler>();
+    const hearth_status status = FromStatus(Create(*options, *scheduler), error);
+    if (status == HEARTH_OK) *out = scheduler.release();
+    return status;
+  });
+}
+
+void hearth_scheduler_free(hearth_scheduler* scheduler) { delete scheduler; }
+
+hearth_request hearth_request_default(void) {
+  hearth_request r;
+  std::memset(&r, 0, sizeof(r));
+  r.arrival_time_s = -INFINITY;
+  r.deadline_s = INFINITY;
+  r.parent = HEARTH_NO_REQUEST;
+  return r;
+}
+
+hearth_status hearth_scheduler_submit(hearth_scheduler* scheduler,
+                                      const hearth_request* request,
+                                      uint64_t* out_id, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_submit", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_submit", error);
+    HEARTH_C_REQUIRE(request, "hearth_scheduler_submit", error);
+    HEARTH_C_REQUIRE(out_id, "hearth_scheduler_submit", error);
+    absl::StatusOr<hearth::RequestSpec> spec = SpecFrom(*scheduler->scheduler, *request);
+    if (!spec.ok()) return FromStatus(spec.status(), error);
+    absl::StatusOr<hearth::RequestId> id = scheduler->scheduler->Submit(*spec);
+    if (!id.ok()) return FromStatus(id.status(), error);
+    *out_id = id->value();
+    return HEARTH_OK;
+  });
+}
+
+hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler, uint64_t id,
+                                      hearth_error** error) {
+  return Guard(error, "hearth_scheduler_cancel", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_cancel", error);
+    return FromStatus(scheduler->scheduler->Cancel(hearth::RequestId(id)), error);
+  });
+}
+
+}  // extern "C"

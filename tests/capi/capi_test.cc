@@ -1,0 +1,325 @@
+// The C API under hostile input: NULL handles, out-of-range and NaN values,
+// bad JSON, huge strings and wrong call order all come back as error codes
+// with messages, never crashes (this runs under ASan + UBSan in CI). The
+// C11 host in c/full_loop.c and the consumers beside it cover the happy path
+// from C, Python and Go. Enum arguments out of their enum's range are
+// checked from C (c/full_loop.c): C allows them, while in C++ the call site
+// itself would be undefined.
+
+#include <catch2/catch.hpp>
+
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "hearth/c/hearth.h"
+
+namespace {
+
+// An error slot that frees what it holds.
+struct Error {
+  hearth_error* error = nullptr;
+  ~Error() { hearth_error_free(error); }
+  hearth_error** operator&() { return &error; }
+  std::string message() const { return hearth_error_message(error); }
+};
+
+struct Scheduler {
+  hearth_scheduler* s = nullptr;
+  explicit Scheduler(const char* json = "{\"kv\": {\"num_device_blocks\": 64}}") {
+    hearth_options* o = nullptr;
+    REQUIRE(hearth_options_from_json(json, &o, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_create(o, &s, nullptr) == HEARTH_OK);
+    hearth_options_free(o);
+  }
+  ~Scheduler() { hearth_scheduler_free(s); }
+};
+
+hearth_request Request(int32_t prompt, int32_t max_new) {
+  hearth_request r = hearth_request_default();
+  r.prompt_tokens = prompt;
+  r.max_new_tokens = max_new;
+  return r;
+}
+
+hearth_status OptionsStatus(const std::string& json, std::string* message) {
+  hearth_options* o = nullptr;
+  Error e;
+  hearth_status status = hearth_options_from_json(json.c_str(), &o, &e);
+  if (status == HEARTH_OK) {
+    hearth_scheduler* s = nullptr;
+    status = hearth_scheduler_create(o, &s, &e);
+    hearth_scheduler_free(s);
+  }
+  hearth_options_free(o);
+  *message = e.message();
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("C API: NULL handles and out-parameters are errors", "[capi]") {
+  Error e;
+  hearth_request r = Request(8, 8);
+  uint64_t id = 0;
+  CHECK(hearth_options_new(nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(e.message() == "hearth_options_new: out is NULL");
+  CHECK(hearth_options_from_json(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_kv_blocks(nullptr, 16, 1, 0, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_batch_limits(nullptr, 1, 1, 0, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_policy(nullptr, "fifo", &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_add_user(nullptr, "a", 1, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_add_work_class(nullptr, "a", 0, 0, 1, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_use_household_classes(nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_context_length(nullptr, 8, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_create(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_submit(nullptr, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_cancel(nullptr, 1, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_plan(nullptr, 1.0, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_complete(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_drain(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_stats(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_metrics(nullptr, nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_prometheus_text(nullptr, 0, nullptr, nullptr, nullptr, &e) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_new(nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_begin(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_add(nullptr, 1, 1, 0, HEARTH_FINISH_NONE, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_add_failed(nullptr, 1, "x", &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_add_failed_load(nullptr, 0, "x", &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_fill_from_plan(nullptr, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_set_completed_at(nullptr, 1.0, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_plan_sequence(nullptr, 0, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_plan_entry_at(nullptr, HEARTH_PLAN_RELEASED, 0, nullptr, &e) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_results_get(nullptr, 0, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_plan_step(nullptr) == 0);
+  CHECK(hearth_plan_num_batched_tokens(nullptr) == 0);
+  CHECK(hearth_plan_count(nullptr, HEARTH_PLAN_SEQUENCES) == 0);
+  CHECK(hearth_results_count(nullptr) == 0);
+  CHECK(hearth_error_code(nullptr) == HEARTH_INVALID_ARGUMENT);
+  CHECK(std::string(hearth_error_message(nullptr)).empty());
+  hearth_options_free(nullptr);
+  hearth_scheduler_free(nullptr);
+  hearth_outcome_free(nullptr);
+  hearth_results_free(nullptr);
+  hearth_error_free(nullptr);
+  hearth_string_free(nullptr);
+  // Without an error slot only the code comes back.
+  CHECK(hearth_scheduler_cancel(nullptr, 1, nullptr) == HEARTH_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: bad options JSON names the key and what is allowed", "[capi]") {
+  std::string m;
+  CHECK(OptionsStatus("{\"kv\": {\"num_blocks\": 4}}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("unknown key \"kv.num_blocks\"") &&
+                    Catch::Contains("num_device_blocks"));
+  CHECK(OptionsStatus("{\"bogus\": 1}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("\"bogus\""));
+  CHECK(OptionsStatus("{\"users\": [{\"name\": \"a\", \"wieght\": 2}]}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("users[0].wieght"));
+  CHECK(OptionsStatus("{\"kv\": {\"num_device_blocks\": 1e300}}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("{\"kv\": {\"num_device_blocks\": 4294967296}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("kv.num_device_blocks"));
+  CHECK(OptionsStatus("{\"kv\": {\"num_device_blocks\": -5}}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("num_device_blocks"));
+  CHECK(OptionsStatus("{\"max_running\": \"many\"}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("{\"users\": [{\"weight\": 0}]}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("{\"policy\": \"lottery\"}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("fifo"));
+  CHECK(OptionsStatus("{\"work_classes\": \"office\"}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("{\"max_arrival_lead_s\": \"soon\"}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("[1, 2]", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus("{\"kv\": ", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(OptionsStatus(std::string(100000, '[') + std::string(100000, ']'), &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("nested"));
+  const std::string huge_key(1 << 20, 'k');
+  CHECK(OptionsStatus("{\"" + huge_key + "\": 1}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK(m.size() < 2000);  // the key is quoted shortened
+  CHECK(OptionsStatus(std::string("{\"policy\": \"fifo\"}\0junk", 22), &m) == HEARTH_OK);
+  CHECK(OptionsStatus("{\"work_classes\": \"household\", \"policy\": \"vtc\", "
+                      "\"preemption_mode\": \"swap\", \"kv\": {\"num_host_blocks\": 64},"
+                      " \"vtc\": {\"decode_token_weight\": 1}, "
+                      "\"metrics\": {\"max_gap_users\": 4}}", &m) == HEARTH_OK);
+}
+
+TEST_CASE("C API: setters store and create validates", "[capi]") {
+  Error e;
+  hearth_options* o = nullptr;
+  REQUIRE(hearth_options_new(&o, &e) == HEARTH_OK);
+  CHECK(hearth_options_set_policy(o, "lottery", &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_policy(o, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_add_work_class(o, "x", 0, 0, NAN, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_add_user(o, "a", NAN, &e) == HEARTH_OK);
+  hearth_scheduler* s = nullptr;
+  CHECK(hearth_scheduler_create(o, &s, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(s == nullptr);
+  CHECK_THAT(e.message(), Catch::Contains("weight"));
+  REQUIRE(hearth_options_add_user(o, "b", 1, &e) == HEARTH_OK);  // appends
+  hearth_options_free(o);
+  REQUIRE(hearth_options_new(&o, &e) == HEARTH_OK);
+  CHECK(hearth_options_set_kv_blocks(o, 16, INT_MAX, 0, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_create(o, &s, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_kv_blocks(o, -1, 64, -1, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_create(o, &s, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_kv_blocks(o, 16, 64, 0, &e) == HEARTH_OK);
+  CHECK(hearth_options_set_batch_limits(o, INT_MIN, 0, -1, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_create(o, &s, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_set_batch_limits(o, 512, 8, 0, &e) == HEARTH_OK);
+  CHECK(hearth_options_use_household_classes(o, &e) == HEARTH_OK);
+  CHECK(hearth_options_set_policy(o, "mlfq", &e) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_create(o, &s, &e) == HEARTH_OK);
+  hearth_scheduler_free(s);
+  hearth_options_free(o);
+}
+
+TEST_CASE("C API: hostile requests are refused", "[capi]") {
+  Scheduler s;
+  Error e;
+  uint64_t id = 0;
+  hearth_request r = Request(INT_MAX, INT_MAX);
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  r = Request(-1, 8);
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  r = Request(8, 0);
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  for (double bad : {double{NAN}, double{INFINITY}, 1e300, -1e300}) {
+    r = Request(8, 8);
+    r.arrival_time_s = bad;
+    CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(e.message(), Catch::Contains("arrival_time_s"));
+    r = Request(8, 8);
+    r.deadline_s = bad == INFINITY ? -INFINITY : bad;
+    CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  }
+  r = Request(8, 8);
+  r.num_prompt_token_ids = 8;  // and no pointer
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  const std::vector<int32_t> ids(5, 1);
+  r.prompt_token_ids = ids.data();
+  r.num_prompt_token_ids = ids.size();  // 5 ids for 8 tokens
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  r.num_prompt_token_ids = SIZE_MAX;
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  const std::string huge(1 << 20, 'x');
+  r = Request(8, 8);
+  r.label = huge.c_str();
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(e.message(), Catch::Contains("label"));
+  r = Request(8, 8);
+  r.user = huge.c_str();
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) != HEARTH_OK);
+  r.user = "nobody";
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_NOT_FOUND);
+  r = Request(8, 8);
+  r.parent = 12345;
+  CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_cancel(s.s, HEARTH_NO_REQUEST, &e) == HEARTH_NOT_FOUND);
+  r = Request(8, 8);
+  CHECK(hearth_scheduler_submit(s.s, &r, nullptr, &e) == HEARTH_INVALID_ARGUMENT);
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_OK);
+}
+
+TEST_CASE("C API: call order, stale plans and bad outcomes", "[capi]") {
+  Scheduler s;
+  Error e;
+  uint64_t id = 0;
+  hearth_request r = Request(40, 3);
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_OK);
+  const hearth_plan* plan = nullptr;
+  for (double bad : {double{NAN}, double{INFINITY}, -double{INFINITY}, 1e13}) {
+    CHECK(hearth_scheduler_plan(s.s, bad, &plan, &e) == HEARTH_INVALID_ARGUMENT);
+  }
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_complete(s.s, o, &e) == HEARTH_FAILED_PRECONDITION);
+  CHECK(hearth_outcome_add(o, id, 1, 0, HEARTH_FINISH_NONE, &e) == HEARTH_FAILED_PRECONDITION);
+  REQUIRE(hearth_scheduler_plan(s.s, 10.0, &plan, &e) == HEARTH_OK);
+  const hearth_plan* again = nullptr;
+  CHECK(hearth_scheduler_plan(s.s, 11.0, &again, &e) == HEARTH_FAILED_PRECONDITION);
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES) == 1);
+  hearth_sequence seq;
+  CHECK(hearth_plan_sequence(plan, 1, &seq, &e) == HEARTH_OUT_OF_RANGE);
+  CHECK(hearth_plan_sequence(plan, SIZE_MAX, &seq, &e) == HEARTH_OUT_OF_RANGE);
+  hearth_plan_entry entry;
+  CHECK(hearth_plan_entry_at(plan, HEARTH_PLAN_RELEASED, 0, &entry, &e) == HEARTH_OUT_OF_RANGE);
+  CHECK(hearth_plan_entry_at(plan, HEARTH_PLAN_SEQUENCES, 0, &entry, &e) ==
+        HEARTH_INVALID_ARGUMENT);
+  REQUIRE(hearth_plan_sequence(plan, 0, &seq, &e) == HEARTH_OK);
+  CHECK(seq.num_tokens == 40);
+  CHECK(seq.full_block_table == 1);
+  CHECK(seq.num_block_table == 3);  // 40 tokens, 16 per block
+
+  // A wrong outcome applies nothing and leaves the plan outstanding.
+  REQUIRE(hearth_outcome_begin(o, plan, &e) == HEARTH_OK);
+  CHECK(hearth_outcome_add(o, id, 1, 0, HEARTH_FINISH_LENGTH, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_add(o, id + 1, 1, 0, HEARTH_FINISH_NONE, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_complete(s.s, o, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_set_completed_at(o, NAN, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_set_completed_at(o, 5.0, &e) == HEARTH_OK);  // before the plan
+  REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+  CHECK(hearth_outcome_set_completed_at(o, 5.0, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_complete(s.s, o, &e) == HEARTH_INVALID_ARGUMENT);
+  REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+  // The completed plan's view is empty, not dangling.
+  CHECK(hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES) == 0);
+  CHECK(hearth_plan_step(plan) == 0);
+  CHECK(hearth_outcome_begin(o, plan, &e) == HEARTH_FAILED_PRECONDITION);
+  CHECK(hearth_scheduler_plan(s.s, 9.0, &plan, &e) == HEARTH_INVALID_ARGUMENT);  // backwards
+
+  // Run it out: every request ends exactly once, with the failure's message.
+  int ended = 0;
+  for (int step = 0; step < 20 && ended == 0; ++step) {
+    REQUIRE(hearth_scheduler_plan(s.s, 11.0 + step, &plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_outcome_begin(o, plan, &e) == HEARTH_OK);
+    for (size_t i = 0; i < hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES); ++i) {
+      REQUIRE(hearth_plan_sequence(plan, i, &seq, &e) == HEARTH_OK);
+      REQUIRE(hearth_outcome_add_failed(o, seq.id, nullptr, &e) == HEARTH_OK);
+    }
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+    hearth_results* results = nullptr;
+    REQUIRE(hearth_scheduler_drain(s.s, &results, &e) == HEARTH_OK);
+    for (size_t i = 0; i < hearth_results_count(results); ++i) {
+      hearth_result result;
+      REQUIRE(hearth_results_get(results, i, &result, &e) == HEARTH_OK);
+      CHECK(result.phase == HEARTH_PHASE_FAILED);
+      CHECK_THAT(result.message, Catch::Contains("engine failure"));
+      CHECK(std::isfinite(result.end_time_s));
+      ++ended;
+    }
+    hearth_result result;
+    CHECK(hearth_results_get(results, 99, &result, &e) == HEARTH_OUT_OF_RANGE);
+    hearth_results_free(results);
+  }
+  CHECK(ended == 1);
+  hearth_metrics m;
+  CHECK(hearth_scheduler_metrics(s.s, "user:nobody", &m, &e) == HEARTH_NOT_FOUND);
+  CHECK(hearth_scheduler_metrics(s.s, "", &m, &e) == HEARTH_NOT_FOUND);
+  REQUIRE(hearth_scheduler_metrics(s.s, "class:default", &m, &e) == HEARTH_OK);
+  CHECK(m.failed == 1);
+  char* text = nullptr;
+  REQUIRE(hearth_scheduler_prometheus_text(s.s, 0, nullptr, &text, nullptr, &e) == HEARTH_OK);
+  CHECK_THAT(text, Catch::Contains("outcome=\"failed\"} 1"));
+  hearth_string_free(text);
+  hearth_outcome_free(o);
+}
+
+TEST_CASE("C API: an error slot is replaced, not leaked", "[capi]") {
+  Error e;
+  hearth_options* o = nullptr;
+  CHECK(hearth_options_from_json("{\"a\": 1}", &o, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_options_from_json("{\"b\": 1}", &o, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(e.message(), Catch::Contains("\"b\""));
+  CHECK(hearth_error_code(e.error) == HEARTH_INVALID_ARGUMENT);
+  // Success leaves the slot as it was.
+  REQUIRE(hearth_options_new(&o, &e) == HEARTH_OK);
+  CHECK_THAT(e.message(), Catch::Contains("\"b\""));
+  hearth_options_free(o);
+  CHECK(std::string(hearth_version()) == HEARTH_VERSION_STRING);
+}

@@ -1,0 +1,3 @@
+module hearth.example/host
+
+go 1.19
