@@ -40,6 +40,23 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 33);
 }
 
+// Fills the prompt positions from `from` up to the end of the hashed blocks
+// with ids that depend only on (seed, block hash, offset in the block), and
+// returns where the hashed blocks end (at least `from`).
+int32_t FillHashedBlocks(const SimRequest& r, uint64_t seed, int32_t from,
+                         std::vector<TokenId>& ids, int32_t vocab) {
+  if (r.prefix_hashes.empty()) return from;
+  const int64_t hashed = std::min<int64_t>(
+      r.prompt_tokens,
+      static_cast<int64_t>(r.prefix_hashes.size()) * r.prefix_hash_tokens);
+  for (int64_t p = from; p < hashed; ++p) {
+    const uint64_t block = Mix(seed ^ Mix(r.prefix_hashes[p / r.prefix_hash_tokens] + 0x7f4a7c15ull));
+    ids[p] = static_cast<TokenId>(Mix(block + static_cast<uint64_t>(p % r.prefix_hash_tokens)) %
+                                  static_cast<uint64_t>(vocab));
+  }
+  return static_cast<int32_t>(std::max<int64_t>(from, hashed));
+}
+
 absl::Status ValidateOptions(const SimulationOptions& o) {
   if (o.cost_model == nullptr) {
     return absl::InvalidArgumentError("SimulationOptions.cost_model is required");
@@ -204,7 +221,7 @@ absl::Status SimulationRun::Setup() {
 
 void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
   const SimRequest& r = w_.requests[index];
-  bool needed = r.shared_prefix_tokens > 0;
+  bool needed = r.shared_prefix_tokens > 0 || !r.prefix_hashes.empty();
   for (int32_t c = child_head_[index]; c >= 0 && !needed; c = child_next_[c]) {
     needed = w_.requests[c].shared_prefix_tokens > 0;
   }
@@ -223,6 +240,7 @@ void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
       shared = r.shared_prefix_tokens;
     }
   }
+  shared = FillHashedBlocks(r, o_.seed, shared, ids, vocab_);
   const uint64_t base = Mix(o_.seed ^ (uint64_t{static_cast<uint32_t>(index)} << 32));
   for (int32_t p = shared; p < r.prompt_tokens; ++p) {
     ids[p] = static_cast<TokenId>(Mix(base + static_cast<uint64_t>(p)) %
