@@ -362,7 +362,7 @@ absl::StatusOr<double> MeasureCapacity(const Scenario& s) {
 
 namespace {
 
-absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out) {
+absl::StatusOr<Workload> BuildRequests(const Scenario& s, WorkloadCalibration* calibration) {
   Workload w;
   const WorkloadSpec& spec = s.workload;
   switch (spec.kind) {
@@ -370,15 +370,23 @@ absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out
       HouseholdOptions h = spec.household;
       h.seed = s.seed;
       h.request_cap = spec.request_cap;
+      WorkloadCalibration c;
       if (spec.load > 0) {
-        HEARTH_ASSIGN_OR_RETURN(double capacity, MeasureCapacity(s));
+        HEARTH_ASSIGN_OR_RETURN(c.capacity_per_s, MeasureCapacity(s));
         HouseholdOptions unit = h;
         unit.load_scale = 1.0;
-        const double offered = ExpectedCallsPerSecond(unit);
-        if (offered <= 0) return absl::InvalidArgumentError("household offers no work");
-        h.load_scale = spec.load * capacity / offered;
+        c.offered_per_s_at_unit_scale = ExpectedCallsPerSecond(unit);
+        if (c.offered_per_s_at_unit_scale <= 0) {
+          return absl::InvalidArgumentError("household offers no work");
+        }
+        h.load_scale = spec.load * c.capacity_per_s / c.offered_per_s_at_unit_scale;
+      } else {
+        HouseholdOptions unit = h;
+        unit.load_scale = 1.0;
+        c.offered_per_s_at_unit_scale = ExpectedCallsPerSecond(unit);
       }
-      if (load_scale_out != nullptr) *load_scale_out = h.load_scale;
+      c.load_scale = h.load_scale;
+      if (calibration != nullptr) *calibration = c;
       HEARTH_ASSIGN_OR_RETURN(w, GenerateHousehold(h));
       break;
     }
@@ -413,8 +421,8 @@ absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out
 
 }  // namespace
 
-absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out) {
-  absl::StatusOr<Workload> w = BuildRequests(s, load_scale_out);
+absl::StatusOr<Workload> BuildWorkload(const Scenario& s, WorkloadCalibration* calibration) {
+  absl::StatusOr<Workload> w = BuildRequests(s, calibration);
   if (w.ok()) return w;
   // The library's messages name its options; the prefix names the scenario
   // entry they came from.

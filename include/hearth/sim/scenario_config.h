@@ -128,12 +128,25 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
                                        const std::string& file_name,
                                        const std::string& base_dir);
 
+// How BuildWorkload set a household's load, for reports.
+struct WorkloadCalibration {
+  // Requests per second FIFO finished while saturated by the household mix;
+  // 0 when `load` is unset (no capacity run) or the workload is not a
+  // household.
+  double capacity_per_s = 0;
+  // Household calls per second offered at load_scale 1.
+  double offered_per_s_at_unit_scale = 0;
+  // The generator's load_scale: `load` x capacity / offered when `load` is
+  // set, the scenario's load_scale otherwise (0 for trace kinds).
+  double load_scale = 0;
+};
+
 // Generates or reads the scenario's requests. For a household with `load`,
 // first measures capacity (requests per second finished by FIFO while
-// saturated) and sets the load scale; `load_scale_out`, when not null,
-// receives the scale used.
+// saturated) and sets the load scale; `calibration`, when not null, receives
+// the figures used.
 absl::StatusOr<Workload> BuildWorkload(const Scenario& scenario,
-                                       double* load_scale_out = nullptr);
+                                       WorkloadCalibration* calibration = nullptr);
 
 // Options for one run of the scenario under `policy` (a name for
 // MakePolicyFactory).
