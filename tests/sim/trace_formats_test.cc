@@ -248,3 +248,30 @@ TEST_CASE("request jsonl reads users, classes, chains and prefix hashes by name"
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+TEST_CASE("Jain's index counts the users who sent work, not idle ones", "[sim]") {
+  // Two members with the same requests and a third configured but idle: the
+  // two got equal service, so the index is 1, not 2/3.
+  Workload w;
+  for (uint32_t user : {0u, 1u, 0u, 1u}) {
+    SimRequest r;
+    r.user = user;
+    r.prompt_tokens = 64;
+    r.output_tokens = 8;
+    w.requests.push_back(r);
+  }
+  auto cost = testing_sim::FlatCost(10);
+  SimulationOptions o;
+  o.scheduler = testing_sim::SmallScheduler({"a", "b", "idle"}, {"c"});
+  o.cost_model = cost.get();
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  CHECK(r->report.users[2].arrived == 0);
+  CHECK(r->report.jain_index == Approx(1.0));
+}
+
+}  // namespace
+}  // namespace hearth
