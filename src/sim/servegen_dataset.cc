@@ -88,7 +88,9 @@ absl::StatusOr<std::vector<ServeGenLengthWindow>> ParseServeGenDataset(std::stri
         absl::StrCat(name, ": expected an object keyed by window start, found ", doc.type_name()));
   }
   std::vector<ServeGenLengthWindow> out;
-  for (const auto& [key, fields] : doc.items()) {
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();
+    const Json& fields = item.value();
     auto bad = [&](absl::string_view what) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": window ", internal::Quote(key), ": ", what));

@@ -9,6 +9,7 @@
 
 #include "hearth/sim/burstgpt_trace.h"
 #include "hearth/sim/mooncake_trace.h"
+#include "hearth/sim/scenario_config.h"
 #include "hearth/sim/request_jsonl.h"
 #include "hearth/sim/servegen_dataset.h"
 #include "hearth/sim/servegen_trace.h"
@@ -271,6 +272,79 @@ TEST_CASE("Jain's index counts the users who sent work, not idle ones", "[sim]")
   REQUIRE(r.ok());
   CHECK(r->report.users[2].arrived == 0);
   CHECK(r->report.jain_index == Approx(1.0));
+}
+
+}  // namespace
+}  // namespace hearth
+
+namespace hearth {
+namespace {
+
+constexpr const char* kScenarioHead = R"(
+name = "t"
+[gpu]
+name = "RTX 4090"
+[model]
+name = "Llama-3.2-3B"
+[[users]]
+name = "alice"
+[[users]]
+name = "bob"
+[[classes]]
+name = "chat"
+[[classes]]
+name = "agent"
+)";
+
+absl::StatusOr<Workload> ScenarioWorkload(const std::string& workload) {
+  auto s = ParseScenario(std::string(kScenarioHead) + workload, "t.toml", HEARTH_SIM_TESTDATA);
+  if (!s.ok()) return s.status();
+  return BuildWorkload(*s);
+}
+
+TEST_CASE("scenarios read the new trace kinds and name their bad keys", "[sim]") {
+  auto mooncake = ScenarioWorkload(
+      "[workload]\nkind = \"mooncake\"\nfile = \"mooncake_sample.jsonl\"\n"
+      "default_class = \"agent\"\nmax_requests = 3\n");
+  REQUIRE(mooncake.ok());
+  CHECK(mooncake->requests.size() == 3);
+  CHECK(mooncake->requests[0].work_class == 1);
+  auto sharegpt = ScenarioWorkload(
+      "[workload]\nkind = \"sharegpt\"\nfile = \"sharegpt_lengths.jsonl\"\nrate_per_s = 10\n"
+      "default_class = \"chat\"\n");
+  REQUIRE(sharegpt.ok());
+  CHECK(sharegpt->requests.size() == 3);
+  auto burst = ScenarioWorkload(
+      "[workload]\nkind = \"burstgpt\"\nfile = \"burstgpt_sample.csv\"\nfailed = \"skip\"\n"
+      "default_class = \"chat\"\n");
+  REQUIRE(burst.ok());
+  CHECK(burst->requests.size() == 4);
+  auto jsonl = ScenarioWorkload(
+      "[workload]\nkind = \"jsonl\"\nfile = \"requests_sample.jsonl\"\ndefault_user = \"bob\"\n");
+  REQUIRE(jsonl.ok());
+  CHECK(jsonl->requests.size() == 4);
+
+  auto message = [](const std::string& workload) {
+    auto s = ParseScenario(std::string(kScenarioHead) + workload, "t.toml", ".");
+    REQUIRE_FALSE(s.ok());
+    return std::string(s.status().message());
+  };
+  CHECK_THAT(message("[workload]\nkind = \"burstgpt\"\nfile = \"b.csv\"\ndefault_class = "
+                     "\"chat\"\nfailed = \"maybe\"\n"),
+             Catch::StartsWith("t.toml:19: workload.failed: must be \"replay_prefill\" or"));
+  CHECK_THAT(message("[workload]\nkind = \"mooncake\"\nfile = \"m.jsonl\"\ndefault_class = "
+                     "\"chat\"\nblock = 5\n"),
+             Catch::Contains("workload.block: unknown key; allowed: kind, file, flood, "
+                             "request_cap, block_tokens, users"));
+  CHECK_THAT(message("[workload]\nkind = \"jsonl\"\nfile = \"r.jsonl\"\ndefault_user = \"zoe\"\n"),
+             Catch::Contains("workload.default_user: unknown user 'zoe'"));
+  // A bad row's error names the scenario entry and the trace's line.
+  auto bad = ScenarioWorkload("[workload]\nkind = \"mooncake\"\nfile = \"burstgpt_sample.csv\"\n"
+                              "default_class = \"chat\"\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("t.toml:17: workload.file: ") &&
+                 Catch::Contains("burstgpt_sample.csv:1: JSON: "));
 }
 
 }  // namespace

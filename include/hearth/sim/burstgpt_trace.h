@@ -14,6 +14,7 @@
 // rows are errors naming the file, line and column.
 //
 // Example:
+//   hearth::TraceMapping mapping;   // users and classes: see trace_mapping.h
 //   hearth::BurstGptOptions o;
 //   o.models = {"ChatGPT"};
 //   absl::StatusOr<hearth::Workload> w =

@@ -12,6 +12,8 @@
 // latest window starting at or before t.
 //
 // Example:
+//   const std::string text = R"({"0": {"input_tokens": "{100: 1.0}",
+//                                      "output_tokens": "{20: 1.0}"}})";
 //   absl::StatusOr<std::vector<hearth::ServeGenLengthWindow>> d =
 //       hearth::ParseServeGenDataset(text, "chunk-7-dataset.json");
 

@@ -18,6 +18,7 @@
 // ...", nlohmann gives no positions for values; syntax errors do get a line).
 //
 // Example:
+//   hearth::TraceMapping mapping;
 //   hearth::ShareGptOptions o;
 //   o.rate_per_s = 2;
 //   absl::StatusOr<hearth::Workload> w =
