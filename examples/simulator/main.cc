@@ -16,6 +16,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "hearth/sim/report_writer.h"
@@ -40,12 +42,45 @@ int Fail(const std::string& what) {
   return 1;
 }
 
+// --help lists the flags defined in a file whose name matches the
+// program's by default; this program's flags live in main.cc, which never
+// does, so --help printed "No flags matched". Match this file instead
+// (--helpfull still lists Abseil's own flags too).
+bool IsThisFile(absl::string_view path) { return absl::EndsWith(path, "simulator/main.cc"); }
+
+void ListOurFlagsInHelp() {
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = IsThisFile;
+  config.contains_helpshort_flags = IsThisFile;
+  config.version_string = [] { return std::string("hearth_sim_cli (Hearth simulator)\n"); };
+  absl::SetFlagsUsageConfig(config);
+}
+
+// The household's calibration, when the scenario set `load`: what the
+// offered rate was scaled to.
+void PrintCalibration(const hearth::Scenario& s, const hearth::WorkloadCalibration& c) {
+  if (s.workload.kind != hearth::WorkloadSpec::Kind::kHousehold) return;
+  if (c.capacity_per_s > 0) {
+    std::fprintf(stderr,
+                 "%s: measured capacity %.3f requests/s (FIFO, saturated); load %.2f -> "
+                 "load_scale %.4f (%.3f calls/s offered at scale 1)\n",
+                 s.name.c_str(), c.capacity_per_s, s.workload.load, c.load_scale,
+                 c.offered_per_s_at_unit_scale);
+  } else {
+    std::fprintf(stderr, "%s: load_scale %.4f (set in the scenario; %.3f calls/s at scale 1)\n",
+                 s.name.c_str(), c.load_scale, c.offered_per_s_at_unit_scale);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  ListOurFlagsInHelp();
   absl::SetProgramUsageMessage(
       "Simulates a Hearth scenario under several policies.\n"
-      "  hearth_sim_cli --config=scenario.toml [--out=dir] [--policies=fifo,household]");
+      "  hearth_sim_cli --config=scenario.toml [--out=dir] [--policies=fifo,household]\n"
+      "The scenario format: bench/suites/README.md; the trace formats: "
+      "examples/simulator/README.md.");
   absl::ParseCommandLine(argc, argv);
   const std::string config = absl::GetFlag(FLAGS_config);
   if (config.empty()) return Fail("--config is required (a scenario .toml file)");
@@ -62,11 +97,13 @@ int main(int argc, char** argv) {
   if (out.empty()) out = "sim_out/" + scenario->name;
 
   const absl::Time t0 = absl::Now();
-  double load_scale = 0;
-  absl::StatusOr<hearth::Workload> workload = hearth::BuildWorkload(*scenario, &load_scale);
+  hearth::WorkloadCalibration calibration;
+  absl::StatusOr<hearth::Workload> workload = hearth::BuildWorkload(*scenario, &calibration);
   if (!workload.ok()) return Fail(std::string(workload.status().message()));
-  std::fprintf(stderr, "%s: %zu requests built in %.2f s\n", scenario->name.c_str(),
-               workload->requests.size(), absl::ToDoubleSeconds(absl::Now() - t0));
+  PrintCalibration(*scenario, calibration);
+  std::fprintf(stderr, "%s: %zu requests in the workload, built in %.2f s\n",
+               scenario->name.c_str(), workload->requests.size(),
+               absl::ToDoubleSeconds(absl::Now() - t0));
 
   std::vector<hearth::PolicyRun> runs;
   for (const std::string& policy : scenario->policies) {
@@ -79,9 +116,15 @@ int main(int argc, char** argv) {
     absl::StatusOr<hearth::SimulationResult> result =
         hearth::RunSimulation(*workload, *options);
     if (!result.ok()) return Fail(policy + ": " + std::string(result.status().message()));
-    std::fprintf(stderr, "%-10s %8.2f s wall, %llu steps, %.0f simulated s\n", policy.c_str(),
-                 absl::ToDoubleSeconds(absl::Now() - start),
-                 static_cast<unsigned long long>(result->steps), result->simulated_seconds);
+    std::fprintf(stderr,
+                 "%-10s %8.2f s wall, %llu steps, %.0f simulated s; %llu issued, "
+                 "%llu refused at submission, %llu never issued (parent unfinished)\n",
+                 policy.c_str(), absl::ToDoubleSeconds(absl::Now() - start),
+                 static_cast<unsigned long long>(result->steps), result->simulated_seconds,
+                 static_cast<unsigned long long>(result->report.total.arrived -
+                                                 result->submit_rejected),
+                 static_cast<unsigned long long>(result->submit_rejected),
+                 static_cast<unsigned long long>(result->dependents_dropped));
     runs.push_back({policy, *std::move(result)});
   }
   if (!absl::GetFlag(FLAGS_quiet)) {

@@ -144,14 +144,20 @@ std::string PolicyColumnsHeader(const char* first, const std::vector<PolicyRun>&
   return out;
 }
 
+// Each row's counts add up: arrived = finished + timed out + rejected +
+// failed (the simulator cancels nothing), and arrived + not issued = the
+// workload's requests.
 void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
   absl::StrAppend(&out,
-                  "| policy | finished | timed out | output tok/s | goodput req/s | "
+                  "| policy | arrived | finished | timed out | rejected | failed | not issued | "
+                  "output tok/s | goodput req/s | "
                   "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | Jain | max gap | preemptions |\n"
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const PolicyRun& run : runs) {
     const MetricsReport& r = run.result.report;
-    absl::StrAppend(&out, "| ", run.policy, " | ", r.total.finished, " | ", r.total.timed_out,
+    absl::StrAppend(&out, "| ", run.policy, " | ", r.total.arrived, " | ", r.total.finished,
+                    " | ", r.total.timed_out, " | ", r.total.rejected, " | ",
+                    r.total.failed + r.total.cancelled, " | ", run.result.dependents_dropped,
                     " | ", absl::StrFormat("%.1f", r.output_tokens_per_s), " | ",
                     absl::StrFormat("%.3f", r.goodput_requests_per_s), " | ",
                     Ms(r.total.ttft.p50), " | ", Ms(r.total.ttft.p99), " | ",
@@ -179,6 +185,12 @@ void AppendWorkflows(std::string& out, const std::vector<PolicyRun>& runs) {
   }
 }
 
+// ", 3 rejected" in a cell whose group had rejections (at submission
+// included), so no table hides them; nothing otherwise.
+std::string RejectedNote(const GroupReport& g) {
+  return g.rejected == 0 ? std::string() : absl::StrCat(", ", g.rejected, " rejected");
+}
+
 // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
 void AppendClasses(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
   absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n",
@@ -192,7 +204,7 @@ void AppendClasses(std::string& out, const Scenario& s, const std::vector<Policy
         continue;
       }
       absl::StrAppend(&out, " ", Ms(g.ttft.p50), " / ", Ms(g.ttft.p99), ", ",
-                      Ms(g.itl.p99), ", ", Pct(g.slo_attainment), " |");
+                      Ms(g.itl.p99), ", ", Pct(g.slo_attainment), RejectedNote(g), " |");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -209,14 +221,14 @@ void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRu
       const double total = TotalService(r);
       const GroupReport& g = r.users[u];
       absl::StrAppend(&out, " ", Pct(total > 0 ? g.normalized_service / total : 0), ", ",
-                      Ms(g.ttft.p99), " |");
+                      Ms(g.ttft.p99), RejectedNote(g), " |");
     }
     absl::StrAppend(&out, "\n");
   }
 }
 
-// Requests the scheduler refused at submission appear in no table below,
-// so they are counted here; nothing is written when there are none.
+// Why requests were refused at submission (they are counted as rejected in
+// every table below); nothing is written when there are none.
 void AppendRejected(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
   std::vector<std::string> parts;
   for (const PolicyRun& run : runs) {
@@ -233,8 +245,8 @@ void AppendRejected(std::string& out, const Scenario& s, const std::vector<Polic
                                  absl::StrJoin(reasons, ", "), ")"));
   }
   if (parts.empty()) return;
-  absl::StrAppend(&out, "Rejected at submission, so in no table below: ",
-                  absl::StrJoin(parts, "; "), ".\n\n");
+  absl::StrAppend(&out, "Refused at submission (counted as arrived and rejected in every "
+                  "table below): ", absl::StrJoin(parts, "; "), ".\n\n");
 }
 
 }  // namespace
@@ -244,11 +256,24 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
   if (!s.description.empty()) absl::StrAppend(&out, s.description, "\n\n");
   if (!runs.empty()) {
     const SimulationResult& r0 = runs[0].result;
+    // Every run replays the same workload: what one issued plus what it
+    // never issued (a dependent call whose parent did not finish).
+    const uint64_t requests = r0.report.total.arrived + r0.dependents_dropped;
+    double shortest = r0.simulated_seconds;
+    double longest = r0.simulated_seconds;
+    for (const PolicyRun& run : runs) {
+      shortest = std::min(shortest, run.result.simulated_seconds);
+      longest = std::max(longest, run.result.simulated_seconds);
+    }
     absl::StrAppend(&out, "GPU ", s.gpu.name, ", model ", s.model.name, ", ",
                     s.scheduler.kv.num_device_blocks, " KV blocks of ",
                     s.scheduler.kv.block_size, " tokens; cost: ", r0.cost_model, "; ",
-                    r0.report.total.arrived, " requests over ",
-                    absl::StrFormat("%.0f", r0.simulated_seconds), " simulated s.\n\n");
+                    requests, " requests in the workload over ",
+                    shortest == longest ? absl::StrFormat("%.0f", longest)
+                                        : absl::StrFormat("%.0f-%.0f", shortest, longest),
+                    " simulated s. Per policy, arrived = finished + timed out + rejected + "
+                    "failed, and arrived + not issued (calls whose parent did not finish) = "
+                    "the workload.\n\n");
   }
   AppendRejected(out, s, runs);
   AppendHeadline(out, runs);

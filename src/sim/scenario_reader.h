@@ -5,6 +5,7 @@
 #define HEARTH_SRC_SIM_SCENARIO_READER_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,6 +84,25 @@ std::vector<std::string> ClassNames(const Scenario& s);
 
 // The [intake] section.
 absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s);
+
+// A trace's TraceMapping keys (users, shares, assignment, time_scale,
+// skip_s, duration_s, max_requests, default_class, class_rules) into
+// s.workload.mapping.
+inline constexpr std::string_view kMappingKeys[] = {
+    "users", "shares", "assignment", "time_scale", "skip_s", "duration_s",
+    "max_requests", "default_class", "class_rules"};
+absl::Status ParseMapping(const ScenarioReader& r, const toml::table& w, Scenario& s);
+
+// The [workload] keys of the mooncake, sharegpt, burstgpt and jsonl kinds,
+// each with its own (ParseTraceKind) and those every kind shares ("kind",
+// "flood", "request_cap"); empty for another kind.
+std::vector<std::string_view> TraceKindKeys(std::string_view kind);
+// Reads those kinds' keys into `s`, kind included.
+absl::Status ParseTraceKind(const ScenarioReader& r, const toml::table& w, std::string_view kind,
+                            Scenario& s);
+
+// The workload of those kinds, read from s.workload.trace_path.
+absl::StatusOr<Workload> LoadTraceKind(const Scenario& s);
 
 // The [workload] section.
 absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,

@@ -104,6 +104,12 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
 absl::Status ParseAzure(const ScenarioReader& r, const toml::table& w, Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(std::string file, r.String(w, "file", kPath, std::nullopt));
   s.workload.trace_path = r.Resolve(file);
+  return ParseMapping(r, w, s);
+}
+
+}  // namespace
+
+absl::Status ParseMapping(const ScenarioReader& r, const toml::table& w, Scenario& s) {
   TraceMapping& m = s.workload.mapping;
   HEARTH_ASSIGN_OR_RETURN(m.users, UserList(r, w, s));
   HEARTH_ASSIGN_OR_RETURN(m.user_shares, r.Numbers(w, "shares", kPath));
@@ -144,6 +150,8 @@ absl::Status ParseAzure(const ScenarioReader& r, const toml::table& w, Scenario&
   return absl::OkStatus();
 }
 
+namespace {
+
 absl::Status ParseServeGen(const ScenarioReader& r, const toml::table& w, Scenario& s) {
   ServeGenOptions& o = s.workload.servegen;
   HEARTH_ASSIGN_OR_RETURN(std::string dir, r.String(w, "directory", kPath, std::nullopt));
@@ -153,6 +161,10 @@ absl::Status ParseServeGen(const ScenarioReader& r, const toml::table& w, Scenar
   HEARTH_ASSIGN_OR_RETURN(o.rate_scale, r.Number(w, "rate_scale", kPath, 1, 1e-9, 1e6));
   HEARTH_ASSIGN_OR_RETURN(o.prompt, r.Length(w, "prompt", kPath, o.prompt));
   HEARTH_ASSIGN_OR_RETURN(o.output, r.Length(w, "output", kPath, o.output));
+  HEARTH_ASSIGN_OR_RETURN(o.lengths_from_datasets,
+                          r.Bool(w, "lengths_from_datasets", kPath, false));
+  HEARTH_ASSIGN_OR_RETURN(std::string datasets, r.String(w, "dataset_directory", kPath, ""));
+  if (!datasets.empty()) o.dataset_directory = r.Resolve(datasets);
   HEARTH_ASSIGN_OR_RETURN(auto clients, r.Tables(w, "clients", kPath));
   if (clients.empty()) return r.Error(w, "workload.clients", "list at least one client");
   for (size_t i = 0; i < clients.size(); ++i) {
@@ -219,6 +231,7 @@ std::string_view SourceKey(std::string_view kind) {
   if (kind == "azure") return "file";
   if (kind == "servegen") return "directory";
   if (kind == "agent") return "directories";
+  if (!TraceKindKeys(kind).empty()) return "file";
   return "";
 }
 
@@ -260,7 +273,8 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
   } else if (kind == "servegen") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "directory", "start_s", "duration_s", "rate_scale", "prompt", "output",
-             "clients", "flood", "request_cap"}, r.file(), kPath));
+             "lengths_from_datasets", "dataset_directory", "clients", "flood", "request_cap"},
+        r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kServeGen;
     st = ParseServeGen(r, *w, s);
   } else if (kind == "agent") {
@@ -271,9 +285,13 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
         r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kAgent;
     st = ParseAgent(r, *w, s);
+  } else if (const std::vector<std::string_view> keys = TraceKindKeys(kind); !keys.empty()) {
+    HEARTH_RETURN_IF_ERROR(CheckKeys(*w, keys, r.file(), kPath));
+    st = ParseTraceKind(r, *w, kind, s);
   } else {
     return r.Error(*w->get("kind"), "workload.kind",
-                   "must be \"household\", \"azure\", \"servegen\" or \"agent\"");
+                   "must be \"household\", \"azure\", \"servegen\", \"agent\", "
+                   "\"mooncake\", \"sharegpt\", \"burstgpt\" or \"jsonl\"");
   }
   HEARTH_RETURN_IF_ERROR(st);
   HEARTH_RETURN_IF_ERROR(ParseLimits(r, *w, kind, s));
@@ -344,7 +362,7 @@ absl::StatusOr<double> MeasureCapacity(const Scenario& s) {
 
 namespace {
 
-absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out) {
+absl::StatusOr<Workload> BuildRequests(const Scenario& s, WorkloadCalibration* calibration) {
   Workload w;
   const WorkloadSpec& spec = s.workload;
   switch (spec.kind) {
@@ -352,15 +370,23 @@ absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out
       HouseholdOptions h = spec.household;
       h.seed = s.seed;
       h.request_cap = spec.request_cap;
+      WorkloadCalibration c;
       if (spec.load > 0) {
-        HEARTH_ASSIGN_OR_RETURN(double capacity, MeasureCapacity(s));
+        HEARTH_ASSIGN_OR_RETURN(c.capacity_per_s, MeasureCapacity(s));
         HouseholdOptions unit = h;
         unit.load_scale = 1.0;
-        const double offered = ExpectedCallsPerSecond(unit);
-        if (offered <= 0) return absl::InvalidArgumentError("household offers no work");
-        h.load_scale = spec.load * capacity / offered;
+        c.offered_per_s_at_unit_scale = ExpectedCallsPerSecond(unit);
+        if (c.offered_per_s_at_unit_scale <= 0) {
+          return absl::InvalidArgumentError("household offers no work");
+        }
+        h.load_scale = spec.load * c.capacity_per_s / c.offered_per_s_at_unit_scale;
+      } else {
+        HouseholdOptions unit = h;
+        unit.load_scale = 1.0;
+        c.offered_per_s_at_unit_scale = ExpectedCallsPerSecond(unit);
       }
-      if (load_scale_out != nullptr) *load_scale_out = h.load_scale;
+      c.load_scale = h.load_scale;
+      if (calibration != nullptr) *calibration = c;
       HEARTH_ASSIGN_OR_RETURN(w, GenerateHousehold(h));
       break;
     }
@@ -381,6 +407,13 @@ absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out
       HEARTH_ASSIGN_OR_RETURN(w, LoadAgentTraces(spec.agent));
       break;
     }
+    case WorkloadSpec::Kind::kMooncake:
+    case WorkloadSpec::Kind::kShareGpt:
+    case WorkloadSpec::Kind::kBurstGpt:
+    case WorkloadSpec::Kind::kRequestJsonl: {
+      HEARTH_ASSIGN_OR_RETURN(w, internal::LoadTraceKind(s));
+      break;
+    }
   }
   HEARTH_RETURN_IF_ERROR(AddFloods(s, w));
   return w;
@@ -388,8 +421,8 @@ absl::StatusOr<Workload> BuildRequests(const Scenario& s, double* load_scale_out
 
 }  // namespace
 
-absl::StatusOr<Workload> BuildWorkload(const Scenario& s, double* load_scale_out) {
-  absl::StatusOr<Workload> w = BuildRequests(s, load_scale_out);
+absl::StatusOr<Workload> BuildWorkload(const Scenario& s, WorkloadCalibration* calibration) {
+  absl::StatusOr<Workload> w = BuildRequests(s, calibration);
   if (w.ok()) return w;
   // The library's messages name its options; the prefix names the scenario
   // entry they came from.

@@ -196,8 +196,31 @@ namespace {
 
 struct ClientWindows {
   std::vector<ServeGenWindow> windows;
+  // Empty without lengths_from_datasets.
+  std::vector<ServeGenLengthWindow> lengths;
   uint64_t seed = 0;
 };
+
+absl::StatusOr<std::vector<ServeGenLengthWindow>> ReadDataset(const ServeGenOptions& o,
+                                                              int32_t client_id) {
+  const std::string& dir = o.dataset_directory.empty() ? o.directory : o.dataset_directory;
+  const std::string file = absl::StrCat(dir, "/chunk-", client_id, "-dataset.json");
+  HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(file));
+  return ParseServeGenDataset(text, file);
+}
+
+// A request's lengths: its client's window for trace time `t_s` when there
+// is one, else the configured distributions.
+void DrawLengths(const ServeGenOptions& o, const ClientWindows& client, double t_s,
+                 internal::SimRandom& rng, SimRequest& r) {
+  if (const ServeGenLengthWindow* w = ServeGenWindowAt(client.lengths, t_s)) {
+    r.prompt_tokens = w->input.At(rng.Uniform());
+    r.output_tokens = w->output.At(rng.Uniform());
+    return;
+  }
+  r.prompt_tokens = internal::SampleLength(o.prompt, rng);
+  r.output_tokens = internal::SampleLength(o.output, rng);
+}
 
 // Every client's windows, after checking that their expected arrivals
 // together stay within the cap (before any memory is spent on them).
@@ -211,6 +234,9 @@ absl::StatusOr<std::vector<ClientWindows>> ReadClients(const ServeGenOptions& o)
     HEARTH_ASSIGN_OR_RETURN(std::string text, internal::ReadFileToString(file));
     ClientWindows cw;
     HEARTH_ASSIGN_OR_RETURN(cw.windows, ParseServeGenClient(text, file));
+    if (o.lengths_from_datasets) {
+      HEARTH_ASSIGN_OR_RETURN(cw.lengths, ReadDataset(o, c.client_id));
+    }
     cw.seed = o.seed * 1000003 + static_cast<uint64_t>(c.client_id);
     expected += ExpectedDraws(SpansToSample(cw.windows, from, to, o.rate_scale));
     out.push_back(std::move(cw));
@@ -257,8 +283,7 @@ absl::StatusOr<Workload> LoadServeGen(const ServeGenOptions& o) {
     r.arrival = it.at;
     r.user = c.user;
     r.work_class = c.work_class;
-    r.prompt_tokens = internal::SampleLength(o.prompt, rng);
-    r.output_tokens = internal::SampleLength(o.output, rng);
+    DrawLengths(o, clients[it.client], absl::ToDoubleSeconds(o.start + it.at), rng, r);
     r.label = absl::StrCat("servegen:", c.client_id);
     w.requests.push_back(std::move(r));
   }

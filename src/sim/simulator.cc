@@ -40,6 +40,23 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 33);
 }
 
+// Fills the prompt positions from `from` up to the end of the hashed blocks
+// with ids that depend only on (seed, block hash, offset in the block), and
+// returns where the hashed blocks end (at least `from`).
+int32_t FillHashedBlocks(const SimRequest& r, uint64_t seed, int32_t from,
+                         std::vector<TokenId>& ids, int32_t vocab) {
+  if (r.prefix_hashes.empty()) return from;
+  const int64_t hashed = std::min<int64_t>(
+      r.prompt_tokens,
+      static_cast<int64_t>(r.prefix_hashes.size()) * r.prefix_hash_tokens);
+  for (int64_t p = from; p < hashed; ++p) {
+    const uint64_t block = Mix(seed ^ Mix(r.prefix_hashes[p / r.prefix_hash_tokens] + 0x7f4a7c15ull));
+    ids[p] = static_cast<TokenId>(Mix(block + static_cast<uint64_t>(p % r.prefix_hash_tokens)) %
+                                  static_cast<uint64_t>(vocab));
+  }
+  return static_cast<int32_t>(std::max<int64_t>(from, hashed));
+}
+
 absl::Status ValidateOptions(const SimulationOptions& o) {
   if (o.cost_model == nullptr) {
     return absl::InvalidArgumentError("SimulationOptions.cost_model is required");
@@ -94,6 +111,9 @@ class SimulationRun {
   // anything (sequences, or block copies that took time).
   absl::StatusOr<bool> RunStep(absl::Time now, StepOutcome& outcome);
   absl::Status Loop();
+  // Adds the requests Submit() refused to their user, class and total as
+  // arrived and rejected.
+  void CountSubmitRejections(MetricsReport& report) const;
 
   const Workload& w_;
   const SimulationOptions& o_;
@@ -136,6 +156,8 @@ class SimulationRun {
   uint64_t ended_ = 0;
   uint64_t submit_rejected_ = 0;
   std::map<std::string, uint64_t> rejected_by_reason_;
+  std::vector<uint64_t> rejected_per_user_;
+  std::vector<uint64_t> rejected_per_class_;
   uint64_t dependents_dropped_ = 0;
   uint64_t steps_ = 0;
   absl::Time last_end_;
@@ -174,6 +196,8 @@ absl::Status SimulationRun::Setup() {
   executor_ = std::make_unique<SimulatedExecutor>(
       o_.cost_model, so.kv.block_size, model.kv_bytes_per_token);
 
+  rejected_per_user_.assign(so.users.size(), 0);
+  rejected_per_class_.assign(so.work_classes.size(), 0);
   const size_t n = w_.requests.size();
   child_head_.assign(n, -1);
   child_next_.assign(n, -1);
@@ -204,7 +228,7 @@ absl::Status SimulationRun::Setup() {
 
 void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
   const SimRequest& r = w_.requests[index];
-  bool needed = r.shared_prefix_tokens > 0;
+  bool needed = r.shared_prefix_tokens > 0 || !r.prefix_hashes.empty();
   for (int32_t c = child_head_[index]; c >= 0 && !needed; c = child_next_[c]) {
     needed = w_.requests[c].shared_prefix_tokens > 0;
   }
@@ -223,6 +247,7 @@ void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
       shared = r.shared_prefix_tokens;
     }
   }
+  shared = FillHashedBlocks(r, o_.seed, shared, ids, vocab_);
   const uint64_t base = Mix(o_.seed ^ (uint64_t{static_cast<uint32_t>(index)} << 32));
   for (int32_t p = shared; p < r.prompt_tokens; ++p) {
     ids[p] = static_cast<TokenId>(Mix(base + static_cast<uint64_t>(p)) %
@@ -261,6 +286,8 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) {
     ++submit_rejected_;
+    ++rejected_per_user_[r.user];
+    ++rejected_per_class_[r.work_class];
     ++rejected_by_reason_[r.prompt_tokens >= context_
                               ? std::string("over_context")
                               : absl::StatusCodeToString(id.status().code())];
@@ -388,6 +415,22 @@ absl::Status SimulationRun::Loop() {
   return absl::OkStatus();
 }
 
+void SimulationRun::CountSubmitRejections(MetricsReport& report) const {
+  // The scheduler never saw these requests, so its metrics hold none of
+  // them; a report that counted only what it accepted would hide them.
+  auto add = [](GroupReport& g, uint64_t n) {
+    g.arrived += n;
+    g.rejected += n;
+  };
+  for (size_t u = 0; u < report.users.size() && u < rejected_per_user_.size(); ++u) {
+    add(report.users[u], rejected_per_user_[u]);
+  }
+  for (size_t c = 0; c < report.classes.size() && c < rejected_per_class_.size(); ++c) {
+    add(report.classes[c], rejected_per_class_[c]);
+  }
+  add(report.total, submit_rejected_);
+}
+
 absl::StatusOr<SimulationResult> SimulationRun::Run() {
   HEARTH_RETURN_IF_ERROR(ValidateOptions(o_));
   HEARTH_RETURN_IF_ERROR(Setup());
@@ -397,6 +440,7 @@ absl::StatusOr<SimulationResult> SimulationRun::Run() {
   result.policy_name = std::string(scheduler_->policy_name());
   result.cost_model = o_.cost_model->Describe();
   result.report = metrics_->Report();
+  CountSubmitRejections(result.report);
   result.series = metrics_->series();
   for (size_t c = 0; c < o_.scheduler.work_classes.size(); ++c) {
     absl::Span<const double> s =

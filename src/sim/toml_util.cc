@@ -91,6 +91,12 @@ absl::StatusOr<bool> GetBool(const toml::table& table, std::string_view key,
 absl::Status CheckKeys(const toml::table& table,
                        std::initializer_list<std::string_view> allowed,
                        const std::string& file, const std::string& path) {
+  return CheckKeys(table, absl::Span<const std::string_view>(allowed.begin(), allowed.size()),
+                   file, path);
+}
+
+absl::Status CheckKeys(const toml::table& table, absl::Span<const std::string_view> allowed,
+                       const std::string& file, const std::string& path) {
   for (const auto& [k, v] : table) {
     bool ok = false;
     for (std::string_view a : allowed) ok = ok || k.str() == a;

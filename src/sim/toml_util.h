@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
 
 namespace hearth::internal {
@@ -73,6 +74,8 @@ absl::StatusOr<bool> GetBool(const toml::table& table, std::string_view key,
 // Keys of `table` not in `allowed` are errors (catches typos).
 absl::Status CheckKeys(const toml::table& table,
                        std::initializer_list<std::string_view> allowed,
+                       const std::string& file, const std::string& path);
+absl::Status CheckKeys(const toml::table& table, absl::Span<const std::string_view> allowed,
                        const std::string& file, const std::string& path);
 
 }  // namespace hearth::internal

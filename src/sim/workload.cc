@@ -31,6 +31,9 @@ absl::Status ValidateWorkload(const Workload& workload, uint32_t num_users,
                          r.arrival == absl::InfiniteDuration())) {
       return bad("arrival must be finite and >= 0");
     }
+    if (!r.prefix_hashes.empty() && r.prefix_hash_tokens < 1) {
+      return bad("prefix_hash_tokens must be >= 1 with prefix_hashes");
+    }
     if (r.think_time < absl::ZeroDuration()) return bad("think_time must be >= 0");
     if (r.shared_prefix_tokens < 0 ||
         (r.shared_prefix_tokens > 0 &&

@@ -18,7 +18,7 @@ build=${BUILD_DIR:-$root/build-fuzz}
 rss_mb=${FUZZ_RSS_MB:-2048}
 seed=()
 [[ -n ${FUZZ_SEED:-} ]] && seed=(-seed="$FUZZ_SEED")
-all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_trace)
+all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_trace trace_readers)
 targets=("${@:-${all_targets[@]}}")
 
 launcher=()

@@ -220,20 +220,31 @@ TEST_CASE("requests refused at submission are counted in the report", "[sim]") {
   REQUIRE(r.ok());
   CHECK(r->submit_rejected == 2);
   CHECK(r->submit_rejected_by_reason == std::map<std::string, uint64_t>{{"over_context", 2}});
-  CHECK(r->report.total.arrived == 2);
+  // Counted where every table reads: as arrived and rejected, in the total,
+  // their user and their class.
+  CHECK(r->report.total.arrived == 4);
+  CHECK(r->report.total.rejected == 2);
+  CHECK(r->report.users[0].rejected == 2);
+  CHECK(r->report.classes[0].arrived == 4);
+  CHECK(r->report.classes[0].rejected == 2);
 
   Scenario s;
   s.name = "x";
   s.scheduler = o.scheduler;
   std::vector<PolicyRun> runs = {{"fifo", *r}};
-  CHECK_THAT(MarkdownReport(s, runs),
-             Catch::Contains("Rejected at submission, so in no table below: fifo 2 "
-                             "(2 over the model's 4096-token context)."));
+  const std::string md = MarkdownReport(s, runs);
+  CHECK_THAT(md, Catch::Contains("Refused at submission (counted as arrived and rejected in "
+                                 "every table below): fifo 2 (2 over the model's 4096-token "
+                                 "context)."));
+  CHECK_THAT(md, Catch::Contains("4 requests in the workload"));
+  CHECK_THAT(md, Catch::Contains("| fifo | 4 | 2 | 0 | 2 | 0 | 0 |"));   // the headline
+  CHECK_THAT(md, Catch::Contains(", 2 rejected |"));
+  CHECK_THAT(ResultsCsv(runs), Catch::Contains("fifo,total,all,4,2,0,2,"));
   CHECK_THAT(ResultsJson(s, runs),
              Catch::Contains(R"("submit_rejected_by_reason":{"over_context":2})"));
   runs[0].result.submit_rejected = 0;
   runs[0].result.submit_rejected_by_reason.clear();
-  CHECK_THAT(MarkdownReport(s, runs), !Catch::Contains("Rejected"));
+  CHECK_THAT(MarkdownReport(s, runs), !Catch::Contains("Refused at submission"));
   CHECK_THAT(ResultsJson(s, runs), !Catch::Contains("submit_rejected_by_reason"));
 }
 

@@ -4,7 +4,8 @@
 // their weights), the work classes (priority, timeout, SLO), the policies to
 // compare and their knobs, the GPU, the model, the cost model, the engine
 // limits and the workload (household generator, Azure trace, ServeGen
-// clients or LMCache agent sessions). Relative paths are relative to the
+// clients, LMCache agent sessions, Mooncake, ShareGPT-style lengths,
+// BurstGPT, or Hearth's request JSONL). Relative paths are relative to the
 // config file. Every error names the file, the line and the key, e.g.
 //   "evening.toml:23: classes[1].timeout_s: must be > 0".
 // The full format, with every key and its default, is documented in
@@ -32,11 +33,15 @@
 #include "hearth/policy/policy_registry.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "hearth/sim/agent_trace.h"
+#include "hearth/sim/burstgpt_trace.h"
 #include "hearth/sim/cost_model.h"
 #include "hearth/sim/gpu_catalog.h"
 #include "hearth/sim/household_workload.h"
 #include "hearth/sim/model_catalog.h"
+#include "hearth/sim/mooncake_trace.h"
+#include "hearth/sim/request_jsonl.h"
 #include "hearth/sim/servegen_trace.h"
+#include "hearth/sim/sharegpt_lengths.h"
 #include "hearth/sim/simulator.h"
 #include "hearth/sim/trace_mapping.h"
 #include "hearth/sim/workload.h"
@@ -56,16 +61,27 @@ struct FloodSpec {
 };
 
 struct WorkloadSpec {
-  enum class Kind { kHousehold, kAzure, kServeGen, kAgent };
+  enum class Kind {
+    kHousehold, kAzure, kServeGen, kAgent, kMooncake, kShareGpt, kBurstGpt, kRequestJsonl
+  };
   Kind kind = Kind::kHousehold;
   // kHousehold. When `load` > 0 the generator's load_scale is chosen so that
   // calls arrive at `load` x the capacity measured by a saturation run of the
   // same mix under FIFO (see BuildWorkload).
   HouseholdOptions household;
   double load = 0;
-  // kAzure.
+  // kAzure, kMooncake, kShareGpt, kBurstGpt (file and mapping) and
+  // kRequestJsonl (file only).
   std::string trace_path;
   TraceMapping mapping;
+  // kMooncake: tokens one hash id covers.
+  int32_t mooncake_block_tokens = kMooncakeBlockTokens;
+  // kShareGpt.
+  ShareGptOptions sharegpt;
+  // kBurstGpt.
+  BurstGptOptions burstgpt;
+  // kRequestJsonl.
+  RequestJsonlOptions request_jsonl;
   // kServeGen.
   ServeGenOptions servegen;
   // kAgent.
@@ -112,12 +128,25 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
                                        const std::string& file_name,
                                        const std::string& base_dir);
 
+// How BuildWorkload set a household's load, for reports.
+struct WorkloadCalibration {
+  // Requests per second FIFO finished while saturated by the household mix;
+  // 0 when `load` is unset (no capacity run) or the workload is not a
+  // household.
+  double capacity_per_s = 0;
+  // Household calls per second offered at load_scale 1.
+  double offered_per_s_at_unit_scale = 0;
+  // The generator's load_scale: `load` x capacity / offered when `load` is
+  // set, the scenario's load_scale otherwise (0 for trace kinds).
+  double load_scale = 0;
+};
+
 // Generates or reads the scenario's requests. For a household with `load`,
 // first measures capacity (requests per second finished by FIFO while
-// saturated) and sets the load scale; `load_scale_out`, when not null,
-// receives the scale used.
+// saturated) and sets the load scale; `calibration`, when not null, receives
+// the figures used.
 absl::StatusOr<Workload> BuildWorkload(const Scenario& scenario,
-                                       double* load_scale_out = nullptr);
+                                       WorkloadCalibration* calibration = nullptr);
 
 // Options for one run of the scenario under `policy` (a name for
 // MakePolicyFactory).

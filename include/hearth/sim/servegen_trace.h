@@ -8,8 +8,12 @@
 // Weibull, empty when idle). As ServeGen's own generator does, arrivals in a
 // window are drawn from that distribution rescaled so its mean is 1/rate.
 //
-// Lengths: the language m-large folder ships no length data, so prompt and
-// output lengths come from the configured distributions. Each chosen client
+// Lengths: by default from the configured distributions, the same for every
+// client. With lengths_from_datasets, each client draws from its own
+// chunk-<id>-dataset.json (servegen_dataset.h) for the trace time of the
+// request, falling back to the configured distributions before its first
+// window with data. (The m-large copy in ../shared/traces ships no dataset
+// files.) Each chosen client
 // becomes one simulated user (a tenant), with a work class of its own.
 //
 // Example:
@@ -31,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "hearth/sim/length_distribution.h"
+#include "hearth/sim/servegen_dataset.h"
 #include "hearth/sim/workload.h"
 
 namespace hearth {
@@ -69,6 +74,10 @@ struct ServeGenOptions {
   double rate_scale = 1.0;
   LengthDistribution prompt = LengthDistribution::LogNormal(800, 1.0, 16, 16000);
   LengthDistribution output = LengthDistribution::LogNormal(200, 0.9, 4, 2000);
+  // Per-client length distributions from chunk-<id>-dataset.json, read from
+  // dataset_directory (empty: `directory`); every chosen client needs one.
+  bool lengths_from_datasets = false;
+  std::string dataset_directory;
   uint64_t seed = 1;
   // Most arrivals sampled in all (>= 1). Checked against the expected count
   // before sampling, so a huge rate or duration fails fast with

@@ -93,7 +93,9 @@ struct SimulationResult {
   uint64_t submit_rejected = 0;
   // submit_rejected by reason: "over_context" (the prompt leaves no room in
   // the model's context), else the scheduler's status code name (e.g.
-  // "RESOURCE_EXHAUSTED"). Such requests appear in no metrics group.
+  // "RESOURCE_EXHAUSTED"). The scheduler's metrics never see them, so the
+  // simulator adds them to `report` (their user, class and total) as
+  // arrived and rejected: every table built from the report counts them.
   std::map<std::string, uint64_t> submit_rejected_by_reason;
   uint64_t dependents_dropped = 0;
   uint64_t prefix_hit_tokens = 0;

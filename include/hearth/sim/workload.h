@@ -14,6 +14,12 @@
 // the answer part is zeros) and the scheduler's prefix cache can reuse the
 // KV.
 //
+// Traces that publish prefix hashes instead (Mooncake's `hash_ids`, the
+// generic JSONL's `prefix_hashes`) give `prefix_hashes`: the prompt's first
+// blocks of `prefix_hash_tokens` tokens each, named by hash. The simulator
+// derives a block's token ids from its hash alone, so equal hashes give equal
+// tokens in any request and the prefix cache finds them.
+//
 // Example:
 //   hearth::Workload w;
 //   w.requests.push_back({.arrival = absl::Seconds(1), .user = 0,
@@ -49,6 +55,12 @@ struct SimRequest {
   // Leading prompt tokens equal to the parent's prompt then answer (only
   // with a parent); at most this prompt and the parent's prompt + output.
   int32_t shared_prefix_tokens = 0;
+  // Hashes of the prompt's leading blocks, each of prefix_hash_tokens
+  // tokens (the last block may be cut short by prompt_tokens; hashes past
+  // the prompt are ignored). Tokens after the hashed blocks are the
+  // request's own.
+  std::vector<uint64_t> prefix_hashes;
+  int32_t prefix_hash_tokens = 0;
   // Where the request came from, e.g. "conv.csv:17" (kept short: it is
   // copied into every result).
   std::string label;
@@ -66,7 +78,7 @@ inline constexpr int64_t kDefaultRequestCap = 4'000'000;
 
 // Checks indices and lengths: users < num_users, classes < num_classes,
 // positive lengths, parents earlier in the list, shared prefixes within both
-// prompts. InvalidArgument names the first bad request (index and label).
+// prompts, prefix_hash_tokens >= 1 with prefix hashes. InvalidArgument names the first bad request (index and label).
 absl::Status ValidateWorkload(const Workload& workload, uint32_t num_users,
                               uint32_t num_classes);
 
