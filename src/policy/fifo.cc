@@ -61,6 +61,13 @@ class FifoPolicy final : public Policy {
     const uint64_t own = it == seq_of_.end() ? 0 : it->second;
     return queue_.LatestRunningAfter(own);
   }
+  size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
+                          absl::Span<RequestId> out) override {
+    if (!beneficiary_running) return 0;
+    auto it = seq_of_.find(beneficiary);
+    const uint64_t own = it == seq_of_.end() ? 0 : it->second;
+    return queue_.LatestRunningAfter(own, out);
+  }
 
  private:
   policy_internal::ArrivalOrderQueue<uint64_t, RequestId> queue_;

@@ -14,6 +14,13 @@ RequestId Policy::PickReclaimVictim(const RequestView& beneficiary,
   return borrowers.empty() ? RequestId() : borrowers.back().id;
 }
 
+size_t Policy::VictimCandidates(RequestId beneficiary, bool beneficiary_running,
+                                absl::Span<RequestId> out) {
+  if (out.empty()) return 0;
+  out[0] = PickVictim(beneficiary, beneficiary_running);
+  return out[0].valid() ? 1 : 0;
+}
+
 RequestId Policy::PickClassLimitVictim(const RequestView& beneficiary) {
   return beneficiary.id;
 }

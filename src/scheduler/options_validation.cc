@@ -1,6 +1,7 @@
 #include "scheduler/options_validation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -171,6 +172,14 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
   if (o.preemption_mode == PreemptionMode::kSwap && kv.num_host_blocks == 0) {
     return Invalid("preemption_mode", "is kSwap but kv.num_host_blocks is 0; configure a host tier "
                                       "or use kRecompute");
+  }
+  if (!(o.swap_block_cost_tokens >= 0) || !std::isfinite(o.swap_block_cost_tokens)) {
+    return Invalid("swap_block_cost_tokens",
+                   absl::StrCat("is ", o.swap_block_cost_tokens, "; must be >= 0 and finite"));
+  }
+  if (o.max_preemptions_per_request < 1) {
+    return Invalid("max_preemptions_per_request",
+                   absl::StrCat("is ", o.max_preemptions_per_request, "; must be >= 1"));
   }
   return absl::OkStatus();
 }

@@ -39,7 +39,9 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     // No room for a candidate within its entitlement: reclaim borrowed
     // capacity first, then ask the policy.
     RequestRecord* victim = PickReclaimVictim(*r);
-    if (victim == nullptr) victim = PickVictim(*r, /*beneficiary_running=*/false);
+    if (victim == nullptr) {
+      victim = PickVictim(*r, /*beneficiary_running=*/false, MeasureAdmission(*r).new_blocks);
+    }
     if (victim == nullptr) break;  // Head of line waits for room.
     Preempt(*victim, now);
   }
@@ -172,10 +174,43 @@ bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
 }
 
 RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
-                                           bool beneficiary_running) {
-  RequestRecord* v = Find(policy_->PickVictim(beneficiary.id, beneficiary_running));
-  if (v == nullptr || v == &beneficiary || !CanBeVictim(*v)) return nullptr;
-  return v;
+                                           bool beneficiary_running, int32_t need_blocks) {
+  const size_t listed = policy_->VictimCandidates(beneficiary.id, beneficiary_running,
+                                                  absl::MakeSpan(victim_ids_));
+  RequestRecord* best = nullptr;
+  bool best_enough = false;
+  double best_price = 0;
+  for (size_t i = 0; i < std::min(listed, victim_ids_.size()); ++i) {
+    RequestRecord* v = Find(victim_ids_[i]);
+    if (v == nullptr || v == &beneficiary || !CanBeVictim(*v) ||
+        v->preemptions >= options_.max_preemptions_per_request) {
+      continue;
+    }
+    // One victim that frees enough beats several that each free a little;
+    // among equals, the least work thrown away per block freed. Ties keep
+    // the policy's order.
+    const int32_t freed = v->kv.num_blocks();
+    const bool enough = freed >= need_blocks;
+    const double price = enough ? PreemptionWaste(*v) : PreemptionWaste(*v) / std::max(freed, 1);
+    if (best == nullptr || (enough && !best_enough) ||
+        (enough == best_enough && price < best_price)) {
+      best = v;
+      best_enough = enough;
+      best_price = price;
+    }
+  }
+  return best;
+}
+
+bool Scheduler::Impl::SwapsOut(const RequestRecord& r) const {
+  if (options_.preemption_mode != PreemptionMode::kSwap) return false;
+  const int32_t valid = BlocksFor(r.computed);
+  return kv_.CanSwapOut(static_cast<size_t>(valid)) &&
+         r.computed > 0 && valid * options_.swap_block_cost_tokens <= r.computed;
+}
+
+double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
+  return SwapsOut(r) ? BlocksFor(r.computed) * options_.swap_block_cost_tokens : r.computed;
 }
 
 RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {

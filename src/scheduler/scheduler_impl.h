@@ -202,9 +202,18 @@ class Scheduler::Impl {
   // what resident weights leave for KV.
   int32_t Allocatable() const { return kv_.Allocatable(residency_.kv_block_limit()); }
   bool CanBeVictim(const Record& record) const;
-  // The policy's victim ranked below `beneficiary`, validated; nullptr if
-  // none usable.
-  Record* PickVictim(const Record& beneficiary, bool beneficiary_running);
+  // Among the victims the policy ranks below `beneficiary` (validated, and
+  // none preempted max_preemptions_per_request times already), the one
+  // whose preemption throws away the least work for the blocks it frees,
+  // preferring one that frees `need_blocks` alone; nullptr if none usable.
+  Record* PickVictim(const Record& beneficiary, bool beneficiary_running, int32_t need_blocks);
+  // Whether preempting `record` now would swap it out rather than drop its
+  // KV: swap is configured, the host tier has room, and moving its blocks
+  // costs less than recomputing its positions.
+  bool SwapsOut(const Record& record) const;
+  // What preempting `record` throws away, in prefill tokens' worth of
+  // engine time: its positions to recompute, or its blocks' round trip.
+  double PreemptionWaste(const Record& record) const;
   // Borrowed capacity the policy chooses to reclaim for `beneficiary` (a
   // request within its class's entitlement); nullptr if none.
   Record* PickReclaimVictim(const Record& beneficiary);
@@ -314,6 +323,7 @@ class Scheduler::Impl {
   std::vector<uint32_t> snapshot_;
   std::vector<RequestView> reclaimable_;
   std::vector<uint32_t> reclaimable_slots_;
+  std::array<RequestId, kMaxVictimCandidates> victim_ids_;
   std::vector<internal::Submission> drained_;
   // Results of requests ended during the current Plan/Complete, not yet
   // handed to the inbox.

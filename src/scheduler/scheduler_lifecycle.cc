@@ -116,7 +116,7 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   ReleaseBlocks(r, valid);
   PreemptionMode mode = PreemptionMode::kRecompute;
   RequestPhase to = RequestPhase::kWaiting;
-  if (options_.preemption_mode == PreemptionMode::kSwap && kv_.CanSwapOut(valid)) {
+  if (SwapsOut(r)) {
     mode = PreemptionMode::kSwap;
     to = RequestPhase::kSwapped;
     kv_.SwapOut(r.kv, r.id, &plan_.swap_out);

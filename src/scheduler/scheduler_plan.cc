@@ -124,7 +124,7 @@ int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, abs
     // other forever.
     RequestRecord* victim =
         capacity_.Within(cls, 0, need_min) ? PickReclaimVictim(r) : nullptr;
-    if (victim == nullptr) victim = PickVictim(r, /*beneficiary_running=*/true);
+    if (victim == nullptr) victim = PickVictim(r, /*beneficiary_running=*/true, need_min);
     if (victim != nullptr) {
       Preempt(*victim, now);
       continue;

@@ -244,17 +244,41 @@ TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
   std::unique_ptr<Policy> policy = MakeVtc(o);
   Policy& p = *policy;
   PolicyDriver d(std::move(policy), d_options);
-  // Both arrive together; user 0's long prompt makes its counter the larger.
+  // All arrive together; user 0's long first prompt (one output token)
+  // makes its counter the larger, and its second request holds little.
+  RequestId x = d.Add(0, 600, 1, 0);
+  RequestId a = d.Add(0, 16, 500, 0);
+  RequestId b = d.Add(1, 16, 500, 0);
+  d.Run(30);
+  REQUIRE(d.request(x).view.phase == RequestPhase::kFinished);
+  REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
+  REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
+  // User 0 leads by more than `a` costs: it yields to user 1, never the
+  // reverse.
+  CHECK(p.PickVictim(b, true) == a);
+  CHECK_FALSE(p.PickVictim(a, true).valid());
+  // Admission does not preempt unless asked to.
+  CHECK_FALSE(p.PickVictim(RequestId(999), false).valid());
+}
+
+TEST_CASE("vtc: no victim whose eviction costs more than its user's lead",
+          "[policy][vtc]") {
+  DriverOptions d_options;
+  d_options.max_running = 4;
+  d_options.token_budget = 64;
+  d_options.max_chunk = 64;
+  std::unique_ptr<Policy> policy = MakeVtc(VtcOptions{});
+  Policy& p = *policy;
+  PolicyDriver d(std::move(policy), d_options);
+  // User 0's counter is larger only by about its one request's prompt,
+  // which evicting that request would throw away (and recompute).
   RequestId a = d.Add(0, 300, 500, 0);
   RequestId b = d.Add(1, 16, 500, 0);
   d.Run(12);
   REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
   REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
-  // User 0 has the larger counter: it yields to user 1, never the reverse.
-  CHECK(p.PickVictim(b, true) == a);
+  CHECK_FALSE(p.PickVictim(b, true).valid());
   CHECK_FALSE(p.PickVictim(a, true).valid());
-  // Admission does not preempt unless asked to.
-  CHECK_FALSE(p.PickVictim(RequestId(999), false).valid());
 }
 
 TEST_CASE("vtc: a lifted user that is running is also re-ranked as a victim",

@@ -40,6 +40,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.preemptions_swap > 50);
   CHECK(total.prefix_hit_tokens > 1000);
   CHECK(total.copy_on_write > 5);
+  CHECK(total.victims_checked > 50);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "tests/testing/random_workload.h"
 
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/rank_checking_policy.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth::testing {
@@ -74,6 +76,8 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
                                RandomWorkloadStats* stats) {
   std::mt19937_64 rng(seed);
   SchedulerOptions options = RandomOptions(rng, policy);
+  auto violations = std::make_shared<RankViolations>();
+  options.policy_factory = RankCheckingFactory(options.policy_factory, violations);
   std::mt19937_64 workflow_rng(seed ^ 0x9e3779b97f4a7c15ULL);
   const absl::Duration retentions[] = {absl::ZeroDuration(), absl::Milliseconds(30),
                                        absl::Minutes(10)};
@@ -209,6 +213,10 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       st.free_host_blocks != options.kv.num_host_blocks) {
     return absl::InternalError("blocks still owned after every request ended");
   }
+  if (!violations->first.empty()) {
+    return absl::InternalError(absl::StrCat("rank rule broken: ", violations->first));
+  }
+  stats->victims_checked += violations->victims_checked;
   return absl::OkStatus();
 }
 

@@ -21,12 +21,15 @@ struct RandomWorkloadStats {
   int64_t rejected_at_submit = 0, rejected_at_intake = 0;
   int64_t preemptions_recompute = 0, preemptions_swap = 0;
   int64_t prefix_hit_tokens = 0, copy_on_write = 0;
+  // Victims the rank check (rank_checking_policy.h) judged.
+  int64_t victims_checked = 0;
   void Add(const RandomWorkloadStats& o) {
     finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
     rejected_at_intake += o.rejected_at_intake;
     preemptions_recompute += o.preemptions_recompute; preemptions_swap += o.preemptions_swap;
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
+    victims_checked += o.victims_checked;
   }
 };
 

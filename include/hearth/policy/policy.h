@@ -103,6 +103,17 @@ class Policy {
   virtual RequestId PickVictim(RequestId beneficiary,
                                bool beneficiary_running) = 0;
 
+  // Up to `out.size()` running requests the policy ranks after
+  // `beneficiary`, each one it would accept as PickVictim's answer, the one
+  // it values least first; returns how many it wrote. The core chooses
+  // among them by what preempting each costs (the work it throws away
+  // against the blocks it frees, see SchedulerOptions::swap_block_cost_tokens
+  // and max_preemptions_per_request), so a policy that lists several lets the
+  // core avoid evicting a long context when a short one frees enough.
+  // Default: PickVictim's one answer.
+  virtual size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
+                                  absl::Span<RequestId> out);
+
   // Borrowed capacity (requests running beyond their class's limits, see
   // WorkClassConfig::borrow) is reclaimed before PickVictim is asked.
   // `borrowers` lists the running requests the core may reclaim for
@@ -137,6 +148,9 @@ struct SchedulerOptions;
 // How many borrowers PickReclaimVictim is offered at most: the newest ones,
 // which lose the least work and are the ones borrowing beyond the limits.
 inline constexpr int32_t kMaxReclaimCandidates = 8;
+
+// How many victims VictimCandidates is asked for at most.
+inline constexpr int32_t kMaxVictimCandidates = 4;
 
 // Builds a fresh policy for one scheduler. Called once per Scheduler, from
 // Scheduler::Create, with the scheduler's options: a policy reads what it

@@ -162,8 +162,22 @@ struct SchedulerOptions {
 
   // How running sequences are preempted when decode growth cannot be met.
   // kSwap needs kv.num_host_blocks > 0 and falls back to recompute when the
-  // host tier is full.
+  // host tier is full or when recomputing the victim's positions costs less
+  // than moving its blocks (swap_block_cost_tokens).
   PreemptionMode preemption_mode = PreemptionMode::kRecompute;
+
+  // What copying one KV block to the host and back costs, in prefill tokens'
+  // worth of engine time. Prices a swap against a recompute (a victim's
+  // computed positions), both when choosing the mode and when choosing among
+  // the victims a policy offers. Moving 16 tokens of an 8B model's KV over
+  // PCIe 4 and back takes about as long as prefilling one token, hence 1.
+  // Must be >= 0 and finite.
+  double swap_block_cost_tokens = 1.0;
+
+  // A request preempted this many times is no longer offered as a victim
+  // for another request (it still yields its own memory when it cannot
+  // grow), so repeated preemption of one request is bounded. Must be >= 1.
+  int32_t max_preemptions_per_request = 3;
 
   // ---- Intake limits. The defaults keep one member from exhausting the
   // house: a flood of submissions can neither fill the queue for everyone

@@ -45,6 +45,17 @@ class ArrivalOrderQueue {
     if (running_.empty() || !(key < running_.rbegin()->first)) return Value{};
     return running_.rbegin()->second;
   }
+  // The latest running requests that arrived after `key`, latest first, as
+  // many as fit `out`; returns how many. O(log n + out.size()).
+  template <typename Out>
+  size_t LatestRunningAfter(const Key& key, Out out) const {
+    size_t n = 0;
+    for (auto it = running_.rbegin(); it != running_.rend() && n < out.size(); ++it) {
+      if (!(key < it->first)) break;
+      out[n++] = it->second;
+    }
+    return n;
+  }
 
  private:
   absl::btree_map<Key, Value> waiting_;

@@ -35,10 +35,18 @@ class ArrivalOrderNode final : public Node {
     if (!beneficiary_running) return nullptr;
     return queue_.LatestRunningAfter(Key(beneficiary));
   }
+  size_t Victims(const Entry* beneficiary, bool beneficiary_running,
+                 absl::Span<Entry*> out) override {
+    if (beneficiary == nullptr) return queue_.LatestRunningAfter(kFirst, out);
+    if (!beneficiary_running) return 0;
+    return queue_.LatestRunningAfter(Key(beneficiary), out);
+  }
 
  private:
   using KeyType = std::pair<absl::Time, uint64_t>;
   static KeyType Key(const Entry* e) { return {e->rank_time, e->arrival_seq}; }
+  // Before every request's key.
+  static constexpr KeyType kFirst = {absl::InfinitePast(), 0};
 
   ArrivalOrderQueue<KeyType, Entry*> queue_;
 };

@@ -9,12 +9,15 @@
 
 #include "policy/nodes/fair_share_node.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "hearth/policy/policy.h"
 #include "policy/internal/indexed_heap.h"
 
 namespace hearth::policy_internal {
@@ -130,21 +133,35 @@ class FairShareNode final : public Node {
   }
 
   Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
-    if (running_.empty()) return nullptr;
-    int32_t top = running_.Top();
-    if (beneficiary == nullptr) return groups_[top].child->Victim(nullptr, false);
-    int32_t own = GroupOf(beneficiary);
-    if (top != own) {
-      double mine = groups_[own].counter;
-      double theirs = groups_[top].counter;
-      bool take = beneficiary_running
-                      ? theirs >= mine
-                      : params_.preempt_for_admission &&
-                            theirs - mine > params_.admission_preemption_gap;
-      if (take) return groups_[top].child->Victim(nullptr, false);
+    Entry* out[1];
+    return Victims(beneficiary, beneficiary_running, out) > 0 ? out[0] : nullptr;
+  }
+
+  // From the group with the largest counter, the entries whose eviction
+  // costs less than that group's lead over the beneficiary's (CostOf), so
+  // that a preemption never hands the lead back and two users cannot evict
+  // each other in turns; otherwise the beneficiary's own group decides
+  // within itself.
+  size_t Victims(const Entry* beneficiary, bool beneficiary_running,
+                 absl::Span<Entry*> out) override {
+    if (running_.empty() || out.empty()) return 0;
+    const int32_t top = running_.Top();
+    if (beneficiary == nullptr) return groups_[top].child->Victims(nullptr, false, out);
+    const int32_t own = GroupOf(beneficiary);
+    if (top != own && (beneficiary_running || params_.preempt_for_admission)) {
+      const double lead = groups_[top].counter - groups_[own].counter;
+      const double floor = beneficiary_running ? 0 : params_.admission_preemption_gap;
+      Entry* found[kMaxVictimCandidates];
+      const size_t listed = groups_[top].child->Victims(
+          nullptr, false, absl::MakeSpan(found, std::min(out.size(), std::size(found))));
+      size_t n = 0;
+      for (size_t i = 0; i < listed; ++i) {
+        if (lead > std::max(floor, CostOf(top, found[i]))) out[n++] = found[i];
+      }
+      if (n > 0) return n;
     }
-    if (groups_[own].running == 0) return nullptr;
-    return groups_[own].child->Victim(beneficiary, beneficiary_running);
+    if (groups_[own].running == 0) return 0;
+    return groups_[own].child->Victims(beneficiary, beneficiary_running, out);
   }
 
  private:
@@ -163,6 +180,14 @@ class FairShareNode final : public Node {
       return ca > cb || (ca == cb && a < b);
     }
   };
+
+  // What evicting `e` of group `g` costs its group's lead, in counter
+  // units: the positions it would recompute, and the admission charge for
+  // its unserved prefill, which preemption refunds.
+  double CostOf(int32_t g, const Entry* e) const {
+    return (e->position + e->reserved_prefill) * params_.prompt_token_weight *
+           groups_[g].inverse_weight;
+  }
 
   uint32_t KeyOf(const Entry* e) const {
     return params_.key == ShareKey::kUser ? e->user.value()

@@ -4,6 +4,11 @@
 // head is its oldest entry and carries the level's largest effective
 // priority; a decision compares only the heads of the levels (O(levels)).
 //
+// "Arrival" here is the entry's rank time (entry.h): its arrival, or for a
+// call of a running agent workflow the earlier time the arrival-ordered
+// leaves rank it at, so that this node and the leaves below agree on which
+// of two requests of one level comes first.
+//
 // Effective priority p + floor((now - arrival) / I) equals
 // floor((now - v) / I) for the "virtual arrival" v = arrival - p * I, so
 // ordering running requests by v orders them by effective priority at every
@@ -140,8 +145,10 @@ class PriorityNode final : public Node {
   // comment): a victim must come after the beneficiary in it, and for a
   // waiting beneficiary by at least a whole aging interval (one level). A
   // fixed order is what keeps recompute preemption live: the first request
-  // in it is never a victim, so it finishes (as under FIFO). Within that
-  // limit the victim's level below (e.g. VTC) chooses.
+  // in it is never a victim, so it finishes (as under FIFO). Within the
+  // beneficiary's own level only the level below (e.g. VTC) ranks, so a
+  // victim there is its choice alone; from other levels it chooses within
+  // the least urgent one.
   Entry* Victim(const Entry* beneficiary, bool beneficiary_running) override {
     if (running_.empty()) return nullptr;
     Entry* least = running_.rbegin()->second;
@@ -151,29 +158,70 @@ class PriorityNode final : public Node {
       return v != nullptr ? v : least;
     }
     if (!Below(least, beneficiary, beneficiary_running)) return nullptr;
-    bool same_level = LevelSlot(least) == LevelSlot(beneficiary);
-    Entry* v = level.child->Victim(same_level ? beneficiary : nullptr,
-                                   beneficiary_running);
-    if (v != nullptr && v != beneficiary &&
-        Below(v, beneficiary, beneficiary_running)) {
-      return v;
+    // A level over its quota is offered after every level within quota, so
+    // its waiting requests rank after running ones of any level.
+    if (!beneficiary_running && !InQuota(LevelOf(beneficiary))) return nullptr;
+    if (LevelSlot(least) == LevelSlot(beneficiary)) {
+      Entry* v = level.child->Victim(beneficiary, beneficiary_running);
+      if (v != nullptr && v != beneficiary && Below(v, beneficiary, beneficiary_running)) {
+        return v;
+      }
+      return LeastUrgentOutside(LevelSlot(beneficiary), beneficiary, beneficiary_running);
     }
+    Entry* v = level.child->Victim(nullptr, beneficiary_running);
+    if (v != nullptr && Below(v, beneficiary, beneficiary_running)) return v;
     return least;
+  }
+
+  // Victim()'s answer, then the least urgent running entries after it, as
+  // long as they stay below the beneficiary. Entries of the beneficiary's
+  // own level are left to the level below (it alone ranks within a level).
+  size_t Victims(const Entry* beneficiary, bool beneficiary_running,
+                 absl::Span<Entry*> out) override {
+    if (out.empty()) return 0;
+    Entry* first = Victim(beneficiary, beneficiary_running);
+    if (first == nullptr) return 0;
+    out[0] = first;
+    size_t n = 1;
+    const int32_t own = beneficiary == nullptr ? -1 : LevelSlot(beneficiary);
+    // Bounded: skipping the beneficiary's level must not become a scan.
+    size_t looked = 0;
+    for (auto it = running_.rbegin();
+         it != running_.rend() && n < out.size() && looked < kMaxVictimScan; ++it, ++looked) {
+      Entry* e = it->second;
+      if (beneficiary != nullptr && !Below(e, beneficiary, beneficiary_running)) break;
+      if (e == first || LevelSlot(e) == own) continue;
+      out[n++] = e;
+    }
+    return n;
   }
 
  private:
   using RunKeyType = std::tuple<int64_t, absl::Time, uint64_t>;
+  static constexpr size_t kMaxVictimScan = 32;
 
   static std::tuple<absl::Time, uint64_t> OldKey(const Entry* e) {
-    return {e->arrival_time, e->arrival_seq};
+    return {e->rank_time, e->arrival_seq};
   }
   // Ascending key = descending effective priority (see the file comment).
   RunKeyType RunKey(const Entry* e) {
     const int64_t priority = levels_[LevelSlot(e)].priority;
     if (options_.aging_interval == absl::InfiniteDuration()) {
-      return {-priority, e->arrival_time, e->arrival_seq};
+      return {-priority, e->rank_time, e->arrival_seq};
     }
-    return {0, e->arrival_time - options_.aging_interval * priority, e->arrival_seq};
+    return {0, e->rank_time - options_.aging_interval * priority, e->arrival_seq};
+  }
+
+  // The least urgent running entry outside level `own` still below `b`,
+  // or null; bounded, so that a crowded own level never becomes a scan.
+  Entry* LeastUrgentOutside(int32_t own, const Entry* b, bool b_running) {
+    size_t looked = 0;
+    for (auto it = running_.rbegin(); it != running_.rend() && looked < kMaxVictimScan;
+         ++it, ++looked) {
+      if (!Below(it->second, b, b_running)) return nullptr;
+      if (LevelSlot(it->second) != own) return it->second;
+    }
+    return nullptr;
   }
 
   // Whether `v` may be preempted for `b` (see Victim()).

@@ -40,6 +40,11 @@ struct alignas(64) Entry {
   // Removed (terminal) but kept until the next OnServed charges its last step.
   bool retired = false;
   WorkClassId work_class;
+  // Positions whose KV the request holds (RequestView::computed_tokens as
+  // of the last event or served step), and the furthest position it was
+  // ever charged for: recomputing positions below that is not charged again.
+  int32_t position = 0;
+  int32_t charged_upto = 0;
 
   // --- Touched on events only.
   int32_t prompt_tokens = 0;

@@ -85,6 +85,15 @@ class Node {
   // entry may be returned then (the least valuable one). Never returns
   // `beneficiary` itself.
   virtual Entry* Victim(const Entry* beneficiary, bool beneficiary_running) = 0;
+  // Up to `out.size()` running entries Victim() could return, the first
+  // being Victim()'s answer and the rest the next least valuable ones this
+  // node still ranks after `beneficiary`; returns how many. Default: the one.
+  virtual size_t Victims(const Entry* beneficiary, bool beneficiary_running,
+                         absl::Span<Entry*> out) {
+    if (out.empty()) return 0;
+    out[0] = Victim(beneficiary, beneficiary_running);
+    return out[0] != nullptr ? 1 : 0;
+  }
 };
 
 // Builds one child node; inner nodes call it once per group they create.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,12 +62,15 @@ class TreePolicy final : public Policy {
     if (e == nullptr || e->running || e->retired) return;
     LeaveWaiting(e);
     e->running = true;
+    e->position = request.computed_tokens;
     root_->AddRunning(e);
     // Reserve the prefill this admission commits to, so that the next
-    // candidate of the same admission phase already sees it (VTC charges
-    // the prompt at admission); OnServed settles it chunk by chunk.
+    // candidate (of this phase and of the phases while it is prefilled)
+    // already sees it, as VTC charges a prompt at admission; OnServed
+    // settles it chunk by chunk. Positions charged before a recompute
+    // preemption are not reserved again.
     int32_t target = request.length() - (request.output_tokens > 0 ? 1 : 0);
-    e->reserved_prefill = std::max(0, target - request.computed_tokens);
+    e->reserved_prefill = std::max(0, target - std::max(request.computed_tokens, e->charged_upto));
     if (e->reserved_prefill > 0) root_->Reserve(e, e->reserved_prefill);
   }
 
@@ -76,6 +80,9 @@ class TreePolicy final : public Policy {
     Refund(e);
     root_->RemoveRunning(e);
     e->running = false;
+    // Recompute drops the positions (charged_upto remembers them), swap
+    // keeps them.
+    e->position = request.computed_tokens;
     e->waiting_since = now;
     root_->AddWaiting(e, Offer::kPreempted);
   }
@@ -151,6 +158,20 @@ class TreePolicy final : public Policy {
     return victim->id;
   }
 
+  size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
+                          absl::Span<RequestId> out) override {
+    Entry* b = FindOffered(beneficiary);
+    if (b == nullptr || b->retired || b->running != beneficiary_running) return 0;
+    Entry* found[kMaxVictimCandidates];
+    const size_t listed = root_->Victims(
+        b, beneficiary_running, absl::MakeSpan(found, std::min(out.size(), std::size(found))));
+    size_t n = 0;
+    for (size_t i = 0; i < listed; ++i) {
+      if (found[i] != b && found[i]->running) out[n++] = found[i]->id;
+    }
+    return n;
+  }
+
  private:
 
   Entry* Find(RequestId id) {
@@ -188,20 +209,29 @@ class TreePolicy final : public Policy {
     return e != nullptr ? e : Find(id);
   }
 
-  // Settles one served entry's reservation and charges its service: single
-  // decodes go into one batch, everything else at once.
+  // Settles one served entry's reservation and charges its service:
+  // prefill positions beyond any it was charged for before (recomputing
+  // after a preemption is not charged twice) and every decoded token.
+  // Single decodes go into one batch, everything else at once.
   void ChargeServed(Entry* e, const ServedTokens& s) {
-    int32_t prefill = std::max(s.prefill_tokens, 0);
-    int32_t prepaid = std::min(prefill, e->reserved_prefill);
+    const int32_t prefill = std::max(s.prefill_tokens, 0);
+    const int32_t decode = std::max(s.decode_tokens, 0);
+    const int32_t start = e->position;
+    e->position += prefill + decode;
+    const int32_t fresh = std::max(0, std::min(prefill, start + prefill - e->charged_upto));
+    e->charged_upto = std::max(e->charged_upto, e->position);
+    const int32_t prepaid = std::min(fresh, e->reserved_prefill);
     e->reserved_prefill -= prepaid;
-    int32_t decode = std::max(s.decode_tokens, 0);
     // Decoding means the prefill is over: return what was not needed
     // (e.g. prompt blocks found in the prefix cache).
     if (decode > 0) Refund(e);
+    // Recomputed positions count as prepaid: accounts of admissions (VTC
+    // counters, quotas) skip them, accounts of service received (MLFQ
+    // quanta) do not.
     if (prefill == 0 && decode == 1) {
       decode_batch_.push_back(e);
     } else if (prefill > 0 || decode > 0) {
-      root_->Charge(e, prefill, decode, prepaid);
+      root_->Charge(e, prefill, decode, prepaid + (prefill - fresh));
     }
   }
 
