@@ -28,6 +28,11 @@ for s in "${scenarios[@]}"; do
   "$cli" --config="$here/$s.toml" --out="$out/$s" --quiet 2>&1 | tee "$out/$s.log" >&2
 done
 
+# SLO capacity per policy by bisection on load, and attainment per class.
+echo "== slo_capacity household_evening_90" >&2
+"$cli" --config="$here/household_evening_90.toml" --slo_capacity \
+  > "$out/slo_capacity_household_evening_90.md"
+
 # Simulator speed, single-threaded: CPU seconds (user + sys) of the whole
 # program (trace parsing, simulation, report) and wall seconds.
 speed() {  # name config policies

@@ -97,6 +97,14 @@ lines += ["", "Command: `bench/suites/run_suite.sh build/examples/simulator/hear
           "(the speed runs are `hearth_sim_cli --config=<scenario> --policies=fifo --plots=false` "
           "under `/usr/bin/time`).", ""]
 
+# ---- SLO capacity (hearth_sim_cli --slo_capacity), when run_suite.sh made it.
+slo = os.path.join(out, "slo_capacity_household_evening_90.md")
+if os.path.exists(slo):
+    lines += ["## SLO capacity", "",
+              "Command: `hearth_sim_cli --config=bench/suites/household_evening_90.toml "
+              "--slo_capacity` (the scenario's `load` only calibrates; every load is run).", "",
+              open(slo).read().replace("### ", "#### "), ""]
+
 # ---- Every scenario's tables and plots.
 lines += ["## Scenarios", ""]
 for s in SCENARIOS:
