@@ -178,7 +178,7 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
   const size_t listed = policy_->VictimCandidates(beneficiary.id, beneficiary_running,
                                                   absl::MakeSpan(victim_ids_));
   RequestRecord* best = nullptr;
-  bool best_enough = false;
+  bool best_covers = false;
   double best_price = 0;
   for (size_t i = 0; i < std::min(listed, victim_ids_.size()); ++i) {
     RequestRecord* v = Find(victim_ids_[i]);
@@ -186,20 +186,28 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
         v->preemptions >= options_.max_preemptions_per_request) {
       continue;
     }
-    // One victim that frees enough beats several that each free a little;
-    // among equals, the least work thrown away per block freed. Ties keep
-    // the policy's order.
-    const int32_t freed = v->kv.num_blocks();
-    const bool enough = freed >= need_blocks;
-    const double price = enough ? PreemptionWaste(*v) : PreemptionWaste(*v) / std::max(freed, 1);
-    if (best == nullptr || (enough && !best_enough) ||
-        (enough == best_enough && price < best_price)) {
+    // Memory pressure outlasts the one request that met it: the next
+    // growth or admission needs room too. So the measure is the work thrown
+    // away per block freed, not in all (the least work alone is the
+    // shortest request, which frees a few blocks and is followed by more
+    // preemptions). One victim that covers the need beats any that does not.
+    // Ties keep the policy's order.
+    const int32_t freed = BlocksFreedBy(*v, beneficiary_running);
+    const bool covers = freed >= need_blocks;
+    const double price = PreemptionWaste(*v) / std::max(freed, 1);
+    if (best == nullptr || (covers && !best_covers) ||
+        (covers == best_covers && price < best_price)) {
       best = v;
-      best_enough = enough;
+      best_covers = covers;
       best_price = price;
     }
   }
   return best;
+}
+
+int32_t Scheduler::Impl::BlocksFreedBy(const RequestRecord& r, bool for_growth) const {
+  // An admission also counts the blocks reserved for the rest of prefills.
+  return r.kv.num_blocks() + (for_growth ? 0 : r.kv.prefill_reserve);
 }
 
 bool Scheduler::Impl::SwapsOut(const RequestRecord& r) const {
@@ -210,7 +218,13 @@ bool Scheduler::Impl::SwapsOut(const RequestRecord& r) const {
 }
 
 double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
-  return SwapsOut(r) ? BlocksFor(r.computed) * options_.swap_block_cost_tokens : r.computed;
+  // Whole blocks: a partly filled last block is held like a full one, so
+  // running sequences all cost block_size tokens per block freed and the
+  // policy's order decides among them, instead of the shortest (whose last
+  // block is emptiest) always looking cheapest.
+  const int32_t blocks = BlocksFor(r.computed);
+  return SwapsOut(r) ? blocks * options_.swap_block_cost_tokens
+                     : static_cast<double>(blocks) * block_size_;
 }
 
 RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {

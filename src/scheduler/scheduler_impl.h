@@ -207,12 +207,15 @@ class Scheduler::Impl {
   // whose preemption throws away the least work for the blocks it frees,
   // preferring one that frees `need_blocks` alone; nullptr if none usable.
   Record* PickVictim(const Record& beneficiary, bool beneficiary_running, int32_t need_blocks);
+  // Blocks preempting `record` makes available to a growing sequence
+  // (`for_growth`) or to an admission (which also sees prefill reservations).
+  int32_t BlocksFreedBy(const Record& record, bool for_growth) const;
   // Whether preempting `record` now would swap it out rather than drop its
   // KV: swap is configured, the host tier has room, and moving its blocks
   // costs less than recomputing its positions.
   bool SwapsOut(const Record& record) const;
   // What preempting `record` throws away, in prefill tokens' worth of
-  // engine time: its positions to recompute, or its blocks' round trip.
+  // engine time: its computed blocks to recompute, or their round trip.
   double PreemptionWaste(const Record& record) const;
   // Borrowed capacity the policy chooses to reclaim for `beneficiary` (a
   // request within its class's entitlement); nullptr if none.
