@@ -36,7 +36,7 @@ PolicyTreeConfig Tree(std::string name, ClassLevel class_level, UserLevel user_l
 }  // namespace
 
 PolicyTreeConfig HouseholdTreeConfig() {
-  return Tree("household", ClassLevel::kPriority, UserLevel::kVtc, RequestLevel::kFifo);
+  return Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
 }
 
 absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {

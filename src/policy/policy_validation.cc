@@ -145,7 +145,7 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
         absl::FormatDuration(config.workflow_head_start),
         "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
   }
-  if (config.class_level == ClassLevel::kPriority) {
+  if (config.class_level == ClassLevel::kPriority || config.class_level == ClassLevel::kSlo) {
     absl::Status status = ValidatePriorityQuotaOptions(config.priority);
     if (!status.ok()) return status;
   }

@@ -26,10 +26,12 @@ std::vector<WorkClassConfig> HouseholdWorkClasses() {
   // Voice: a person is waiting with the microphone open; short and urgent,
   // useless after a few seconds.
   classes[0] = {.name = "voice", .priority = 4, .max_running = 8, .kv_block_budget = 0,
-                .borrow = true, .queue_timeout = absl::Seconds(10), .max_retries = 1};
-  classes[1] = {.name = "chat", .priority = 3, .max_retries = 1};
+                .borrow = true, .queue_timeout = absl::Seconds(10), .max_retries = 1,
+                .ttft_slo = absl::Milliseconds(500)};
+  classes[1] = {.name = "chat", .priority = 3, .max_retries = 1, .ttft_slo = absl::Seconds(2)};
   // Agents fire many calls; a cap keeps one busy agent from filling the batch.
-  classes[2] = {.name = "agent", .priority = 2, .max_running = 32, .max_retries = 2};
+  classes[2] = {.name = "agent", .priority = 2, .max_running = 32, .max_retries = 2,
+                .ttft_slo = absl::Seconds(5)};
   classes[3] = {.name = "embedding", .priority = 1, .max_running = 16, .max_retries = 2};
   classes[4] = {.name = "maintenance", .priority = 0, .max_running = 4, .max_retries = 3};
   return classes;
@@ -141,6 +143,11 @@ absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
       return Invalid(field + ".queue_timeout",
                      absl::StrCat("is ", absl::FormatDuration(c.queue_timeout),
                                   "; must be positive (InfiniteDuration: wait forever)"));
+    }
+    if (c.ttft_slo <= absl::ZeroDuration()) {
+      return Invalid(field + ".ttft_slo",
+                     absl::StrCat("is ", absl::FormatDuration(c.ttft_slo),
+                                  "; must be positive (InfiniteDuration: no target)"));
     }
     if (c.max_retries < 0 || c.max_retries > 100) {
       return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));

@@ -224,6 +224,8 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
       HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_e2e_s", path, std::nullopt, 0, 1e9));
       slo.e2e = absl::Milliseconds(std::llround(v * 1000));
     }
+    // The scheduler serves by the same target the report judges.
+    if (slo.ttft > absl::ZeroDuration()) s.scheduler.work_classes.back().ttft_slo = slo.ttft;
     s.class_slos.push_back(slo);
   }
   return absl::OkStatus();

@@ -32,9 +32,10 @@ double Weighted(const PolicyDriver& d, uint32_t user) {
   return get(d.prefill_by_user()) + 2 * get(d.decode_by_user());
 }
 
-TEST_CASE("tree: household keeps users fair inside a level and levels ordered",
+TEST_CASE("tree: priority -> VTC keeps users fair inside a level and levels ordered",
           "[policy][tree]") {
   PolicyTreeConfig config = HouseholdTreeConfig();
+  config.class_level = ClassLevel::kPriority;
   config.priority.aging_interval = absl::InfiniteDuration();
   DriverOptions machine;
   machine.max_running = 8;

@@ -38,6 +38,10 @@ SchedulerOptions RandomOptions(std::mt19937_64& rng, const PolicyFactory* policy
   }
   o.work_classes = {{.name = "voice", .priority = 3}, {.name = "chat", .priority = 2},
                     {.name = "batch", .priority = 0}};
+  // Two interactive classes and a background one for the SLO class level
+  // (household); fixed, so that the random stream is the same as without.
+  o.work_classes[0].ttft_slo = absl::Milliseconds(40);
+  o.work_classes[1].ttft_slo = absl::Milliseconds(150);
   for (WorkClassConfig& c : o.work_classes) {
     if (rng() % 2) c.max_running = Uniform(rng, 1, 4);
     if (rng() % 3 == 0) c.kv_block_budget = Uniform(rng, 1, o.kv.num_device_blocks);

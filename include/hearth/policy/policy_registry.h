@@ -8,7 +8,7 @@
 //   "vtc"        Virtual Token Counter between users (vtc.h)
 //   "priority"   priority levels with token quotas and aging (priority_quota.h)
 //   "mlfq"       skip-join preemptive multi-level feedback queue (mlfq.h)
-//   "household"  the policy tree priority -> VTC -> FIFO or MLFQ
+//   "household"  the policy tree SLO deadline -> VTC -> FIFO or MLFQ
 //                (policy_tree.h)
 //
 // Example:
@@ -36,7 +36,8 @@ namespace hearth {
 struct PolicyConfig {
   // Used by "vtc" and by the user level of "household".
   VtcOptions vtc;
-  // Used by "priority" and by the class level of "household".
+  // Used by "priority" and by the class level of "household" (its aging
+  // interval and quotas).
   PriorityQuotaOptions priority;
   // Used by "mlfq" and by "household" when its request level is MLFQ.
   MlfqOptions mlfq;

@@ -57,6 +57,13 @@ enum class ClassLevel {
   // Groups by work class; fair shares by `class_weights` (a VTC between
   // classes, charged with the VTC token weights).
   kWeightedShares,
+  // Groups by work class, served by deadline: arrival (rank time) + the
+  // class's WorkClassConfig::ttft_slo, earliest first, so requests with
+  // slack yield to those without. Classes without a target are background:
+  // they rank at arrival + PriorityQuotaOptions::aging_interval (after every
+  // interactive class with aging off), and only they are preempted to admit
+  // a waiting request. PriorityQuotaOptions' quotas apply by priority.
+  kSlo,
 };
 
 enum class UserLevel {
@@ -101,8 +108,10 @@ struct PolicyTreeConfig {
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;
 };
 
-// The household default: priority with quota and aging between levels, VTC
-// between household members, FIFO within a member. Named "household".
+// The household default: classes served by TTFT deadline (ClassLevel::kSlo:
+// WorkClassConfig::ttft_slo; classes without one in the background, aged;
+// quotas by priority), VTC between household members, FIFO within a member.
+// Named "household".
 PolicyTreeConfig HouseholdTreeConfig();
 
 // InvalidArgument naming the offending field, or OK.

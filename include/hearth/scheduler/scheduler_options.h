@@ -112,6 +112,13 @@ struct WorkClassConfig {
   // Share weight for policies that share the engine between classes (the
   // class-shares tree). Must be in (0, 1e9].
   double weight = 1.0;
+  // Time-to-first-token target, from arrival. The SLO-aware class level
+  // (ClassLevel::kSlo, the household preset) admits each request of a class
+  // with a target by its deadline, arrival + ttft_slo, and a class without
+  // one (InfiniteDuration, the default) only behind every class with one,
+  // unless it waited PriorityQuotaOptions::aging_interval. Other policies
+  // ignore it. Must be > 0.
+  absl::Duration ttft_slo = absl::InfiniteDuration();
 };
 
 // The default household: voice above chat above agents above embeddings

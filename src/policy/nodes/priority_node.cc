@@ -14,6 +14,17 @@
 // ordering running requests by v orders them by effective priority at every
 // instant: the running set is one ordered map, and its last entry is the
 // least urgent running request.
+//
+// The SLO-aware variant (NewSloClassNode) keeps the same machinery with one
+// level per work class and a deadline instead of a virtual arrival:
+// rank time + the class's TTFT target (WorkClassConfig::ttft_slo), earliest
+// first, so that a request with slack yields to one without (JITServe's
+// "just in time"). A class without a target is background: its requests
+// rank at rank time + aging_interval, so they fill what interactive classes
+// leave and still outrank interactive work arriving an aging interval after
+// them; with aging off they rank after every interactive request. A waiting
+// request only preempts background work: evicting a running interactive
+// request would trade its TPOT for the beneficiary's TTFT.
 
 #include "policy/nodes/priority_node.h"
 
@@ -32,6 +43,11 @@ namespace {
 
 struct Level {
   int64_t priority = 0;
+  // SLO mode: added to an entry's rank time to give its deadline; tier 1
+  // (background with aging off) ranks after every tier 0 entry.
+  absl::Duration deadline_offset = absl::ZeroDuration();
+  int64_t tier = 0;
+  bool background = false;
   // Tokens per window and share of the window's tokens; 0 means unlimited.
   int64_t quota = 0;
   double max_share = 0;
@@ -45,10 +61,13 @@ struct Level {
 
 class PriorityNode final : public Node {
  public:
+  // `class_ttft` empty: priority levels; else SLO mode (see the file comment).
   PriorityNode(const PriorityQuotaOptions& options, std::vector<int64_t> class_priorities,
-               NodeFactory child)
+               std::vector<absl::Duration> class_ttft, NodeFactory child)
       : options_(options),
         class_priorities_(std::move(class_priorities)),
+        class_ttft_(std::move(class_ttft)),
+        slo_mode_(!class_ttft_.empty()),
         child_factory_(std::move(child)) {
     for (const LevelQuota& q : options.quotas) quotas_[q.priority] = q;
     has_quotas_ = !options.quotas.empty();
@@ -124,6 +143,7 @@ class PriorityNode final : public Node {
   }
 
   Entry* Best() override {
+    if (slo_mode_) return BestByDeadline();
     const Level* best = nullptr;
     bool best_in_quota = false;
     int64_t best_effective = 0;
@@ -205,7 +225,9 @@ class PriorityNode final : public Node {
   }
   // Ascending key = descending effective priority (see the file comment).
   RunKeyType RunKey(const Entry* e) {
-    const int64_t priority = levels_[LevelSlot(e)].priority;
+    const Level& level = levels_[LevelSlot(e)];
+    if (slo_mode_) return {level.tier, e->rank_time + level.deadline_offset, e->arrival_seq};
+    const int64_t priority = level.priority;
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return {-priority, e->rank_time, e->arrival_seq};
     }
@@ -228,6 +250,7 @@ class PriorityNode final : public Node {
   bool Below(const Entry* v, const Entry* b, bool b_running) {
     RunKeyType kv = RunKey(v), kb = RunKey(b);
     if (b_running) return kv > kb;
+    if (slo_mode_) return LevelOf(v).background && kv > kb;
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return std::get<0>(kv) > std::get<0>(kb);
     }
@@ -238,6 +261,34 @@ class PriorityNode final : public Node {
   int64_t Effective(const Level& level) const {
     return AgedPriority(level.priority,
                         std::get<0>(level.oldest.begin()->first));
+  }
+  // SLO mode: the candidate each level's child would offer, ranked within
+  // quota first, then on time before late, then by deadline. A request past
+  // its TTFT deadline has missed its SLO whatever happens next; serving it
+  // before one that can still make it would only make that one late too
+  // (EDF's domino under overload), so late requests take what on-time ones
+  // leave (and background deadlines, an aging interval out, bound the wait
+  // of classes without a target). O(levels) child Best() calls.
+  Entry* BestByDeadline() {
+    Entry* best = nullptr;
+    std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> best_key;
+    for (Level& level : levels_) {
+      if (level.oldest.empty()) continue;
+      Entry* e = level.child->Best();
+      if (e == nullptr) continue;
+      const absl::Time deadline = e->rank_time + level.deadline_offset;
+      // 0: interactive on time; 1: interactive late, or background past
+      // its aging deadline; 2: background within it.
+      const int64_t band = level.background ? (deadline < now_ ? 1 : 2)
+                                            : (deadline < now_ ? 1 : 0);
+      std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> key{
+          !InQuota(level), band, level.tier, deadline, e->arrival_seq};
+      if (best == nullptr || key < best_key) {
+        best = e;
+        best_key = key;
+      }
+    }
+    return best;
   }
   int64_t AgedPriority(int64_t priority, absl::Time arrival) const {
     int64_t effective = priority;
@@ -292,10 +343,14 @@ class PriorityNode final : public Node {
     const size_t cls = e->work_class.value();
     const int64_t priority =
         (cls < class_priorities_.size() ? class_priorities_[cls] : 0) + int64_t{e->priority};
-    auto [it, inserted] = index_.try_emplace(priority, static_cast<int32_t>(levels_.size()));
+    // SLO mode: one level per class (its target), the request's own
+    // priority only choosing the quota.
+    const int64_t key = slo_mode_ ? static_cast<int64_t>(cls) : priority;
+    auto [it, inserted] = index_.try_emplace(key, static_cast<int32_t>(levels_.size()));
     if (inserted) {
       Level& level = levels_.emplace_back();
       level.priority = priority;
+      if (slo_mode_) SetDeadline(level, cls);
       auto quota = quotas_.find(priority);
       if (quota != quotas_.end()) {
         level.quota = quota->second.tokens_per_window;
@@ -307,9 +362,25 @@ class PriorityNode final : public Node {
     return it->second;
   }
 
+  void SetDeadline(Level& level, size_t cls) const {
+    const absl::Duration ttft =
+        cls < class_ttft_.size() ? class_ttft_[cls] : absl::InfiniteDuration();
+    level.background = ttft == absl::InfiniteDuration();
+    if (!level.background) {
+      level.deadline_offset = ttft;
+    } else if (options_.aging_interval != absl::InfiniteDuration()) {
+      level.deadline_offset = options_.aging_interval;
+    } else {
+      level.tier = 1;
+    }
+  }
+
   PriorityQuotaOptions options_;
   // WorkClassConfig::priority by WorkClassId::value().
   std::vector<int64_t> class_priorities_;
+  // WorkClassConfig::ttft_slo by WorkClassId::value(); empty: priority mode.
+  std::vector<absl::Duration> class_ttft_;
+  bool slo_mode_ = false;
   NodeFactory child_factory_;
   absl::flat_hash_map<int64_t, LevelQuota> quotas_;
   // Tokens served in the current window, all levels together.
@@ -333,7 +404,17 @@ std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       NodeFactory child) {
   return std::make_unique<PriorityNode>(options, std::move(class_priorities),
-                                        std::move(child));
+                                        std::vector<absl::Duration>(), std::move(child));
+}
+
+std::unique_ptr<Node> NewSloClassNode(const PriorityQuotaOptions& options,
+                                      std::vector<int64_t> class_priorities,
+                                      std::vector<absl::Duration> class_ttft,
+                                      NodeFactory child) {
+  // An empty list would select priority mode: one background class instead.
+  if (class_ttft.empty()) class_ttft.push_back(absl::InfiniteDuration());
+  return std::make_unique<PriorityNode>(options, std::move(class_priorities),
+                                        std::move(class_ttft), std::move(child));
 }
 
 }  // namespace hearth::policy_internal

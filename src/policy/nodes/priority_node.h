@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "absl/time/time.h"
+
 #include "hearth/policy/priority_quota.h"
 #include "policy/tree/node.h"
 
@@ -22,6 +24,16 @@ namespace hearth::policy_internal {
 // (classes beyond the end have 0).
 std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
+                                      NodeFactory child);
+
+// The SLO-aware class level (priority_node.cc's file comment): one level per
+// work class, ranked by deadline, rank time + `class_ttft` of the class
+// (WorkClassConfig::ttft_slo by WorkClassId::value(); InfiniteDuration or
+// beyond the end: background). Quotas apply by priority as above.
+// REQUIRES: ValidatePriorityQuotaOptions(options).ok(); each target > 0.
+std::unique_ptr<Node> NewSloClassNode(const PriorityQuotaOptions& options,
+                                      std::vector<int64_t> class_priorities,
+                                      std::vector<absl::Duration> class_ttft,
                                       NodeFactory child);
 
 }  // namespace hearth::policy_internal

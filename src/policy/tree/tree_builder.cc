@@ -68,6 +68,13 @@ std::vector<int64_t> ClassPriorities(const SchedulerOptions& options) {
   return priorities;
 }
 
+std::vector<absl::Duration> ClassTtftTargets(const SchedulerOptions& options) {
+  std::vector<absl::Duration> targets;
+  targets.reserve(options.work_classes.size());
+  for (const WorkClassConfig& c : options.work_classes) targets.push_back(c.ttft_slo);
+  return targets;
+}
+
 std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
                                 const SchedulerOptions& options) {
   NodeFactory below = UserLevelFactory(config, options);
@@ -76,6 +83,9 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
       return below();
     case ClassLevel::kPriority:
       return NewPriorityNode(config.priority, ClassPriorities(options), below);
+    case ClassLevel::kSlo:
+      return NewSloClassNode(config.priority, ClassPriorities(options),
+                             ClassTtftTargets(options), below);
     case ClassLevel::kWeightedShares:
       return NewFairShareNode(
           ShareParams(config.vtc, ShareKey::kWorkClass,
