@@ -184,6 +184,11 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
     return Invalid("swap_block_cost_tokens",
                    absl::StrCat("is ", o.swap_block_cost_tokens, "; must be >= 0 and finite"));
   }
+  if (!(o.max_admission_waste_per_block >= 0) || !std::isfinite(o.max_admission_waste_per_block)) {
+    return Invalid("max_admission_waste_per_block",
+                   absl::StrCat("is ", o.max_admission_waste_per_block,
+                                "; must be >= 0 and finite (0: no preemption for admission)"));
+  }
   if (o.max_preemptions_per_request < 1) {
     return Invalid("max_preemptions_per_request",
                    absl::StrCat("is ", o.max_preemptions_per_request, "; must be >= 1"));

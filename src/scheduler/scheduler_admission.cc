@@ -192,6 +192,10 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
     // shortest request, which frees a few blocks and is followed by more
     // preemptions). One victim that covers the need beats any that does not.
     // Ties keep the policy's order.
+    if (!beneficiary_running && PreemptionWaste(*v) > options_.max_admission_waste_per_block *
+                                                          need_blocks * block_size_) {
+      continue;
+    }
     const int32_t freed = BlocksFreedBy(*v, beneficiary_running);
     const bool covers = freed >= need_blocks;
     const double price = PreemptionWaste(*v) / std::max(freed, 1);
@@ -221,8 +225,10 @@ double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
   // Whole blocks: a partly filled last block is held like a full one, so
   // running sequences all cost block_size tokens per block freed and the
   // policy's order decides among them, instead of the shortest (whose last
-  // block is emptiest) always looking cheapest.
-  const int32_t blocks = BlocksFor(r.computed);
+  // block is emptiest) always looking cheapest. Work already planned in this
+  // step is thrown away too, with the blocks taken for it.
+  const int32_t blocks =
+      std::max(BlocksFor(r.computed), ScheduledNow(r) ? r.kv.num_blocks() : 0);
   return SwapsOut(r) ? blocks * options_.swap_block_cost_tokens
                      : static_cast<double>(blocks) * block_size_;
 }

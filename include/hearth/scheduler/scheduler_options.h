@@ -162,9 +162,9 @@ struct SchedulerOptions {
   // Builds the policy that orders admissions and preemption victims, once,
   // in Scheduler::Create, from these options (so user weights and class
   // priorities reach it without the host copying them). Null means the
-  // "household" policy (policy_registry.h): classes by priority, users by
-  // virtual token counter, so one member's flood cannot queue everyone else
-  // behind it. Set NewFifoPolicy() for arrival order.
+  // "household" policy (policy_registry.h): classes by TTFT deadline
+  // (WorkClassConfig::ttft_slo), users by virtual token counter, so one
+  // member's flood cannot queue everyone else behind it. Set NewFifoPolicy() for arrival order.
   PolicyFactory policy_factory;
 
   // How running sequences are preempted when decode growth cannot be met.
@@ -180,6 +180,16 @@ struct SchedulerOptions {
   // PCIe 4 and back takes about as long as prefilling one token, hence 1.
   // Must be >= 0 and finite.
   double swap_block_cost_tokens = 1.0;
+
+  // A waiting request may evict a running one (when its policy offers
+  // victims for admission) only if the work thrown away is at most this many
+  // blocks' worth of prefill per block the admission needs. A voice call
+  // needing ten blocks may then evict a chat with up to 160 blocks of
+  // context, not a document of thousands, which would be recomputed
+  // (slowing every step meanwhile) and come back to be evicted again. Decode
+  // growth is not limited by it. Must be >= 0 and finite; 0 forbids
+  // preemption for admission.
+  double max_admission_waste_per_block = 16.0;
 
   // A request preempted this many times is no longer offered as a victim
   // for another request (it still yields its own memory when it cannot

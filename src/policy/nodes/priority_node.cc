@@ -246,11 +246,23 @@ class PriorityNode final : public Node {
     return nullptr;
   }
 
+  // SLO mode: whether waiting `b` has used half of the wait its target
+  // allows (a background request: all of its aging interval). Until then it
+  // waits for room to free itself: running requests end every few steps,
+  // while the background victim would recompute its whole context, and
+  // evicting it for every arrival multiplied preemptions.
+  bool SlackSpent(const Entry* b) {
+    const Level& level = LevelOf(b);
+    const absl::Duration allowed =
+        level.background ? level.deadline_offset : level.deadline_offset / 2;
+    return level.tier > 0 || now_ - b->rank_time >= allowed;
+  }
+
   // Whether `v` may be preempted for `b` (see Victim()).
   bool Below(const Entry* v, const Entry* b, bool b_running) {
     RunKeyType kv = RunKey(v), kb = RunKey(b);
     if (b_running) return kv > kb;
-    if (slo_mode_) return LevelOf(v).background && kv > kb;
+    if (slo_mode_) return LevelOf(v).background && kv > kb && SlackSpent(b);
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return std::get<0>(kv) > std::get<0>(kb);
     }
