@@ -142,6 +142,26 @@ class MlfqNode final : public Node {
     return nullptr;
   }
 
+  // Growth: the latest arrival of each level, lowest level first, each one
+  // after the beneficiary (GrowthVictim's answer first), so that the core
+  // can weigh more than one. Admission: Victim()'s one answer, since offering
+  // spends one of the step's preemptions.
+  size_t Victims(const Entry* beneficiary, bool beneficiary_running,
+                 absl::Span<Entry*> out) override {
+    if (out.empty()) return 0;
+    if (beneficiary == nullptr || !beneficiary_running) {
+      out[0] = Victim(beneficiary, beneficiary_running);
+      return out[0] != nullptr ? 1 : 0;
+    }
+    size_t n = 0;
+    for (int32_t level = options_.num_levels - 1; level >= 0 && n < out.size(); --level) {
+      if (running_[level].empty()) continue;
+      Entry* latest = running_[level].Top();
+      if (latest->arrival_seq > beneficiary->arrival_seq) out[n++] = latest;
+    }
+    return n;
+  }
+
  private:
   MlfqSlot& Slot(const Entry* e) const { return (*slots_)[e->index]; }
 
