@@ -149,6 +149,11 @@ absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
                      absl::StrCat("is ", absl::FormatDuration(c.ttft_slo),
                                   "; must be positive (InfiniteDuration: no target)"));
     }
+    if (c.tpot_slo <= absl::ZeroDuration()) {
+      return Invalid(field + ".tpot_slo",
+                     absl::StrCat("is ", absl::FormatDuration(c.tpot_slo),
+                                  "; must be positive (InfiniteDuration: no target)"));
+    }
     if (c.max_retries < 0 || c.max_retries > 100) {
       return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));
     }
@@ -188,6 +193,14 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
     return Invalid("max_admission_waste_per_block",
                    absl::StrCat("is ", o.max_admission_waste_per_block,
                                 "; must be >= 0 and finite (0: no preemption for admission)"));
+  }
+  for (const auto& [name, d] : {std::pair<const char*, absl::Duration>{
+                                    "step_time_model.fixed", o.step_time_model.fixed},
+                                {"step_time_model.per_token", o.step_time_model.per_token}}) {
+    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return Invalid(name, absl::StrCat("is ", absl::FormatDuration(d),
+                                        "; must be >= 0 and finite"));
+    }
   }
   if (o.max_preemptions_per_request < 1) {
     return Invalid("max_preemptions_per_request",

@@ -113,6 +113,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       inbox_(options_),
       kv_(std::move(allocator), options_.kv.block_size, options_.kv.enable_prefix_caching),
       capacity_(options_.work_classes),
+      step_budget_(options_.step_time_model),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
@@ -136,6 +137,11 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     v->reserve(running);
   }
   reclaimable_.reserve(running);
+  for (uint32_t c = 0; c < options_.work_classes.size(); ++c) {
+    const absl::Duration tpot = options_.work_classes[c].tpot_slo;
+    if (tpot != absl::InfiniteDuration()) tpot_classes_.emplace_back(tpot, c);
+  }
+  std::sort(tpot_classes_.begin(), tpot_classes_.end());
   pending_drops_.reserve(running);
   plan_.sequences.reserve(running);
   plan_.preempted.reserve(running);

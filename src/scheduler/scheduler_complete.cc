@@ -31,6 +31,9 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const absl::Time done = outcome.completed_at == absl::InfinitePast()
                               ? plan_.now : outcome.completed_at;
   if (absl::Status valid = ValidateOutcome(outcome, done); !valid.ok()) return valid;
+  if (!tpot_classes_.empty() && outcome.completed_at != absl::InfinitePast()) {
+    step_budget_.Observe(plan_.num_batched_tokens, done - plan_.now);
+  }
 
   served_.clear();
   // Held in locals: the loop writes through records, so the compiler would

@@ -44,6 +44,7 @@
 #include "kv/kv_manager.h"
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
+#include "scheduler/step_budget.h"
 #include "scheduler/inbox.h"
 #include "scheduler/request_record.h"
 #include "scheduler/workflow_table.h"
@@ -201,6 +202,9 @@ class Scheduler::Impl {
   // Device blocks an allocation may take now: free or cached, and within
   // what resident weights leave for KV.
   int32_t Allocatable() const { return kv_.Allocatable(residency_.kv_block_limit()); }
+  // The step's token budget: max_batched_tokens, cut to keep the tightest
+  // TPOT target among running requests (StepBudget).
+  int32_t StepTokenBudget() const;
   bool CanBeVictim(const Record& record) const;
   // Among the victims the policy ranks below `beneficiary` (validated, and
   // none preempted max_preemptions_per_request times already), the one
@@ -280,6 +284,9 @@ class Scheduler::Impl {
   internal::Inbox inbox_;
   internal::KvManager kv_;
   internal::ClassCapacity capacity_;
+  internal::StepBudget step_budget_;
+  // Classes with a TPOT target, tightest first: (target, class).
+  std::vector<std::pair<absl::Duration, uint32_t>> tpot_classes_;
   std::unique_ptr<Policy> policy_;
   MetricsSink* sink_;
   internal::ModelResidency residency_;

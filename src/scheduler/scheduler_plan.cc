@@ -63,8 +63,22 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   plan_.num_batched_tokens = 0;
   plan_.num_decodes = 0;
   plan_slots_.clear();
-  budget_ = options_.max_batched_tokens;
+  budget_ = StepTokenBudget();
   planning_ = true;
+}
+
+int32_t Scheduler::Impl::StepTokenBudget() const {
+  absl::Duration tightest = absl::InfiniteDuration();
+  for (const auto& [tpot, cls] : tpot_classes_) {
+    if (capacity_.running(cls) > 0) {
+      tightest = tpot;
+      break;
+    }
+  }
+  // Every decode still runs, and prefill still moves by a block.
+  const int32_t floor = std::min(
+      options_.max_batched_tokens, static_cast<int32_t>(decoding_.size()) + block_size_);
+  return step_budget_.TokensFor(tightest, options_.max_batched_tokens, floor);
 }
 
 void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {

@@ -92,7 +92,7 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
       *e, {"block_size", "gpu_memory_utilization", "kv_blocks", "host_blocks",
            "watermark_blocks", "max_batched_tokens", "max_running",
            "max_prefill_chunk_tokens", "preemption", "max_new_tokens",
-           "max_model_len", "prefix_caching"}, r.file(), "engine"));
+           "max_model_len", "prefix_caching", "tpot_budget"}, r.file(), "engine"));
   SchedulerOptions& o = s.scheduler;
   HEARTH_ASSIGN_OR_RETURN(int64_t block, r.Int(*e, "block_size", "engine", 16, 1, 4096));
   o.kv.block_size = static_cast<int32_t>(block);
@@ -142,6 +142,7 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
   }
   HEARTH_ASSIGN_OR_RETURN(int64_t mnt, r.Int(*e, "max_new_tokens", "engine", 2048, 1, 1 << 24));
   s.default_max_new_tokens = static_cast<int32_t>(mnt);
+  HEARTH_ASSIGN_OR_RETURN(s.tpot_budget, r.Bool(*e, "tpot_budget", "engine", false));
   return absl::OkStatus();
 }
 
@@ -226,6 +227,9 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     }
     // The scheduler serves by the same target the report judges.
     if (slo.ttft > absl::ZeroDuration()) s.scheduler.work_classes.back().ttft_slo = slo.ttft;
+    if (s.tpot_budget && slo.tpot > absl::ZeroDuration()) {
+      s.scheduler.work_classes.back().tpot_slo = slo.tpot;
+    }
     s.class_slos.push_back(slo);
   }
   return absl::OkStatus();

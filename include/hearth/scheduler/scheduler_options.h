@@ -119,6 +119,25 @@ struct WorkClassConfig {
   // unless it waited PriorityQuotaOptions::aging_interval. Other policies
   // ignore it. Must be > 0.
   absl::Duration ttft_slo = absl::InfiniteDuration();
+  // Time-per-output-token target (mean gap between a request's tokens).
+  // While a request of a class with a target runs, each step's token budget
+  // is cut so that the step's predicted time (SchedulerOptions::
+  // step_time_model) keeps the tightest running target: prefill chunks
+  // shrink, decodes still all run. InfiniteDuration (the default): none.
+  // Must be > 0.
+  absl::Duration tpot_slo = absl::InfiniteDuration();
+};
+
+// A step's time as a line in the tokens it batches: fixed + per_token x
+// tokens. See SchedulerOptions::step_time_model.
+struct StepTimeModel {
+  // Must be >= 0 and finite.
+  absl::Duration fixed = absl::ZeroDuration();
+  // Zero: the scheduler fits the line itself from the steps it has seen
+  // (StepOutcome::completed_at minus the plan's now), and cuts no budget
+  // until token counts have varied enough to fit a slope. Must be >= 0 and
+  // finite.
+  absl::Duration per_token = absl::ZeroDuration();
 };
 
 // The default household: voice above chat above agents above embeddings
@@ -190,6 +209,10 @@ struct SchedulerOptions {
   // growth is not limited by it. Must be >= 0 and finite; 0 forbids
   // preemption for admission.
   double max_admission_waste_per_block = 16.0;
+
+  // Predicts step time for the TPOT-aware budget (WorkClassConfig::tpot_slo);
+  // unused while no class has a TPOT target. Default: fitted online.
+  StepTimeModel step_time_model;
 
   // A request preempted this many times is no longer offered as a victim
   // for another request (it still yields its own memory when it cannot

@@ -116,6 +116,10 @@ struct Scenario {
   std::vector<absl::Duration> class_timeouts;
   std::vector<SloTarget> class_slos;
   int32_t default_max_new_tokens = 2048;
+  // [engine] tpot_budget: the classes' TPOT targets also reach the scheduler
+  // (WorkClassConfig::tpot_slo), which then cuts step budgets to keep them.
+  // Off by default: on household_evening it cost more TTFT than it saved TPOT.
+  bool tpot_budget = false;
   absl::Duration series_interval = absl::Seconds(10);
   bool record_timeline = false;
   WorkloadSpec workload;
