@@ -3,8 +3,9 @@
 // A policy tree composes the three orderings Hearth knows into one Policy:
 //
 //   class level    priority with quota and aging (groups by class plus
-//                  request priority), or weighted fair shares between
-//                  work classes, or none
+//                  request priority), or TTFT deadlines per class (the SLO
+//                  level), or weighted fair shares between work classes,
+//                  or none
 //     user level   Virtual Token Counter between users, or none
 //       request    FIFO or MLFQ among one user's requests of one class
 //
@@ -16,7 +17,9 @@
 //
 // Preemption works top-down: the class level decides whether a victim may be
 // taken and from which group (for priority: only requests behind the
-// beneficiary in its fixed aging order), and the levels below choose within
+// beneficiary in its fixed aging order; for the SLO level: by deadline, and
+// for a waiting beneficiary only background work), and the levels below
+// choose within
 // that group by their own rules. See vtc.h, priority_quota.h and mlfq.h.
 //
 // Prompts are charged at admission and settled per served chunk (see vtc.h),
