@@ -275,12 +275,13 @@ class PriorityNode final : public Node {
                         std::get<0>(level.oldest.begin()->first));
   }
   // SLO mode: the candidate each level's child would offer, ranked within
-  // quota first, then on time before late, then by deadline. A request past
+  // quota first, then by band, then by deadline. Bands: on time with under
+  // half its target left; late, or background past its aging deadline; on
+  // time with slack to spare; background within its aging. A request past
   // its TTFT deadline has missed its SLO whatever happens next; serving it
-  // before one that can still make it would only make that one late too
-  // (EDF's domino under overload), so late requests take what on-time ones
-  // leave (and background deadlines, an aging interval out, bound the wait
-  // of classes without a target). O(levels) child Best() calls.
+  // before one that can still make it only when that one is urgent would
+  // make that one late too (EDF's domino under overload), but one with slack
+  // to spare can wait for it. O(levels) child Best() calls.
   Entry* BestByDeadline() {
     Entry* best = nullptr;
     std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> best_key;
@@ -289,10 +290,16 @@ class PriorityNode final : public Node {
       Entry* e = level.child->Best();
       if (e == nullptr) continue;
       const absl::Time deadline = e->rank_time + level.deadline_offset;
-      // 0: interactive on time; 1: interactive late, or background past
-      // its aging deadline; 2: background within it.
-      const int64_t band = level.background ? (deadline < now_ ? 1 : 2)
-                                            : (deadline < now_ ? 1 : 0);
+      int64_t band;
+      if (level.background) {
+        band = deadline < now_ ? 1 : 3;  // aged: beside late work
+      } else if (deadline < now_) {
+        band = 1;
+      } else {
+        // On time with less than half its target left: urgent; with more,
+        // it can afford to let late work go first (just in time).
+        band = deadline - now_ <= level.deadline_offset / 2 ? 0 : 2;
+      }
       std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> key{
           !InQuota(level), band, level.tier, deadline, e->arrival_seq};
       if (best == nullptr || key < best_key) {
