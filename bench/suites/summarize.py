@@ -104,6 +104,19 @@ if os.path.exists(slo):
               "Command: `hearth_sim_cli --config=bench/suites/household_evening_90.toml "
               "--slo_capacity` (the scenario's `load` only calibrates; every load is run).", "",
               open(slo).read().replace("### ", "#### "), ""]
+# The same with load 1.0 pinned to main's measured FIFO capacity, from this
+# build and from main's, so that both are judged on the same offered loads.
+pinned = os.path.join(out, "slo_capacity_household_evening_90_pinned.md")
+pinned_main = os.path.join(out, "slo_capacity_household_evening_90_main_pinned.md")
+if os.path.exists(pinned) and os.path.exists(pinned_main):
+    lines += ["#### Against main, on the same offered loads", "",
+              "Command: `hearth_sim_cli --config=bench/suites/household_evening_90.toml "
+              "--slo_capacity --slo_reference_capacity=1.880` (1.880 requests/s: the capacity "
+              "main's FIFO measures), run once with this build and once with main's.", "",
+              "This build:", "",
+              open(pinned).read().split("\n", 2)[2].replace("### ", "##### "), "",
+              "main (57885ae plus only the --slo_capacity flags):", "",
+              open(pinned_main).read().split("\n", 2)[2].replace("### ", "##### "), ""]
 
 # ---- Every scenario's tables and plots.
 lines += ["## Scenarios", ""]
