@@ -30,7 +30,7 @@ namespace hearth::serve {
 struct RequestEnd {
   // OK when the request finished; then finish_reason is "stop" or "length".
   // Otherwise why it did not: Cancelled, DeadlineExceeded (queue timeout),
-  // ResourceExhausted (rejected by the scheduler), Internal (engine failure).
+  // InvalidArgument (rejected at intake), Internal (engine failure).
   absl::Status status;
   std::string finish_reason;
   int32_t prompt_tokens = 0;

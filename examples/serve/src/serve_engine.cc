@@ -47,7 +47,9 @@ RequestEnd EndOf(const RequestResult& r, int32_t completion_tokens) {
       end.status = absl::DeadlineExceededError(absl::StrCat("request timed out: ", r.message));
       break;
     case RequestPhase::kRejected:
-      end.status = absl::ResourceExhaustedError(absl::StrCat("request rejected: ", r.message));
+      // Intake rejects what Submit could not judge yet: a parent that ended
+      // and was another member's, an arrival stamp far ahead.
+      end.status = absl::InvalidArgumentError(absl::StrCat("request rejected: ", r.message));
       break;
     default:
       end.status = absl::InternalError(absl::StrCat("request failed: ", r.message));
