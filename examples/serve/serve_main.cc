@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -38,6 +39,9 @@ ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's t
 ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once (llama.cpp n_seq_max, at most 256)");
 ABSL_FLAG(int32_t, threads, 0, "llama.cpp CPU threads; 0 lets llama.cpp choose");
 ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
+ABSL_FLAG(int32_t, prefill_chunk, 128,
+          "largest prefill chunk per sequence and step; smaller chunks let new voice and chat "
+          "requests in beside long prompts (0: the whole n_batch)");
 ABSL_FLAG(int32_t, block_size, 16, "tokens per Hearth KV block");
 ABSL_FLAG(int32_t, default_max_tokens, 256, "max_tokens when a request names none");
 ABSL_FLAG(int64_t, max_body_bytes, 1 << 20, "largest request body accepted (larger: 413)");
@@ -74,6 +78,7 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   o.scheduler.users = household.members;
   o.scheduler.work_classes = household.classes;
   o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
+  o.scheduler.max_prefill_chunk_tokens = absl::GetFlag(FLAGS_prefill_chunk);
   o.slos = household.slos;
   o.model_name = model_name;
   o.policy_name = absl::GetFlag(FLAGS_policy);
@@ -83,7 +88,16 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   return o;
 }
 
-void ConfigureHttp(httplib::Server& server) {
+// httplib (0.11) listens with a backlog of 5: a burst of clients connecting
+// at once overflows it, and the kernel drops their SYNs (retried a second
+// or more later) or resets them. The listening socket is captured when it
+// is created and its backlog raised after bind.
+void ConfigureHttp(httplib::Server& server, int* listen_fd) {
+  server.set_socket_options([listen_fd](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    *listen_fd = sock;
+  });
   const int threads = std::max(1, absl::GetFlag(FLAGS_http_threads));
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_payload_max_length(static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_body_bytes))));
@@ -156,7 +170,8 @@ int Main() {
   signal(SIGPIPE, SIG_IGN);
 
   httplib::Server server;
-  ConfigureHttp(server);
+  int listen_fd = -1;
+  ConfigureHttp(server, &listen_fd);
   InstallGenerationRoutes(server, serve);
   InstallInfoRoutes(server, serve);
   InstallErrorHandler(server);
@@ -172,6 +187,7 @@ int Main() {
               << std::endl;
     return 1;
   }
+  if (listen_fd >= 0) listen(listen_fd, SOMAXCONN);
   std::thread engine_loop([&] { (*engine)->Run(); });
   std::thread drain(DrainOnSignal, signals, engine->get(), &server);
   std::cout << "hearth-serve: model " << model_name << ", policy " << options->policy_name
