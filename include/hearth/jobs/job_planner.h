@@ -153,7 +153,8 @@ class JobPlanner {
   // The snapshot as of `now` (oldest waits are measured to it).
   JobPoolStats Stats(absl::Time now) const;
 
-  // Jobs accepted and not yet ended, plus attempts still holding slots.
+  // True when no job waits, backs off or runs and no attempt (not even a
+  // cancelled one) still holds a slot.
   bool idle() const;
 
   const JobPoolOptions& options() const;
