@@ -1,7 +1,11 @@
 #include "hearth/jobs/job_pool.h"
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -9,7 +13,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "hearth/jobs/job_planner.h"
 #include "internal/status_macros.h"
 
@@ -78,10 +81,12 @@ class JobPool::Impl {
   ~Impl() {
     Shutdown();
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &Impl::AllReturned));
+      std::unique_lock<std::mutex> lock(mu_);
+      returned_cv_.wait(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return AllReturned(); });
       exit_ = true;
     }
+    work_cv_.notify_all();
+    timer_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
     timer_.join();
   }
@@ -91,7 +96,7 @@ class JobPool::Impl {
     EndCalls calls;
     absl::StatusOr<JobId> id;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       const absl::Time now = clock_->Now();
       id = planner_.Submit(spec, now);
       if (!id.ok()) return id;
@@ -126,7 +131,7 @@ class JobPool::Impl {
   void Shutdown() {
     EndCalls calls;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (shut_down_) return;
       shut_down_ = true;
       JobDecisions d;
@@ -137,7 +142,7 @@ class JobPool::Impl {
   }
 
   JobPoolStats Stats() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return planner_.Stats(clock_->Now());
   }
 
@@ -149,7 +154,7 @@ class JobPool::Impl {
     EndCalls calls;
     absl::Status status;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       const absl::Time now = clock_->Now();
       JobDecisions d;
       status = change(now, &d);
@@ -187,7 +192,10 @@ class JobPool::Impl {
       calls->emplace_back(std::move(it->second->on_end), std::move(result));
       live_.erase(it);
     }
+    if (!d.starts.empty()) work_cv_.notify_all();
     timer_wake_ = true;
+    timer_cv_.notify_one();
+    if (AllReturned()) returned_cv_.notify_all();
   }
 
   void WorkerLoop() {
@@ -195,8 +203,10 @@ class JobPool::Impl {
     for (;;) {
       Assignment a;
       {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &Impl::WorkerHasSomething));
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return WorkerHasSomething();
+        });
         if (ready_.empty()) return;
         a = std::move(ready_.front());
         ready_.pop_front();
@@ -206,7 +216,7 @@ class JobPool::Impl {
                                       ? absl::CancelledError("stopped before it started")
                                       : RunWork(a);
       {
-        absl::MutexLock lock(&mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         const absl::Time now = clock_->Now();
         JobDecisions d;
         // Cannot fail: every start handed out is reported exactly once, here.
@@ -219,25 +229,29 @@ class JobPool::Impl {
     }
   }
 
-  void TimerLoop() {
+  void TimerLoop() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     EndCalls calls;
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     while (!exit_) {
       const absl::Time now = clock_->Now();
       const absl::Time next = planner_.NextEventTime();
       if (next <= now) {
         PlanAndApply(now, &calls);
-        mu_.Unlock();
+        lock.unlock();
         RunEndCalls(calls);
-        mu_.Lock();
+        lock.lock();
         continue;
       }
       timer_wake_ = false;
-      const absl::Condition woken(this, &Impl::TimerHasSomething);
+      const auto woken = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return TimerHasSomething(); };
       if (next == absl::InfiniteFuture()) {
-        mu_.Await(woken);
+        timer_cv_.wait(lock, woken);
       } else {
-        mu_.AwaitWithTimeout(woken, next - now);
+        // The clock may be a manual one: real time only bounds the wait,
+        // and the loop then asks the clock again. Capped, because
+        // wait_for overflows on durations near nanoseconds::max().
+        const absl::Duration wait = std::min(next - now, absl::Hours(1));
+        timer_cv_.wait_for(lock, absl::ToChronoNanoseconds(wait), woken);
       }
     }
   }
@@ -258,7 +272,13 @@ class JobPool::Impl {
 
   RealClock real_clock_;
   const Clock* const clock_;
-  mutable absl::Mutex mu_;
+  // A std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
+  // built with ThreadSanitizer annotations, so TSan cannot see absl::Mutex's
+  // ordering and reports false races (as src/scheduler/inbox.h found).
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;      // ready_ grew, or exit_
+  std::condition_variable timer_cv_;     // timer_wake_, or exit_
+  std::condition_variable returned_cv_;  // AllReturned() may have become true
   JobPlanner planner_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<JobId, std::shared_ptr<LiveJob>> live_ ABSL_GUARDED_BY(mu_);
   std::deque<Assignment> ready_ ABSL_GUARDED_BY(mu_);
