@@ -16,16 +16,20 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "hearth/jobs/job_pool.h"
 #include "hearth/policy/policy_registry.h"
 #include "hearth_llama_cpp/llama_runtime.h"
 #include "hearth_llama_cpp/tiny_gguf.h"
 #include "household_config.h"
 #include "household_directory.h"
 #include "http_routes.h"
+#include "job_call.h"
 #include "model_text.h"
 #include "serve_context.h"
 #include "serve_engine.h"
+#include "serve_job_queues.h"
 
 ABSL_FLAG(std::string, model, "", "GGUF model file; empty serves the tiny random test model");
 ABSL_FLAG(std::string, model_name, "", "name clients use for the model (default: file stem, or \"tiny\")");
@@ -49,9 +53,22 @@ ABSL_FLAG(int32_t, http_threads, 256, "HTTP worker threads (one per open connect
 ABSL_FLAG(absl::Duration, io_timeout, absl::Seconds(10), "read/write timeout per socket operation (slow clients)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30), "after SIGTERM, how long in-flight requests may finish");
 ABSL_FLAG(bool, verbose, false, "pass llama.cpp's logs through");
+ABSL_FLAG(int32_t, job_threads, 0,
+          "CPU cores lent to the job queues (templating, tokenisation, document parsing, model "
+          "loads); 0: all the machine's");
+ABSL_FLAG(std::string, interactive_classes, "voice,chat",
+          "work classes whose waiting requests make the background job queues give cores back");
+ABSL_FLAG(int32_t, demand_backlog, 8,
+          "interactive requests waiting for their first token at which background job queues "
+          "are cut to their floor (documents 1, library paused)");
 
 namespace hearth::serve {
 namespace {
+
+struct LoadedModel {
+  llama_cpp::ModelPtr model;
+  std::string name;
+};
 
 absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name) {
   std::string path = absl::GetFlag(FLAGS_model);
@@ -72,8 +89,47 @@ absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name) {
   return model;
 }
 
+// Model files are read on the model_load queue: one load at a time, with
+// the disk's I/O depth to itself (an I/O depth of one), so that a load does
+// not starve a backup or a document scan of the disk, nor they it.
+absl::StatusOr<LoadedModel> LoadServedModelOnQueue(JobPool& jobs) {
+  JobSpec spec;
+  spec.queue = kModelLoadQueue;
+  spec.label = absl::StrCat("load ", absl::GetFlag(FLAGS_model).empty() ? "the tiny test model"
+                                                                         : absl::GetFlag(FLAGS_model));
+  return CallOnQueue<LoadedModel>(jobs, spec, [](const JobContext&) -> absl::StatusOr<LoadedModel> {
+    LoadedModel out;
+    absl::StatusOr<llama_cpp::ModelPtr> model = LoadServedModel(&out.name);
+    if (!model.ok()) return model.status();
+    out.model = *std::move(model);
+    return out;
+  });
+}
+
+absl::StatusOr<std::unique_ptr<JobPool>> CreateJobPool() {
+  int cores = absl::GetFlag(FLAGS_job_threads);
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return JobPool::Create(ServeJobQueues(cores, absl::GetFlag(FLAGS_demand_backlog)));
+}
+
+// --interactive_classes as a flag per work class.
+absl::StatusOr<std::vector<bool>> InteractiveClasses(const HouseholdConfig& household) {
+  std::vector<bool> out(household.classes.size(), false);
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_interactive_classes), ',', absl::SkipEmpty())) {
+    size_t c = 0;
+    while (c < household.classes.size() && household.classes[c].name != name) ++c;
+    if (c == household.classes.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--interactive_classes names \"", name, "\", which is not a work class"));
+    }
+    out[c] = true;
+  }
+  return out;
+}
+
 absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& household,
-                                                 const std::string& model_name) {
+                                                 const std::string& model_name, JobPool* jobs) {
   ServeEngineOptions o;
   o.scheduler.users = household.members;
   o.scheduler.work_classes = household.classes;
@@ -85,6 +141,14 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   absl::StatusOr<PolicyFactory> policy = MakePolicyFactory(o.policy_name, {});
   if (!policy.ok()) return policy.status();
   o.scheduler.policy_factory = *policy;
+  absl::StatusOr<std::vector<bool>> interactive = InteractiveClasses(household);
+  if (!interactive.ok()) return interactive.status();
+  o.interactive_classes = *std::move(interactive);
+  o.on_interactive_demand = [jobs](const InteractiveDemand& demand) {
+    // The engine's own figures are valid by construction; a refusal would
+    // only mean the pool is shutting down.
+    jobs->SetInteractiveDemand(demand).IgnoreError();
+  };
   return o;
 }
 
@@ -125,29 +189,41 @@ void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* serve
 }
 
 int Main() {
+  // Signals go to the drain thread only; every thread started below (the
+  // job pool's first) inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   llama_cpp::SetLlamaLogging(absl::GetFlag(FLAGS_verbose));
   if (absl::Status s = llama_cpp::LoadLlamaBackends(""); !s.ok()) {
     std::cerr << "hearth-serve: " << s.message() << std::endl;
     return 1;
   }
-  std::string model_name;
-  absl::StatusOr<llama_cpp::ModelPtr> model = LoadServedModel(&model_name);
-  if (!model.ok()) {
-    std::cerr << "hearth-serve: " << model.status().message() << std::endl;
+  absl::StatusOr<std::unique_ptr<JobPool>> jobs = CreateJobPool();
+  absl::StatusOr<LoadedModel> loaded =
+      jobs.ok() ? LoadServedModelOnQueue(**jobs) : absl::StatusOr<LoadedModel>(jobs.status());
+  if (!loaded.ok()) {
+    std::cerr << "hearth-serve: " << loaded.status().message() << std::endl;
     return 1;
   }
+  const std::string model_name = loaded->name;
+  llama_model* model = loaded->model.get();
   llama_cpp::ContextOptions copts;
   copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
   copts.n_batch = absl::GetFlag(FLAGS_n_batch);
   copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max);
   copts.n_threads = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model->get(), copts);
+  absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, copts);
   absl::StatusOr<HouseholdConfig> household =
       absl::GetFlag(FLAGS_household).empty() ? OpenHousehold()
                                              : LoadHouseholdConfig(absl::GetFlag(FLAGS_household));
   absl::StatusOr<ServeEngineOptions> options =
-      household.ok() ? EngineOptions(*household, model_name) : household.status();
-  ModelText text(model->get());
+      household.ok() ? EngineOptions(*household, model_name, jobs->get()) : household.status();
+  ModelText text(model);
   absl::StatusOr<std::unique_ptr<ServeEngine>> engine =
       !ctx.ok() ? ctx.status()
       : options.ok() ? ServeEngine::Create(ctx->get(), &text, *options)
@@ -157,22 +233,14 @@ int Main() {
     return 1;
   }
   HouseholdDirectory directory(*household, model_name);
-  ServeContext serve{engine->get(), &text, &directory, &*household};
+  ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household};
   serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
-
-  // Signals go to the drain thread only; every thread started below
-  // inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 
   httplib::Server server;
   int listen_fd = -1;
   ConfigureHttp(server, &listen_fd);
   InstallGenerationRoutes(server, serve);
+  InstallDocumentRoutes(server, serve);
   InstallInfoRoutes(server, serve);
   InstallErrorHandler(server);
   const std::string host = absl::GetFlag(FLAGS_host);
@@ -200,6 +268,9 @@ int Main() {
   drain.join();
   (*engine)->Stop();
   engine_loop.join();
+  // Before the model and its text go: a job that timed out may still be
+  // running (job_call.h), and its worker is joined here.
+  jobs->reset();
   std::cout << "hearth-serve: stopped" << std::endl;
   return 0;
 }

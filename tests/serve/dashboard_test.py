@@ -1,9 +1,11 @@
 """The household dashboard in a real browser: headless Chromium (Debian's
 chromium) loads / from a running server while members are using it, the
-test checks the rendered members, queues and running sequences in the DOM,
-and writes a screenshot (dashboard.png in the output folder)."""
+test checks the rendered members, queues, running sequences and CPU job
+queues in the DOM, and writes a screenshot (dashboard.png in the output
+folder)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +61,13 @@ def main():
             checks.check('data-member="%s"' % name in html, "member %s is listed" % name)
         for cls in ("voice", "chat", "agent", "documents", "embedding", "maintenance"):
             checks.check('data-class="%s"' % cls in html, "queue of class %s is shown" % cls)
+        for queue in ("interactive", "documents", "library", "model_load"):
+            checks.check('data-queue="%s"' % queue in html, "job queue %s is shown" % queue)
+        # The model load ran on its queue: one done, in the row's "done" cell.
+        checks.check(re.search(r'data-queue="model_load">(?:<td[^>]*>[^<]*</td>){6}<td class="num">1</td>', html)
+                     is not None, "the model_load queue shows its one load done")
+        checks.check(re.search(r'<b id="pressure">\d+%</b>', html) is not None,
+                     "the interactive pressure is shown")
         checks.check('<b id="policy">household</b>' in html and '<b id="model">tiny</b>' in html,
                      "model and policy filled in from the status endpoint")
         running_rows = html.count("<td>ana</td>") + html.count("<td>dan</td>") + html.count("<td>ben</td>")

@@ -32,7 +32,7 @@ if(NOT TARGET hearth_serve AND HEARTH_LLAMA_CPP_FOUND)
     add_library(hearth_serve STATIC ${_hearth_serve_sources}
                 "${CMAKE_BINARY_DIR}/hearth_serve/dashboard_page.cc")
     target_include_directories(hearth_serve PUBLIC "${_hearth_serve_dir}/src")
-    target_link_libraries(hearth_serve PUBLIC hearth_llama_cpp PkgConfig::HEARTH_HTTPLIB
+    target_link_libraries(hearth_serve PUBLIC hearth_llama_cpp hearth::jobs PkgConfig::HEARTH_HTTPLIB
                           nlohmann_json::nlohmann_json PRIVATE tomlplusplus::tomlplusplus)
     if(HEARTH_TOP_LEVEL)
       target_compile_options(hearth_serve PRIVATE -Wall -Wextra -Wno-unused-parameter)

@@ -2,6 +2,7 @@
 //
 // hearth-serve's HTTP surface on a cpp-httplib server:
 //   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
+//   POST /v1/hearth/documents                         (document_routes.cc)
 //   GET  /v1/models, /healthz, /metrics, /v1/hearth/status, /   (info_routes.cc)
 // and OpenAI-shaped JSON for every error httplib answers itself (unknown
 // path 404, body over the limit 413, ...).
@@ -19,6 +20,7 @@
 namespace hearth::serve {
 
 void InstallGenerationRoutes(httplib::Server& server, const ServeContext& ctx);
+void InstallDocumentRoutes(httplib::Server& server, const ServeContext& ctx);
 void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx);
 void InstallErrorHandler(httplib::Server& server);
 

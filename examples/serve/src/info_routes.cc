@@ -1,13 +1,16 @@
 // GET routes that describe the server: the models, health, Prometheus
-// metrics, the status JSON and the dashboard page; and the error handler
-// that gives httplib's own errors an OpenAI-shaped body.
+// metrics (the scheduler's, the server's and the job queues'), the status
+// JSON and the dashboard page; and the error handler that gives httplib's
+// own errors an OpenAI-shaped body.
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "dashboard_page.h"
+#include "hearth/jobs/jobs_prometheus.h"
 #include "hearth/metrics/prometheus.h"
 #include "http_routes.h"
+#include "jobs_status_json.h"
 #include "status_json.h"
 
 namespace hearth::serve {
@@ -44,13 +47,15 @@ void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
     po.gauges = s->gauges;
     po.router_names = true;
     po.model_name = s->model;
-    res.set_content(PrometheusText(s->report, po) + ServerMetrics(ctx, *s),
-                    "text/plain; version=0.0.4; charset=utf-8");
+    std::string body = PrometheusText(s->report, po) + ServerMetrics(ctx, *s);
+    if (ctx.jobs != nullptr) body += JobsPrometheusText(ctx.jobs->Stats());
+    res.set_content(body, "text/plain; version=0.0.4; charset=utf-8");
   });
   server.Get("/v1/hearth/status", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
-    res.set_content(Dump(StatusJson(*ctx.engine->snapshot(), ctx.engine->live())),
-                    "application/json");
+    nlohmann::json status = StatusJson(*ctx.engine->snapshot(), ctx.engine->live());
+    if (ctx.jobs != nullptr) status["jobs"] = JobsStatusJson(ctx.jobs->Stats());
+    res.set_content(Dump(status), "application/json");
   });
   server.Get("/v1/models", [&ctx](const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<Caller> caller = ctx.directory->Authenticate(

@@ -7,6 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "job_call.h"
+#include "serve_job_queues.h"
 
 namespace hearth::serve {
 namespace {
@@ -41,6 +43,32 @@ absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationReque
   return *r.max_tokens;
 }
 
+// The prompt's token ids: the chat rendered with the model's template, then
+// tokenized. CPU work that grows with the prompt, so it runs on the
+// interactive job queue (first in line, never given back) rather than on
+// the HTTP thread; inline when the server has no job pool (unit tests).
+absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
+                                                  GenerationRequest& request) {
+  const ModelText* text = ctx.text;
+  const bool chat = request.chat;
+  // Moved, not copied: the job may outlive this call (job_call.h), and the
+  // request needs neither again.
+  auto tokenize = [text, chat, messages = std::move(request.messages),
+                   prompt = std::move(request.prompt)]() -> absl::StatusOr<std::vector<int32_t>> {
+    absl::StatusOr<std::string> rendered =
+        chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
+    if (!rendered.ok()) return rendered.status();
+    return text->Tokenize(*rendered, /*templated=*/chat);
+  };
+  if (ctx.jobs == nullptr) return tokenize();
+  JobSpec spec;
+  spec.queue = kInteractiveQueue;
+  spec.queue_timeout = ctx.limits.interactive_job_timeout;
+  spec.label = chat ? "template and tokenize a chat" : "tokenize a prompt";
+  return CallOnQueue<std::vector<int32_t>>(
+      *ctx.jobs, spec, [tokenize = std::move(tokenize)](const JobContext&) { return tokenize(); });
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
@@ -57,10 +85,7 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
   }
   absl::StatusOr<RequestId> parent = ParseParent(headers.hearth_parent);
   if (!parent.ok()) return parent.status();
-  absl::StatusOr<std::string> prompt =
-      chat ? ctx.text->RenderChat(request->messages) : absl::StatusOr<std::string>(request->prompt);
-  if (!prompt.ok()) return prompt.status();
-  absl::StatusOr<std::vector<int32_t>> tokens = ctx.text->Tokenize(*prompt, /*templated=*/chat);
+  absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request);
   if (!tokens.ok()) return tokens.status();
   absl::StatusOr<int32_t> max_tokens =
       MaxTokens(ctx, *request, static_cast<int32_t>(tokens->size()));

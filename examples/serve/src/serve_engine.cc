@@ -58,6 +58,12 @@ RequestEnd EndOf(const RequestResult& r, int32_t completion_tokens) {
   return end;
 }
 
+std::vector<absl::Duration> TtftTargets(const std::vector<SloTarget>& slos) {
+  std::vector<absl::Duration> out;
+  for (const SloTarget& slo : slos) out.push_back(slo.ttft);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* ctx,
@@ -98,7 +104,8 @@ ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
       executor_(std::move(executor)),
       text_(text),
       options_(std::move(options)),
-      context_length_(context_length) {
+      context_length_(context_length),
+      backlog_(TtftTargets(options_.slos), options_.interactive_classes) {
   executor_->set_logits_observer([this](RequestId id, absl::Span<const float> logits) {
     auto it = live_.find(id);
     if (it != live_.end()) sampled_[id] = it->second.sampler->Sample(logits, scratch_);
@@ -168,7 +175,10 @@ void ServeEngine::Idle(absl::Duration timeout) {
 
 void ServeEngine::AdoptSubmissions() {
   absl::MutexLock lock(&mu_);
-  for (auto& [id, live] : incoming_) live_.emplace(id, std::move(live));
+  for (auto& [id, live] : incoming_) {
+    backlog_.Waiting(id, live.work_class, live.submitted);
+    live_.emplace(id, std::move(live));
+  }
   incoming_.clear();
 }
 
@@ -218,8 +228,13 @@ bool ServeEngine::Step() {
     scheduler_->Complete(outcome_).IgnoreError();
   }
   EndRequests();
+  ReportDemand();
   if (now >= next_snapshot_) PublishSnapshot(now);
   return ran;
+}
+
+void ServeEngine::ReportDemand() {
+  if (options_.on_interactive_demand) options_.on_interactive_demand(backlog_.Demand(absl::Now()));
 }
 
 void ServeEngine::ApplyTokens() {
@@ -230,7 +245,7 @@ void ServeEngine::ApplyTokens() {
     auto sampled = sampled_.find(o.id);
     if (sampled != sampled_.end()) o.token = sampled->second;
     LiveRequest& r = live->second;
-    ++r.completion_tokens;
+    if (++r.completion_tokens == 1) backlog_.Answered(o.id);
     const bool eog = text_->IsEndOfGeneration(o.token);
     o.finish = eog ? FinishReason::kStopToken : FinishReason::kNone;
     if (eog) continue;
@@ -256,6 +271,7 @@ void ServeEngine::EndRequests() {
       if (!rest.empty()) r.channel->Push(rest);
     }
     r.channel->End(EndOf(result, r.completion_tokens));
+    backlog_.Answered(result.id);
     live_.erase(it);
     live_count_.fetch_sub(1);
   }

@@ -16,6 +16,10 @@
 // Requests end exactly once, through their RequestChannel: finished,
 // cancelled (Cancel, e.g. the client left), timed out, rejected or failed.
 //
+// Each iteration the engine also reports the interactive demand it sees
+// (interactive_backlog.h) to `on_interactive_demand`, so that the CPU job
+// queues give their cores back while voice and chat wait for the GPU.
+//
 // Thread-safety: Submit, Cancel, CloseIntake, live, snapshot and Stop from
 // any thread; Run on the engine thread only.
 //
@@ -31,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,9 +48,11 @@
 #include "engine_snapshot.h"
 #include "hearth/common/clock.h"
 #include "hearth/common/ids.h"
+#include "hearth/jobs/interactive_demand.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/scheduler/scheduler.h"
 #include "hearth_llama_cpp/llama_step_executor.h"
+#include "interactive_backlog.h"
 #include "llama.h"
 #include "model_text.h"
 #include "openai_request.h"
@@ -66,6 +73,14 @@ struct ServeEngineOptions {
   std::string policy_name = "household";
   // How often the engine thread publishes an EngineSnapshot.
   absl::Duration snapshot_interval = absl::Milliseconds(250);
+  // Index for index over the work classes: whose requests count as
+  // interactive demand (someone is waiting for the first word). Missing
+  // entries are not interactive.
+  std::vector<bool> interactive_classes;
+  // Called on the engine thread after every iteration (at least every 50 ms)
+  // with the demand; must be quick (JobPool::SetInteractiveDemand is). May
+  // be empty.
+  std::function<void(const InteractiveDemand&)> on_interactive_demand;
 };
 
 struct GenerationJob {
@@ -141,6 +156,7 @@ class ServeEngine {
   void ApplyTokens();
   void EndRequests();
   void PublishSnapshot(absl::Time now);
+  void ReportDemand();
   // Waits until a submission arrives, Stop() is called, or `timeout`.
   void Idle(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -154,6 +170,7 @@ class ServeEngine {
 
   // Engine thread only.
   absl::flat_hash_map<RequestId, LiveRequest> live_;
+  InteractiveBacklog backlog_;
   absl::flat_hash_map<RequestId, int32_t> sampled_;
   std::vector<llama_token_data> scratch_;
   StepOutcome outcome_;
