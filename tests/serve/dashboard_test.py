@@ -46,8 +46,12 @@ def main():
         def member(name, cls=None):
             headers = {"X-Hearth-Class": cls} if cls else None
             while not stop.is_set():
-                s.stream("/v1/chat/completions", chat_body(max_tokens=3000), key=KEYS[name], headers=headers,
-                         on_event=lambda e, c: not stop.is_set())
+                r = s.stream("/v1/chat/completions", chat_body(max_tokens=3000), key=KEYS[name],
+                             headers=headers, on_event=lambda e, c: not stop.is_set())
+                if r["status"] != 200:
+                    # Refused (a member over its quota): wait as a client
+                    # should, instead of retrying in a tight loop.
+                    stop.wait(0.2)
         threads = [threading.Thread(target=member, args=(n,)) for n in ("ana", "ben", "cleo", "dan", "ana", "dan")]
         for t in threads:
             t.start()
