@@ -49,6 +49,7 @@ ABSL_FLAG(int32_t, n_ctx, 4096, "llama.cpp KV cells = Hearth's KV blocks x block
 ABSL_FLAG(int32_t, n_batch, 128, "llama.cpp n_batch = Hearth's token budget per step");
 ABSL_FLAG(int32_t, n_seq_max, 8, "llama.cpp sequences = Hearth's max running requests");
 ABSL_FLAG(int32_t, threads, 1, "llama.cpp CPU threads");
+ABSL_FLAG(bool, flash_attn, true, "let llama.cpp use flash attention (as the calibration did)");
 ABSL_FLAG(std::string, out_dir, "", "folder for the CSV and JSONL files (none when empty)");
 
 namespace hearth::fidelity {
@@ -63,6 +64,7 @@ absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
   copts.n_batch = absl::GetFlag(FLAGS_n_batch);
   copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max);
   copts.n_threads = absl::GetFlag(FLAGS_threads);
+  copts.disable_flash_attention = !absl::GetFlag(FLAGS_flash_attn);
   absl::StatusOr<lc::ContextPtr> ctx = lc::CreateContext(model, copts);
   if (!ctx.ok()) return ctx.status();
   absl::StatusOr<SchedulerOptions> options = ReplaySchedulerOptions(policy);

@@ -20,7 +20,8 @@ BUILD=${BUILD_DIR:-$ROOT/build-rel}
 OUT=${OUT_DIR:-$ROOT/bench/fidelity/results}
 ROUNDS=${ROUNDS:-6}
 REPS=${REPS:-3}
-MODELS=${MODELS:-"tiny wide"}
+# A "-noflash" suffix turns llama.cpp's flash attention off for that run.
+MODELS=${MODELS:-"tiny wide tiny-noflash"}
 REPLAY_MODELS=${REPLAY_MODELS:-"wide"}
 mkdir -p "$OUT"
 T0=$(date +%s)
@@ -36,22 +37,27 @@ cmake --build "$BUILD" -j"$(nproc)" --target hearth_fidelity_calibrate hearth_fi
   > "$OUT/build.log"
 BIN=$BUILD/bench/fidelity
 
-for model in $MODELS; do
-  stage "calibrate $model ($ROUNDS rounds x $REPS reps)"
-  "$BIN/hearth_fidelity_calibrate" --model="$model" --rounds="$ROUNDS" --reps="$REPS" \
-    --profile="$OUT/${model}_profile.toml" --points="$OUT/${model}_points.csv" \
-    > "$OUT/calibration_$model.txt"
-  grep -E "^c0=|error|spread" "$OUT/calibration_$model.txt"
+for run in $MODELS; do
+  model=${run%-noflash}
+  flash=true; [ "$run" != "$model" ] && flash=false
+  stage "calibrate $run ($ROUNDS rounds x $REPS reps)"
+  "$BIN/hearth_fidelity_calibrate" --model="$model" --flash_attn=$flash --rounds="$ROUNDS" \
+    --reps="$REPS" --profile="$OUT/${run}_profile.toml" --points="$OUT/${run}_points.csv" \
+    > "$OUT/calibration_$run.txt" 2> "$OUT/calibration_$run.log"
+  grep -E "^c0=|^fit error|^held-out|^timing spread" "$OUT/calibration_$run.txt"
 done
 
-for model in $REPLAY_MODELS; do
-  stage "replay on $model: real llama.cpp, then the simulator"
-  mkdir -p "$OUT/replay_$model"
-  "$BIN/hearth_fidelity_replay" --model="$model" --profile="$OUT/${model}_profile.toml" \
-    --out_dir="$OUT/replay_$model" > "$OUT/replay_$model.txt"
-  cat "$OUT/replay_$model.txt"
+for run in $REPLAY_MODELS; do
+  model=${run%-noflash}
+  flash=true; [ "$run" != "$model" ] && flash=false
+  stage "replay on $run: real llama.cpp, then the simulator"
+  mkdir -p "$OUT/replay_$run"
+  "$BIN/hearth_fidelity_replay" --model="$model" --flash_attn=$flash \
+    --profile="$OUT/${run}_profile.toml" \
+    --out_dir="$OUT/replay_$run" > "$OUT/replay_$run.txt"
+  cat "$OUT/replay_$run.txt"
   if command -v gnuplot > /dev/null; then
-    gnuplot -e "dir='$OUT/replay_$model'" "$ROOT/bench/fidelity/replay.gp" || true
+    gnuplot -e "dir='$OUT/replay_$run'" "$ROOT/bench/fidelity/replay.gp" || true
   fi
 done
 stage "done; figures in $OUT"
