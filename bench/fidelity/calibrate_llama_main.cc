@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -205,61 +206,93 @@ absl::StatusOr<std::vector<std::vector<double>>> TimeGrid(llama_context* ctx,
   return samples;
 }
 
-struct Result {
-  std::vector<StepCostSample> train, held;
-  std::vector<double> spreads;
+// The measured medians and what the fit predicts for them, split as fitted.
+struct Fitted {
+  exec_internal::StepCostFit fit;
+  std::vector<StepCostSample> points;  // grid order, seconds = median
+  std::vector<Spread> spreads;
+  ErrorSummary train, held, spread;
 };
+
+absl::StatusOr<Fitted> Fit(const std::vector<Composition>& grid,
+                           const std::vector<std::vector<double>>& samples) {
+  Fitted f;
+  std::vector<StepCostSample> train;
+  std::vector<double> held_pred, held_meas, train_pred, train_meas, spreads;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    StepCostSample s = grid[i].Features();
+    f.spreads.push_back(SpreadOf(samples[i]));
+    s.seconds = f.spreads.back().median;
+    spreads.push_back(f.spreads.back().relative);
+    f.points.push_back(s);
+    if (!IsHeldOut(i)) train.push_back(s);
+  }
+  absl::StatusOr<exec_internal::StepCostFit> fit = exec_internal::FitStepCost(train);
+  if (!fit.ok()) return fit.status();
+  f.fit = *fit;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    (IsHeldOut(i) ? held_pred : train_pred).push_back(f.fit.Predict(f.points[i]));
+    (IsHeldOut(i) ? held_meas : train_meas).push_back(f.points[i].seconds);
+  }
+  absl::StatusOr<std::vector<double>> held = RelativeErrors(held_pred, held_meas);
+  absl::StatusOr<std::vector<double>> trained = RelativeErrors(train_pred, train_meas);
+  if (!held.ok()) return held.status();
+  if (!trained.ok()) return trained.status();
+  f.held = Summarize(*held);
+  f.train = Summarize(*trained);
+  f.spread = Summarize(spreads);
+  return f;
+}
+
+// Prints one row per composition and returns the same as CSV.
+std::string PrintPoints(const std::vector<Composition>& grid, const Fitted& f, size_t samples) {
+  std::string csv =
+      "decodes,context,prefill,prefill_start,P,D,K,median_s,p10_s,p90_s,samples,predicted_s,heldout\n";
+  std::printf("%3s %4s %4s %4s %6s %10s %8s %10s %7s %s\n", "D", "C", "P", "S", "K",
+              "median ms", "spread", "pred ms", "error", "held");
+  for (size_t i = 0; i < grid.size(); ++i) {
+    const Composition& c = grid[i];
+    const StepCostSample& s = f.points[i];
+    const Spread& sp = f.spreads[i];
+    const double pred = f.fit.Predict(s);
+    std::printf("%3d %4d %4d %4d %6.0f %10.3f %7.1f%% %10.3f %6.1f%% %s\n", c.decodes, c.context,
+                c.prefill, c.prefill_start, s.kv_context, 1e3 * sp.median, 100 * sp.relative,
+                1e3 * pred, 100 * std::fabs(pred - sp.median) / sp.median,
+                IsHeldOut(i) ? "held-out" : "");
+    absl::StrAppend(&csv, absl::StrFormat("%d,%d,%d,%d,%g,%g,%g,%.9g,%.9g,%.9g,%d,%.9g,%d\n",
+                                          c.decodes, c.context, c.prefill, c.prefill_start,
+                                          s.prefill_tokens, s.decode_seqs, s.kv_context,
+                                          sp.median, sp.p10, sp.p90, samples, pred,
+                                          IsHeldOut(i) ? 1 : 0));
+  }
+  return csv;
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  if (path.empty()) return absl::OkStatus();
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  return f ? absl::OkStatus() : absl::InternalError(absl::StrCat("cannot write ", path));
+}
 
 absl::Status Report(const std::vector<Composition>& grid,
                     const std::vector<std::vector<double>>& samples, const std::string& model_name,
                     const lc::TinyModelSpec& spec) {
-  Result r;
-  std::vector<StepCostSample> all;
-  for (size_t i = 0; i < grid.size(); ++i) {
-    StepCostSample s = grid[i].Features();
-    const Spread sp = SpreadOf(samples[i]);
-    s.seconds = sp.median;
-    r.spreads.push_back(sp.relative);
-    all.push_back(s);
-    (IsHeldOut(i) ? r.held : r.train).push_back(s);
-  }
-  absl::StatusOr<exec_internal::StepCostFit> fit = exec_internal::FitStepCost(r.train);
-  if (!fit.ok()) return fit.status();
-  std::string csv = "decodes,context,prefill,prefill_start,P,D,K,median_s,p10_s,p90_s,samples,predicted_s,heldout\n";
-  std::printf("%3s %4s %4s %4s %6s %10s %8s %10s %7s %s\n", "D", "C", "P", "S", "K", "median ms",
-              "spread", "pred ms", "error", "held");
-  std::vector<double> held_pred, held_meas, train_pred, train_meas;
-  for (size_t i = 0; i < grid.size(); ++i) {
-    const Composition& c = grid[i];
-    const Spread sp = SpreadOf(samples[i]);
-    const double pred = fit->Predict(all[i]);
-    const bool held = IsHeldOut(i);
-    (held ? held_pred : train_pred).push_back(pred);
-    (held ? held_meas : train_meas).push_back(sp.median);
-    std::printf("%3d %4d %4d %4d %6.0f %10.3f %7.1f%% %10.3f %6.1f%% %s\n", c.decodes, c.context,
-                c.prefill, c.prefill_start, all[i].kv_context, 1e3 * sp.median, 100 * sp.relative,
-                1e3 * pred, 100 * std::fabs(pred - sp.median) / sp.median, held ? "held-out" : "");
-    absl::StrAppend(&csv, absl::StrFormat("%d,%d,%d,%d,%g,%g,%g,%.9g,%.9g,%.9g,%d,%.9g,%d\n",
-                                          c.decodes, c.context, c.prefill, c.prefill_start,
-                                          all[i].prefill_tokens, all[i].decode_seqs,
-                                          all[i].kv_context, sp.median, sp.p10, sp.p90,
-                                          samples[i].size(), pred, held ? 1 : 0));
-  }
-  const ErrorSummary held_err = Summarize(*RelativeErrors(held_pred, held_meas));
-  const ErrorSummary train_err = Summarize(*RelativeErrors(train_pred, train_meas));
-  const ErrorSummary spread = Summarize(r.spreads);
-  const std::string fit_line = absl::StrFormat(
-      "c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g", fit->c[0], fit->c[1], fit->c[2], fit->c[3],
-      fit->c[4]);
+  absl::StatusOr<Fitted> f = Fit(grid, samples);
+  if (!f.ok()) return f.status();
+  const std::string csv = PrintPoints(grid, *f, samples.front().size());
   const std::string held_line = absl::StrFormat(
       "held-out error (%d compositions): median %.1f%% p90 %.1f%% max %.1f%% (target: median <= 10%%)",
-      held_err.count, 100 * held_err.median, 100 * held_err.p90, 100 * held_err.max);
+      f->held.count, 100 * f->held.median, 100 * f->held.p90, 100 * f->held.max);
   const std::string spread_line = absl::StrFormat(
       "timing spread (p90-p10)/median over %d samples each: median %.1f%%, p90 %.1f%%, max %.1f%%",
-      samples.front().size(), 100 * spread.median, 100 * spread.p90, 100 * spread.max);
-  std::printf("%s\nfit error (%d compositions): median %.1f%% p90 %.1f%% max %.1f%%\n%s\n%s\n",
-              fit_line.c_str(), train_err.count, 100 * train_err.median, 100 * train_err.p90,
-              100 * train_err.max, held_line.c_str(), spread_line.c_str());
+      samples.front().size(), 100 * f->spread.median, 100 * f->spread.p90, 100 * f->spread.max);
+  std::printf("c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g\n", f->fit.c[0], f->fit.c[1], f->fit.c[2],
+              f->fit.c[3], f->fit.c[4]);
+  std::printf("fit error (%d compositions): median %.1f%% p90 %.1f%% max %.1f%%\n%s\n%s\n",
+              f->train.count, 100 * f->train.median, 100 * f->train.p90, 100 * f->train.max,
+              held_line.c_str(), spread_line.c_str());
 
   exec_internal::ProfileInfo info;
   info.gpu = absl::StrFormat("CPU, llama.cpp, %d thread(s)", absl::GetFlag(FLAGS_threads));
@@ -271,17 +304,10 @@ absl::Status Report(const std::vector<Composition>& grid,
                       absl::GetFlag(FLAGS_flash_attn) ? "llama.cpp's choice" : "off", grid.size(),
                       absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_reps)),
       held_line, spread_line};
-  const std::string profile = exec_internal::FormatStepCostProfile(*fit, info);
+  const std::string profile = exec_internal::FormatStepCostProfile(f->fit, info);
   std::printf("%s", profile.c_str());
-  auto write = [](const std::string& path, const std::string& text) -> absl::Status {
-    if (path.empty()) return absl::OkStatus();
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    f.close();
-    return f ? absl::OkStatus() : absl::InternalError(absl::StrCat("cannot write ", path));
-  };
-  if (absl::Status s = write(absl::GetFlag(FLAGS_profile), profile); !s.ok()) return s;
-  return write(absl::GetFlag(FLAGS_points), csv);
+  if (absl::Status s = WriteText(absl::GetFlag(FLAGS_profile), profile); !s.ok()) return s;
+  return WriteText(absl::GetFlag(FLAGS_points), csv);
 }
 
 absl::Status Run() {
