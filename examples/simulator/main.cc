@@ -24,6 +24,7 @@
 #include "hearth/sim/scenario_config.h"
 #include "hearth/sim/simulator.h"
 #include "progress_bar.h"
+#include "slo_capacity.h"
 
 ABSL_FLAG(std::string, config, "", "Scenario TOML file (required).");
 ABSL_FLAG(std::string, out, "", "Output folder (default: sim_out/<scenario name>).");
@@ -34,6 +35,10 @@ ABSL_FLAG(int64_t, seed, -1, "Overrides the scenario's seed when >= 0.");
 ABSL_FLAG(bool, timeline, false, "Record a Perfetto timeline per policy.");
 ABSL_FLAG(bool, plots, true, "Render PNG plots with gnuplot.");
 ABSL_FLAG(bool, quiet, false, "Do not print the tables.");
+ABSL_FLAG(bool, slo_capacity, false,
+          "Household scenarios: bisect each policy's SLO capacity on load and print it with "
+          "per-class SLO attainment at loads 0.5-1.1 (see slo_capacity.h).");
+ABSL_FLAG(double, slo_target, 0.9, "--slo_capacity: share of each class that must meet its SLO.");
 
 namespace {
 
@@ -92,6 +97,14 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_timeline)) scenario->record_timeline = true;
   if (!absl::GetFlag(FLAGS_policies).empty()) {
     scenario->policies = absl::StrSplit(absl::GetFlag(FLAGS_policies), ',');
+  }
+  if (absl::GetFlag(FLAGS_slo_capacity)) {
+    hearth_cli::SloCapacityOptions slo;
+    slo.target = absl::GetFlag(FLAGS_slo_target);
+    absl::StatusOr<std::string> report = hearth_cli::SloCapacityReport(*scenario, slo);
+    if (!report.ok()) return Fail(std::string(report.status().message()));
+    std::cout << *report;
+    return 0;
   }
   std::string out = absl::GetFlag(FLAGS_out);
   if (out.empty()) out = "sim_out/" + scenario->name;
