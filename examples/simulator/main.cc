@@ -18,6 +18,8 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "hearth/sim/report_writer.h"
@@ -39,6 +41,12 @@ ABSL_FLAG(bool, slo_capacity, false,
           "Household scenarios: bisect each policy's SLO capacity on load and print it with "
           "per-class SLO attainment at loads 0.5-1.1 (see slo_capacity.h).");
 ABSL_FLAG(double, slo_target, 0.9, "--slo_capacity: share of each class that must meet its SLO.");
+ABSL_FLAG(double, slo_reference_capacity, 0,
+          "--slo_capacity: requests/s that load 1.0 stands for; 0 measures FIFO's saturated "
+          "capacity. Pin it to compare builds whose FIFO differs on the same offered loads.");
+ABSL_FLAG(std::string, slo_loads, "",
+          "--slo_capacity: comma-separated loads of the attainment table (default 0.5,...,1.1).");
+ABSL_FLAG(bool, slo_bisect, true, "--slo_capacity: bisect each policy's SLO capacity.");
 
 namespace {
 
@@ -101,6 +109,18 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_slo_capacity)) {
     hearth_cli::SloCapacityOptions slo;
     slo.target = absl::GetFlag(FLAGS_slo_target);
+    slo.reference_capacity_per_s = absl::GetFlag(FLAGS_slo_reference_capacity);
+    if (!absl::GetFlag(FLAGS_slo_bisect)) slo.steps = 0;
+    if (!absl::GetFlag(FLAGS_slo_loads).empty()) {
+      slo.grid.clear();
+      for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_slo_loads), ',')) {
+        double load = 0;
+        if (!absl::SimpleAtod(part, &load) || !(load > 0 && load < 100)) {
+          return Fail(absl::StrCat("--slo_loads has \"", part, "\"; each load must be in (0, 100)"));
+        }
+        slo.grid.push_back(load);
+      }
+    }
     absl::StatusOr<std::string> report = hearth_cli::SloCapacityReport(*scenario, slo);
     if (!report.ok()) return Fail(std::string(report.status().message()));
     std::cout << *report;

@@ -70,16 +70,25 @@ absl::StatusOr<std::string> SloCapacityReport(const hearth::Scenario& scenario,
   hearth::WorkloadCalibration c;
   absl::StatusOr<hearth::Workload> probe = hearth::BuildWorkload(scenario, &c);
   if (!probe.ok()) return probe.status();
-  LoadRunner runner(scenario, c.load_scale / scenario.workload.load);
+  if (!(options.reference_capacity_per_s >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--slo_reference_capacity is ",
+                                                   options.reference_capacity_per_s,
+                                                   "; must be >= 0 (0: measured)"));
+  }
+  if (options.reference_capacity_per_s > 0) c.capacity_per_s = options.reference_capacity_per_s;
+  LoadRunner runner(scenario, c.capacity_per_s / c.offered_per_s_at_unit_scale);
   std::string out = absl::StrFormat(
-      "### SLO capacity: %s\n\nLoad is offered calls / the capacity FIFO sustains saturated "
-      "(%.3f requests/s). SLO capacity: the highest load at which every class meets its SLO for "
+      "### SLO capacity: %s\n\nLoad is offered calls / %s (%.3f requests/s). SLO capacity: the highest load at which every class meets its SLO for "
       ">= %.0f%% of its requests (bisection, %d steps in [%.2f, %.2f]).\n\n"
       "| policy | SLO capacity (load) | requests/s | vs fifo |\n|---|---:|---:|---:|\n",
-      scenario.name, c.capacity_per_s, options.target * 100, options.steps, options.low,
+      scenario.name,
+      options.reference_capacity_per_s > 0 ? "a pinned reference capacity"
+                                           : "the capacity FIFO sustains saturated",
+      c.capacity_per_s, options.target * 100, options.steps, options.low,
       options.high);
   double fifo_capacity = 0;
   for (const std::string& policy : scenario.policies) {
+    if (options.steps <= 0) break;
     double lo = options.low, hi = options.high;
     absl::StatusOr<Point> at_low = runner.Run(policy, lo);
     if (!at_low.ok()) return at_low.status();

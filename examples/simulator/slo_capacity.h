@@ -22,9 +22,12 @@ struct SloCapacityOptions {
   double target = 0.9;
   // Loads of the attainment table (fractions of measured capacity), each > 0.
   std::vector<double> grid = {0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
-  // Bisection bounds and steps.
+  // Bisection bounds and steps; 0 steps: no bisection, the table alone.
   double low = 0.2, high = 1.6;
   int steps = 7;
+  // Requests/s that load 1.0 stands for; 0: FIFO's saturated capacity,
+  // measured. Pinned, two builds are compared on the same offered loads.
+  double reference_capacity_per_s = 0;
 };
 
 // The Markdown report (capacity per policy, then the attainment table).
