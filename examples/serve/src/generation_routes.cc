@@ -47,17 +47,9 @@ std::string WholeBody(const Answer& a, const RequestEnd& end) {
                          Usage(end.prompt_tokens, end.completion_tokens)));
 }
 
-// One call of the streaming provider: waits a little for text, then writes
-// what came (or a keep-alive comment).
-bool StreamSome(Answer& a, httplib::DataSink& sink) {
-  std::string text;
-  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text);
-  std::string out;
-  if (!a.started && a.shape.chat) out += SseEvent(Chunk(a.shape, "", std::nullopt, /*first=*/true));
-  a.started = true;
-  if (!text.empty()) out += SseEvent(Chunk(a.shape, text, std::nullopt));
-  if (ended) out += StreamTail(a, a.channel->end());
-  if (out.empty()) out = ": keep-alive\n\n";
+// Writes `out`; a client gone cancels the request (false), an answer that
+// `ended` closes the body.
+bool Send(Answer& a, httplib::DataSink& sink, const std::string& out, bool ended) {
   if (!sink.write(out.data(), out.size())) {
     a.ctx->engine->Cancel(a.id, /*disconnected=*/true);
     return false;
@@ -69,20 +61,25 @@ bool StreamSome(Answer& a, httplib::DataSink& sink) {
   return true;
 }
 
+// One call of the streaming provider: waits a little for text, then writes
+// what came (or a keep-alive comment).
+bool StreamSome(Answer& a, httplib::DataSink& sink) {
+  std::string text;
+  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text);
+  std::string out;
+  if (!a.started && a.shape.chat) out += SseEvent(Chunk(a.shape, "", std::nullopt, /*first=*/true));
+  a.started = true;
+  if (!text.empty()) out += SseEvent(Chunk(a.shape, text, std::nullopt));
+  if (ended) out += StreamTail(a, a.channel->end());
+  if (out.empty()) out = ": keep-alive\n\n";
+  return Send(a, sink, out, ended);
+}
+
 // One call of the late non-streamed provider: whitespace until the end,
 // then the JSON (leading whitespace is valid JSON).
 bool WholeSome(Answer& a, httplib::DataSink& sink) {
   const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &a.text);
-  const std::string out = ended ? WholeBody(a, a.channel->end()) : std::string(" ");
-  if (!sink.write(out.data(), out.size())) {
-    a.ctx->engine->Cancel(a.id, /*disconnected=*/true);
-    return false;
-  }
-  if (ended) {
-    a.ended = true;
-    sink.done();
-  }
-  return true;
+  return Send(a, sink, ended ? WholeBody(a, a.channel->end()) : std::string(" "), ended);
 }
 
 void Respond(const ServeContext& ctx, const PreparedGeneration& prepared, const Submission& s,
