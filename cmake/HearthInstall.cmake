@@ -43,6 +43,9 @@ endfunction()
 hearth_install_component(core TARGET hearth DEPENDENCIES absl nlohmann_json)
 hearth_install_component(reference TARGET hearth_reference)
 hearth_install_component(sim TARGET hearth_sim DEPENDENCIES tomlplusplus nlohmann_json)
+# The job queues: their own threads, hence Threads (the core it links is
+# always loaded first by hearthConfig.cmake).
+hearth_install_component(jobs TARGET hearth_jobs DEPENDENCIES Threads)
 if(HEARTH_WITH_CUDA)
   set(_hearth_cuda_dependencies CUDAToolkit)
 endif()

@@ -10,6 +10,8 @@ packages=(
   python3-prometheus-client   # the metrics scrape test parses with its parser
   clang libclang-rt-14-dev  # libFuzzer and its runtime, for the fuzz stage
   golang-go   # the C API's cgo consumer test (tests/capi/go); builds offline
+  libcpp-httplib-dev   # hearth-serve's HTTP server (examples/serve)
+  chromium   # hearth-serve's dashboard test loads the page headless (tests/serve)
 )
 # npm fetches the pinned llama.cpp packages; a machine that already has a
 # working node/npm (from any source) keeps it.

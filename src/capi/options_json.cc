@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "capi/c_status.h"
 #include "capi/json_fields.h"
+#include "capi/policy_json.h"
 #include "hearth/policy/policy_registry.h"
 #include "internal/status_macros.h"
 
@@ -132,19 +133,6 @@ absl::Status ReadResidency(const JsonFields& top, ResidencyConfig& r) {
   return f.Read("max_concurrent_loads", &r.max_concurrent_loads);
 }
 
-absl::Status ReadVtc(const JsonFields& top, VtcOptions& v) {
-  const json* object = top.Find("vtc");
-  if (object == nullptr) return absl::OkStatus();
-  JsonFields f(*object, "vtc");
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"prompt_token_weight", "decode_token_weight",
-                                      "preempt_for_admission",
-                                      "admission_preemption_gap"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("prompt_token_weight", &v.prompt_token_weight));
-  HEARTH_RETURN_IF_ERROR(f.Read("decode_token_weight", &v.decode_token_weight));
-  HEARTH_RETURN_IF_ERROR(f.Read("preempt_for_admission", &v.preempt_for_admission));
-  return f.Read("admission_preemption_gap", &v.admission_preemption_gap);
-}
-
 absl::Status ReadMetrics(const JsonFields& top, hearth_options& o) {
   const json* object = top.Find("metrics");
   if (object == nullptr) return absl::OkStatus();
@@ -172,7 +160,7 @@ absl::Status ReadPolicy(const JsonFields& top, hearth_options& o) {
   } else if (!mode.empty()) {
     return JsonFieldError("preemption_mode", "must be \"recompute\" or \"swap\"");
   }
-  return ReadVtc(top, o.policy_config.vtc);
+  return ReadPolicyConfig(top, o.policy_config);
 }
 
 absl::Status ReadLimits(const JsonFields& f, SchedulerOptions& o) {
@@ -217,7 +205,8 @@ absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options) {
   }
   JsonFields top(document, "");
   HEARTH_RETURN_IF_ERROR(top.CheckKeys({
-      "models", "users", "work_classes", "kv", "residency", "policy", "vtc",
+      "models", "users", "work_classes", "kv", "residency", "policy", "vtc", "priority",
+      "mlfq", "household", "workflow_head_start_s",
       "preemption_mode", "max_pending_requests", "max_pending_bytes",
       "reserved_pending_share", "max_intake_per_plan", "max_label_bytes",
       "max_arrival_lead_s", "workflow_retention_s", "max_batched_tokens",

@@ -16,8 +16,10 @@ Inbox::Inbox(const SchedulerOptions& options)
       per_user_(users_.size()),
       queues_(users_.size()),
       at_count_limit_(users_.size()) {
-  // One call's worth: a deferral costs no allocation unless it repeats.
+  // One call's worth each: every call passes through these lists, and a
+  // deferral costs no allocation unless it repeats.
   unsettled_taken_.reserve(static_cast<size_t>(max_intake_));
+  unsettled_ended_.reserve(static_cast<size_t>(options.max_running));
   // The engine settles under this table's lock, so it must not stall: sized
   // for the default limit up front, it never rehashes under churn (see
   // ProbingHashMap); a larger limit grows it at new highs only.
@@ -151,8 +153,8 @@ void Inbox::SettleEnded(RequestResult& result) {
   if (keep_results_) results_.push_back(std::move(result));
 }
 
-bool Inbox::LockToSettle(bool wait) {
-  if (wait || unsettled_calls_ >= kMaxUnsettledCalls) {
+bool Inbox::LockToSettle() {
+  if (unsettled_calls_ >= kMaxUnsettledCalls) {
     mu_.lock();
   } else if (!TryLockBriefly(mu_)) {
     ++unsettled_calls_;
@@ -175,28 +177,19 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
   submissions->clear();
   cancels->clear();
   queues_.TakeTurns(max_intake_, submissions);
-  if (!LockToSettle(/*wait=*/false)) {
-    for (const Submission& sub : *submissions) unsettled_taken_.push_back(Taken{sub.id, now});
-    return;
-  }
+  for (const Submission& sub : *submissions) unsettled_taken_.push_back(Taken{sub.id, now});
+  if (!LockToSettle()) return;
   std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
   latest_now_ = now;
-  for (const Submission& sub : *submissions) SettleTaken(sub.id, now);
   // Swapping keeps both sides' capacity: no allocation in steady state.
   cancels->swap(cancels_);
 }
 
 void Inbox::Finish(std::vector<RequestResult>* ended) {
   if (ended->empty()) return;
-  if (!LockToSettle(/*wait=*/false)) {
-    for (RequestResult& result : *ended) unsettled_ended_.push_back(std::move(result));
-    ended->clear();
-    return;
-  }
-  std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
-  for (RequestResult& result : *ended) SettleEnded(result);
-  for (std::atomic<bool>& blocked : at_count_limit_) blocked.store(false, std::memory_order_relaxed);
+  for (RequestResult& result : *ended) unsettled_ended_.push_back(std::move(result));
   ended->clear();
+  if (LockToSettle()) mu_.unlock();
 }
 
 size_t Inbox::DrainResults(std::vector<RequestResult>* out) {

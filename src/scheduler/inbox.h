@@ -108,10 +108,10 @@ class Inbox {
   void SettleTaken(RequestId id, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees what an ended request held and queues its result.
   void SettleEnded(RequestResult& result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Settles what earlier calls could not; waits for the lock only when
-  // kMaxUnsettledCalls calls in a row could not settle, or when `wait`. False
-  // (the lock not held) when this call could not settle either.
-  bool LockToSettle(bool wait) ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true, mu_);
+  // Settles everything taken in and ended so far, this call's included; waits
+  // for the lock only when kMaxUnsettledCalls calls in a row could not
+  // settle. True with mu_ held; false (not held) when this call could not.
+  bool LockToSettle() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true, mu_);
 
   const int32_t max_intake_;
   const bool keep_results_;
@@ -131,8 +131,9 @@ class Inbox {
   std::vector<std::atomic<bool>> at_count_limit_;
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestResult> results_ ABSL_GUARDED_BY(mu_);
-  // Engine thread only: taken in, and ended, but not yet settled, and how
-  // many engine calls in a row could not settle.
+  // Engine thread only: taken in, and ended, but not yet settled (each call
+  // adds its own, then settles all if it gets the lock), and how many engine
+  // calls in a row could not settle.
   std::vector<Taken> unsettled_taken_;
   std::vector<RequestResult> unsettled_ended_;
   int unsettled_calls_ = 0;

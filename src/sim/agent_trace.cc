@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
+#include "sim/json_fields.h"
 #include "sim/quote.h"
 #include "sim/trace_lines.h"
 #include "sim/toml_util.h"
@@ -50,39 +50,9 @@ int32_t Tokens(size_t bytes, double bytes_per_token) {
   return std::max<int32_t>(1, WholeTokens(bytes, bytes_per_token));
 }
 
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-std::string ParseErrorText(const Json::exception& e) {
-  const std::string_view what = e.what();
-  const size_t tag_end = what.find("] ");
-  // nlohmann echoes the token it stopped at, which can be a whole line.
-  return internal::Clip(tag_end == std::string_view::npos ? what : what.substr(tag_end + 2),
-                        2 * internal::kMaxQuotedChars);
-}
-
-// Why `line` is not one JSON value. A stream read stops at the end of the
-// first value, which tells trailing text from a syntax error.
-absl::Status DescribeSyntaxError(absl::string_view line) {
-  std::istringstream in{std::string(line)};
-  Json value;
-  try {
-    in >> value;
-  } catch (const Json::exception& e) {
-    // parse_error, or out_of_range for a number beyond a double (1e999).
-    return absl::InvalidArgumentError(absl::StrCat("JSON: ", ParseErrorText(e)));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "JSON: trailing characters after the ", value.type_name(), " at byte ",
-      static_cast<std::streamoff>(in.tellg())));
-}
-
 // One flat JSON object and nothing after it but blanks.
 absl::StatusOr<Json> ParseFlatObject(absl::string_view line) {
-  Json object = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return DescribeSyntaxError(line);
-  if (!object.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("JSON: expected an object, found ", object.type_name()));
-  }
+  HEARTH_ASSIGN_OR_RETURN(Json object, internal::ParseJsonObjectLine(line));
   for (const auto& [key, value] : object.items()) {
     if (value.is_structured()) {
       return absl::InvalidArgumentError(

@@ -71,6 +71,54 @@ absl::StatusOr<Json> ParseJsonDocument(std::string_view text, const std::string&
   }
 }
 
+std::vector<JsonMemberPosition> TopLevelMembers(std::string_view text) {
+  std::vector<JsonMemberPosition> out;
+  int64_t line = 1;
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  // At depth 1, after the opening bracket or a comma: the next token starts
+  // a member (an object's key, or an array's element).
+  bool member_next = false;
+  bool in_key = false;
+  bool top_is_object = false;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        in_key = false;
+        continue;
+      }
+      if (in_key) out.back().key.push_back(c);
+      continue;
+    }
+    const bool blank = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (depth == 1 && member_next && !blank && c != ',' && c != ']' && c != '}') {
+      out.push_back({line, ""});
+      member_next = false;
+      in_key = top_is_object && c == '"';
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth == 1) {
+        member_next = true;
+        top_is_object = c == '{';
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 1) {
+      member_next = true;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::optional<int64_t>> OptionalInt(const Json& object, absl::string_view key,
                                                    int64_t lo, int64_t hi) {
   const Json* v = Find(object, key);

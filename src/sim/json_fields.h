@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,17 @@ absl::StatusOr<Json> ParseJsonObjectLine(absl::string_view line);
 // A whole document. A syntax error's message starts with the line it is on
 // ("<line>: JSON: ..."), as RowError would write it after the file name.
 absl::StatusOr<Json> ParseJsonDocument(std::string_view text, const std::string& name);
+
+// Where each top-level member of a document starts: the elements of a
+// top-level array (`key` empty), or the keys of a top-level object (`key` as
+// written, escapes kept), in document order. nlohmann_json keeps no
+// positions, so errors found after parsing take their line from here. Call
+// on a document ParseJsonDocument accepted.
+struct JsonMemberPosition {
+  int64_t line = 0;
+  std::string key;
+};
+std::vector<JsonMemberPosition> TopLevelMembers(std::string_view text);
 
 // `object[key]` as a whole number in [lo, hi] (a JSON integer, or a number
 // with no fraction); nullopt when the key is absent or null.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -87,13 +88,20 @@ absl::StatusOr<std::vector<ServeGenLengthWindow>> ParseServeGenDataset(std::stri
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": expected an object keyed by window start, found ", doc.type_name()));
   }
+  // nlohmann_json iterates keys sorted, not as written: find each one's line.
+  absl::flat_hash_map<std::string, int64_t> line_of;
+  for (const internal::JsonMemberPosition& m : internal::TopLevelMembers(text)) {
+    line_of.try_emplace(m.key, m.line);
+  }
   std::vector<ServeGenLengthWindow> out;
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     const Json& fields = item.value();
     auto bad = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": window ", internal::Quote(key), ": ", what));
+      auto at = line_of.find(key);
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, at == line_of.end() ? "" : absl::StrCat(":", at->second), ": window ",
+          internal::Quote(key), ": ", what));
     };
     ServeGenLengthWindow w;
     if (!absl::SimpleAtod(key, &w.start_s) || !std::isfinite(w.start_s) || w.start_s < 0 ||

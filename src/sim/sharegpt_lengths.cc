@@ -63,15 +63,22 @@ absl::StatusOr<std::optional<Lengths>> EntryLengths(const Json& e, double bytes_
   return Lengths{static_cast<int32_t>(prompt), static_cast<int32_t>(output)};
 }
 
-// Entries with where they are: ":17" (the line in JSONL) or "[16]" (the
-// index in a list).
+// Entries with where they are: the line they start on and, in a list,
+// their index.
 struct Entry {
-  std::string at;
+  int64_t line = 0;
+  std::optional<size_t> index;
   Json value;
 };
 
+// "s.json:17: [16]" in a list, "s.jsonl:17" in JSONL.
 std::string Where(const std::string& file, const Entry& e) {
-  return absl::StrCat(file, e.at[0] == '[' ? ": " : "", e.at);
+  return e.index ? absl::StrCat(file, ":", e.line, ": [", *e.index, "]")
+                 : absl::StrCat(file, ":", e.line);
+}
+// A request's label: "s[16]" or "s:17".
+std::string Label(const std::string& base, const Entry& e) {
+  return e.index ? absl::StrCat(base, "[", *e.index, "]") : absl::StrCat(base, ":", e.line);
 }
 
 absl::StatusOr<std::vector<Entry>> ReadEntries(std::string_view text, const std::string& name) {
@@ -83,8 +90,9 @@ absl::StatusOr<std::vector<Entry>> ReadEntries(std::string_view text, const std:
     if (!list.is_array()) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": expected a JSON list"));
     }
+    const std::vector<internal::JsonMemberPosition> at = internal::TopLevelMembers(text);
     for (size_t i = 0; i < list.size(); ++i) {
-      out.push_back({absl::StrCat("[", i, "]"), std::move(list[i])});
+      out.push_back({i < at.size() ? at[i].line : 0, i, std::move(list[i])});
     }
     return out;
   }
@@ -92,7 +100,7 @@ absl::StatusOr<std::vector<Entry>> ReadEntries(std::string_view text, const std:
     if (absl::StripAsciiWhitespace(line.text).empty()) continue;
     absl::StatusOr<Json> v = internal::ParseJsonObjectLine(line.text);
     if (!v.ok()) return internal::RowError(name, line.number, v.status().message());
-    out.push_back({absl::StrCat(":", line.number), *std::move(v)});
+    out.push_back({line.number, std::nullopt, *std::move(v)});
   }
   return out;
 }
@@ -133,7 +141,7 @@ absl::StatusOr<Workload> ParseShareGptLengths(std::string_view text, const std::
     SimRequest r;
     r.prompt_tokens = (*l)->prompt;
     r.output_tokens = (*l)->output;
-    r.label = absl::StrCat(base, entries[i].at);
+    r.label = Label(base, entries[i]);
     if (!internal::AddMappedRow(mapping, mapper, absl::Nanoseconds(std::llround(t * 1e9)),
                                 std::move(r), w)) {
       break;

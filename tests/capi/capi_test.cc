@@ -148,6 +148,42 @@ TEST_CASE("C API: bad options JSON names the key and what is allowed", "[capi]")
                       "\"metrics\": {\"max_gap_users\": 4}}", &m) == HEARTH_OK);
 }
 
+TEST_CASE("C API: every policy's settings reach the policy", "[capi]") {
+  // A bad value reaching the policy's own validation proves the key was read
+  // into the field it names; a good one is accepted.
+  std::string m;
+  CHECK(OptionsStatus("{\"policy\": \"mlfq\", \"mlfq\": {\"num_levels\": 0}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("num_levels"));
+  CHECK(OptionsStatus("{\"policy\": \"mlfq\", \"mlfq\": {\"num_levels\": 4, "
+                      "\"base_quantum\": 16, \"prefill_token_cost\": 0.5, "
+                      "\"decode_token_cost\": 2, \"starvation_bound_s\": null, "
+                      "\"max_preemptions_per_step\": 2}}", &m) == HEARTH_OK);
+  CHECK(OptionsStatus("{\"policy\": \"priority\", \"priority\": {\"quotas\": "
+                      "[{\"priority\": 1}]}}", &m) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("quota"));
+  CHECK(OptionsStatus("{\"policy\": \"priority\", \"priority\": {\"aging_interval_s\": 5, "
+                      "\"quota_window_s\": 20, \"quotas\": [{\"priority\": 1, "
+                      "\"max_share\": 0.5}]}}", &m) == HEARTH_OK);
+  CHECK(OptionsStatus("{\"priority\": {\"quotas\": {\"priority\": 1}}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("priority.quotas"));
+  CHECK(OptionsStatus("{\"priority\": {\"quotas\": [{\"level\": 1}]}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("priority.quotas[0].level"));
+  // The household tree reads MLFQ's settings when its request level is MLFQ.
+  CHECK(OptionsStatus("{\"policy\": \"household\", \"household\": {\"request_level\": "
+                      "\"mlfq\"}, \"mlfq\": {\"base_quantum\": -1}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("base_quantum"));
+  CHECK(OptionsStatus("{\"household\": {\"request_level\": \"lifo\"}}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("household.request_level"));
+  CHECK(OptionsStatus("{\"policy\": \"vtc\", \"workflow_head_start_s\": -1}", &m) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(m, Catch::Contains("workflow_head_start"));
+}
+
 TEST_CASE("C API: setters store and create validates", "[capi]") {
   Error e;
   hearth_options* o = nullptr;

@@ -15,7 +15,7 @@ function(run_step)
   endif()
 endfunction()
 
-foreach(component IN ITEMS core reference sim cuda c)
+foreach(component IN ITEMS core reference sim cuda c jobs)
   run_step(${CMAKE_COMMAND} --install ${HEARTH_BINARY_DIR} --prefix ${prefix}
            --component ${component})
 endforeach()

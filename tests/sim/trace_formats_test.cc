@@ -4,6 +4,8 @@
 // names the file, line and field of a bad row.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -15,6 +17,7 @@
 #include "hearth/sim/servegen_trace.h"
 #include "hearth/sim/sharegpt_lengths.h"
 #include "hearth/sim/simulator.h"
+#include "sim/json_fields.h"
 #include "tests/sim/sim_test_util.h"
 
 namespace hearth {
@@ -87,6 +90,21 @@ TEST_CASE("mooncake rows name the line and field at fault", "[sim]") {
   CHECK(w->requests[0].prefix_hashes.size() == 1);
 }
 
+TEST_CASE("TopLevelMembers finds where each element or key starts", "[sim]") {
+  using internal::TopLevelMembers;
+  auto lines = [](std::string_view text) {
+    std::vector<std::pair<int64_t, std::string>> out;
+    for (const auto& m : TopLevelMembers(text)) out.emplace_back(m.line, m.key);
+    return out;
+  };
+  using Members = std::vector<std::pair<int64_t, std::string>>;
+  CHECK(lines("[1, 2,\n 3]") == Members{{1, ""}, {1, ""}, {2, ""}});
+  CHECK(lines("  {\n\"b\": {\"x\": [1,\n2]},\n\"a\\\"q\": \"},\"\n}") ==
+        Members{{2, "b"}, {4, "a\\\"q"}});
+  CHECK(lines("[]").empty());
+  CHECK(lines("{}").empty());
+}
+
 TEST_CASE("servegen datasets give each client its own lengths", "[sim]") {
   auto windows = ParseServeGenDataset(
       R"({"1200": {"input_tokens": "{7: 1.0}", "output_tokens": "{3: 1}"},
@@ -106,14 +124,15 @@ TEST_CASE("servegen datasets give each client its own lengths", "[sim]") {
     REQUIRE_FALSE(r.ok());
     return std::string(r.status().message());
   };
-  CHECK_THAT(msg(R"({"x": {}})"), Catch::StartsWith("d.json: window 'x': the key must be"));
+  CHECK_THAT(msg(R"({"x": {}})"), Catch::StartsWith("d.json:1: window 'x': the key must be"));
   CHECK_THAT(msg(R"({"0": {"input_tokens": "{5: nan}", "output_tokens": "{}"}})"),
-             Catch::StartsWith("d.json: window '0': input_tokens: entry '5: nan' must be"));
-  CHECK_THAT(msg(R"({"0": {"input_tokens": "{5: 0}", "output_tokens": "{1: 1}"}})"),
-             Catch::StartsWith("d.json: window '0': input_tokens: every probability is 0"));
+             Catch::StartsWith("d.json:1: window '0': input_tokens: entry '5: nan' must be"));
+  CHECK_THAT(msg("{\"1\": {\"input_tokens\": \"{}\", \"output_tokens\": \"{}\"},\n"
+                 "\"0\": {\"input_tokens\": \"{5: 0}\", \"output_tokens\": \"{1: 1}\"}}"),
+             Catch::StartsWith("d.json:2: window '0': input_tokens: every probability is 0"));
   CHECK_THAT(msg("{\n\"0\": {\"input_tokens\": 5,}\n}"), Catch::StartsWith("d.json:2: JSON: "));
   CHECK_THAT(msg(R"({"0": {"output_tokens": "{1: 1}"}})"),
-             Catch::StartsWith("d.json: window '0': input_tokens must be a string"));
+             Catch::StartsWith("d.json:1: window '0': input_tokens must be a string"));
 
   ServeGenOptions o;
   o.directory = Fixture("");
@@ -163,11 +182,16 @@ TEST_CASE("sharegpt lengths come from conversations or lists, at Poisson times",
 
   auto parse = [&o](const char* text) { return ParseShareGptLengths(text, "s.json", {}, o); };
   CHECK_THAT(ErrorOf(parse("[{\"prompt_len\": 1, \"output_len\": 1}, {\"prompt_len\": -3}]")),
-             Catch::StartsWith("s.json: [1]: prompt_len '-3' must be an integer"));
+             Catch::StartsWith("s.json:1: [1]: prompt_len '-3' must be an integer"));
   CHECK_THAT(ErrorOf(parse("{\"prompt_len\": 4, \"output_len\": 2}\n{\"prompt_len\": 4, \"output_len\": \"x\"}\n")),
              Catch::StartsWith("s.json:2: output_len '\"x\"' must be an integer"));
   CHECK_THAT(ErrorOf(parse("[\n{\"conversations\": [1, 2]}\n]")),
-             Catch::StartsWith("s.json: [0]: conversations[0] must be an object"));
+             Catch::StartsWith("s.json:2: [0]: conversations[0] must be an object"));
+  // Each entry's own line, however the list is laid out, strings and nesting
+  // included.
+  CHECK_THAT(ErrorOf(parse("[\n {\"prompt_len\": 1, \"output_len\": 1, \"x\": \"],\\\"{\"},\n"
+                           " [1, [2]],\n\n {\"prompt_len\": 0}\n]")),
+             Catch::StartsWith("s.json:3: [1]: "));
   CHECK_THAT(ErrorOf(parse("[\n{\"prompt_len\": 4,,}\n]")), Catch::StartsWith("s.json:2: JSON: "));
   o.rate_per_s = 0;
   CHECK_FALSE(parse("").ok());

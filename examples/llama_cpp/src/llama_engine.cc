@@ -9,10 +9,9 @@
 #include "hearth/exec/step_executor.h"
 
 namespace hearth::llama_cpp {
-namespace {
 
-// Fills in what the engine derives from the llama context.
-absl::Status SizeFromContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o) {
+absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o) {
+  if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   const llama_model* model = llama_get_model(ctx);
   const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
   const int32_t block_size = o.kv.block_size;
@@ -40,13 +39,11 @@ absl::Status SizeFromContext(llama_context* ctx, int32_t kv_blocks, SchedulerOpt
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(llama_context* ctx,
                                                                 LlamaEngineOptions options) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   if (options.max_evictions < 0) return absl::InvalidArgumentError("max_evictions must be >= 0");
-  absl::Status sized = SizeFromContext(ctx, options.kv_blocks, options.scheduler);
+  absl::Status sized = SizeSchedulerForContext(ctx, options.kv_blocks, options.scheduler);
   if (!sized.ok()) return sized;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options.scheduler);
   if (!scheduler.ok()) return scheduler.status();

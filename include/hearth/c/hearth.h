@@ -156,6 +156,16 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "policy": "fifo" | "vtc" | "priority" | "mlfq" | "household"
  *   "vtc": {"prompt_token_weight", "decode_token_weight",
  *           "preempt_for_admission", "admission_preemption_gap"}
+ *   "priority": {"aging_interval_s", "quota_window_s",
+ *                "quotas": [{"priority", "tokens_per_window", "max_share"}]}
+ *   "mlfq": {"num_levels", "base_quantum", "prefill_token_cost",
+ *            "decode_token_cost", "starvation_bound_s",
+ *            "max_preemptions_per_step"}
+ *   "household": {"request_level": "fifo" | "mlfq"}
+ *   "workflow_head_start_s"
+ *              (each policy's settings: hearth/policy/vtc.h, priority_quota.h,
+ *              mlfq.h, policy_registry.h; the named policy reads its own,
+ *              "household" reads vtc, priority and mlfq's too)
  *   "preemption_mode": "recompute" | "swap"
  *   "max_pending_requests", "max_pending_bytes", "reserved_pending_share",
  *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",

@@ -4,6 +4,7 @@
 
 #include "hearth/exec/cpu_reference_executor.h"
 #include "hearth/exec/cuda_executor.h"
+#include "hearth/jobs/jobs.h"
 #include "hearth/sim/gpu_catalog.h"
 #include "hearth/version.h"
 
@@ -11,6 +12,7 @@ int main() {
   if (hearth::Version() != HEARTH_VERSION_STRING) return 1;
   if (!hearth::CpuReferenceExecutor::Create({}).ok()) return 2;
   if (!hearth::FindGpu("H200").ok()) return 3;
+  if (!hearth::JobPlanner::Create(hearth::HouseholdJobQueues(2)).ok()) return 4;
   // Unavailable on a machine without a GPU or in a build without CUDA.
   const absl::Status device = hearth::GetCudaDeviceInfo(0).status();
   std::printf("every header ok: hearth %s, CUDA compiled %d, device: %s\n",

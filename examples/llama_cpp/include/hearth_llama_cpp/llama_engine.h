@@ -73,6 +73,17 @@ struct LlamaEngineOptions {
   int32_t max_evictions = 16;
 };
 
+// SizeSchedulerForContext()
+//
+// Sets in `options` what LlamaEngine derives from `ctx` (the sizes listed in
+// the file comment, the model registry, no prefix caching, no swap,
+// recompute preemption, no on_result), so that a host running its own loop,
+// or a simulator replaying the same requests, schedules exactly as the
+// engine does. `kv_blocks` as in LlamaEngineOptions. InvalidArgument for a
+// null context, a block size outside [1, n_ctx] or kv_blocks < 0.
+absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks,
+                                     SchedulerOptions& options);
+
 // A finished (or otherwise ended) request, as the host submitted it.
 struct Completion {
   // The id Submit returned.

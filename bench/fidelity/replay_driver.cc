@@ -1,0 +1,251 @@
+// The replay loop, its two clocks and the comparison (see replay_driver.h).
+
+#include "bench/fidelity/replay_driver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "hearth/policy/policy_registry.h"
+
+namespace hearth::fidelity {
+namespace {
+
+RequestSpec SpecFor(const Scheduler& s, const ReplayRequest& r, size_t index, absl::Time arrival) {
+  RequestSpec spec;
+  spec.user = *s.FindUser(r.user);
+  spec.work_class = *s.FindWorkClass(r.work_class);
+  // Byte-range ids, valid in every vocabulary here; distinct per request.
+  for (int32_t k = 0; k < r.prompt_tokens; ++k) {
+    spec.prompt_token_ids.push_back(static_cast<TokenId>((index * 31 + k * 7) % 200 + 20));
+  }
+  spec.prompt_tokens = r.prompt_tokens;
+  spec.max_new_tokens = r.max_new_tokens;
+  spec.arrival_time = arrival;
+  return spec;
+}
+
+StepRecord Describe(const StepPlan& plan) {
+  StepRecord rec;
+  for (const ScheduledSequence& s : plan.sequences) {
+    rec.work.push_back({s.start_position, s.num_tokens, s.decode});
+    if (s.decode) {
+      rec.decodes += 1;
+    } else {
+      rec.prefill += s.num_tokens;
+    }
+    rec.context += s.start_position + s.num_tokens;
+  }
+  return rec;
+}
+
+absl::Status WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return absl::OkStatus();
+  const std::string path = absl::StrCat(dir, "/", name);
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  return f ? absl::OkStatus() : absl::InternalError(absl::StrCat("cannot write ", path));
+}
+
+std::string RequestsCsv(const std::vector<ReplayRequest>& list, const RunRecord& real,
+                        const RunRecord& sim) {
+  std::vector<const RequestLatency*> by_real(list.size()), by_sim(list.size());
+  for (const RequestLatency& r : real.requests) by_real[r.index] = &r;
+  for (const RequestLatency& r : sim.requests) by_sim[r.index] = &r;
+  std::string csv =
+      "index,user,class,arrival_s,prompt,output,real_ttft_s,sim_ttft_s,real_e2e_s,sim_e2e_s\n";
+  for (size_t i = 0; i < list.size(); ++i) {
+    absl::StrAppend(&csv, absl::StrFormat("%d,%s,%s,%.6f,%d,%d,%.6f,%.6f,%.6f,%.6f\n", i,
+                                          list[i].user, list[i].work_class, list[i].arrival_s,
+                                          list[i].prompt_tokens, real.output_tokens[i],
+                                          by_real[i]->ttft, by_sim[i]->ttft, by_real[i]->e2e,
+                                          by_sim[i]->e2e));
+  }
+  return csv;
+}
+
+// Every real step's plan priced by the profile, against its measured time.
+ErrorSummary StepErrors(const RunRecord& real, const StepCostModel& cost, std::string* csv) {
+  std::vector<double> predicted, measured;
+  *csv = "P,D,K,measured_s,predicted_s\n";
+  for (const StepRecord& s : real.steps) {
+    const double p = absl::ToDoubleSeconds(cost.StepTime({.sequences = s.work}));
+    predicted.push_back(p);
+    measured.push_back(s.seconds);
+    absl::StrAppend(csv, absl::StrFormat("%g,%g,%g,%.9g,%.9g\n", s.prefill, s.decodes, s.context,
+                                         s.seconds, p));
+  }
+  absl::StatusOr<std::vector<double>> e = RelativeErrors(predicted, measured);
+  return e.ok() ? Summarize(*e) : ErrorSummary{};
+}
+
+}  // namespace
+
+absl::Time WallClock::Now() { return absl::Now(); }
+
+double WallClock::StepDone(absl::Time started, StepOutcome& outcome) {
+  outcome.completed_at = std::max(started, absl::Now());
+  return absl::ToDoubleSeconds(outcome.completed_at - started);
+}
+
+// Sleeps to the next arrival itself: a coarser poll would add its period to
+// the real TTFTs (the arrival is stamped at its scheduled time), which the
+// simulator, jumping to the arrival exactly, would not see.
+void WallClock::WaitUntil(absl::Time t) {
+  absl::SleepFor(std::clamp(t - absl::Now(), absl::ZeroDuration(), absl::Milliseconds(50)));
+}
+
+double PricedClock::StepDone(absl::Time, StepOutcome& outcome) {
+  now_ = outcome.completed_at;
+  return absl::ToDoubleSeconds(executor_->last_step_time());
+}
+
+absl::StatusOr<SchedulerOptions> ReplaySchedulerOptions(const std::string& policy) {
+  SchedulerOptions o;
+  o.users.clear();
+  for (const std::string& u : ReplayUsers()) o.users.push_back({u, 1.0});
+  o.work_classes = {{"voice", 2}, {"chat", 1}, {"agent", 0}};
+  absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(policy, PolicyConfig{});
+  if (!factory.ok()) return factory.status();
+  o.policy_factory = *factory;
+  return o;
+}
+
+// The shared loop: submit what has arrived, plan, execute, complete, collect.
+// `sim` (may be null) learns each request's hidden length from `lengths`.
+absl::StatusOr<RunRecord> Drive(Scheduler& scheduler, StepExecutor& executor, ReplayClock& clock,
+                                const std::vector<ReplayRequest>& list, SimulatedExecutor* sim,
+                                const std::vector<int32_t>& lengths) {
+  RunRecord run;
+  run.output_tokens.assign(list.size(), 0);
+  absl::flat_hash_map<RequestId, size_t> index_of;
+  const absl::Time t0 = clock.Now();
+  size_t next = 0;
+  StepOutcome outcome;
+  std::vector<RequestResult> results;
+  absl::Time last_end = t0;
+  while (run.requests.size() < list.size()) {
+    const absl::Time now = clock.Now();
+    for (; next < list.size() && t0 + absl::Seconds(list[next].arrival_s) <= now; ++next) {
+      const absl::Time arrival = t0 + absl::Seconds(list[next].arrival_s);
+      absl::StatusOr<RequestId> id = scheduler.Submit(SpecFor(scheduler, list[next], next, arrival));
+      if (!id.ok()) return id.status();
+      if (sim != nullptr) {
+        if (absl::Status s = sim->SetOutputLength(*id, lengths[next]); !s.ok()) return s;
+      }
+      index_of[*id] = next;
+    }
+    absl::StatusOr<const StepPlan*> plan = scheduler.Plan(now);
+    if (!plan.ok()) return plan.status();
+    StepRecord rec = Describe(**plan);
+    const absl::Status executed = ExecuteStep(executor, **plan, &outcome);
+    rec.seconds = clock.StepDone(now, outcome);
+    if (absl::Status s = scheduler.Complete(outcome); !s.ok()) return s;
+    if (!executed.ok()) return executed;
+    if (!rec.work.empty()) run.steps.push_back(std::move(rec));
+    results.clear();
+    scheduler.DrainResults(&results);
+    for (const RequestResult& r : results) {
+      const size_t i = index_of.at(r.id);
+      if (r.phase != RequestPhase::kFinished) {
+        return absl::InternalError(absl::StrCat("request ", i, " ended unfinished: ", r.message));
+      }
+      run.requests.push_back({static_cast<int64_t>(i), list[i].work_class,
+                              absl::ToDoubleSeconds(r.first_token_time - r.arrival_time),
+                              absl::ToDoubleSeconds(r.end_time - r.arrival_time)});
+      run.output_tokens[i] = r.output_tokens;
+      last_end = std::max(last_end, r.end_time);
+    }
+    if ((*plan)->sequences.empty()) {
+      clock.WaitUntil(next < list.size() ? t0 + absl::Seconds(list[next].arrival_s)
+                                         : now + absl::Milliseconds(1));
+    }
+  }
+  run.seconds = absl::ToDoubleSeconds(last_end - t0);
+  run.preemptions = scheduler.stats().preemptions;
+  return run;
+}
+
+absl::StatusOr<RunRecord> RunSimulated(const SchedulerOptions& options, const StepCostModel& cost,
+                                       const std::vector<ReplayRequest>& list,
+                                       const std::vector<int32_t>& lengths) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options);
+  if (!scheduler.ok()) return scheduler.status();
+  SimulatedExecutor executor(&cost, options.kv.block_size, options.models[0].kv_bytes_per_token);
+  PricedClock clock(&executor);
+  return Drive(**scheduler, executor, clock, list, &executor, lengths);
+}
+
+absl::StatusOr<PolicyOutcome> CompareAndReport(const std::string& policy,
+                                               const std::vector<ReplayRequest>& list,
+                                               const RunRecord& real, const RunRecord& sim,
+                                               const StepCostModel& cost,
+                                               const std::string& out_dir) {
+  absl::StatusOr<ReplayComparison> cmp = CompareRequests(real.requests, sim.requests);
+  if (!cmp.ok()) return cmp.status();
+  std::string steps_csv;
+  PolicyOutcome out;
+  out.policy = policy;
+  out.requests = *cmp;
+  out.steps = StepErrors(real, cost, &steps_csv);
+  out.real_voice_p90 = ClassTtftQuantile(real.requests, "voice", 0.9);
+  out.sim_voice_p90 = ClassTtftQuantile(sim.requests, "voice", 0.9);
+  out.meets_target = cmp->ttft.median <= 0.15 && cmp->e2e.median <= 0.15 &&
+                     cmp->ttft.p90 <= 0.25 && cmp->e2e.p90 <= 0.25;
+  std::printf("\npolicy %s: %zu requests; real %.2f s in %zu steps (%llu preemptions), "
+              "simulated %.2f s in %zu steps (%llu preemptions)\n",
+              policy.c_str(), cmp->requests, real.seconds, real.steps.size(),
+              static_cast<unsigned long long>(real.preemptions), sim.seconds, sim.steps.size(),
+              static_cast<unsigned long long>(sim.preemptions));
+  std::printf("  %-26s %8s %8s %8s %8s\n", "relative error", "median", "p90", "mean", "max");
+  auto row = [](const char* what, const ErrorSummary& e) {
+    std::printf("  %-26s %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", what, 100 * e.median, 100 * e.p90,
+                100 * e.mean, 100 * e.max);
+  };
+  row("step time (real plans)", out.steps);
+  row("request TTFT", cmp->ttft);
+  row("request end-to-end", cmp->e2e);
+  std::printf("  voice p90 TTFT: real %.3f s, simulated %.3f s; TTFT/E2E target "
+              "(median <= 15%%, p90 <= 25%%): %s\n",
+              out.real_voice_p90, out.sim_voice_p90, out.meets_target ? "met" : "NOT met");
+  if (absl::Status s = WriteFile(out_dir, absl::StrCat("steps_", policy, ".csv"), steps_csv);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WriteFile(out_dir, absl::StrCat("requests_", policy, ".csv"),
+                                 RequestsCsv(list, real, sim));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> jsonl = FormatRequestJsonl(list, real.output_tokens);
+  if (!jsonl.ok()) return jsonl.status();
+  if (absl::Status s = WriteFile(out_dir, "requests.jsonl", *jsonl); !s.ok()) return s;
+  return out;
+}
+
+bool PrintOrdering(const std::vector<PolicyOutcome>& outcomes) {
+  bool all_same = true;
+  for (size_t a = 0; a < outcomes.size(); ++a) {
+    for (size_t b = a + 1; b < outcomes.size(); ++b) {
+      // Within 5% counts as a tie: closer than run-to-run noise on a shared machine.
+      const Order real = OrderOf(outcomes[a].real_voice_p90, outcomes[b].real_voice_p90, 0.05);
+      const Order sim = OrderOf(outcomes[a].sim_voice_p90, outcomes[b].sim_voice_p90, 0.05);
+      all_same = all_same && real == sim;
+      std::printf("\nvoice p90 TTFT, %s vs %s: real %s (%.3f vs %.3f s), simulated %s "
+                  "(%.3f vs %.3f s) -> %s\n",
+                  outcomes[a].policy.c_str(), outcomes[b].policy.c_str(), OrderName(real),
+                  outcomes[a].real_voice_p90, outcomes[b].real_voice_p90, OrderName(sim),
+                  outcomes[a].sim_voice_p90, outcomes[b].sim_voice_p90,
+                  real == sim ? "same order" : "DIFFERENT order");
+    }
+  }
+  return all_same;
+}
+
+}  // namespace hearth::fidelity

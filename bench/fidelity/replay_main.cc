@@ -1,0 +1,141 @@
+// hearth_fidelity_replay: one request list, run (a) by llama.cpp under Hearth
+// in real time and (b) by the simulator with a fitted step-cost profile,
+// under each policy; then compared step by step and request by request.
+//
+// Both sides use one loop (replay_driver.h) and one set of SchedulerOptions,
+// sized from the llama.cpp context exactly as LlamaEngine sizes them: the only
+// difference is where a step's duration comes from, the wall clock around
+// llama_decode or the profile. The simulated requests get the real run's
+// output lengths as their hidden lengths (the self-written models never end
+// early, so these equal max_new_tokens).
+//
+//   hearth_fidelity_replay --model=wide --profile=wide.toml --out_dir=fidelity_out
+//
+// Prints per policy: per-step time error (each real plan priced by the
+// profile against its measured time), per-request TTFT and end-to-end
+// latency error (median, p90), voice p90 TTFT real and simulated, and
+// whether the simulator orders the policies as the real engine does. Writes
+// requests.jsonl (the list, in the simulator's format), and per policy
+// requests_<policy>.csv and steps_<policy>.csv for the plot (replay.gp).
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "bench/fidelity/bench_models.h"
+#include "bench/fidelity/replay_driver.h"
+#include "bench/fidelity/replay_workload.h"
+#include "hearth/policy/policy_registry.h"
+#include "hearth/sim/fitted_cost_model.h"
+#include "hearth_llama_cpp/llama_engine.h"
+#include "hearth_llama_cpp/llama_runtime.h"
+#include "hearth_llama_cpp/llama_step_executor.h"
+
+ABSL_FLAG(std::string, model, "wide", "self-written model: tiny or wide");
+ABSL_FLAG(std::string, model_path, "", "where the model is written (default /tmp/hearth_fidelity_<model>.gguf)");
+ABSL_FLAG(std::string, profile, "", "fitted step-cost profile (hearth_fidelity_calibrate); required");
+ABSL_FLAG(std::string, policies, "fifo,household", "policies to replay under");
+ABSL_FLAG(double, horizon_s, 24, "arrivals fall in [0, horizon_s)");
+ABSL_FLAG(double, load, 1.0, "multiplies the arrival rates and burst sizes");
+ABSL_FLAG(uint64_t, seed, 1, "seeds the request list");
+ABSL_FLAG(int32_t, n_ctx, 4096, "llama.cpp KV cells = Hearth's KV blocks x block size");
+ABSL_FLAG(int32_t, n_batch, 128, "llama.cpp n_batch = Hearth's token budget per step");
+ABSL_FLAG(int32_t, n_seq_max, 8, "llama.cpp sequences = Hearth's max running requests");
+ABSL_FLAG(int32_t, threads, 1, "llama.cpp CPU threads");
+ABSL_FLAG(bool, flash_attn, true, "let llama.cpp use flash attention (as the calibration did)");
+ABSL_FLAG(std::string, out_dir, "", "folder for the CSV and JSONL files (none when empty)");
+
+namespace hearth::fidelity {
+namespace {
+
+namespace lc = llama_cpp;
+
+absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
+                                  const std::vector<ReplayRequest>& list, SchedulerOptions* sized) {
+  lc::ContextOptions copts;
+  copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
+  copts.n_batch = absl::GetFlag(FLAGS_n_batch);
+  copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max);
+  copts.n_threads = absl::GetFlag(FLAGS_threads);
+  copts.disable_flash_attention = !absl::GetFlag(FLAGS_flash_attn);
+  absl::StatusOr<lc::ContextPtr> ctx = lc::CreateContext(model, copts);
+  if (!ctx.ok()) return ctx.status();
+  absl::StatusOr<SchedulerOptions> options = ReplaySchedulerOptions(policy);
+  if (!options.ok()) return options.status();
+  *sized = *std::move(options);
+  if (absl::Status s = lc::SizeSchedulerForContext(ctx->get(), 0, *sized); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(*sized);
+  if (!scheduler.ok()) return scheduler.status();
+  absl::StatusOr<std::unique_ptr<lc::LlamaStepExecutor>> executor =
+      lc::LlamaStepExecutor::Create(ctx->get());
+  if (!executor.ok()) return executor.status();
+  WallClock clock;
+  return Drive(**scheduler, **executor, clock, list, nullptr, {});
+}
+
+absl::StatusOr<PolicyOutcome> ReplayPolicy(llama_model* model, const StepCostModel& cost,
+                                           const std::string& policy,
+                                           const std::vector<ReplayRequest>& list) {
+  SchedulerOptions options;
+  absl::StatusOr<RunRecord> real = RunReal(model, policy, list, &options);
+  if (!real.ok()) return real.status();
+  absl::StatusOr<RunRecord> sim = RunSimulated(options, cost, list, real->output_tokens);
+  if (!sim.ok()) return sim.status();
+  return CompareAndReport(policy, list, *real, *sim, cost, absl::GetFlag(FLAGS_out_dir));
+}
+
+absl::Status Run() {
+  if (absl::GetFlag(FLAGS_profile).empty()) return absl::InvalidArgumentError("--profile is required");
+  absl::StatusOr<std::unique_ptr<FittedCostModel>> cost =
+      FittedCostModel::LoadProfile(absl::GetFlag(FLAGS_profile));
+  if (!cost.ok()) return cost.status();
+  ReplayWorkloadOptions wo;
+  wo.horizon_s = absl::GetFlag(FLAGS_horizon_s);
+  wo.load = absl::GetFlag(FLAGS_load);
+  wo.seed = absl::GetFlag(FLAGS_seed);
+  absl::StatusOr<std::vector<ReplayRequest>> list = MakeReplayWorkload(wo);
+  if (!list.ok()) return list.status();
+  const std::string name = absl::GetFlag(FLAGS_model);
+  std::string path = absl::GetFlag(FLAGS_model_path);
+  if (path.empty()) path = absl::StrCat("/tmp/hearth_fidelity_", name, ".gguf");
+  if (absl::Status s = WriteNamedModel(name, path); !s.ok()) return s;
+  lc::SetLlamaLogging(false);
+  if (absl::Status s = lc::LoadLlamaBackends(""); !s.ok()) return s;
+  absl::StatusOr<lc::ModelPtr> model = lc::LoadModel(path);
+  if (!model.ok()) return model.status();
+  std::printf("model %s; profile %s (%s); %zu requests over %.1f s\n", name.c_str(),
+              absl::GetFlag(FLAGS_profile).c_str(), (*cost)->Describe().c_str(), list->size(),
+              wo.horizon_s);
+  std::vector<PolicyOutcome> outcomes;
+  for (absl::string_view policy : absl::StrSplit(absl::GetFlag(FLAGS_policies), ',')) {
+    if (absl::StatusOr<PolicyFactory> f = MakePolicyFactory(std::string(policy), PolicyConfig{}); !f.ok()) {
+      return f.status();
+    }
+    absl::StatusOr<PolicyOutcome> o = ReplayPolicy(model->get(), **cost, std::string(policy), *list);
+    if (!o.ok()) return o.status();
+    outcomes.push_back(*o);
+    std::fflush(stdout);
+  }
+  PrintOrdering(outcomes);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace hearth::fidelity
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  absl::Status status = hearth::fidelity::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "hearth_fidelity_replay: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

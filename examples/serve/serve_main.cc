@@ -1,0 +1,287 @@
+// hearth-serve: the household's OpenAI-compatible server. Hearth schedules,
+// llama.cpp computes, cpp-httplib serves. See examples/serve/README.md.
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "hearth/jobs/job_pool.h"
+#include "hearth/policy/policy_registry.h"
+#include "hearth_llama_cpp/llama_runtime.h"
+#include "hearth_llama_cpp/tiny_gguf.h"
+#include "household_config.h"
+#include "household_directory.h"
+#include "http_routes.h"
+#include "job_call.h"
+#include "model_text.h"
+#include "serve_context.h"
+#include "serve_engine.h"
+#include "serve_job_queues.h"
+
+ABSL_FLAG(std::string, model, "", "GGUF model file; empty serves the tiny random test model");
+ABSL_FLAG(std::string, model_name, "", "name clients use for the model (default: file stem, or \"tiny\")");
+ABSL_FLAG(bool, tiny_no_eos, false, "tiny model only: never end early (fixed-length answers, for tests)");
+ABSL_FLAG(std::string, household, "", "household TOML (members, keys, aliases, classes); empty: no keys, one member");
+ABSL_FLAG(std::string, policy, "household", "scheduling policy: household, fifo, vtc, priority, mlfq");
+ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
+ABSL_FLAG(int32_t, port, 8080, "port to listen on; 0 picks a free one (printed)");
+ABSL_FLAG(int32_t, n_ctx, 8192, "llama.cpp KV cells: the one pool all sequences share");
+ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's token budget)");
+ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once (llama.cpp n_seq_max, at most 256)");
+ABSL_FLAG(int32_t, threads, 0, "llama.cpp CPU threads; 0 lets llama.cpp choose");
+ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
+ABSL_FLAG(int32_t, prefill_chunk, 128,
+          "largest prefill chunk per sequence and step; smaller chunks let new voice and chat "
+          "requests in beside long prompts (0: the whole n_batch)");
+ABSL_FLAG(int32_t, block_size, 16, "tokens per Hearth KV block");
+ABSL_FLAG(int32_t, default_max_tokens, 256, "max_tokens when a request names none");
+ABSL_FLAG(int64_t, max_body_bytes, 1 << 20, "largest request body accepted (larger: 413)");
+ABSL_FLAG(int32_t, http_threads, 256, "HTTP worker threads (one per open connection)");
+ABSL_FLAG(absl::Duration, io_timeout, absl::Seconds(10), "read/write timeout per socket operation (slow clients)");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30), "after SIGTERM, how long in-flight requests may finish");
+ABSL_FLAG(bool, verbose, false, "pass llama.cpp's logs through");
+ABSL_FLAG(int32_t, job_threads, 0,
+          "CPU cores lent to the job queues (templating, tokenisation, document parsing, model "
+          "loads); 0: all the machine's");
+ABSL_FLAG(std::string, interactive_classes, "voice,chat",
+          "work classes whose waiting requests make the background job queues give cores back");
+ABSL_FLAG(int32_t, demand_backlog, 8,
+          "interactive requests waiting for their first token at which background job queues "
+          "are cut to their floor (documents 1, library paused)");
+
+namespace hearth::serve {
+namespace {
+
+struct LoadedModel {
+  llama_cpp::ModelPtr model;
+  std::string name;
+};
+
+absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name) {
+  std::string path = absl::GetFlag(FLAGS_model);
+  std::string tiny;
+  if (path.empty()) {
+    llama_cpp::TinyModelSpec spec;
+    spec.suppress_control_tokens = absl::GetFlag(FLAGS_tiny_no_eos);
+    tiny = (std::filesystem::temp_directory_path() /
+            absl::StrCat("hearth-serve-tiny-", getpid(), ".gguf")).string();
+    if (absl::Status s = llama_cpp::WriteTinyLlamaGguf(spec, tiny); !s.ok()) return s;
+    path = tiny;
+  }
+  absl::StatusOr<llama_cpp::ModelPtr> model =
+      llama_cpp::LoadModel(path, absl::GetFlag(FLAGS_gpu_layers));
+  if (!tiny.empty()) std::filesystem::remove(tiny);
+  *name = absl::GetFlag(FLAGS_model_name);
+  if (name->empty()) name->assign(tiny.empty() ? std::filesystem::path(path).stem().string() : "tiny");
+  return model;
+}
+
+// Model files are read on the model_load queue: one load at a time, with
+// the disk's I/O depth to itself (an I/O depth of one), so that a load does
+// not starve a backup or a document scan of the disk, nor they it.
+absl::StatusOr<LoadedModel> LoadServedModelOnQueue(JobPool& jobs) {
+  JobSpec spec;
+  spec.queue = kModelLoadQueue;
+  spec.label = absl::StrCat("load ", absl::GetFlag(FLAGS_model).empty() ? "the tiny test model"
+                                                                         : absl::GetFlag(FLAGS_model));
+  return CallOnQueue<LoadedModel>(jobs, spec, [](const JobContext&) -> absl::StatusOr<LoadedModel> {
+    LoadedModel out;
+    absl::StatusOr<llama_cpp::ModelPtr> model = LoadServedModel(&out.name);
+    if (!model.ok()) return model.status();
+    out.model = *std::move(model);
+    return out;
+  });
+}
+
+absl::StatusOr<std::unique_ptr<JobPool>> CreateJobPool() {
+  int cores = absl::GetFlag(FLAGS_job_threads);
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return JobPool::Create(ServeJobQueues(cores, absl::GetFlag(FLAGS_demand_backlog)));
+}
+
+// --interactive_classes as a flag per work class.
+absl::StatusOr<std::vector<bool>> InteractiveClasses(const HouseholdConfig& household) {
+  std::vector<bool> out(household.classes.size(), false);
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_interactive_classes), ',', absl::SkipEmpty())) {
+    size_t c = 0;
+    while (c < household.classes.size() && household.classes[c].name != name) ++c;
+    if (c == household.classes.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--interactive_classes names \"", name, "\", which is not a work class"));
+    }
+    out[c] = true;
+  }
+  return out;
+}
+
+absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& household,
+                                                 const std::string& model_name, JobPool* jobs) {
+  ServeEngineOptions o;
+  o.scheduler.users = household.members;
+  o.scheduler.work_classes = household.classes;
+  o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
+  o.scheduler.max_prefill_chunk_tokens = absl::GetFlag(FLAGS_prefill_chunk);
+  o.slos = household.slos;
+  o.model_name = model_name;
+  o.policy_name = absl::GetFlag(FLAGS_policy);
+  absl::StatusOr<PolicyFactory> policy = MakePolicyFactory(o.policy_name, {});
+  if (!policy.ok()) return policy.status();
+  o.scheduler.policy_factory = *policy;
+  absl::StatusOr<std::vector<bool>> interactive = InteractiveClasses(household);
+  if (!interactive.ok()) return interactive.status();
+  o.interactive_classes = *std::move(interactive);
+  o.on_interactive_demand = [jobs](const InteractiveDemand& demand) {
+    // The engine's own figures are valid by construction; a refusal would
+    // only mean the pool is shutting down.
+    jobs->SetInteractiveDemand(demand).IgnoreError();
+  };
+  return o;
+}
+
+// httplib (0.11) listens with a backlog of 5: a burst of clients connecting
+// at once overflows it, and the kernel drops their SYNs (retried a second
+// or more later) or resets them. The listening socket is captured when it
+// is created and its backlog raised after bind.
+void ConfigureHttp(httplib::Server& server, int* listen_fd) {
+  server.set_socket_options([listen_fd](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    *listen_fd = sock;
+  });
+  const int threads = std::max(1, absl::GetFlag(FLAGS_http_threads));
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server.set_payload_max_length(static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_body_bytes))));
+  const auto io = absl::ToChronoSeconds(absl::GetFlag(FLAGS_io_timeout));
+  server.set_read_timeout(io);
+  server.set_write_timeout(io);
+  server.set_keep_alive_timeout(5);
+  server.set_tcp_nodelay(true);
+}
+
+// Waits for SIGTERM or SIGINT, then drains: no new requests, in-flight ones
+// finish (or end as unavailable at the drain timeout), then the server stops.
+void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* server) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "hearth-serve: signal " << sig << ", draining " << engine->live()
+            << " requests" << std::endl;
+  engine->CloseIntake();
+  const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_drain_timeout);
+  while (engine->live() > 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  engine->Stop();
+  // Lets the HTTP threads write the last events of what just ended.
+  absl::SleepFor(absl::Milliseconds(300));
+  server->stop();
+}
+
+int Main() {
+  // Signals go to the drain thread only; every thread started below (the
+  // job pool's first) inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  llama_cpp::SetLlamaLogging(absl::GetFlag(FLAGS_verbose));
+  if (absl::Status s = llama_cpp::LoadLlamaBackends(""); !s.ok()) {
+    std::cerr << "hearth-serve: " << s.message() << std::endl;
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<JobPool>> jobs = CreateJobPool();
+  absl::StatusOr<LoadedModel> loaded =
+      jobs.ok() ? LoadServedModelOnQueue(**jobs) : absl::StatusOr<LoadedModel>(jobs.status());
+  if (!loaded.ok()) {
+    std::cerr << "hearth-serve: " << loaded.status().message() << std::endl;
+    return 1;
+  }
+  const std::string model_name = loaded->name;
+  llama_model* model = loaded->model.get();
+  llama_cpp::ContextOptions copts;
+  copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
+  copts.n_batch = absl::GetFlag(FLAGS_n_batch);
+  copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max);
+  copts.n_threads = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, copts);
+  absl::StatusOr<HouseholdConfig> household =
+      absl::GetFlag(FLAGS_household).empty() ? OpenHousehold()
+                                             : LoadHouseholdConfig(absl::GetFlag(FLAGS_household));
+  absl::StatusOr<ServeEngineOptions> options =
+      household.ok() ? EngineOptions(*household, model_name, jobs->get()) : household.status();
+  ModelText text(model);
+  absl::StatusOr<std::unique_ptr<ServeEngine>> engine =
+      !ctx.ok() ? ctx.status()
+      : options.ok() ? ServeEngine::Create(ctx->get(), &text, *options)
+                     : options.status();
+  if (!engine.ok()) {
+    std::cerr << "hearth-serve: " << engine.status().message() << std::endl;
+    return 1;
+  }
+  HouseholdDirectory directory(*household, model_name);
+  ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household};
+  serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
+
+  httplib::Server server;
+  int listen_fd = -1;
+  ConfigureHttp(server, &listen_fd);
+  InstallGenerationRoutes(server, serve);
+  InstallDocumentRoutes(server, serve);
+  InstallInfoRoutes(server, serve);
+  InstallErrorHandler(server);
+  const std::string host = absl::GetFlag(FLAGS_host);
+  int port = absl::GetFlag(FLAGS_port);
+  if (port == 0) {
+    port = server.bind_to_any_port(host);
+  } else if (!server.bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    std::cerr << "hearth-serve: cannot listen on " << host << ":" << absl::GetFlag(FLAGS_port)
+              << std::endl;
+    return 1;
+  }
+  if (listen_fd >= 0) listen(listen_fd, SOMAXCONN);
+  std::thread engine_loop([&] { (*engine)->Run(); });
+  std::thread drain(DrainOnSignal, signals, engine->get(), &server);
+  std::cout << "hearth-serve: model " << model_name << ", policy " << options->policy_name
+            << ", context " << (*engine)->context_length() << " tokens; listening on http://"
+            << host << ":" << port << std::endl;
+  server.listen_after_bind();
+  // Wakes the drain thread if the server stopped on its own (a no-op
+  // pending signal otherwise: every thread blocks it).
+  kill(getpid(), SIGTERM);
+  drain.join();
+  (*engine)->Stop();
+  engine_loop.join();
+  // Before the model and its text go: a job that timed out may still be
+  // running (job_call.h), and its worker is joined here.
+  jobs->reset();
+  std::cout << "hearth-serve: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace
+}  // namespace hearth::serve
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "hearth-serve --model=model.gguf [--household=household.toml] [--port=8080]\n"
+      "An OpenAI-compatible server on llama.cpp, scheduled by Hearth; dashboard at /.");
+  absl::ParseCommandLine(argc, argv);
+  return hearth::serve::Main();
+}

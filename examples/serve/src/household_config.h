@@ -1,0 +1,97 @@
+// File: examples/serve/src/household_config.h
+//
+// The household a hearth-serve instance serves, read from a TOML file:
+// members (share weights, token quotas, queue limits), API keys (each
+// belongs to one member and names the work class its calls default to),
+// model aliases (a model name that selects a work class, e.g.
+// "hearth-voice") and, optionally, the work classes with their SLOs.
+//
+//   [[member]]
+//   name = "ana"
+//   weight = 2.0                 # share weight, (0, 1e9]
+//   token_quota = 200000         # prompt + max tokens per window; 0 = none
+//   quota_window_s = 86400
+//   max_queued_requests = 64     # unfinished requests at once; 0 = none
+//
+//   [[key]]
+//   key = "sk-ana-phone"
+//   member = "ana"
+//   default_class = "voice"
+//
+//   [[alias]]
+//   model = "hearth-voice"
+//   class = "voice"
+//
+//   [[class]]                    # optional: replaces the default classes
+//   name = "voice"
+//   priority = 4
+//   max_running = 8
+//   queue_timeout_s = 10
+//   slo_ttft_s = 0.5
+//
+// Every error names the table, the index and the field, and what is allowed.
+// Unknown keys are errors, so a typo cannot silently change a limit.
+//
+// Thread-safety: plain values.
+
+#ifndef HEARTH_SERVE_HOUSEHOLD_CONFIG_H_
+#define HEARTH_SERVE_HOUSEHOLD_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/scheduler/scheduler_options.h"
+
+namespace hearth::serve {
+
+struct ApiKeyConfig {
+  std::string key;
+  std::string member;
+  std::string default_class;
+};
+
+struct ModelAliasConfig {
+  std::string model;
+  std::string work_class;
+};
+
+struct HouseholdConfig {
+  // Scheduler users, one per member, in file order.
+  std::vector<UserConfig> members;
+  std::vector<ApiKeyConfig> keys;
+  std::vector<ModelAliasConfig> aliases;
+  // Work classes and their SLO targets, index for index.
+  std::vector<WorkClassConfig> classes;
+  std::vector<SloTarget> slos;
+  // When false (no file given) calls need no key and belong to the single
+  // member "household".
+  bool keys_required = true;
+};
+
+// The classes used when the file has no [[class]] table: Hearth's household
+// classes plus "documents" (long background summaries), with TTFT targets.
+// Retries are off: a retried request restarts its generation, and a stream
+// that already sent tokens cannot take them back.
+void DefaultClasses(std::vector<WorkClassConfig>* classes, std::vector<SloTarget>* slos);
+
+// One member, no keys, default classes.
+HouseholdConfig OpenHousehold();
+
+// ParseHouseholdToml()
+//
+// InvalidArgument naming `origin` and the field for malformed TOML, unknown
+// or mistyped keys, out-of-range values, duplicate names or keys, and keys
+// or aliases naming an unknown member or class.
+absl::StatusOr<HouseholdConfig> ParseHouseholdToml(absl::string_view text,
+                                                   absl::string_view origin);
+
+// Reads and parses `path` (NotFound when it cannot be read).
+absl::StatusOr<HouseholdConfig> LoadHouseholdConfig(const std::string& path);
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_HOUSEHOLD_CONFIG_H_

@@ -1,0 +1,89 @@
+#include "household_directory.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+namespace hearth::serve {
+
+HouseholdDirectory::HouseholdDirectory(const HouseholdConfig& config, std::string model_name)
+    : model_name_(std::move(model_name)), keys_required_(config.keys_required) {
+  for (const UserConfig& m : config.members) member_names_.push_back(m.name);
+  for (const WorkClassConfig& c : config.classes) class_names_.push_back(c.name);
+  // Config validation guarantees every name below resolves.
+  for (const ApiKeyConfig& k : config.keys) {
+    Caller caller;
+    for (size_t i = 0; i < member_names_.size(); ++i) {
+      if (member_names_[i] == k.member) caller.user = UserId(static_cast<uint32_t>(i));
+    }
+    caller.member = k.member;
+    caller.work_class = *FindClass(k.default_class);
+    keys_.emplace(k.key, caller);
+  }
+  for (const ModelAliasConfig& a : config.aliases) {
+    aliases_.emplace_back(a.model, *FindClass(a.work_class));
+  }
+}
+
+absl::StatusOr<WorkClassId> HouseholdDirectory::FindClass(absl::string_view name) const {
+  for (size_t i = 0; i < class_names_.size(); ++i) {
+    if (class_names_[i] == name) return WorkClassId(static_cast<uint32_t>(i));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown work class \"", name,
+                                                 "\"; known: ", absl::StrJoin(class_names_, ", ")));
+}
+
+absl::StatusOr<Caller> HouseholdDirectory::Authenticate(absl::string_view authorization,
+                                                        absl::string_view api_key) const {
+  absl::string_view key = api_key;
+  if (key.empty()) {
+    key = authorization;
+    if (!absl::ConsumePrefix(&key, "Bearer ") && !absl::ConsumePrefix(&key, "bearer ")) key = "";
+    key = absl::StripAsciiWhitespace(key);
+  }
+  if (!keys_required_) {
+    Caller open;
+    open.user = UserId(0);
+    open.member = member_names_[0];
+    open.work_class = FindClass("chat").value_or(WorkClassId(0));
+    return open;
+  }
+  if (key.empty()) {
+    return absl::UnauthenticatedError(
+        "no API key; send \"Authorization: Bearer <key>\" with a key from the household file");
+  }
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return absl::UnauthenticatedError("unknown API key");
+  return it->second;
+}
+
+absl::Status HouseholdDirectory::ResolveClass(absl::string_view model,
+                                              absl::string_view class_header,
+                                              Caller& caller) const {
+  bool known = model == model_name_;
+  for (const auto& [alias, work_class] : aliases_) {
+    if (alias == model) {
+      known = true;
+      caller.work_class = work_class;
+    }
+  }
+  if (!known) {
+    return absl::NotFoundError(absl::StrCat("the model \"", model, "\" does not exist; served: ",
+                                            absl::StrJoin(ModelNames(), ", ")));
+  }
+  if (!class_header.empty()) {
+    absl::StatusOr<WorkClassId> c = FindClass(class_header);
+    if (!c.ok()) return c.status();
+    caller.work_class = *c;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> HouseholdDirectory::ModelNames() const {
+  std::vector<std::string> names = {model_name_};
+  for (const auto& [alias, work_class] : aliases_) names.push_back(alias);
+  return names;
+}
+
+}  // namespace hearth::serve

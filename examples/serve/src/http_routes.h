@@ -1,0 +1,32 @@
+// File: examples/serve/src/http_routes.h
+//
+// hearth-serve's HTTP surface on a cpp-httplib server:
+//   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
+//   POST /v1/hearth/documents                         (document_routes.cc)
+//   GET  /v1/models, /healthz, /metrics, /v1/hearth/status, /   (info_routes.cc)
+// and OpenAI-shaped JSON for every error httplib answers itself (unknown
+// path 404, body over the limit 413, ...).
+//
+// Thread-safety: handlers run on httplib's worker threads and share only
+// the ServeContext, whose parts are thread-safe.
+
+#ifndef HEARTH_SERVE_HTTP_ROUTES_H_
+#define HEARTH_SERVE_HTTP_ROUTES_H_
+
+#include "httplib.h"
+#include "openai_response.h"
+#include "serve_context.h"
+
+namespace hearth::serve {
+
+void InstallGenerationRoutes(httplib::Server& server, const ServeContext& ctx);
+void InstallDocumentRoutes(httplib::Server& server, const ServeContext& ctx);
+void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx);
+void InstallErrorHandler(httplib::Server& server);
+
+// Writes `error` as the response (status, Retry-After, JSON body).
+void ReplyError(httplib::Response& res, const HttpError& error);
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_HTTP_ROUTES_H_

@@ -1,0 +1,61 @@
+// File: examples/serve/src/model_text.h
+//
+// Text in and out of the served model through llama.cpp's vocabulary: chat
+// messages rendered with the model's own chat template
+// (llama_chat_apply_template with the template stored in the GGUF), prompts
+// tokenized, generated tokens turned back into text pieces.
+//
+// A GGUF without a chat template, or with one llama.cpp does not recognise,
+// gets a plain transcript ("system: ...\nuser: ...\nassistant:"), which any
+// base model continues sensibly.
+//
+// Thread-safety: const methods only; llama.cpp's vocabulary calls are
+// read-only, so any thread may use one ModelText.
+//
+// Example:
+//   ModelText text(model);
+//   absl::StatusOr<std::string> prompt = text.RenderChat(messages);
+//   absl::StatusOr<std::vector<int32_t>> ids = text.Tokenize(*prompt, /*templated=*/true);
+
+#ifndef HEARTH_SERVE_MODEL_TEXT_H_
+#define HEARTH_SERVE_MODEL_TEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "llama.h"
+#include "openai_request.h"
+
+namespace hearth::serve {
+
+class ModelText {
+ public:
+  // `model` is not owned and must outlive this object.
+  explicit ModelText(const llama_model* model);
+
+  // The prompt for `messages`, ending where the assistant's answer begins.
+  absl::StatusOr<std::string> RenderChat(const std::vector<ChatMessage>& messages) const;
+  // Token ids of `text`, with BOS/EOS where the model asks for them.
+  // `templated` text may contain the template's special tokens (parsed as
+  // such); plain completion prompts may not (taken as text).
+  // InvalidArgument when the text gives no tokens.
+  absl::StatusOr<std::vector<int32_t>> Tokenize(absl::string_view text, bool templated) const;
+  // The bytes of one generated token; control tokens give "".
+  std::string Piece(int32_t token) const;
+  bool IsEndOfGeneration(int32_t token) const;
+  bool has_template() const { return template_ != nullptr; }
+  int32_t vocab_size() const;
+
+ private:
+  const llama_model* model_;
+  const llama_vocab* vocab_;
+  const char* template_;
+};
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_MODEL_TEXT_H_

@@ -1,0 +1,196 @@
+#include "openai_request.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace hearth::serve {
+namespace {
+
+using Json = nlohmann::json;
+
+absl::Status Bad(absl::string_view field, absl::string_view allowed) {
+  return absl::InvalidArgumentError(absl::StrCat("'", field, "' ", allowed));
+}
+
+absl::StatusOr<Json> ParseObject(absl::string_view body) {
+  Json j = Json::parse(body, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InvalidArgumentError("the body is not valid JSON");
+  if (!j.is_object()) return absl::InvalidArgumentError("the body must be a JSON object");
+  return j;
+}
+
+// A number field in [lo, hi]; `out` keeps its default when absent or null.
+absl::Status ReadNumber(const Json& j, const char* field, double lo, double hi, double& out) {
+  auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo ||
+      it->get<double>() > hi) {
+    return Bad(field, absl::StrCat("must be a number in [", lo, ", ", hi, "]"));
+  }
+  out = it->get<double>();
+  return absl::OkStatus();
+}
+
+// Fields whose only value the server supports is the neutral one.
+absl::Status RejectUnsupported(const Json& j) {
+  for (const char* field : {"n", "best_of"}) {
+    auto it = j.find(field);
+    if (it != j.end() && !it->is_null() && !(it->is_number_integer() && it->get<int64_t>() == 1)) {
+      return Bad(field, "must be 1; one choice per request is supported");
+    }
+  }
+  for (const char* field : {"logprobs", "echo"}) {
+    auto it = j.find(field);
+    if (it != j.end() && !it->is_null() && !(it->is_boolean() && !it->get<bool>())) {
+      return Bad(field, "is not supported (false or absent)");
+    }
+  }
+  for (const char* field : {"tools", "functions", "suffix"}) {
+    auto it = j.find(field);
+    if (it != j.end() && !it->is_null() && !(it->is_array() && it->empty())) {
+      return Bad(field, "is not supported");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
+  auto model = j.find("model");
+  if (model == j.end() || !model->is_string() || model->get_ref<const std::string&>().empty()) {
+    return Bad("model", "is required: a non-empty string (GET /v1/models lists them)");
+  }
+  r.model = model->get<std::string>();
+  if (absl::Status s = RejectUnsupported(j); !s.ok()) return s;
+  for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 30)) {
+      return Bad(field, "must be an integer in [1, 2^30]");
+    }
+    r.max_tokens = static_cast<int32_t>(it->get<int64_t>());
+  }
+  if (absl::Status s = ReadNumber(j, "temperature", 0, 2, r.sampling.temperature); !s.ok()) return s;
+  if (absl::Status s = ReadNumber(j, "top_p", 0, 1, r.sampling.top_p); !s.ok()) return s;
+  if (r.sampling.top_p <= 0) return Bad("top_p", "must be in (0, 1]");
+  if (auto it = j.find("seed"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer()) return Bad("seed", "must be an integer");
+    // Any integer is accepted, as OpenAI does; llama.cpp takes 32 bits.
+    r.sampling.seed = static_cast<uint32_t>(it->get<int64_t>());
+  }
+  if (auto it = j.find("stream"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Bad("stream", "must be true or false");
+    r.stream = it->get<bool>();
+  }
+  if (auto it = j.find("stream_options"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) return Bad("stream_options", "must be an object");
+    auto usage = it->find("include_usage");
+    if (usage != it->end() && !usage->is_boolean()) {
+      return Bad("stream_options.include_usage", "must be true or false");
+    }
+    r.include_usage = usage != it->end() && usage->get<bool>();
+  }
+  if (auto it = j.find("stop"); it != j.end() && !it->is_null()) {
+    if (it->is_string()) {
+      r.stop.push_back(it->get<std::string>());
+    } else if (it->is_array() && it->size() <= kMaxStopStrings) {
+      for (const Json& s : *it) {
+        if (!s.is_string()) return Bad("stop", "must be a string or an array of strings");
+        r.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      return Bad("stop", absl::StrCat("must be a string or an array of at most ",
+                                      kMaxStopStrings, " strings"));
+    }
+    for (const std::string& s : r.stop) {
+      if (s.empty() || s.size() > kMaxStopBytes) {
+        return Bad("stop", absl::StrCat("strings must be 1 to ", kMaxStopBytes, " bytes"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Message content: a string, or an array of {"type": "text", "text": ...}
+// parts (what newer clients send), concatenated.
+absl::StatusOr<std::string> ReadContent(const Json& content, size_t index) {
+  const std::string field = absl::StrCat("messages[", index, "].content");
+  if (content.is_null()) return std::string();
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return Bad(field, "must be a string or an array of text parts");
+  std::string text;
+  for (const Json& part : content) {
+    auto type = part.is_object() ? part.find("type") : part.end();
+    if (!part.is_object() || type == part.end() || *type != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
+      return Bad(field, "parts must be {\"type\": \"text\", \"text\": \"...\"} (text only)");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+absl::Status ReadMessages(const Json& j, GenerationRequest& r) {
+  auto it = j.find("messages");
+  if (it == j.end() || !it->is_array() || it->empty() || it->size() > kMaxMessages) {
+    return Bad("messages", absl::StrCat("is required: an array of 1 to ", kMaxMessages,
+                                        " {role, content} objects"));
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& m = (*it)[i];
+    auto role = m.is_object() ? m.find("role") : m.end();
+    static constexpr absl::string_view kRoles[] = {"system", "developer", "user", "assistant",
+                                                  "tool"};
+    if (!m.is_object() || role == m.end() || !role->is_string() ||
+        std::find(std::begin(kRoles), std::end(kRoles), role->get<std::string>()) ==
+            std::end(kRoles)) {
+      return Bad(absl::StrCat("messages[", i, "].role"),
+                 "must be one of system, developer, user, assistant, tool");
+    }
+    absl::StatusOr<std::string> content =
+        ReadContent(m.contains("content") ? m["content"] : Json(), i);
+    if (!content.ok()) return content.status();
+    // "developer" is OpenAI's newer name for "system"; templates know the latter.
+    std::string name = role->get<std::string>();
+    r.messages.push_back({name == "developer" ? "system" : name, *std::move(content)});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPrompt(const Json& j, GenerationRequest& r) {
+  auto it = j.find("prompt");
+  if (it != j.end() && it->is_array() && it->size() == 1 && (*it)[0].is_string()) {
+    r.prompt = (*it)[0].get<std::string>();
+  } else if (it != j.end() && it->is_string()) {
+    r.prompt = it->get<std::string>();
+  } else {
+    return Bad("prompt", "is required: a string (or an array of one string)");
+  }
+  if (r.prompt.empty()) return Bad("prompt", "must not be empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body) {
+  absl::StatusOr<Json> j = ParseObject(body);
+  if (!j.ok()) return j.status();
+  GenerationRequest r;
+  r.chat = true;
+  if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
+  if (absl::Status s = ReadMessages(*j, r); !s.ok()) return s;
+  return r;
+}
+
+absl::StatusOr<GenerationRequest> ParseCompletionRequest(absl::string_view body) {
+  absl::StatusOr<Json> j = ParseObject(body);
+  if (!j.ok()) return j.status();
+  GenerationRequest r;
+  if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
+  if (absl::Status s = ReadPrompt(*j, r); !s.ok()) return s;
+  return r;
+}
+
+}  // namespace hearth::serve

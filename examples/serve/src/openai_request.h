@@ -1,0 +1,71 @@
+// File: examples/serve/src/openai_request.h
+//
+// Parses and validates the bodies of OpenAI's /v1/chat/completions and
+// /v1/completions into one `GenerationRequest`. Fields the server does not
+// implement but clients commonly send (user, logprobs: false, frequency
+// penalties of 0, ...) are accepted and ignored; fields whose value would
+// change the answer in a way the server cannot honour (n > 1, best_of > 1,
+// logprobs, tools) are InvalidArgument, so a client is never silently given
+// something else than it asked for.
+//
+// Every error names the field and what is allowed. Never throws.
+//
+// Example:
+//   absl::StatusOr<GenerationRequest> r = ParseChatRequest(R"({"model": "m",
+//       "messages": [{"role": "user", "content": "hi"}], "stream": true})");
+
+#ifndef HEARTH_SERVE_OPENAI_REQUEST_H_
+#define HEARTH_SERVE_OPENAI_REQUEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+
+namespace hearth::serve {
+
+struct ChatMessage {
+  std::string role;
+  std::string content;
+};
+
+struct SamplingParams {
+  // 0 is greedy. In [0, 2].
+  double temperature = 1.0;
+  // Nucleus mass kept. In (0, 1].
+  double top_p = 1.0;
+  // Absent: a seed drawn per request.
+  std::optional<uint32_t> seed;
+};
+
+// Limits on what a body may hold; beyond them the request is InvalidArgument.
+inline constexpr size_t kMaxMessages = 1024;
+inline constexpr size_t kMaxStopStrings = 4;
+inline constexpr size_t kMaxStopBytes = 256;
+
+struct GenerationRequest {
+  bool chat = false;
+  std::string model;
+  // Chat: the conversation. Completions: empty.
+  std::vector<ChatMessage> messages;
+  // Completions: the prompt. Chat: empty.
+  std::string prompt;
+  // Absent: the server's default, clipped to the context left.
+  std::optional<int32_t> max_tokens;
+  std::vector<std::string> stop;
+  bool stream = false;
+  // stream_options.include_usage: a last chunk carrying `usage`.
+  bool include_usage = false;
+  SamplingParams sampling;
+};
+
+absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body);
+absl::StatusOr<GenerationRequest> ParseCompletionRequest(absl::string_view body);
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_OPENAI_REQUEST_H_

@@ -1,0 +1,127 @@
+#include "openai_response.h"
+
+namespace hearth::serve {
+
+using Json = nlohmann::json;
+
+Json Usage(int32_t prompt_tokens, int32_t completion_tokens) {
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+namespace {
+
+Json Envelope(const ResponseShape& shape, bool chunk) {
+  const char* object = shape.chat ? (chunk ? "chat.completion.chunk" : "chat.completion")
+                                  : "text_completion";
+  return {{"id", shape.id}, {"object", object}, {"created", shape.created}, {"model", shape.model}};
+}
+
+Json FinishValue(std::optional<absl::string_view> reason) {
+  return reason ? Json(std::string(*reason)) : Json(nullptr);
+}
+
+}  // namespace
+
+Json Completion(const ResponseShape& shape, absl::string_view text, absl::string_view finish_reason,
+                const Json& usage) {
+  Json j = Envelope(shape, /*chunk=*/false);
+  Json choice = {{"index", 0}, {"finish_reason", std::string(finish_reason)}};
+  if (shape.chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
+  } else {
+    choice["text"] = std::string(text);
+    choice["logprobs"] = nullptr;
+  }
+  j["choices"] = Json::array({choice});
+  j["usage"] = usage;
+  return j;
+}
+
+Json Chunk(const ResponseShape& shape, absl::string_view text,
+           std::optional<absl::string_view> finish_reason, bool first) {
+  Json j = Envelope(shape, /*chunk=*/true);
+  Json choice = {{"index", 0}, {"finish_reason", FinishValue(finish_reason)}};
+  if (shape.chat) {
+    Json delta = Json::object();
+    if (first) delta["role"] = "assistant";
+    if (!text.empty() || first) delta["content"] = std::string(text);
+    choice["delta"] = delta;
+  } else {
+    choice["text"] = std::string(text);
+    choice["logprobs"] = nullptr;
+  }
+  j["choices"] = Json::array({choice});
+  return j;
+}
+
+Json UsageChunk(const ResponseShape& shape, const Json& usage) {
+  Json j = Envelope(shape, /*chunk=*/true);
+  j["choices"] = Json::array();
+  j["usage"] = usage;
+  return j;
+}
+
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+std::string SseEvent(const Json& j) { return "data: " + Dump(j) + "\n\n"; }
+
+HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
+  HttpError e;
+  std::string type = "server_error";
+  Json code = nullptr;
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      e.status = 400;
+      type = "invalid_request_error";
+      break;
+    case absl::StatusCode::kUnauthenticated:
+      e.status = 401;
+      type = "invalid_request_error";
+      code = "invalid_api_key";
+      break;
+    case absl::StatusCode::kNotFound:
+      e.status = 404;
+      type = "invalid_request_error";
+      code = "model_not_found";
+      break;
+    case absl::StatusCode::kOutOfRange:
+      e.status = 413;
+      type = "invalid_request_error";
+      code = "context_length_exceeded";
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      e.status = 429;
+      type = "rate_limit_exceeded";
+      code = "rate_limit_exceeded";
+      e.retry_after_s = retry_after_s > 0 ? retry_after_s : 1;
+      break;
+    case absl::StatusCode::kUnavailable:
+      e.status = 503;
+      type = "server_error";
+      e.retry_after_s = retry_after_s > 0 ? retry_after_s : 5;
+      break;
+    case absl::StatusCode::kDeadlineExceeded:
+      e.status = 504;
+      type = "timeout";
+      break;
+    case absl::StatusCode::kCancelled:
+      e.status = 499;
+      type = "cancelled";
+      break;
+    default:
+      e.status = 500;
+      break;
+  }
+  e.body = {{"error",
+             {{"message", std::string(status.message())},
+              {"type", type},
+              {"param", nullptr},
+              {"code", code}}}};
+  return e;
+}
+
+}  // namespace hearth::serve

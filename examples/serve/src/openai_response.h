@@ -1,0 +1,72 @@
+// File: examples/serve/src/openai_response.h
+//
+// The JSON the OpenAI API answers with: whole completions, streamed chunks
+// as server-sent events, `usage`, and errors ({"error": {message, type,
+// param, code}}) with the HTTP status each absl::Status code stands for.
+//
+// Generated text is whatever bytes the model produced; invalid UTF-8 is
+// written as U+FFFD rather than failing the response.
+//
+// Thread-safety: plain functions.
+//
+// Example:
+//   ResponseShape shape{.chat = true, .id = "chatcmpl-7", .created = 1700000000, .model = "m"};
+//   std::string event = SseEvent(Chunk(shape, "Hel", std::nullopt));
+
+#ifndef HEARTH_SERVE_OPENAI_RESPONSE_H_
+#define HEARTH_SERVE_OPENAI_RESPONSE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
+
+namespace hearth::serve {
+
+struct ResponseShape {
+  // chat.completion(.chunk) or text_completion.
+  bool chat = false;
+  std::string id;
+  int64_t created = 0;
+  std::string model;
+};
+
+nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens);
+
+// A whole answer (stream: false).
+nlohmann::json Completion(const ResponseShape& shape, absl::string_view text,
+                          absl::string_view finish_reason, const nlohmann::json& usage);
+
+// One streamed chunk: `text` so far unsent (chat chunks carry the role in
+// the first one) and, in the last, the finish reason.
+nlohmann::json Chunk(const ResponseShape& shape, absl::string_view text,
+                     std::optional<absl::string_view> finish_reason, bool first = false);
+
+// The chunk with no choices and the usage (stream_options.include_usage).
+nlohmann::json UsageChunk(const ResponseShape& shape, const nlohmann::json& usage);
+
+// "data: <json>\n\n".
+std::string SseEvent(const nlohmann::json& j);
+// Compact JSON, invalid UTF-8 replaced.
+std::string Dump(const nlohmann::json& j);
+
+struct HttpError {
+  int status = 500;
+  nlohmann::json body;
+  // Seconds, for 429 and 503; 0: no Retry-After header.
+  int retry_after_s = 0;
+};
+
+// The HTTP status and OpenAI error object for `status` (REQUIRES: not OK):
+// InvalidArgument 400, Unauthenticated 401, NotFound 404, OutOfRange 413
+// (too long for the context), ResourceExhausted 429, Unavailable 503,
+// DeadlineExceeded 504, Cancelled 499, anything else 500.
+HttpError ErrorFor(const absl::Status& status, int retry_after_s = 0);
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_OPENAI_RESPONSE_H_

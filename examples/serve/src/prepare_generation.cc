@@ -1,0 +1,116 @@
+#include "prepare_generation.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "job_call.h"
+#include "serve_job_queues.h"
+
+namespace hearth::serve {
+namespace {
+
+absl::StatusOr<RequestId> ParseParent(absl::string_view text) {
+  if (text.empty()) return RequestId();
+  absl::string_view digits = text;
+  if (!absl::ConsumePrefix(&digits, "chatcmpl-")) absl::ConsumePrefix(&digits, "cmpl-");
+  uint64_t id = 0;
+  if (!absl::SimpleAtoi(digits, &id) || !RequestId(id).valid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "X-Hearth-Parent \"", text, "\" is not a request id (\"chatcmpl-<n>\" or \"<n>\")"));
+  }
+  return RequestId(id);
+}
+
+// The generation budget: what was asked, or the default, within the context.
+absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationRequest& r,
+                                  int32_t prompt_tokens) {
+  const int32_t context = ctx.engine->context_length();
+  if (prompt_tokens >= context) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "the prompt is ", prompt_tokens, " tokens; this server's context is ", context,
+        " tokens (prompt plus answer)"));
+  }
+  if (!r.max_tokens) return std::min(ctx.limits.default_max_tokens, context - prompt_tokens);
+  if (int64_t{prompt_tokens} + *r.max_tokens > context) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "the prompt (", prompt_tokens, " tokens) plus max_tokens (", *r.max_tokens,
+        ") exceeds this server's context of ", context, " tokens"));
+  }
+  return *r.max_tokens;
+}
+
+// The prompt's token ids: the chat rendered with the model's template, then
+// tokenized. CPU work that grows with the prompt, so it runs on the
+// interactive job queue (first in line, never given back) rather than on
+// the HTTP thread; inline when the server has no job pool (unit tests).
+absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
+                                                  GenerationRequest& request) {
+  const ModelText* text = ctx.text;
+  const bool chat = request.chat;
+  // Moved, not copied: the job may outlive this call (job_call.h), and the
+  // request needs neither again.
+  auto tokenize = [text, chat, messages = std::move(request.messages),
+                   prompt = std::move(request.prompt)]() -> absl::StatusOr<std::vector<int32_t>> {
+    absl::StatusOr<std::string> rendered =
+        chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
+    if (!rendered.ok()) return rendered.status();
+    return text->Tokenize(*rendered, /*templated=*/chat);
+  };
+  if (ctx.jobs == nullptr) return tokenize();
+  JobSpec spec;
+  spec.queue = kInteractiveQueue;
+  spec.queue_timeout = ctx.limits.interactive_job_timeout;
+  spec.label = chat ? "template and tokenize a chat" : "tokenize a prompt";
+  return CallOnQueue<std::vector<int32_t>>(
+      *ctx.jobs, spec, [tokenize = std::move(tokenize)](const JobContext&) { return tokenize(); });
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
+                                                     const CallHeaders& headers,
+                                                     absl::string_view body, bool chat) {
+  absl::StatusOr<Caller> caller = ctx.directory->Authenticate(headers.authorization, headers.api_key);
+  if (!caller.ok()) return caller.status();
+  absl::StatusOr<GenerationRequest> request =
+      chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
+  if (!request.ok()) return request.status();
+  if (absl::Status s = ctx.directory->ResolveClass(request->model, headers.hearth_class, *caller);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<RequestId> parent = ParseParent(headers.hearth_parent);
+  if (!parent.ok()) return parent.status();
+  absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request);
+  if (!tokens.ok()) return tokens.status();
+  absl::StatusOr<int32_t> max_tokens =
+      MaxTokens(ctx, *request, static_cast<int32_t>(tokens->size()));
+  if (!max_tokens.ok()) return max_tokens.status();
+
+  PreparedGeneration out;
+  out.member = caller->member;
+  out.job.user = caller->user;
+  out.job.work_class = caller->work_class;
+  out.job.parent = *parent;
+  out.job.prompt = *std::move(tokens);
+  out.job.max_tokens = *max_tokens;
+  out.job.sampling = request->sampling;
+  out.job.stop = request->stop;
+  out.request = *std::move(request);
+  return out;
+}
+
+int RetryAfterSeconds(const ServeContext& ctx, UserId user, const absl::Status& refusal) {
+  if (!absl::StrContains(refusal.message(), "token quota")) return 1;
+  const UserConfig& member = ctx.household->members[user.value()];
+  const double window = absl::ToDoubleSeconds(member.quota_window);
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  // Windows are aligned to the Unix epoch (UserConfig::quota_window).
+  return std::max(1, static_cast<int>(std::ceil(window - std::fmod(now, window))));
+}
+
+}  // namespace hearth::serve

@@ -1,0 +1,52 @@
+// File: examples/serve/src/prepare_generation.h
+//
+// From an HTTP call to a GenerationJob: who is calling (the key), what was
+// asked (the body), which work class (key default, model alias,
+// X-Hearth-Class), which workflow (X-Hearth-Parent), the prompt rendered
+// with the model's chat template and tokenized, and max_tokens checked
+// against the context. Errors carry the status code the HTTP answer uses
+// (see openai_response.h: 400, 401, 404, 413).
+//
+// Thread-safety: any thread (reads only shared immutable state).
+
+#ifndef HEARTH_SERVE_PREPARE_GENERATION_H_
+#define HEARTH_SERVE_PREPARE_GENERATION_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "openai_request.h"
+#include "serve_context.h"
+#include "serve_engine.h"
+
+namespace hearth::serve {
+
+// The request headers that matter here (empty when absent).
+struct CallHeaders {
+  std::string authorization;
+  std::string api_key;
+  std::string hearth_class;
+  // The id of the request whose answer triggered this call: "chatcmpl-12",
+  // "cmpl-12" or "12".
+  std::string hearth_parent;
+};
+
+struct PreparedGeneration {
+  GenerationRequest request;
+  GenerationJob job;
+  std::string member;
+};
+
+absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
+                                                     const CallHeaders& headers,
+                                                     absl::string_view body, bool chat);
+
+// Seconds a member refused with `refusal` (ResourceExhausted from Submit)
+// should wait: to its next quota window when the quota refused it, else 1.
+int RetryAfterSeconds(const ServeContext& ctx, UserId user, const absl::Status& refusal);
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_PREPARE_GENERATION_H_

@@ -1,0 +1,50 @@
+// File: examples/serve/src/serve_context.h
+//
+// What the HTTP handlers share: the engine, the job queues (templating,
+// tokenisation and document parsing run there, not on the HTTP thread), the
+// model's text functions, the household directory and the server's limits.
+// Owned by main(), which outlives the HTTP server.
+
+#ifndef HEARTH_SERVE_SERVE_CONTEXT_H_
+#define HEARTH_SERVE_SERVE_CONTEXT_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "hearth/jobs/job_pool.h"
+#include "household_config.h"
+#include "household_directory.h"
+#include "model_text.h"
+#include "serve_engine.h"
+
+namespace hearth::serve {
+
+struct ServeLimits {
+  // max_tokens when a request names none (clipped to the context left).
+  int32_t default_max_tokens = 256;
+  // A non-streamed answer not ready after this long is sent as a chunked
+  // body with whitespace keep-alives before its JSON (valid JSON), so that
+  // a client that left is noticed and its request cancelled. Its status is
+  // then 200 whatever happens later; a failure is an error object in it.
+  absl::Duration keepalive_after = absl::Seconds(2);
+  // Streams write an SSE comment this often while no token comes.
+  absl::Duration keepalive_every = absl::Milliseconds(250);
+  // Longest wait for a job queue before the call ends 504: templating and
+  // tokenisation (interactive queue), parsing and chunking a document
+  // (documents queue, which gives its cores back at the household's peak).
+  absl::Duration interactive_job_timeout = absl::Seconds(30);
+  absl::Duration document_job_timeout = absl::Minutes(5);
+};
+
+struct ServeContext {
+  ServeEngine* engine = nullptr;
+  JobPool* jobs = nullptr;
+  const ModelText* text = nullptr;
+  const HouseholdDirectory* directory = nullptr;
+  const HouseholdConfig* household = nullptr;
+  ServeLimits limits;
+};
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_SERVE_CONTEXT_H_

@@ -1,0 +1,285 @@
+#include "serve_engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "hearth/exec/step_executor.h"
+#include "hearth/exec/step_outcome_fill.h"
+
+namespace hearth::serve {
+namespace {
+
+// The sizes the llama.cpp context allows (as LlamaEngine sets them).
+void SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string& model_name) {
+  const llama_model* model = llama_get_model(ctx);
+  const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
+  o.kv.num_device_blocks = std::max(1, n_ctx / std::max(1, o.kv.block_size));
+  o.kv.num_host_blocks = 0;
+  o.kv.enable_prefix_caching = false;
+  o.preemption_mode = PreemptionMode::kRecompute;
+  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
+  o.max_running = std::min<int32_t>(static_cast<int32_t>(llama_n_seq_max(ctx)),
+                                    o.max_batched_tokens);
+  o.on_result = nullptr;
+  ModelConfig m;
+  m.name = model_name;
+  m.context_length = o.kv.num_device_blocks * o.kv.block_size;
+  m.vocab_size = llama_vocab_n_tokens(llama_model_get_vocab(model));
+  const int64_t head_dim = llama_model_n_embd(model) / std::max(1, llama_model_n_head(model));
+  m.kv_bytes_per_token =
+      int64_t{llama_model_n_layer(model)} * llama_model_n_head_kv(model) * head_dim * 2 * 2;
+  o.models = {m};
+}
+
+RequestEnd EndOf(const RequestResult& r, int32_t completion_tokens) {
+  RequestEnd end;
+  end.prompt_tokens = r.prompt_tokens;
+  end.completion_tokens = completion_tokens;
+  switch (r.phase) {
+    case RequestPhase::kFinished:
+      end.finish_reason = r.finish_reason == FinishReason::kLength ? "length" : "stop";
+      break;
+    case RequestPhase::kCancelled:
+      end.status = absl::CancelledError(absl::StrCat("request cancelled: ", r.message));
+      break;
+    case RequestPhase::kTimedOut:
+      end.status = absl::DeadlineExceededError(absl::StrCat("request timed out: ", r.message));
+      break;
+    case RequestPhase::kRejected:
+      // Intake rejects what Submit could not judge yet: a parent that ended
+      // and was another member's, an arrival stamp far ahead.
+      end.status = absl::InvalidArgumentError(absl::StrCat("request rejected: ", r.message));
+      break;
+    default:
+      end.status = absl::InternalError(absl::StrCat("request failed: ", r.message));
+      break;
+  }
+  return end;
+}
+
+std::vector<absl::Duration> TtftTargets(const std::vector<SloTarget>& slos) {
+  std::vector<absl::Duration> out;
+  for (const SloTarget& slo : slos) out.push_back(slo.ttft);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* ctx,
+                                                                const ModelText* text,
+                                                                ServeEngineOptions options) {
+  if (ctx == nullptr || text == nullptr) {
+    return absl::InvalidArgumentError("ServeEngine needs a llama context and its model text");
+  }
+  SizeFromContext(ctx, options.scheduler, options.model_name);
+  if (options.slos.size() != options.scheduler.work_classes.size()) {
+    return absl::InvalidArgumentError("ServeEngineOptions.slos must have one entry per class");
+  }
+  MetricsOptions mo = MetricsOptionsFor(options.scheduler);
+  mo.class_slos = options.slos;
+  // Bounded, so a long-running server's report stays cheap to take.
+  mo.max_samples_per_series = 4096;
+  mo.series_interval = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<MetricsCollector>> collector = MetricsCollector::Create(mo);
+  if (!collector.ok()) return collector.status();
+  options.scheduler.metrics_sink = collector->get();
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options.scheduler);
+  if (!scheduler.ok()) return scheduler.status();
+  absl::StatusOr<std::unique_ptr<llama_cpp::LlamaStepExecutor>> executor =
+      llama_cpp::LlamaStepExecutor::Create(ctx);
+  if (!executor.ok()) return executor.status();
+  const int32_t context_length = options.scheduler.models[0].context_length;
+  return std::unique_ptr<ServeEngine>(new ServeEngine(*std::move(collector), *std::move(scheduler),
+                                                      *std::move(executor), text,
+                                                      std::move(options), context_length));
+}
+
+ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
+                         std::unique_ptr<Scheduler> scheduler,
+                         std::unique_ptr<llama_cpp::LlamaStepExecutor> executor,
+                         const ModelText* text, ServeEngineOptions options, int32_t context_length)
+    : collector_(std::move(collector)),
+      scheduler_(std::move(scheduler)),
+      executor_(std::move(executor)),
+      text_(text),
+      options_(std::move(options)),
+      context_length_(context_length),
+      backlog_(TtftTargets(options_.slos), options_.interactive_classes) {
+  executor_->set_logits_observer([this](RequestId id, absl::Span<const float> logits) {
+    auto it = live_.find(id);
+    if (it != live_.end()) sampled_[id] = it->second.sampler->Sample(logits, scratch_);
+  });
+  PublishSnapshot(absl::Now());
+}
+
+ServeEngine::~ServeEngine() = default;
+
+absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
+  RequestSpec spec;
+  spec.user = job.user;
+  spec.work_class = job.work_class;
+  spec.parent = job.parent;
+  spec.prompt_tokens = static_cast<int32_t>(job.prompt.size());
+  spec.prompt_token_ids = std::move(job.prompt);
+  spec.max_new_tokens = job.max_tokens;
+  spec.arrival_time = absl::Now();
+  LiveRequest live;
+  live.user = job.user;
+  live.work_class = job.work_class;
+  live.prompt_tokens = spec.prompt_tokens;
+  live.submitted = spec.arrival_time;
+  live.text = std::make_unique<OutputText>(std::move(job.stop));
+  live.channel = std::make_shared<RequestChannel>();
+  absl::MutexLock lock(&mu_);
+  if (intake_closed_) {
+    return absl::UnavailableError("the server is shutting down and takes no new requests");
+  }
+  live.sampler = std::make_unique<TokenSampler>(job.sampling, seeds_ = seeds_ * 1664525u + 1013904223u);
+  // Held across Submit so that the engine cannot see the request in a plan
+  // before it is registered here (AdoptSubmissions runs after Plan).
+  absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
+  if (!id.ok()) return id.status();
+  Submission out{*id, live.channel};
+  incoming_.emplace(*id, std::move(live));
+  live_count_.fetch_add(1);
+  wake_ = true;
+  return out;
+}
+
+void ServeEngine::Cancel(RequestId id, bool disconnected) {
+  if (scheduler_->Cancel(id).ok() && disconnected) disconnect_cancels_.fetch_add(1);
+}
+
+void ServeEngine::CloseIntake() {
+  absl::MutexLock lock(&mu_);
+  intake_closed_ = true;
+}
+
+bool ServeEngine::intake_closed() const {
+  absl::MutexLock lock(&mu_);
+  return intake_closed_;
+}
+
+void ServeEngine::Stop() {
+  absl::MutexLock lock(&mu_);
+  stop_ = true;
+  wake_ = true;
+}
+
+void ServeEngine::Idle(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&wake_), timeout);
+  wake_ = false;
+}
+
+void ServeEngine::AdoptSubmissions() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [id, live] : incoming_) {
+    backlog_.Waiting(id, live.work_class, live.submitted);
+    live_.emplace(id, std::move(live));
+  }
+  incoming_.clear();
+}
+
+void ServeEngine::Run() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) break;
+    }
+    const bool ran = Step();
+    if (!ran) Idle(live_.empty() ? absl::Milliseconds(50) : absl::Milliseconds(2));
+  }
+  // Whatever is left ends now, so no HTTP thread waits forever.
+  AdoptSubmissions();
+  for (auto& [id, live] : live_) {
+    RequestEnd end;
+    end.status = absl::UnavailableError("the server stopped before the request ended");
+    end.prompt_tokens = live.prompt_tokens;
+    end.completion_tokens = live.completion_tokens;
+    live.channel->End(std::move(end));
+  }
+  live_count_.fetch_sub(static_cast<int32_t>(live_.size()));
+  live_.clear();
+}
+
+bool ServeEngine::Step() {
+  const absl::Time now = std::max(last_now_, absl::Now());
+  last_now_ = now;
+  absl::StatusOr<const StepPlan*> plan = scheduler_->Plan(now);
+  if (!plan.ok()) {
+    // Only a broken contract gets here (time going backwards is clamped
+    // above); end the loop's work for this round and try again.
+    return false;
+  }
+  AdoptSubmissions();
+  sampled_.clear();
+  const bool ran = !(*plan)->sequences.empty();
+  absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
+  if (executed.ok()) ApplyTokens();
+  outcome_.completed_at = std::max(now, absl::Now());
+  last_now_ = outcome_.completed_at;
+  absl::Status completed = scheduler_->Complete(outcome_);
+  if (!completed.ok()) {
+    // The outcome is built from the plan itself; a mismatch is a bug. Fail
+    // the step so no request is left waiting on a plan that never completes.
+    FailWholeStep(**plan, completed, &outcome_);
+    scheduler_->Complete(outcome_).IgnoreError();
+  }
+  EndRequests();
+  ReportDemand();
+  if (now >= next_snapshot_) PublishSnapshot(now);
+  return ran;
+}
+
+void ServeEngine::ReportDemand() {
+  if (options_.on_interactive_demand) options_.on_interactive_demand(backlog_.Demand(absl::Now()));
+}
+
+void ServeEngine::ApplyTokens() {
+  for (SequenceOutcome& o : outcome_.sequences) {
+    if (!o.produced_token || !o.error.empty()) continue;
+    auto live = live_.find(o.id);
+    if (live == live_.end()) continue;
+    auto sampled = sampled_.find(o.id);
+    if (sampled != sampled_.end()) o.token = sampled->second;
+    LiveRequest& r = live->second;
+    if (++r.completion_tokens == 1) backlog_.Answered(o.id);
+    const bool eog = text_->IsEndOfGeneration(o.token);
+    o.finish = eog ? FinishReason::kStopToken : FinishReason::kNone;
+    if (eog) continue;
+    std::string delta = r.text->Append(text_->Piece(o.token));
+    if (r.text->stopped()) o.finish = FinishReason::kStopString;
+    if (!delta.empty()) r.channel->Push(delta);
+  }
+}
+
+void ServeEngine::EndRequests() {
+  results_.clear();
+  scheduler_->DrainResults(&results_);
+  for (const RequestResult& result : results_) {
+    auto it = live_.find(result.id);
+    if (it == live_.end()) {
+      AdoptSubmissions();
+      it = live_.find(result.id);
+      if (it == live_.end()) continue;
+    }
+    LiveRequest& r = it->second;
+    if (result.phase == RequestPhase::kFinished) {
+      std::string rest = r.text->Flush();
+      if (!rest.empty()) r.channel->Push(rest);
+    }
+    r.channel->End(EndOf(result, r.completion_tokens));
+    backlog_.Answered(result.id);
+    live_.erase(it);
+    live_count_.fetch_sub(1);
+  }
+}
+
+std::shared_ptr<const EngineSnapshot> ServeEngine::snapshot() const {
+  absl::MutexLock lock(&snapshot_mu_);
+  return snapshot_;
+}
+
+}  // namespace hearth::serve

@@ -1,0 +1,196 @@
+// File: examples/serve/src/serve_engine.h
+//
+// `ServeEngine` runs hearth-serve's one llama.cpp context under Hearth's
+// Scheduler, on its own thread, for HTTP threads that submit token-id
+// prompts and read text back as it is generated.
+//
+// Each step: Plan -> LlamaStepExecutor (one llama_decode) -> the server's
+// own sampling and text -> Complete -> results. The executor picks a greedy
+// token; its logits observer hands the same logits row to the request's
+// TokenSampler (temperature, top-p, seed), whose token replaces it before
+// Complete, and a stop string found in the text ends the request as
+// kStopString. Sizes come from the context as in LlamaEngine (KV blocks =
+// n_ctx / block_size, max_running = n_seq_max, token budget = n_batch), so
+// a plan can never break llama.cpp.
+//
+// Requests end exactly once, through their RequestChannel: finished,
+// cancelled (Cancel, e.g. the client left), timed out, rejected or failed.
+//
+// Each iteration the engine also reports the interactive demand it sees
+// (interactive_backlog.h) to `on_interactive_demand`, so that the CPU job
+// queues give their cores back while voice and chat wait for the GPU.
+//
+// Thread-safety: Submit, Cancel, CloseIntake, live, snapshot and Stop from
+// any thread; Run on the engine thread only.
+//
+// Example:
+//   auto engine = *ServeEngine::Create(ctx, &text, options);
+//   std::thread loop([&] { engine->Run(); });
+//   absl::StatusOr<Submission> s = engine->Submit(job);
+//   ... s->channel->Wait(...) ...
+//   engine->Stop(); loop.join();
+
+#ifndef HEARTH_SERVE_SERVE_ENGINE_H_
+#define HEARTH_SERVE_SERVE_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine_snapshot.h"
+#include "hearth/common/clock.h"
+#include "hearth/common/ids.h"
+#include "hearth/jobs/interactive_demand.h"
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/scheduler/scheduler.h"
+#include "hearth_llama_cpp/llama_step_executor.h"
+#include "interactive_backlog.h"
+#include "llama.h"
+#include "model_text.h"
+#include "openai_request.h"
+#include "output_text.h"
+#include "request_channel.h"
+#include "token_sampler.h"
+
+namespace hearth::serve {
+
+struct ServeEngineOptions {
+  // Users, work classes, policy and kv.block_size; the engine sets the sizes
+  // from the context, the model, and turns off prefix caching and swap
+  // (llama.cpp places KV cells itself).
+  SchedulerOptions scheduler;
+  // One per work class.
+  std::vector<SloTarget> slos;
+  std::string model_name = "model";
+  std::string policy_name = "household";
+  // How often the engine thread publishes an EngineSnapshot.
+  absl::Duration snapshot_interval = absl::Milliseconds(250);
+  // Index for index over the work classes: whose requests count as
+  // interactive demand (someone is waiting for the first word). Missing
+  // entries are not interactive.
+  std::vector<bool> interactive_classes;
+  // Called on the engine thread after every iteration (at least every 50 ms)
+  // with the demand; must be quick (JobPool::SetInteractiveDemand is). May
+  // be empty.
+  std::function<void(const InteractiveDemand&)> on_interactive_demand;
+};
+
+struct GenerationJob {
+  UserId user;
+  WorkClassId work_class;
+  // An earlier request of the same member (agent workflows); invalid: none.
+  RequestId parent;
+  std::vector<int32_t> prompt;
+  int32_t max_tokens = 0;
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+};
+
+struct Submission {
+  RequestId id;
+  std::shared_ptr<RequestChannel> channel;
+};
+
+class ServeEngine {
+ public:
+  // `ctx` and `text` are not owned and must outlive the engine.
+  // InvalidArgument for options Hearth rejects.
+  static absl::StatusOr<std::unique_ptr<ServeEngine>> Create(llama_context* ctx,
+                                                            const ModelText* text,
+                                                            ServeEngineOptions options);
+  ~ServeEngine();
+
+  // ServeEngine::Submit()
+  //
+  // Queues a generation. Unavailable once intake is closed; otherwise
+  // Hearth's answer (InvalidArgument, ResourceExhausted for a member's quota
+  // or queue limits). Thread-safe.
+  absl::StatusOr<Submission> Submit(GenerationJob job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Cancels a live request (its channel then ends as Cancelled); no-op for
+  // one that already ended. `disconnected` counts it as a client that left.
+  void Cancel(RequestId id, bool disconnected);
+
+  // The engine loop; returns once Stop() is called.
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Refuses new submissions from now on (SIGTERM).
+  void CloseIntake() ABSL_LOCKS_EXCLUDED(mu_);
+  bool intake_closed() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Requests submitted and not yet ended.
+  int32_t live() const { return live_count_.load(); }
+
+  std::shared_ptr<const EngineSnapshot> snapshot() const ABSL_LOCKS_EXCLUDED(snapshot_mu_);
+  const Scheduler& scheduler() const { return *scheduler_; }
+  int32_t context_length() const { return context_length_; }
+
+ private:
+  // A request as the engine thread keeps it.
+  struct LiveRequest {
+    UserId user;
+    WorkClassId work_class;
+    int32_t prompt_tokens = 0;
+    int32_t completion_tokens = 0;
+    absl::Time submitted;
+    std::unique_ptr<TokenSampler> sampler;
+    std::unique_ptr<OutputText> text;
+    std::shared_ptr<RequestChannel> channel;
+  };
+
+  ServeEngine(std::unique_ptr<MetricsCollector> collector, std::unique_ptr<Scheduler> scheduler,
+              std::unique_ptr<llama_cpp::LlamaStepExecutor> executor, const ModelText* text,
+              ServeEngineOptions options, int32_t context_length);
+  // One Plan -> execute -> Complete; returns whether the plan ran anything.
+  bool Step();
+  // Moves requests submitted since the last call into live_.
+  void AdoptSubmissions() ABSL_LOCKS_EXCLUDED(mu_);
+  // Replaces the executor's greedy tokens by the samplers' and turns tokens
+  // into text, ending requests at a stop string.
+  void ApplyTokens();
+  void EndRequests();
+  void PublishSnapshot(absl::Time now);
+  void ReportDemand();
+  // Waits until a submission arrives, Stop() is called, or `timeout`.
+  void Idle(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+
+  std::unique_ptr<MetricsCollector> collector_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<llama_cpp::LlamaStepExecutor> executor_;
+  const ModelText* text_;
+  const ServeEngineOptions options_;
+  const int32_t context_length_;
+  RealClock clock_;
+
+  // Engine thread only.
+  absl::flat_hash_map<RequestId, LiveRequest> live_;
+  InteractiveBacklog backlog_;
+  absl::flat_hash_map<RequestId, int32_t> sampled_;
+  std::vector<llama_token_data> scratch_;
+  StepOutcome outcome_;
+  std::vector<RequestResult> results_;
+  absl::Time last_now_ = absl::InfinitePast();
+  absl::Time next_snapshot_ = absl::InfinitePast();
+  uint32_t seeds_ = 0x9e3779b9u;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<RequestId, LiveRequest> incoming_ ABSL_GUARDED_BY(mu_);
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool intake_closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int32_t> live_count_{0};
+  std::atomic<uint64_t> disconnect_cancels_{0};
+
+  mutable absl::Mutex snapshot_mu_;
+  std::shared_ptr<const EngineSnapshot> snapshot_ ABSL_GUARDED_BY(snapshot_mu_);
+};
+
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_SERVE_ENGINE_H_

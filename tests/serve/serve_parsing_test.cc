@@ -1,0 +1,145 @@
+// Unit tests of hearth-serve's input handling: request bodies, household
+// files and stop strings. Every malformed input gets an error that names
+// the field, never a crash.
+
+#ifdef HEARTH_SERVE_FOUND
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "household_config.h"
+#include "openai_request.h"
+#include "output_text.h"
+
+namespace hearth::serve {
+namespace {
+
+TEST_CASE("chat bodies: valid ones parse with their sampling fields", "[serve]") {
+  auto r = ParseChatRequest(R"({"model": "m", "messages": [{"role": "developer", "content": "be brief"},
+      {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "!"}]}],
+      "temperature": 0.5, "top_p": 0.9, "seed": 12, "max_tokens": 7, "stop": ["\n"], "stream": true,
+      "stream_options": {"include_usage": true}, "user": "ignored", "n": 1})");
+  REQUIRE(r.ok());
+  CHECK(r->chat);
+  CHECK(r->messages.size() == 2);
+  CHECK(r->messages[0].role == "system");
+  CHECK(r->messages[1].content == "hi!");
+  CHECK(r->sampling.temperature == 0.5);
+  CHECK(r->sampling.top_p == 0.9);
+  CHECK(r->sampling.seed == 12u);
+  CHECK(*r->max_tokens == 7);
+  CHECK(r->stop == std::vector<std::string>{"\n"});
+  CHECK(r->stream);
+  CHECK(r->include_usage);
+}
+
+TEST_CASE("chat bodies: each malformed input is InvalidArgument naming the field", "[serve]") {
+  const char* bad[][2] = {
+      {"", "JSON"},
+      {"{", "JSON"},
+      {"[]", "object"},
+      {R"({"messages": [{"role": "user", "content": "x"}]})", "model"},
+      {R"({"model": "m"})", "messages"},
+      {R"({"model": "m", "messages": []})", "messages"},
+      {R"({"model": "m", "messages": [{"role": "robot", "content": "x"}]})", "role"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": 5}]})", "content"},
+      {R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", "content"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "temperature": "hot"})", "temperature"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "temperature": 2.5})", "temperature"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "top_p": 0})", "top_p"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "max_tokens": 0})", "max_tokens"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "max_tokens": 1.5})", "max_tokens"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "stop": ["a","b","c","d","e"]})", "stop"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "stop": [""]})", "stop"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "n": 2})", "n"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "logprobs": true})", "logprobs"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "stream": "yes"})", "stream"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "seed": "x"})", "seed"},
+  };
+  for (const auto& [body, field] : bad) {
+    INFO(body);
+    auto r = ParseChatRequest(body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(r.status().message()).find(field) != std::string::npos);
+  }
+}
+
+TEST_CASE("completion bodies need a non-empty prompt", "[serve]") {
+  CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": "x"})").ok());
+  CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": ["x"]})").ok());
+  CHECK_FALSE(ParseCompletionRequest(R"({"model": "m", "prompt": ""})").ok());
+  CHECK_FALSE(ParseCompletionRequest(R"({"model": "m", "prompt": [1, 2]})").ok());
+  CHECK_FALSE(ParseCompletionRequest(R"({"model": "m"})").ok());
+}
+
+TEST_CASE("stop strings: the text ends before the first, and nothing of it is sent", "[serve]") {
+  OutputText text({"STOP", "\n\n"});
+  std::string sent = text.Append("Hello S");
+  CHECK(sent == "Hello ");  // "S" might begin "STOP"
+  sent += text.Append("TO");
+  CHECK(sent == "Hello ");
+  sent += text.Append("Pped");
+  CHECK(text.stopped());
+  CHECK(sent == "Hello ");
+  CHECK(text.Append("more").empty());
+
+  OutputText plain({"STOP"});
+  std::string all = plain.Append("ST");
+  all += plain.Append("ay");
+  CHECK(all == "STay");
+  CHECK(plain.Flush().empty());
+}
+
+TEST_CASE("incomplete UTF-8 is held back until its character is whole", "[serve]") {
+  OutputText text({});
+  CHECK(text.Append("a\xC3") == "a");
+  CHECK(text.Append("\xA9") == "\xC3\xA9");
+  CHECK(text.Append("\xE2\x82") == "");
+  CHECK(text.Flush() == "\xE2\x82");
+}
+
+TEST_CASE("household files: a full one parses; errors name the field", "[serve]") {
+  auto ok = ParseHouseholdToml(R"(
+[[member]]
+name = "ana"
+weight = 2.0
+token_quota = 1000
+[[key]]
+key = "sk-a"
+member = "ana"
+default_class = "voice"
+[[alias]]
+model = "fast"
+class = "voice"
+)", "h.toml");
+  REQUIRE(ok.ok());
+  CHECK(ok->members[0].weight == 2.0);
+  CHECK(ok->members[0].token_quota == 1000);
+  CHECK(ok->classes.size() == 6);  // the household classes plus documents
+  CHECK(ok->slos.size() == 6);
+
+  const char* bad[][2] = {
+      {"[[member]]\nname = \"a\"\nweight = -1\n[[key]]\nkey=\"k\"\nmember=\"a\"", "weight"},
+      {"[[member]]\nname = \"a\"\nwieght = 1\n[[key]]\nkey=\"k\"\nmember=\"a\"", "wieght"},
+      {"[[member]]\nname = \"a\"\n[[key]]\nkey=\"k\"\nmember=\"b\"", "member"},
+      {"[[member]]\nname = \"a\"\n[[key]]\nkey=\"k\"\nmember=\"a\"\ndefault_class=\"x\"", "default_class"},
+      {"[[member]]\nname = \"a\"", "key"},
+      {"[[member]]\nname = \"a\"\n[[member]]\nname = \"a\"\n[[key]]\nkey=\"k\"\nmember=\"a\"", "twice"},
+      {"member = 3", "member"},
+      {"[[member]\n", "h.toml"},
+      {"colour = 1", "colour"},
+  };
+  for (const auto& [text, field] : bad) {
+    INFO(text);
+    auto r = ParseHouseholdToml(text, "h.toml");
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message()).find(field) != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hearth::serve
+
+#endif  // HEARTH_SERVE_FOUND
