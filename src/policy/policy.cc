@@ -21,6 +21,8 @@ size_t Policy::VictimCandidates(RequestId beneficiary, bool beneficiary_running,
   return out[0].valid() ? 1 : 0;
 }
 
+bool Policy::MayAdmitPast(const RequestView& /*head*/, absl::Time /*now*/) { return false; }
+
 RequestId Policy::PickClassLimitVictim(const RequestView& beneficiary) {
   return beneficiary.id;
 }

@@ -36,7 +36,13 @@ PolicyTreeConfig Tree(std::string name, ClassLevel class_level, UserLevel user_l
 }  // namespace
 
 PolicyTreeConfig HouseholdTreeConfig() {
-  return Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
+  PolicyTreeConfig config =
+      Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
+  // Long enough for a long chat turn or a document to let a stream of voice
+  // commands and short turns pass while memory frees, short enough that it
+  // still starts within its class's patience.
+  config.backfill_wait = absl::Minutes(2);
+  return config;
 }
 
 absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) {

@@ -145,6 +145,11 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
         absl::FormatDuration(config.workflow_head_start),
         "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
   }
+  if (config.backfill_wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PolicyTreeConfig::backfill_wait is ", absl::FormatDuration(config.backfill_wait),
+        "; it must be >= 0 (zero: head of line waits)"));
+  }
   if (config.class_level == ClassLevel::kPriority || config.class_level == ClassLevel::kSlo) {
     absl::Status status = ValidatePriorityQuotaOptions(config.priority);
     if (!status.ok()) return status;

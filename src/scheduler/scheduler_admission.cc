@@ -16,6 +16,12 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || budget_ <= 0) return;
   policy_->BeginAdmission(now);
   int32_t declines = 0;
+  // Once a head is passed, admissions leave a block per decoding sequence
+  // free: backfilled requests take memory that running sequences grow into
+  // every few steps, and without the spare their growth preempts (often the
+  // request just backfilled) far more often than the backfill saves waits.
+  int32_t spare_blocks = 0;
+  bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
     if (!id.valid()) break;
@@ -25,13 +31,15 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     // the preemption that made room for someone else.
     if (r != nullptr && r->preempted_step != plan_.step &&
         (r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kSwapped)) {
-      result = TryAdmit(*r, now);
+      result = TryAdmit(*r, now, spare_blocks);
     }
     if (result == Admission::kAdmitted) continue;
-    if (result == Admission::kDeclined) {
-      // Particular to this candidate (its class is at a hard limit or may only
-      // borrow idle capacity; it was preempted this very step; or, a policy
-      // bug, it is not waiting): offer the next one, boundedly.
+    // Particular to this candidate (its class is at a hard limit or may only
+    // borrow idle capacity; it was preempted this very step; or, a policy
+    // bug, it is not waiting), or, past a waiting head, no room: offer the
+    // next one, boundedly. A backfilled request never preempts: the head it
+    // passed found no victim, and it ranks after the head.
+    if (result == Admission::kDeclined || backfilling) {
       if (++declines > options_.max_admission_declines) break;
       policy_->Decline(id);
       continue;
@@ -42,8 +50,18 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     if (victim == nullptr) {
       victim = PickVictim(*r, /*beneficiary_running=*/false, MeasureAdmission(*r).new_blocks);
     }
-    if (victim == nullptr) break;  // Head of line waits for room.
-    Preempt(*victim, now);
+    if (victim != nullptr) {
+      Preempt(*victim, now);
+      continue;
+    }
+    // No room and nobody to evict: the head waits for room, and the rest wait
+    // behind it unless the policy lets them pass (bounded like declines).
+    if (++declines > options_.max_admission_declines || !policy_->MayAdmitPast(ViewOf(*r), now)) {
+      break;
+    }
+    backfilling = true;
+    spare_blocks = static_cast<int32_t>(decoding_.size());
+    policy_->Decline(id);
   }
   policy_->EndAdmission();
 }
@@ -78,7 +96,8 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   return need;
 }
 
-Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now) {
+Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Time now,
+                                                     int32_t spare_blocks) {
   // Its model was unloaded this step to make room; it goes back to preparing.
   if (!residency_.ready(r.model)) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);
@@ -95,7 +114,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   const int32_t rest_of_prefill =
       r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
   if (running_count() >= options_.max_running ||
-      !HasRoom(need.new_blocks + rest_of_prefill + kv_.prefill_reserved(), r.model)) {
+      !HasRoom(need.new_blocks + rest_of_prefill + kv_.prefill_reserved() + spare_blocks,
+               r.model)) {
     return need.beyond_limits ? Admission::kDeclined : Admission::kNoRoom;
   }
   CommitAdmission(r, need, now);

@@ -188,7 +188,9 @@ class Scheduler::Impl {
   // Admits a waiting or swapped request with its first chunk if its class's
   // limits and memory allow (prefix hits reused, swap-ins copied back);
   // otherwise leaves it untouched.
-  Admission TryAdmit(Record& record, absl::Time now);
+  // `spare_blocks`: blocks the admission must leave free besides the
+  // watermark (see AdmitWaiting's backfilling).
+  Admission TryAdmit(Record& record, absl::Time now, int32_t spare_blocks);
   AdmissionNeed MeasureAdmission(Record& record);
   // Takes the blocks `need` describes and starts the request running.
   void CommitAdmission(Record& record, const AdmissionNeed& need, absl::Time now);
@@ -205,6 +207,7 @@ class Scheduler::Impl {
   // The step's token budget: max_batched_tokens, cut to keep the tightest
   // TPOT target among running requests (StepBudget).
   int32_t StepTokenBudget() const;
+  absl::Duration TpotStepAllowance(absl::Time done) const;
   bool CanBeVictim(const Record& record) const;
   // Among the victims the policy ranks below `beneficiary` (validated, and
   // none preempted max_preemptions_per_request times already), the one
@@ -285,8 +288,12 @@ class Scheduler::Impl {
   internal::KvManager kv_;
   internal::ClassCapacity capacity_;
   internal::StepBudget step_budget_;
-  // Classes with a TPOT target, tightest first: (target, class).
-  std::vector<std::pair<absl::Duration, uint32_t>> tpot_classes_;
+  // WorkClassConfig::tpot_slo by class (InfiniteDuration: none); empty when
+  // no class has a target, which turns the TPOT-aware budget off.
+  std::vector<absl::Duration> class_tpot_;
+  // The longest next step that keeps every decoding request with a TPOT
+  // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
+  absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
   std::unique_ptr<Policy> policy_;
   MetricsSink* sink_;
   internal::ModelResidency residency_;

@@ -93,6 +93,15 @@ class Policy {
   virtual void Decline(RequestId id) = 0;
   // Ends the admission phase; declined requests become candidates again.
   virtual void EndAdmission() = 0;
+  // `head`, offered by NextAdmission and entitled to room, finds neither room
+  // nor a victim. True lets the scheduler decline it for this step and admit
+  // later candidates that fit now (backfilling: small interactive requests
+  // no longer wait for the memory a large one needs); false makes every later
+  // candidate wait behind it. Backfilling takes memory the head is waiting
+  // for, so a policy that answers true must stop doing so for a head that has
+  // waited long enough, or a large request could wait forever. Default: false
+  // (head of line waits, as in vLLM's scheduler).
+  virtual bool MayAdmitPast(const RequestView& head, absl::Time now);
 
   // Picks a running request to preempt so that `beneficiary` can proceed, or
   // returns an invalid id when the policy ranks no running request below it.

@@ -109,12 +109,20 @@ struct PolicyTreeConfig {
   // (program-level first come, first served); zero: calls rank alone.
   // Must be >= 0.
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;
+  // Backfilling (Policy::MayAdmitPast): while the request the tree ranks
+  // first finds no room and no victim, later requests that fit are admitted,
+  // until it has waited this long (since arrival or its last preemption);
+  // then it holds the line until memory frees for it. Under a cache held by
+  // long contexts this is what lets a voice command pass a long chat turn
+  // that cannot start yet. Zero: never (head of line waits, as under FIFO).
+  // Must be >= 0.
+  absl::Duration backfill_wait = absl::ZeroDuration();
 };
 
 // The household default: classes served by TTFT deadline (ClassLevel::kSlo:
 // WorkClassConfig::ttft_slo; classes without one in the background, aged;
-// quotas by priority), VTC between household members, FIFO within a member.
-// Named "household".
+// quotas by priority), VTC between household members, FIFO within a member,
+// and backfilling for two minutes (backfill_wait). Named "household".
 PolicyTreeConfig HouseholdTreeConfig();
 
 // InvalidArgument naming the offending field, or OK.

@@ -99,7 +99,8 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
 
 std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
                                         const SchedulerOptions& options) {
-  return NewTreePolicy(config.name, BuildRoot(config, options), config.workflow_head_start);
+  return NewTreePolicy(config.name, BuildRoot(config, options), config.workflow_head_start,
+                       config.backfill_wait);
 }
 
 }  // namespace hearth::policy_internal

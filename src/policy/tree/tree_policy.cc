@@ -23,8 +23,12 @@ namespace {
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start)
-      : name_(std::move(name)), root_(std::move(root)), head_start_(head_start) {}
+  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start,
+             absl::Duration backfill_wait)
+      : name_(std::move(name)),
+        root_(std::move(root)),
+        head_start_(head_start),
+        backfill_wait_(backfill_wait) {}
 
   std::string_view name() const override { return name_; }
 
@@ -135,6 +139,14 @@ class TreePolicy final : public Policy {
     root_->RemoveWaiting(e, /*for_good=*/false);
     e->declined = true;
     declined_.push_back(e);
+  }
+
+  // Counted from when the head last started waiting (arrival or preemption):
+  // past backfill_wait it holds the line until memory frees for it.
+  bool MayAdmitPast(const RequestView& head, absl::Time now) override {
+    if (backfill_wait_ <= absl::ZeroDuration()) return false;
+    const Entry* e = FindOffered(head.id);
+    return e != nullptr && !e->running && now - e->waiting_since < backfill_wait_;
   }
 
   void EndAdmission() override {
@@ -279,6 +291,7 @@ class TreePolicy final : public Policy {
   std::string name_;
   std::unique_ptr<Node> root_;
   absl::Duration head_start_;
+  absl::Duration backfill_wait_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -304,8 +317,9 @@ class TreePolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start) {
-  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start);
+                                      absl::Duration head_start, absl::Duration backfill_wait) {
+  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start,
+                                      backfill_wait);
 }
 
 }  // namespace hearth::policy_internal

@@ -17,10 +17,10 @@
 
 namespace hearth::policy_internal {
 
-// A policy named `name` over `root`. `head_start`: see
-// PolicyTreeConfig::workflow_head_start.
+// A policy named `name` over `root`. `head_start` and `backfill_wait`: see
+// PolicyTreeConfig::workflow_head_start and ::backfill_wait.
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start);
+                                      absl::Duration head_start, absl::Duration backfill_wait);
 
 }  // namespace hearth::policy_internal
 
