@@ -137,11 +137,12 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     v->reserve(running);
   }
   reclaimable_.reserve(running);
-  for (uint32_t c = 0; c < options_.work_classes.size(); ++c) {
-    const absl::Duration tpot = options_.work_classes[c].tpot_slo;
-    if (tpot != absl::InfiniteDuration()) tpot_classes_.emplace_back(tpot, c);
+  for (const WorkClassConfig& c : options_.work_classes) {
+    if (c.tpot_slo != absl::InfiniteDuration()) {
+      for (const WorkClassConfig& k : options_.work_classes) class_tpot_.push_back(k.tpot_slo);
+      break;
+    }
   }
-  std::sort(tpot_classes_.begin(), tpot_classes_.end());
   pending_drops_.reserve(running);
   plan_.sequences.reserve(running);
   plan_.preempted.reserve(running);

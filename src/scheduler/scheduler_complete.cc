@@ -31,7 +31,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const absl::Time done = outcome.completed_at == absl::InfinitePast()
                               ? plan_.now : outcome.completed_at;
   if (absl::Status valid = ValidateOutcome(outcome, done); !valid.ok()) return valid;
-  if (!tpot_classes_.empty() && outcome.completed_at != absl::InfinitePast()) {
+  if (!class_tpot_.empty() && outcome.completed_at != absl::InfinitePast()) {
     step_budget_.Observe(plan_.num_batched_tokens, done - plan_.now);
   }
 
@@ -49,6 +49,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
     ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, done);
   }
+  if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
   if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now.
   kv_.ReleaseDeferredHost();
@@ -58,6 +59,29 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   last_now_ = std::max(last_now_, done);
   plan_outstanding_ = false;
   return absl::OkStatus();
+}
+
+// TPOT is a mean over a request's tokens after its first, so a request that
+// ran ahead of its target can afford a longer step and one that fell behind
+// needs shorter ones: token k+1 after the first is due at first_token_time +
+// k x target, and the next step may last until the earliest such due time
+// among the decoding requests with a target. A request far behind would pull
+// every step down to decodes alone for the rest of its life; its allowance is
+// floored at half its target. O(this step's sequences), which the step
+// visits anyway.
+absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
+  absl::Duration allowance = absl::InfiniteDuration();
+  const RequestRecord* slab = slab_.data();
+  for (uint32_t slot : plan_slots_) {
+    const RequestRecord& r = slab[slot];
+    if (r.list != internal::RunList::kDecoding || r.awaiting_first_token) continue;
+    const uint32_t cls = r.work_class.value();
+    if (cls >= class_tpot_.size() || class_tpot_[cls] == absl::InfiniteDuration()) continue;
+    const absl::Duration target = class_tpot_[cls];
+    const absl::Duration due = (r.first_token_time - done) + target * r.output_tokens;
+    allowance = std::min(allowance, std::max(due, target / 2));
+  }
+  return allowance;
 }
 
 absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,

@@ -68,17 +68,10 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
 }
 
 int32_t Scheduler::Impl::StepTokenBudget() const {
-  absl::Duration tightest = absl::InfiniteDuration();
-  for (const auto& [tpot, cls] : tpot_classes_) {
-    if (capacity_.running(cls) > 0) {
-      tightest = tpot;
-      break;
-    }
-  }
   // Every decode still runs, and prefill still moves by a block.
   const int32_t floor = std::min(
       options_.max_batched_tokens, static_cast<int32_t>(decoding_.size()) + block_size_);
-  return step_budget_.TokensFor(tightest, options_.max_batched_tokens, floor);
+  return step_budget_.TokensFor(tpot_step_allowance_, options_.max_batched_tokens, floor);
 }
 
 void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {

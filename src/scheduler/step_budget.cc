@@ -47,12 +47,12 @@ bool StepBudget::Line(double* fixed_s, double* per_token_s) const {
   return true;
 }
 
-int32_t StepBudget::TokensFor(absl::Duration tpot, int32_t max_tokens,
+int32_t StepBudget::TokensFor(absl::Duration allowance, int32_t max_tokens,
                               int32_t floor_tokens) const {
-  if (tpot == absl::InfiniteDuration()) return max_tokens;
+  if (allowance == absl::InfiniteDuration()) return max_tokens;
   double fixed = 0, per_token = 0;
   if (!Line(&fixed, &per_token)) return max_tokens;
-  const double fits = (absl::ToDoubleSeconds(tpot) - fixed) / per_token;
+  const double fits = (absl::ToDoubleSeconds(allowance) - fixed) / per_token;
   const double capped = std::min<double>(max_tokens, std::max<double>(floor_tokens, fits));
   return static_cast<int32_t>(std::max(1.0, std::floor(capped)));
 }

@@ -3,9 +3,10 @@
 // StepBudget: the TPOT-aware token budget of a step (Sarathi-Serve's idea).
 // A step's time grows with the tokens it batches; every running sequence
 // waits for the whole step, so a step long with prefill chunks stretches
-// each decoding request's time per output token. Given the tightest TPOT
-// target among running requests (WorkClassConfig::tpot_slo), the budget is
-// the most tokens whose predicted step time keeps it.
+// each decoding request's time per output token. Given how long the next
+// step may last and keep every decoding request with a TPOT target on pace
+// (WorkClassConfig::tpot_slo; Scheduler::Impl::TpotStepAllowance), the
+// budget is the most tokens whose predicted step time fits.
 //
 // The prediction is a line, fixed + per_token x tokens: the host's
 // (SchedulerOptions::step_time_model) or, without one, a least-squares fit
@@ -30,10 +31,10 @@ class StepBudget {
   // One completed step: `tokens` batched, `took` from plan to completion.
   void Observe(int32_t tokens, absl::Duration took);
 
-  // The budget for a step whose running requests' tightest TPOT target is
-  // `tpot` (InfiniteDuration: none): at most `max_tokens`, at least
-  // `floor_tokens`; `max_tokens` while no prediction is known.
-  int32_t TokensFor(absl::Duration tpot, int32_t max_tokens, int32_t floor_tokens) const;
+  // The budget for a step that may last `allowance` (InfiniteDuration: no
+  // limit): at most `max_tokens`, at least `floor_tokens`; `max_tokens` while
+  // no prediction is known.
+  int32_t TokensFor(absl::Duration allowance, int32_t max_tokens, int32_t floor_tokens) const;
 
  private:
   // The line in use, in seconds; false while none is known.
