@@ -15,8 +15,9 @@
 //   value = 8100
 //
 // Example:
+//   hearth::SimulationResult result;   // what RunSimulation returned
 //   absl::StatusOr<double> hearth_value =
-//       hearth::MeasuredFigure("output_tokens_per_s", run.result);
+//       hearth::MeasuredFigure("output_tokens_per_s", result);
 
 #ifndef HEARTH_SIM_REFERENCE_FIGURES_H_
 #define HEARTH_SIM_REFERENCE_FIGURES_H_
