@@ -22,7 +22,7 @@ scenarios=(household_evening_50 household_evening_90 household_evening_120
            azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
            agent_batch flood_baseline flood
            mooncake_prefix_4090 servegen_datasets sharegpt_poisson_4090 burstgpt_4090
-           jsonl_household_4090)
+           jsonl_household_4090 vtc_overload)
 for s in "${scenarios[@]}"; do
   echo "== $s" >&2
   "$cli" --config="$here/$s.toml" --out="$out/$s" --quiet 2>&1 | tee "$out/$s.log" >&2
@@ -32,6 +32,10 @@ done
 echo "== slo_capacity household_evening_90" >&2
 "$cli" --config="$here/household_evening_90.toml" --slo_capacity \
   > "$out/slo_capacity_household_evening_90.md"
+
+# No collapse: every scenario at 70-110% of FIFO's capacity, every policy
+# against FIFO (about half an hour at -O1 on a shared 2-core machine).
+"$here/run_load_grid.sh" "$cli"
 
 # Simulator speed, single-threaded: CPU seconds (user + sys) of the whole
 # program (trace parsing, simulation, report) and wall seconds.

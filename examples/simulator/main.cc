@@ -18,7 +18,6 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -26,6 +25,7 @@
 #include "hearth/sim/scenario_config.h"
 #include "hearth/sim/simulator.h"
 #include "progress_bar.h"
+#include "load_grid_mode.h"
 #include "slo_capacity.h"
 
 ABSL_FLAG(std::string, config, "", "Scenario TOML file (required).");
@@ -47,6 +47,14 @@ ABSL_FLAG(double, slo_reference_capacity, 0,
 ABSL_FLAG(std::string, slo_loads, "",
           "--slo_capacity: comma-separated loads of the attainment table (default 0.5,...,1.1).");
 ABSL_FLAG(bool, slo_bisect, true, "--slo_capacity: bisect each policy's SLO capacity.");
+ABSL_FLAG(std::string, load_grid, "",
+          "Comma-separated loads (fractions of FIFO's saturated capacity, e.g. 0.7,0.9,1,1.1): "
+          "run every policy at each and print SLO met and preemptions against FIFO, marking "
+          "cells below 0.8x FIFO's SLO met or above 2x its preemptions (see load_grid_mode.h). "
+          "Any scenario kind.");
+ABSL_FLAG(double, load_grid_reference_capacity, 0,
+          "--load_grid: requests/s that load 1.0 stands for; 0 measures FIFO's saturated "
+          "capacity.");
 
 namespace {
 
@@ -112,16 +120,22 @@ int main(int argc, char** argv) {
     slo.reference_capacity_per_s = absl::GetFlag(FLAGS_slo_reference_capacity);
     if (!absl::GetFlag(FLAGS_slo_bisect)) slo.steps = 0;
     if (!absl::GetFlag(FLAGS_slo_loads).empty()) {
-      slo.grid.clear();
-      for (absl::string_view part : absl::StrSplit(absl::GetFlag(FLAGS_slo_loads), ',')) {
-        double load = 0;
-        if (!absl::SimpleAtod(part, &load) || !(load > 0 && load < 100)) {
-          return Fail(absl::StrCat("--slo_loads has \"", part, "\"; each load must be in (0, 100)"));
-        }
-        slo.grid.push_back(load);
-      }
+      absl::StatusOr<std::vector<double>> loads =
+          hearth_cli::ParseLoadList("--slo_loads", absl::GetFlag(FLAGS_slo_loads));
+      if (!loads.ok()) return Fail(std::string(loads.status().message()));
+      slo.grid = *std::move(loads);
     }
     absl::StatusOr<std::string> report = hearth_cli::SloCapacityReport(*scenario, slo);
+    if (!report.ok()) return Fail(std::string(report.status().message()));
+    std::cout << *report;
+    return 0;
+  }
+  if (!absl::GetFlag(FLAGS_load_grid).empty()) {
+    absl::StatusOr<std::vector<double>> loads =
+        hearth_cli::ParseLoadList("--load_grid", absl::GetFlag(FLAGS_load_grid));
+    if (!loads.ok()) return Fail(std::string(loads.status().message()));
+    absl::StatusOr<std::string> report = hearth_cli::LoadGridReport(
+        *scenario, *loads, absl::GetFlag(FLAGS_load_grid_reference_capacity));
     if (!report.ok()) return Fail(std::string(report.status().message()));
     std::cout << *report;
     return 0;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hearth/sim/load_scaling.h"
 #include "hearth/sim/simulator.h"
 
 namespace hearth_cli {
@@ -21,18 +22,15 @@ struct Point {
 
 class LoadRunner {
  public:
-  LoadRunner(const hearth::Scenario& s, double scale_per_load)
-      : scenario_(s), scale_per_load_(scale_per_load) {}
+  LoadRunner(const hearth::Scenario& s, const hearth::LoadScaling& scaling)
+      : scenario_(s), scaling_(scaling) {}
 
   absl::StatusOr<Point> Run(const std::string& policy, double load) {
     auto key = std::make_pair(policy, load);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    hearth::Scenario s = scenario_;
-    s.workload.load = 0;  // the scale is set directly: one capacity run in all
-    s.workload.household.load_scale = scale_per_load_ * load;
-    absl::StatusOr<hearth::Workload> w = hearth::BuildWorkload(s, nullptr);
+    absl::StatusOr<hearth::Workload> w = scaling_.WorkloadAt(load);
     if (!w.ok()) return w.status();
-    absl::StatusOr<hearth::SimulationOptions> o = hearth::SimulationOptionsFor(s, policy);
+    absl::StatusOr<hearth::SimulationOptions> o = hearth::SimulationOptionsFor(scenario_, policy);
     if (!o.ok()) return o.status();
     o->record_timeline = false;
     absl::StatusOr<hearth::SimulationResult> r = hearth::RunSimulation(*w, *o);
@@ -49,8 +47,8 @@ class LoadRunner {
   }
 
  private:
-  hearth::Scenario scenario_;
-  double scale_per_load_;
+  const hearth::Scenario& scenario_;
+  const hearth::LoadScaling& scaling_;
   std::map<std::pair<std::string, double>, Point> cache_;
 };
 
@@ -67,16 +65,10 @@ absl::StatusOr<std::string> SloCapacityReport(const hearth::Scenario& scenario,
     return absl::InvalidArgumentError(
         absl::StrCat("--slo_target is ", options.target, "; must be in (0, 1]"));
   }
-  hearth::WorkloadCalibration c;
-  absl::StatusOr<hearth::Workload> probe = hearth::BuildWorkload(scenario, &c);
-  if (!probe.ok()) return probe.status();
-  if (!(options.reference_capacity_per_s >= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("--slo_reference_capacity is ",
-                                                   options.reference_capacity_per_s,
-                                                   "; must be >= 0 (0: measured)"));
-  }
-  if (options.reference_capacity_per_s > 0) c.capacity_per_s = options.reference_capacity_per_s;
-  LoadRunner runner(scenario, c.capacity_per_s / c.offered_per_s_at_unit_scale);
+  absl::StatusOr<hearth::LoadScaling> scaling =
+      hearth::LoadScaling::Create(scenario, options.reference_capacity_per_s);
+  if (!scaling.ok()) return scaling.status();
+  LoadRunner runner(scenario, *scaling);
   std::string out = absl::StrFormat(
       "### SLO capacity: %s\n\nLoad is offered calls / %s (%.3f requests/s). SLO capacity: the highest load at which every class meets its SLO for "
       ">= %.0f%% of its requests (bisection, %d steps in [%.2f, %.2f]).\n\n"
@@ -84,7 +76,7 @@ absl::StatusOr<std::string> SloCapacityReport(const hearth::Scenario& scenario,
       scenario.name,
       options.reference_capacity_per_s > 0 ? "a pinned reference capacity"
                                            : "the capacity FIFO sustains saturated",
-      c.capacity_per_s, options.target * 100, options.steps, options.low,
+      scaling->capacity_per_s(), options.target * 100, options.steps, options.low,
       options.high);
   double fifo_capacity = 0;
   for (const std::string& policy : scenario.policies) {
@@ -103,7 +95,7 @@ absl::StatusOr<std::string> SloCapacityReport(const hearth::Scenario& scenario,
       (p->worst >= options.target ? lo : hi) = mid;
     }
     if (policy == "fifo") fifo_capacity = lo;
-    absl::StrAppendFormat(&out, "| %s | %.3f | %.3f | %s |\n", policy, lo, lo * c.capacity_per_s,
+    absl::StrAppendFormat(&out, "| %s | %.3f | %.3f | %s |\n", policy, lo, lo * scaling->capacity_per_s(),
                           fifo_capacity > 0 ? absl::StrFormat("%.2fx", lo / fifo_capacity) : "");
   }
   absl::StrAppend(&out, "\nSLO attainment per class (voice / chat / agent / documents order of "

@@ -41,6 +41,11 @@ std::vector<GpuSpec> BuildCatalog() {
       // 3090): 936 GB/s GDDR6X, 24 GB; peak BF16 tensor with FP32 accumulate
       // 71 TFLOPS dense (142 with sparsity).
       {"RTX 3090", 936 * kGB, 71 * kTera, 24 * kGiB},
+      // NVIDIA A10 datasheet (https://www.nvidia.com/en-us/data-center/products/a10-gpu/):
+      // 24 GB GDDR6, 600 GB/s; BF16 tensor 125 TFLOPS dense (250 with
+      // sparsity). AWS's A10G (g5 instances, the VTC paper's GPU) is the A10
+      // part; its figures are not published separately.
+      {"A10G", 600 * kGB, 125 * kTera, 24 * kGiB},
   };
 }
 

@@ -47,6 +47,11 @@ std::vector<ModelSpec> BuildCatalog() {
       // hidden 4096, 32 heads, 8 KV heads (head 128), max_position_embeddings
       // 32768, vocab 32768; 7.25B parameters (model card).
       Make("Mistral-7B", 7'248'023'552, 32, 4096, 32, 8, 128, 32768, 32768),
+      // huggingface.co/meta-llama/Llama-2-7b-hf config.json: 32 layers, hidden
+      // 4096, 32 heads, 32 KV heads (head 128, no GQA: four times Llama-3's
+      // KV per token), max_position_embeddings 4096, vocab 32000; 6.74B
+      // parameters (model card). The VTC paper's model.
+      Make("Llama-2-7B", 6'738'415'616, 32, 4096, 32, 32, 128, 4096, 32000),
       // huggingface.co/BAAI/bge-small-en-v1.5 config.json: BERT encoder, 12
       // layers, hidden 384, 12 heads (head 32), max_position_embeddings 512,
       // vocab 30522; 33.4M parameters (model card). Encoder only: it keeps

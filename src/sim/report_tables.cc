@@ -111,6 +111,8 @@ OrderedJson RunJson(const PolicyRun& run) {
           {"goodput_tokens_per_s", JsonNum(r.goodput_tokens_per_s)},
           {"jain_index", JsonNum(r.jain_index)},
           {"max_backlogged_service_gap", JsonNum(r.max_backlogged_service_gap)},
+          {"max_accumulated_service_difference",
+           JsonNum(res.max_accumulated_service_difference)},
           {"total", GroupJson(r.total)}, {"classes", GroupsJson(r.classes)},
           {"users", GroupsJson(r.users)}};
 }
@@ -277,6 +279,7 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
   }
   AppendRejected(out, s, runs);
   AppendHeadline(out, runs);
+  absl::StrAppend(&out, ReferenceFiguresMarkdown(s, runs));
   AppendWorkflows(out, runs);
   AppendClasses(out, s, runs);
   AppendUsers(out, s, runs);

@@ -306,7 +306,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       root, {"name", "description", "seed", "policies", "timeline", "series_interval_s",
              "gpu", "model", "cost", "engine", "intake", "users", "classes", "policy",
-             "workload"},
+             "workload", "paper"},
       file_name, ""));
   Scenario s;
   s.source_file = file_name;
@@ -325,6 +325,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::CheckSchedulerOptions(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::CheckPolicies(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParsePaper(r, root, s));
   return s;
 }
 

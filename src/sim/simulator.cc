@@ -16,6 +16,7 @@
 #include "hearth/scheduler/scheduler.h"
 #include "hearth/sim/simulated_executor.h"
 #include "internal/status_macros.h"
+#include "sim/service_difference.h"
 
 namespace hearth {
 namespace {
@@ -161,6 +162,10 @@ class SimulationRun {
   uint64_t dependents_dropped_ = 0;
   uint64_t steps_ = 0;
   absl::Time last_end_;
+  // Earliest and latest arrival submitted (the series' origin and the
+  // accumulated service difference's horizon).
+  absl::Time first_arrival_ = absl::InfiniteFuture();
+  absl::Time last_arrival_ = absl::InfinitePast();
 };
 
 absl::Status SimulationRun::Setup() {
@@ -270,6 +275,8 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
   spec.arrival_time = arrival;
   spec.label = r.label;
+  first_arrival_ = std::min(first_arrival_, arrival);
+  last_arrival_ = std::max(last_arrival_, arrival);
   // Issued only once the parent finished, so its id is known.
   if (r.parent >= 0) spec.parent = id_of_[r.parent];
   if (!o_.class_timeouts.empty() &&
@@ -463,6 +470,11 @@ absl::StatusOr<SimulationResult> SimulationRun::Run() {
     result.workflow_seconds.push_back(absl::ToDoubleSeconds(t.last_end - t.first_arrival));
   }
   std::sort(result.workflow_seconds.begin(), result.workflow_seconds.end());
+  if (first_arrival_ <= last_arrival_) {
+    result.max_accumulated_service_difference = internal::MaxAccumulatedServiceDifference(
+        result.series, result.report.users,
+        absl::ToDoubleSeconds(last_arrival_ - first_arrival_));
+  }
   return result;
 }
 

@@ -28,7 +28,7 @@ double DecodeMs(const StepCostModel& m, int batch, int context) {
 
 TEST_CASE("catalogues hold the required entries with sane figures", "[sim]") {
   for (const char* name :
-       {"H200", "H100 SXM", "A100-80GB", "L4", "RTX 4090", "RTX 3090"}) {
+       {"H200", "H100 SXM", "A100-80GB", "L4", "RTX 4090", "RTX 3090", "A10G"}) {
     auto g = FindGpu(name);
     REQUIRE(g.ok());
     CHECK(g->memory_bandwidth > 1e11);
@@ -40,12 +40,14 @@ TEST_CASE("catalogues hold the required entries with sane figures", "[sim]") {
   CHECK_THAT(std::string(FindGpu("TPU").status().message()),
              Catch::Contains("RTX 3090"));
   for (const char* name : {"Llama-3.1-8B", "Qwen2.5-7B", "Llama-3.2-3B",
-                           "Mistral-7B", "bge-small-en-v1.5"}) {
+                           "Mistral-7B", "Llama-2-7B", "bge-small-en-v1.5"}) {
     CHECK(FindModelSpec(name).ok());
   }
   // 32 layers * 8 KV heads * 128 * (K and V) * 2 bytes.
   CHECK(FindModelSpec("llama 3.1 8b")->KvBytesPerToken() == 131072);
   CHECK(FindModelSpec("Qwen2.5-7B")->KvBytesPerToken() == 28 * 4 * 128 * 2 * 2);
+  // No GQA: 32 KV heads, four times Llama-3.1-8B's KV per token.
+  CHECK(FindModelSpec("Llama-2-7B")->KvBytesPerToken() == 32 * 32 * 128 * 2 * 2);
   CHECK_FALSE(FindModelSpec("bge-small-en-v1.5")->generative);
 }
 

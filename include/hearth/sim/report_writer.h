@@ -34,6 +34,11 @@ struct PolicyRun {
 std::string MarkdownReport(const Scenario& scenario,
                            const std::vector<PolicyRun>& runs);
 std::string ResultsCsv(const std::vector<PolicyRun>& runs);
+// The scenario's [paper] figures beside what the runs measured (one row per
+// figure: policy, figure, paper, Hearth, Hearth / paper); empty when the
+// scenario has none. MarkdownReport includes it.
+std::string ReferenceFiguresMarkdown(const Scenario& scenario,
+                                     const std::vector<PolicyRun>& runs);
 std::string ResultsJson(const Scenario& scenario,
                         const std::vector<PolicyRun>& runs);
 

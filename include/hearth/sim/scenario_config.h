@@ -39,6 +39,7 @@
 #include "hearth/sim/household_workload.h"
 #include "hearth/sim/model_catalog.h"
 #include "hearth/sim/mooncake_trace.h"
+#include "hearth/sim/reference_figures.h"
 #include "hearth/sim/request_jsonl.h"
 #include "hearth/sim/servegen_trace.h"
 #include "hearth/sim/sharegpt_lengths.h"
@@ -123,6 +124,8 @@ struct Scenario {
   absl::Duration series_interval = absl::Seconds(10);
   bool record_timeline = false;
   WorkloadSpec workload;
+  // [paper]: published figures printed beside Hearth's in the report.
+  ReferenceFigures paper;
 };
 
 absl::StatusOr<Scenario> LoadScenario(const std::string& path);

@@ -109,6 +109,17 @@ struct SimulationResult {
   // finish (timed out, rejected, failed, or never issued).
   uint64_t workflows = 0;
   uint64_t workflows_incomplete = 0;
+  // The VTC paper's fairness figure (Sheng et al., OSDI'24, Figures 3, 7, 8:
+  // "absolute difference in service"): per user with requests, the
+  // normalised weighted service (report.users[].normalized_service, VTC's
+  // cost) accumulated since the first arrival; the difference between the
+  // most and the least served of them, at each point of `series`; the
+  // largest over the points up to the last arrival (the paper's artifact
+  // stops looking there too, so the drain after the arrivals end, where
+  // FIFO's difference keeps growing, is left out). Sampled every
+  // series_interval, so at most one interval's service below the exact
+  // maximum. 0 with fewer than two users with requests.
+  double max_accumulated_service_difference = 0;
 };
 
 // InvalidArgument for inconsistent options or workload (naming what);

@@ -1,0 +1,87 @@
+// File: hearth/sim/load_grid.h
+//
+// The "no collapse" check: one scenario at several loads (fractions of FIFO's
+// saturated capacity, see load_scaling.h), every policy on the same workload
+// at each load, each compared with FIFO of the same run. A cell violates when
+// the policy meets the SLO for fewer than `min_slo_ratio` x the requests FIFO
+// does, or preempts more than `max_preemption_ratio` x as often.
+//
+// SLO met: a request that finished within every target of its class (TTFT,
+// TPOT and end-to-end, as the metrics count slo_met); a class without targets
+// counts its finished requests as met. Every ended request is judged except
+// cancelled ones: timed out and rejected count as missed. Scenarios whose
+// classes set no target at all are flagged (has_slo_targets false): their
+// "SLO met" is the share finished.
+//
+// Example:
+//   absl::StatusOr<hearth::LoadGridResult> g = hearth::RunLoadGrid(scenario, {});
+//   std::cout << hearth::LoadGridMarkdown(*g);
+
+#ifndef HEARTH_SIM_LOAD_GRID_H_
+#define HEARTH_SIM_LOAD_GRID_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hearth/sim/scenario_config.h"
+
+namespace hearth {
+
+struct LoadGridOptions {
+  // Loads to run, each in (0, 100).
+  std::vector<double> loads = {0.7, 0.9, 1.0, 1.1};
+  // Violation thresholds against FIFO at the same load.
+  double min_slo_ratio = 0.8;
+  double max_preemption_ratio = 2.0;
+  // Requests/s load 1 stands for; 0: FIFO's saturated capacity, measured.
+  double reference_capacity_per_s = 0;
+  // Called before each run with (policy, load), for progress output.
+  std::function<void(const std::string&, double)> on_run;
+};
+
+struct LoadGridCell {
+  double load = 0;
+  std::string policy;
+  // Requests judged against the SLO and those that met it.
+  uint64_t slo_eligible = 0;
+  uint64_t slo_met = 0;
+  double slo_share = 1;
+  // slo_share / FIFO's; NaN when FIFO met none (no ratio to take).
+  double slo_vs_fifo = 1;
+  uint64_t preemptions = 0;
+  // preemptions / FIFO's; NaN when neither preempted, +inf when only this
+  // policy did.
+  double preemptions_vs_fifo = 1;
+  bool slo_violation = false;
+  bool preemption_violation = false;
+};
+
+struct LoadGridResult {
+  std::string scenario;
+  double capacity_per_s = 0;
+  bool capacity_pinned = false;
+  // load_scaling.h's Describe().
+  std::string scaling;
+  bool has_slo_targets = false;
+  double min_slo_ratio = 0.8;
+  double max_preemption_ratio = 2.0;
+  // Load-major, policies in the scenario's order (FIFO run as the reference
+  // even when the scenario does not list it, and then not shown).
+  std::vector<LoadGridCell> cells;
+};
+
+// InvalidArgument for a bad option (naming it) or from LoadScaling; errors of
+// a run are returned prefixed with its policy and load.
+absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& scenario,
+                                           const LoadGridOptions& options);
+
+// A Markdown table: per load and policy, SLO met and preemptions with their
+// ratios to FIFO; violating cells are marked **VIOLATION** with the rule.
+std::string LoadGridMarkdown(const LoadGridResult& result);
+
+}  // namespace hearth
+
+#endif  // HEARTH_SIM_LOAD_GRID_H_

@@ -1,0 +1,149 @@
+#include "hearth/sim/load_grid.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "hearth/sim/load_scaling.h"
+#include "hearth/sim/simulator.h"
+#include "internal/status_macros.h"
+
+namespace hearth {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+absl::Status CheckOptions(const LoadGridOptions& o) {
+  if (o.loads.empty()) return absl::InvalidArgumentError("the load grid lists no load");
+  for (double load : o.loads) {
+    if (!(load > 0 && load < 100)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the load grid has load ", load, "; each must be in (0, 100)"));
+    }
+  }
+  if (!(o.min_slo_ratio > 0 && o.min_slo_ratio <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_slo_ratio is ", o.min_slo_ratio, "; must be in (0, 1]"));
+  }
+  if (!(o.max_preemption_ratio >= 1 && std::isfinite(o.max_preemption_ratio))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_preemption_ratio is ", o.max_preemption_ratio, "; must be finite and >= 1"));
+  }
+  return absl::OkStatus();
+}
+
+bool HasSloTargets(const Scenario& s) {
+  for (const SloTarget& t : s.class_slos) {
+    if (t.ttft != absl::InfiniteDuration() || t.tpot != absl::InfiniteDuration() ||
+        t.e2e != absl::InfiniteDuration()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
+                                     const std::string& policy, double load) {
+  HEARTH_ASSIGN_OR_RETURN(SimulationOptions o, SimulationOptionsFor(s, policy));
+  o.record_timeline = false;
+  absl::StatusOr<SimulationResult> r = RunSimulation(w, o);
+  if (!r.ok()) {
+    return absl::Status(r.status().code(), absl::StrCat(policy, " at load ", load, ": ",
+                                                        r.status().message()));
+  }
+  LoadGridCell c;
+  c.load = load;
+  c.policy = policy;
+  c.slo_eligible = r->report.total.slo_eligible;
+  c.slo_met = r->report.total.slo_met;
+  c.slo_share = r->report.total.slo_attainment;
+  c.preemptions = r->report.total.preemptions;
+  return c;
+}
+
+// Ratios and violations of `c` against `fifo` at the same load.
+void Compare(const LoadGridCell& fifo, const LoadGridResult& g, LoadGridCell& c) {
+  c.slo_vs_fifo = fifo.slo_share > 0 ? c.slo_share / fifo.slo_share : kNaN;
+  c.slo_violation = fifo.slo_share > 0 && c.slo_vs_fifo < g.min_slo_ratio;
+  if (fifo.preemptions > 0) {
+    c.preemptions_vs_fifo = static_cast<double>(c.preemptions) / fifo.preemptions;
+  } else {
+    c.preemptions_vs_fifo =
+        c.preemptions > 0 ? std::numeric_limits<double>::infinity() : kNaN;
+  }
+  c.preemption_violation =
+      static_cast<double>(c.preemptions) > g.max_preemption_ratio * fifo.preemptions;
+}
+
+std::string Ratio(double r) {
+  if (std::isnan(r)) return "–";
+  if (std::isinf(r)) return "∞";
+  return absl::StrFormat("%.2fx", r);
+}
+
+}  // namespace
+
+absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& s, const LoadGridOptions& o) {
+  HEARTH_RETURN_IF_ERROR(CheckOptions(o));
+  HEARTH_ASSIGN_OR_RETURN(LoadScaling scaling,
+                          LoadScaling::Create(s, o.reference_capacity_per_s));
+  LoadGridResult g;
+  g.scenario = s.name;
+  g.capacity_per_s = scaling.capacity_per_s();
+  g.capacity_pinned = o.reference_capacity_per_s > 0;
+  g.scaling = scaling.Describe();
+  g.has_slo_targets = HasSloTargets(s);
+  g.min_slo_ratio = o.min_slo_ratio;
+  g.max_preemption_ratio = o.max_preemption_ratio;
+  for (double load : o.loads) {
+    HEARTH_ASSIGN_OR_RETURN(Workload w, scaling.WorkloadAt(load));
+    if (o.on_run) o.on_run("fifo", load);
+    HEARTH_ASSIGN_OR_RETURN(LoadGridCell fifo, RunCell(s, w, "fifo", load));
+    for (const std::string& policy : s.policies) {
+      LoadGridCell c = fifo;
+      if (policy != "fifo") {
+        if (o.on_run) o.on_run(policy, load);
+        HEARTH_ASSIGN_OR_RETURN(c, RunCell(s, w, policy, load));
+      }
+      Compare(fifo, g, c);
+      g.cells.push_back(std::move(c));
+    }
+  }
+  return g;
+}
+
+std::string LoadGridMarkdown(const LoadGridResult& g) {
+  std::string out = absl::StrFormat(
+      "### No-collapse grid: %s\n\nLoad 1.0 = %.3f requests/s (%s), applied by %s. SLO met = "
+      "requests that finished within every target of their class / requests ended (not "
+      "cancelled). Violation: SLO met < %.2fx FIFO's, or preemptions > %.2fx FIFO's, at the "
+      "same load on the same workload.\n\n",
+      g.scenario, g.capacity_per_s,
+      g.capacity_pinned ? "pinned" : "FIFO's saturated capacity, measured", g.scaling,
+      g.min_slo_ratio, g.max_preemption_ratio);
+  if (!g.has_slo_targets) {
+    absl::StrAppend(&out, "This scenario sets no SLO target: \"SLO met\" is the share of "
+                          "requests that finished.\n\n");
+  }
+  absl::StrAppend(&out, "| load | policy | SLO met | vs fifo | preemptions | vs fifo | verdict |\n"
+                        "|---:|---|---:|---:|---:|---:|---|\n");
+  for (const LoadGridCell& c : g.cells) {
+    std::string verdict;
+    if (c.slo_violation) {
+      verdict = absl::StrFormat("**VIOLATION** SLO < %.2fx", g.min_slo_ratio);
+    }
+    if (c.preemption_violation) {
+      absl::StrAppend(&verdict, verdict.empty() ? "**VIOLATION** " : "; ",
+                      absl::StrFormat("preemptions > %.2fx", g.max_preemption_ratio));
+    }
+    absl::StrAppendFormat(&out, "| %.2f | %s | %.1f%% (%d/%d) | %s | %d | %s | %s |\n", c.load,
+                          c.policy, c.slo_share * 100, c.slo_met, c.slo_eligible,
+                          Ratio(c.slo_vs_fifo), c.preemptions, Ratio(c.preemptions_vs_fifo),
+                          verdict.empty() ? "ok" : verdict);
+  }
+  return out;
+}
+
+}  // namespace hearth

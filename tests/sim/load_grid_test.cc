@@ -1,0 +1,128 @@
+// The no-collapse grid (load_grid.h) and the load scaling under it
+// (load_scaling.h), on a scenario small enough to run every cell here.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/sim/load_grid.h"
+#include "hearth/sim/load_scaling.h"
+#include "hearth/sim/scenario_config.h"
+
+namespace hearth {
+namespace {
+
+// Two members, 40 requests each at fixed spacing, a chat SLO; at most two
+// sequences run, so MLFQ's skip-join preempts long requests for new ones
+// where FIFO never preempts.
+Scenario Tiny() {
+  const std::string text =
+      "name = \"tiny\"\n"
+      "policies = [\"fifo\", \"vtc\", \"mlfq\"]\n"
+      "[gpu]\nname = \"A10G\"\n"
+      "[model]\nname = \"Llama-3.2-3B\"\n"
+      "[engine]\nkv_blocks = 400\nmax_running = 2\nmax_new_tokens = 256\n"
+      "[[users]]\nname = \"a\"\nactivity = 0\n"
+      "[[users]]\nname = \"b\"\nactivity = 0\n"
+      "[[classes]]\nname = \"chat\"\nslo_ttft_ms = 2000\nslo_tpot_ms = 100\n"
+      "[policy]\nmlfq_base_quantum = 4\n"
+      "[workload]\nkind = \"household\"\nduration_s = 60\nclasses = { chat = \"chat\" }\n"
+      "[[workload.flood]]\nuser = \"a\"\nclass = \"chat\"\ncount = 40\nstart_s = 0\n"
+      "spacing_s = 1\nprompt = { kind = \"fixed\", value = 64 }\n"
+      "output = { kind = \"uniform\", min = 8, max = 200 }\n"
+      "[[workload.flood]]\nuser = \"b\"\nclass = \"chat\"\ncount = 40\nstart_s = 0.5\n"
+      "spacing_s = 1\nprompt = { kind = \"fixed\", value = 64 }\n"
+      "output = { kind = \"uniform\", min = 8, max = 200 }\n";
+  absl::StatusOr<Scenario> s = ParseScenario(text, "tiny.toml", ".");
+  REQUIRE(s.ok());
+  return *s;
+}
+
+double OfferedPerSecond(const Workload& w) {
+  absl::Duration first = absl::InfiniteDuration(), last = -absl::InfiniteDuration();
+  for (const SimRequest& r : w.requests) {
+    first = std::min(first, r.arrival);
+    last = std::max(last, r.arrival);
+  }
+  return w.requests.size() / absl::ToDoubleSeconds(last - first);
+}
+
+TEST_CASE("time scaling offers load x capacity requests per second", "[sim]") {
+  const Scenario s = Tiny();
+  absl::StatusOr<LoadScaling> measured = LoadScaling::Create(s);
+  REQUIRE(measured.ok());
+  CHECK(measured->capacity_per_s() > 0);
+  absl::StatusOr<LoadScaling> pinned = LoadScaling::Create(s, 3.0);
+  REQUIRE(pinned.ok());
+  CHECK(pinned->capacity_per_s() == 3.0);
+  for (double load : {0.5, 1.0, 1.7}) {
+    absl::StatusOr<Workload> w = pinned->WorkloadAt(load);
+    REQUIRE(w.ok());
+    CHECK(w->requests.size() == 80);
+    CHECK(OfferedPerSecond(*w) == Approx(load * 3.0).epsilon(1e-9));
+  }
+  CHECK_FALSE(pinned->WorkloadAt(0).ok());
+  CHECK_FALSE(pinned->WorkloadAt(std::nan("")).ok());
+  CHECK_FALSE(LoadScaling::Create(s, -1).ok());
+}
+
+TEST_CASE("grid ratios are against FIFO of the same load, and violations are flagged",
+          "[sim]") {
+  const Scenario s = Tiny();
+  LoadGridOptions o;
+  o.loads = {0.7, 1.1};
+  absl::StatusOr<LoadGridResult> g = RunLoadGrid(s, o);
+  REQUIRE(g.ok());
+  CHECK(g->has_slo_targets);
+  REQUIRE(g->cells.size() == o.loads.size() * s.policies.size());
+  bool flagged = false;
+  for (double load : o.loads) {
+    const auto fifo = std::find_if(g->cells.begin(), g->cells.end(), [&](const LoadGridCell& c) {
+      return c.load == load && c.policy == "fifo";
+    });
+    REQUIRE(fifo != g->cells.end());
+    CHECK_FALSE(fifo->slo_violation);
+    CHECK_FALSE(fifo->preemption_violation);
+    for (const LoadGridCell& c : g->cells) {
+      if (c.load != load) continue;
+      CHECK(c.slo_eligible == 80);
+      CHECK(c.slo_share == Approx(static_cast<double>(c.slo_met) / c.slo_eligible));
+      if (fifo->slo_share > 0) {
+        CHECK(c.slo_vs_fifo == Approx(c.slo_share / fifo->slo_share));
+      }
+      CHECK(c.slo_violation == (fifo->slo_share > 0 && c.slo_vs_fifo < o.min_slo_ratio));
+      CHECK(c.preemption_violation ==
+            (static_cast<double>(c.preemptions) > o.max_preemption_ratio * fifo->preemptions));
+      flagged = flagged || c.slo_violation || c.preemption_violation;
+    }
+  }
+  // MLFQ preempts on this scenario where FIFO cannot (see Tiny()).
+  REQUIRE(flagged);
+  const std::string table = LoadGridMarkdown(*g);
+  CHECK_THAT(table, Catch::Contains("**VIOLATION**"));
+  CHECK_THAT(table, Catch::Contains("| 0.70 | fifo |"));
+  CHECK_THAT(table, Catch::Contains("| 1.10 | mlfq |"));
+}
+
+TEST_CASE("the grid rejects bad options and says what is allowed", "[sim]") {
+  const Scenario s = Tiny();
+  LoadGridOptions o;
+  o.loads = {0.5, 0};
+  CHECK_THAT(std::string(RunLoadGrid(s, o).status().message()),
+             Catch::Contains("load 0; each must be in (0, 100)"));
+  o.loads = {};
+  CHECK_FALSE(RunLoadGrid(s, o).ok());
+  o.loads = {1};
+  o.min_slo_ratio = 2;
+  CHECK_THAT(std::string(RunLoadGrid(s, o).status().message()),
+             Catch::Contains("min_slo_ratio is 2; must be in (0, 1]"));
+  o.min_slo_ratio = 0.8;
+  o.max_preemption_ratio = 0.5;
+  CHECK_THAT(std::string(RunLoadGrid(s, o).status().message()),
+             Catch::Contains("max_preemption_ratio is 0.5"));
+}
+
+}  // namespace
+}  // namespace hearth
