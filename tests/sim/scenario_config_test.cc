@@ -127,7 +127,7 @@ TEST_CASE("class limits parse into WorkClassConfig", "[sim]") {
 TEST_CASE("scenario errors name file, line and key", "[sim]") {
   const std::string base = kScenario;
   CHECK_THAT(ErrorOf(Replace(base, "timeout_s = 60", "timeout_s = -1")),
-             Catch::StartsWith("t.toml:32: classes[0].timeout_s: must be in"));
+             Catch::StartsWith("t.toml:32: classes[0].timeout_s: must be a number of seconds"));
   CHECK_THAT(ErrorOf(Replace(base, "name = \"RTX 4090\"", "name = \"TPU\"")),
              Catch::StartsWith("t.toml:7: gpu.name: unknown GPU 'TPU'"));
   CHECK_THAT(ErrorOf(Replace(base, "weight = 2", "wieght = 2")),
