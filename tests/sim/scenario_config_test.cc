@@ -86,9 +86,19 @@ TEST_CASE("a scenario file parses into scheduler and workload settings",
   REQUIRE(o.ok());
   auto r = RunSimulation(*w, *o);
   REQUIRE(r.ok());
-  std::vector<PolicyRun> runs = {{"household", *r}};
+  auto oracle = SimulationOptionsFor(*s, "oracle_srpt");
+  REQUIRE(oracle.ok());
+  CHECK(oracle->oracle_policy);
+  auto ro = RunSimulation(*w, *oracle);
+  REQUIRE(ro.ok());
+  std::vector<PolicyRun> runs = {{"household", *r}, {"oracle_srpt", *ro}};
   const std::string md = MarkdownReport(*s, runs);
   CHECK_THAT(md, Catch::Contains("| household |"));
+  CHECK_THAT(md, Catch::Contains("| oracle_srpt |"));
+  // JCT in the headline, per class and per user.
+  CHECK_THAT(md, Catch::Contains("| mean / p99 JCT s |") &&
+                     Catch::Contains("p99 ITL ms, mean / p99 JCT s, SLO met") &&
+                     Catch::Contains("p99 TTFT ms, mean / p99 JCT s:"));
   CHECK_THAT(md, Catch::Contains("| voice |"));
   CHECK_THAT(ResultsCsv(runs), Catch::Contains("household,class,documents,"));
   CHECK_THAT(ResultsJson(*s, runs), Catch::StartsWith("{\"scenario\":\"tiny\""));
