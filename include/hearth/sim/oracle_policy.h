@@ -27,10 +27,14 @@
 // each request's true output length before the policy sees it.
 //
 // Example:
+//   hearth::SimulationOptions o;
+//   o.scheduler = options;
+//   o.cost_model = &cost_model;
 //   absl::StatusOr<hearth::OraclePolicyFactory> f =
 //       hearth::MakeOraclePolicyFactory("oracle_srpt_preemptive");
-//   options.oracle_policy = *f;   // a SimulationOptions
-//   absl::StatusOr<hearth::SimulationResult> r = hearth::RunSimulation(w, options);
+//   if (!f.ok()) return f.status();
+//   o.oracle_policy = *f;
+//   absl::StatusOr<hearth::SimulationResult> r = hearth::RunSimulation(workload, o);
 
 #ifndef HEARTH_SIM_ORACLE_POLICY_H_
 #define HEARTH_SIM_ORACLE_POLICY_H_
