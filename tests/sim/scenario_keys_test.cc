@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -341,6 +342,20 @@ TEST_CASE("a scenario key outside the table is an unknown key", "[sim]") {
   auto quota = Parse(ScenarioWith("policy", {"quotas = [{ priority = 1, share = 0.5 }]"}));
   REQUIRE_FALSE(quota.ok());
   CHECK_THAT(std::string(quota.status().message()), Catch::Contains("policy.quotas[0]"));
+}
+
+TEST_CASE("every suite scenario reads with the documented keys", "[sim]") {
+  int read = 0;
+  const std::filesystem::path suites = std::filesystem::path(HEARTH_SOURCE_DIR) / "bench/suites";
+  for (const auto& entry : std::filesystem::directory_iterator(suites)) {
+    if (entry.path().extension() != ".toml") continue;
+    INFO(entry.path().string());
+    absl::StatusOr<Scenario> s = LoadScenario(entry.path().string());
+    INFO(s.status().message());
+    CHECK(s.ok());
+    ++read;
+  }
+  CHECK(read >= 10);
 }
 
 }  // namespace
