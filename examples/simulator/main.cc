@@ -21,8 +21,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "hearth/sim/fifo_equivalence.h"
 #include "hearth/sim/report_writer.h"
 #include "hearth/sim/scenario_config.h"
+#include "hearth/sim/scenario_keys.h"
 #include "hearth/sim/simulator.h"
 #include "progress_bar.h"
 #include "load_grid_mode.h"
@@ -32,7 +34,7 @@ ABSL_FLAG(std::string, config, "", "Scenario TOML file (required).");
 ABSL_FLAG(std::string, out, "", "Output folder (default: sim_out/<scenario name>).");
 ABSL_FLAG(std::string, policies, "",
           "Comma-separated policies overriding the scenario's list "
-          "(fifo, vtc, priority, mlfq, household).");
+          "(fifo, vtc, priority, mlfq, household, oracle_srpt, oracle_srpt_preemptive).");
 ABSL_FLAG(int64_t, seed, -1, "Overrides the scenario's seed when >= 0.");
 ABSL_FLAG(bool, timeline, false, "Record a Perfetto timeline per policy.");
 ABSL_FLAG(bool, plots, true, "Render PNG plots with gnuplot.");
@@ -46,6 +48,9 @@ ABSL_FLAG(double, slo_reference_capacity, 0,
           "capacity. Pin it to compare builds whose FIFO differs on the same offered loads.");
 ABSL_FLAG(std::string, slo_loads, "",
           "--slo_capacity: comma-separated loads of the attainment table (default 0.5,...,1.1).");
+ABSL_FLAG(bool, print_scenario_keys, false,
+          "Print the scenario keys' reference (Markdown, the generated section of "
+          "bench/suites/README.md) and exit.");
 ABSL_FLAG(bool, slo_bisect, true, "--slo_capacity: bisect each policy's SLO capacity.");
 ABSL_FLAG(std::string, load_grid, "",
           "Comma-separated loads (fractions of FIFO's saturated capacity, e.g. 0.7,0.9,1,1.1): "
@@ -103,6 +108,10 @@ int main(int argc, char** argv) {
       "The scenario format: bench/suites/README.md; the trace formats: "
       "examples/simulator/README.md.");
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_print_scenario_keys)) {
+    std::cout << hearth::ScenarioKeysMarkdown();
+    return 0;
+  }
   const std::string config = absl::GetFlag(FLAGS_config);
   if (config.empty()) return Fail("--config is required (a scenario .toml file)");
   absl::StatusOr<hearth::Scenario> scenario = hearth::LoadScenario(config);
@@ -148,6 +157,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<hearth::Workload> workload = hearth::BuildWorkload(*scenario, &calibration);
   if (!workload.ok()) return Fail(std::string(workload.status().message()));
   PrintCalibration(*scenario, calibration);
+  for (const std::string& w : hearth::FifoEquivalenceWarnings(*scenario, *workload)) {
+    std::fprintf(stderr, "%s: warning: %s\n", scenario->name.c_str(), w.c_str());
+  }
   std::fprintf(stderr, "%s: %zu requests in the workload, built in %.2f s\n",
                scenario->name.c_str(), workload->requests.size(),
                absl::ToDoubleSeconds(absl::Now() - t0));

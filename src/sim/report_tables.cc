@@ -12,12 +12,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "hearth/metrics/sample_series.h"
+#include "hearth/sim/fifo_equivalence.h"
 #include "hearth/sim/report_writer.h"
 
 namespace hearth {
 namespace {
 
 std::string Ms(double seconds) { return absl::StrFormat("%.0f", seconds * 1e3); }
+// Job completion time (arrival to last token, finished requests), seconds.
+std::string Jct(const DistributionSummary& e2e) {
+  if (e2e.count == 0) return "–";
+  return absl::StrFormat("%.2f / %.2f", e2e.mean, e2e.p99);
+}
 std::string Pct(double f) { return absl::StrFormat("%.1f%%", 100 * f); }
 
 double TotalService(const MetricsReport& r) {
@@ -153,8 +159,9 @@ void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
   absl::StrAppend(&out,
                   "| policy | arrived | finished | timed out | rejected | failed | not issued | "
                   "output tok/s | goodput req/s | "
-                  "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | Jain | max gap | preemptions |\n"
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                  "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | mean / p99 JCT s | Jain | max gap | "
+                  "preemptions |\n"
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const PolicyRun& run : runs) {
     const MetricsReport& r = run.result.report;
     absl::StrAppend(&out, "| ", run.policy, " | ", r.total.arrived, " | ", r.total.finished,
@@ -163,7 +170,8 @@ void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
                     " | ", absl::StrFormat("%.1f", r.output_tokens_per_s), " | ",
                     absl::StrFormat("%.3f", r.goodput_requests_per_s), " | ",
                     Ms(r.total.ttft.p50), " | ", Ms(r.total.ttft.p99), " | ",
-                    Ms(r.total.itl.p99), " | ", absl::StrFormat("%.3f", r.jain_index),
+                    Ms(r.total.itl.p99), " | ", Jct(r.total.e2e), " | ",
+                    absl::StrFormat("%.3f", r.jain_index),
                     " | ",
                     r.max_backlogged_service_gap < 0
                         ? std::string("n/a")
@@ -176,13 +184,15 @@ void AppendWorkflows(std::string& out, const std::vector<PolicyRun>& runs) {
   if (runs.empty() || runs[0].result.workflows == 0) return;
   absl::StrAppend(&out, "\nAgent workflows (first call's arrival to last call's end), ",
                   runs[0].result.workflows, " of two or more calls:\n\n"
-                  "| policy | complete | p50 s | p90 s | p99 s |\n|---|---:|---:|---:|---:|\n");
+                  "| policy | complete | mean s | p50 s | p90 s | p99 s |\n"
+                  "|---|---:|---:|---:|---:|---:|\n");
   for (const PolicyRun& run : runs) {
     const DistributionSummary d = WorkflowLatency(run.result);
     auto at = [&d](double v) {
       return d.count == 0 ? std::string("–") : absl::StrFormat("%.1f", v);
     };
-    absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.p50), " | ",
+    absl::StrAppend(&out, "| ", run.policy, " | ", d.count, " | ", at(d.mean), " | ", at(d.p50),
+                    " | ",
                     at(d.p90), " | ", at(d.p99), " |\n");
   }
 }
@@ -195,7 +205,8 @@ std::string RejectedNote(const GroupReport& g) {
 
 // Per class: p50/p99 TTFT, p99 ITL and SLO attainment for each policy.
 void AppendClasses(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
-  absl::StrAppend(&out, "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, SLO met:\n\n",
+  absl::StrAppend(&out,
+                  "\nPer class — p50 / p99 TTFT ms, p99 ITL ms, mean / p99 JCT s, SLO met:\n\n",
                   PolicyColumnsHeader("class", runs));
   for (size_t c = 0; c < s.scheduler.work_classes.size(); ++c) {
     absl::StrAppend(&out, "| ", s.scheduler.work_classes[c].name, " |");
@@ -206,7 +217,8 @@ void AppendClasses(std::string& out, const Scenario& s, const std::vector<Policy
         continue;
       }
       absl::StrAppend(&out, " ", Ms(g.ttft.p50), " / ", Ms(g.ttft.p99), ", ",
-                      Ms(g.itl.p99), ", ", Pct(g.slo_attainment), RejectedNote(g), " |");
+                      Ms(g.itl.p99), ", ", Jct(g.e2e), ", ", Pct(g.slo_attainment),
+                      RejectedNote(g), " |");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -214,7 +226,9 @@ void AppendClasses(std::string& out, const Scenario& s, const std::vector<Policy
 
 // Per user: share of weighted service and p99 TTFT.
 void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRun>& runs) {
-  absl::StrAppend(&out, "\nPer user — share of weight-normalised service, p99 TTFT ms:\n\n",
+  absl::StrAppend(&out,
+                  "\nPer user — share of weight-normalised service, p99 TTFT ms, mean / p99 "
+                  "JCT s:\n\n",
                   PolicyColumnsHeader("user", runs));
   for (size_t u = 0; u < s.scheduler.users.size(); ++u) {
     absl::StrAppend(&out, "| ", s.scheduler.users[u].name, " |");
@@ -223,7 +237,7 @@ void AppendUsers(std::string& out, const Scenario& s, const std::vector<PolicyRu
       const double total = TotalService(r);
       const GroupReport& g = r.users[u];
       absl::StrAppend(&out, " ", Pct(total > 0 ? g.normalized_service / total : 0), ", ",
-                      Ms(g.ttft.p99), RejectedNote(g), " |");
+                      Ms(g.ttft.p99), ", ", Jct(g.e2e), RejectedNote(g), " |");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -278,6 +292,11 @@ std::string MarkdownReport(const Scenario& s, const std::vector<PolicyRun>& runs
                     "the workload.\n\n");
   }
   AppendRejected(out, s, runs);
+  if (!runs.empty()) {
+    for (const std::string& w : FifoEquivalenceWarnings(s, runs[0].result)) {
+      absl::StrAppend(&out, "Warning: ", w, ".\n\n");
+    }
+  }
   AppendHeadline(out, runs);
   absl::StrAppend(&out, ReferenceFiguresMarkdown(s, runs));
   AppendWorkflows(out, runs);

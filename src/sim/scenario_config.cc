@@ -8,6 +8,7 @@
 #include "internal/status_macros.h"
 #include "hearth/sim/fitted_cost_model.h"
 #include "hearth/sim/roofline_cost_model.h"
+#include "hearth/sim/scenario_keys.h"
 #include "sim/quote.h"
 #include "sim/scenario_checks.h"
 #include "sim/scenario_reader.h"
@@ -21,8 +22,7 @@ namespace {
 absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
                            Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(const toml::table* gpu, r.Table(root, "gpu", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-      *gpu, {"name", "memory_bandwidth_gbs", "bf16_tflops", "memory_gib"}, r.file(), "gpu"));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*gpu, ScenarioKeysOf("gpu"), r.file(), "gpu"));
   HEARTH_ASSIGN_OR_RETURN(std::string gpu_name, r.String(*gpu, "name", "gpu", std::nullopt));
   absl::StatusOr<GpuSpec> g = FindGpu(gpu_name);
   if (!g.ok()) return r.Error(*gpu->get("name"), "gpu.name", g.status().message());
@@ -38,7 +38,7 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   s.gpu.memory_bytes = static_cast<int64_t>(mem * 1073741824.0);
 
   HEARTH_ASSIGN_OR_RETURN(const toml::table* model, r.Table(root, "model", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*model, {"name"}, r.file(), "model"));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*model, ScenarioKeysOf("model"), r.file(), "model"));
   HEARTH_ASSIGN_OR_RETURN(std::string model_name,
                           r.String(*model, "name", "model", std::nullopt));
   absl::StatusOr<ModelSpec> m = FindModelSpec(model_name);
@@ -50,9 +50,7 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   s.model = *m;
 
   HEARTH_ASSIGN_OR_RETURN(const toml::table* cost, r.Table(root, "cost", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-      *cost, {"kind", "compute_efficiency", "bandwidth_efficiency", "step_overhead_ms",
-              "host_link_gbs", "profile"}, r.file(), "cost"));
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*cost, ScenarioKeysOf("cost"), r.file(), "cost"));
   HEARTH_ASSIGN_OR_RETURN(std::string kind, r.String(*cost, "kind", "cost", "roofline"));
   if (kind == "fitted") {
     HEARTH_ASSIGN_OR_RETURN(std::string profile,
@@ -85,14 +83,40 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   return absl::OkStatus();
 }
 
+// The [engine] keys that price preemption and predict step time.
+absl::Status ParsePreemptionCosts(const ScenarioReader& r, const toml::table& e,
+                                  SchedulerOptions& o) {
+  HEARTH_ASSIGN_OR_RETURN(o.swap_block_cost_tokens,
+                          r.Number(e, "swap_block_cost_tokens", "engine",
+                                   o.swap_block_cost_tokens, 0, 1e9));
+  HEARTH_ASSIGN_OR_RETURN(o.max_admission_waste_per_block,
+                          r.Number(e, "max_admission_waste_per_block", "engine",
+                                   o.max_admission_waste_per_block, 0, 1e9));
+  HEARTH_ASSIGN_OR_RETURN(int64_t per_request,
+                          r.Int(e, "max_preemptions_per_request", "engine",
+                                o.max_preemptions_per_request, 1, INT32_MAX));
+  o.max_preemptions_per_request = static_cast<int32_t>(per_request);
+  HEARTH_ASSIGN_OR_RETURN(int64_t declines, r.Int(e, "max_admission_declines", "engine",
+                                                  o.max_admission_declines, 0, INT32_MAX));
+  o.max_admission_declines = static_cast<int32_t>(declines);
+  HEARTH_ASSIGN_OR_RETURN(o.workflow_retention,
+                          r.Duration(e, "workflow_retention_s", "engine", o.workflow_retention,
+                                     {}));
+  const ScenarioReader::DurationRule ms{.seconds_per_unit = 1e-3};
+  HEARTH_ASSIGN_OR_RETURN(o.step_time_model.fixed,
+                          r.Duration(e, "step_time_fixed_ms", "engine",
+                                     o.step_time_model.fixed, ms));
+  HEARTH_ASSIGN_OR_RETURN(o.step_time_model.per_token,
+                          r.Duration(e, "step_time_per_token_ms", "engine",
+                                     o.step_time_model.per_token, ms));
+  return absl::OkStatus();
+}
+
 absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
                          Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(const toml::table* e, r.Table(root, "engine", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-      *e, {"block_size", "gpu_memory_utilization", "kv_blocks", "host_blocks",
-           "watermark_blocks", "max_batched_tokens", "max_running",
-           "max_prefill_chunk_tokens", "preemption", "max_new_tokens",
-           "max_model_len", "prefix_caching", "tpot_budget"}, r.file(), "engine"));
+  HEARTH_RETURN_IF_ERROR(
+      internal::CheckKeys(*e, ScenarioKeysOf("engine"), r.file(), "engine"));
   SchedulerOptions& o = s.scheduler;
   HEARTH_ASSIGN_OR_RETURN(int64_t block, r.Int(*e, "block_size", "engine", 16, 1, 4096));
   o.kv.block_size = static_cast<int32_t>(block);
@@ -143,6 +167,41 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
   HEARTH_ASSIGN_OR_RETURN(int64_t mnt, r.Int(*e, "max_new_tokens", "engine", 2048, 1, 1 << 24));
   s.default_max_new_tokens = static_cast<int32_t>(mnt);
   HEARTH_ASSIGN_OR_RETURN(s.tpot_budget, r.Bool(*e, "tpot_budget", "engine", false));
+  return ParsePreemptionCosts(r, *e, o);
+}
+
+// Durations that may be "off" (InfiniteDuration) but not 0.
+constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = true};
+
+// A class's SLO targets; absent or "off" is no target (a zero SloTarget
+// field, as the metrics read it).
+absl::StatusOr<SloTarget> ParseSlo(const ScenarioReader& r, const toml::table& c,
+                                   const std::string& path) {
+  SloTarget slo;
+  const auto none_if_off = [](absl::Duration d) {
+    return d == absl::InfiniteDuration() ? absl::ZeroDuration() : d;
+  };
+  constexpr ScenarioReader::DurationRule kMs{.seconds_per_unit = 1e-3, .off_allowed = true};
+  constexpr ScenarioReader::DurationRule kS{.off_allowed = true};
+  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, absl::ZeroDuration(), kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, absl::ZeroDuration(), kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, absl::ZeroDuration(), kS));
+  slo.ttft = none_if_off(slo.ttft);
+  slo.tpot = none_if_off(slo.tpot);
+  slo.e2e = none_if_off(slo.e2e);
+  return slo;
+}
+
+// A user's intake limits (UserConfig).
+absl::Status ParseUserLimits(const ScenarioReader& r, const toml::table& t,
+                             const std::string& path, UserConfig& u) {
+  HEARTH_ASSIGN_OR_RETURN(int64_t queued, r.Int(t, "max_queued_requests", path,
+                                                u.max_queued_requests, 0, INT32_MAX));
+  u.max_queued_requests = static_cast<int32_t>(queued);
+  HEARTH_ASSIGN_OR_RETURN(u.token_quota,
+                          r.Int(t, "token_quota", path, u.token_quota, 0, INT64_MAX));
+  HEARTH_ASSIGN_OR_RETURN(u.quota_window, r.Duration(t, "quota_window_s", path,
+                                                      u.quota_window, {.positive = true}));
   return absl::OkStatus();
 }
 
@@ -159,8 +218,8 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
   absl::flat_hash_set<std::string> seen;
   for (size_t i = 0; i < users.size(); ++i) {
     const std::string path = absl::StrCat("users[", i, "]");
-    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*users[i], {"name", "weight", "activity"},
-                                               r.file(), path));
+    HEARTH_RETURN_IF_ERROR(
+        internal::CheckKeys(*users[i], ScenarioKeysOf("users"), r.file(), path));
     UserConfig u;
     HEARTH_ASSIGN_OR_RETURN(u.name, r.String(*users[i], "name", path, std::nullopt));
     if (u.name.empty() || !seen.insert(u.name).second) {
@@ -169,6 +228,7 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     HEARTH_ASSIGN_OR_RETURN(u.weight, r.Number(*users[i], "weight", path, 1.0, 1e-6, 1e6));
     HEARTH_ASSIGN_OR_RETURN(double activity,
                             r.Number(*users[i], "activity", path, 1.0, 0, 1e6));
+    HEARTH_RETURN_IF_ERROR(ParseUserLimits(r, *users[i], path, u));
     s.scheduler.users.push_back(u);
     s.workload.household.members.push_back({static_cast<uint32_t>(i), activity});
   }
@@ -177,10 +237,7 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
   for (size_t i = 0; i < classes.size(); ++i) {
     const std::string path = absl::StrCat("classes[", i, "]");
     const toml::table& c = *classes[i];
-    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-        c, {"name", "priority", "timeout_s", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_s",
-            "max_running", "kv_block_budget", "borrow", "queue_timeout_s", "max_retries"},
-        r.file(), path));
+    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(c, ScenarioKeysOf("classes"), r.file(), path));
     WorkClassConfig wc;
     HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
     if (wc.name.empty() || !seen.insert(wc.name).second) {
@@ -188,6 +245,7 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     }
     HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(c, "priority", path, 0, -1000, 1000));
     wc.priority = static_cast<int32_t>(prio);
+    HEARTH_ASSIGN_OR_RETURN(wc.weight, r.Number(c, "weight", path, 1.0, 1e-6, 1e9));
     // WorkClassConfig limits; the scheduler validates them against the
     // engine (e.g. a budget larger than the KV cache) when it is created.
     HEARTH_ASSIGN_OR_RETURN(int64_t cap, r.Int(c, "max_running", path, 0, 0, 1 << 20));
@@ -199,99 +257,22 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
       if (b == nullptr) return r.Error(c, path + ".borrow", "must be true or false");
       wc.borrow = b->get();
     }
-    if (c.get("queue_timeout_s") != nullptr) {
-      HEARTH_ASSIGN_OR_RETURN(double q, r.Number(c, "queue_timeout_s", path, std::nullopt, 1e-3, 1e7));
-      wc.queue_timeout = absl::Milliseconds(std::llround(q * 1000));
-    }
+    HEARTH_ASSIGN_OR_RETURN(wc.queue_timeout,
+                            r.Duration(c, "queue_timeout_s", path, absl::InfiniteDuration(), kOff));
     HEARTH_ASSIGN_OR_RETURN(int64_t retries, r.Int(c, "max_retries", path, 0, 0, 100));
     wc.max_retries = static_cast<int32_t>(retries);
     s.scheduler.work_classes.push_back(wc);
-    absl::Duration timeout = absl::InfiniteDuration();
-    if (c.get("timeout_s") != nullptr) {
-      HEARTH_ASSIGN_OR_RETURN(double t, r.Number(c, "timeout_s", path, std::nullopt, 1e-3, 1e7));
-      timeout = absl::Milliseconds(std::llround(t * 1000));
-    }
+    absl::Duration timeout;
+    HEARTH_ASSIGN_OR_RETURN(timeout,
+                            r.Duration(c, "timeout_s", path, absl::InfiniteDuration(), kOff));
     s.class_timeouts.push_back(timeout);
-    SloTarget slo;
-    if (c.get("slo_ttft_ms") != nullptr) {
-      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_ttft_ms", path, std::nullopt, 0, 1e9));
-      slo.ttft = absl::Microseconds(std::llround(v * 1000));
-    }
-    if (c.get("slo_tpot_ms") != nullptr) {
-      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_tpot_ms", path, std::nullopt, 0, 1e9));
-      slo.tpot = absl::Microseconds(std::llround(v * 1000));
-    }
-    if (c.get("slo_e2e_s") != nullptr) {
-      HEARTH_ASSIGN_OR_RETURN(double v, r.Number(c, "slo_e2e_s", path, std::nullopt, 0, 1e9));
-      slo.e2e = absl::Milliseconds(std::llround(v * 1000));
-    }
+    HEARTH_ASSIGN_OR_RETURN(SloTarget slo, ParseSlo(r, c, path));
     // The scheduler serves by the same target the report judges.
     if (slo.ttft > absl::ZeroDuration()) s.scheduler.work_classes.back().ttft_slo = slo.ttft;
     if (s.tpot_budget && slo.tpot > absl::ZeroDuration()) {
       s.scheduler.work_classes.back().tpot_slo = slo.tpot;
     }
     s.class_slos.push_back(slo);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root,
-                         Scenario& s) {
-  HEARTH_ASSIGN_OR_RETURN(s.policies, r.Strings(root, "policies", ""));
-  const std::vector<std::string_view> names = KnownPolicyNames();
-  if (s.policies.empty()) s.policies.assign(names.begin(), names.end());
-  for (const std::string& p : s.policies) {
-    if (std::find(names.begin(), names.end(), p) == names.end()) {
-      std::string known;
-      for (std::string_view k : names) absl::StrAppend(&known, known.empty() ? "" : ", ", std::string(k));
-      return r.Error(*root.get("policies"), "policies",
-                     absl::StrCat("unknown policy ", internal::Quote(p), "; known: ", known));
-    }
-  }
-  HEARTH_ASSIGN_OR_RETURN(const toml::table* p, r.Table(root, "policy", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-      *p, {"vtc_prompt_weight", "vtc_decode_weight", "vtc_preempt", "aging_s",
-           "quota_window_s", "quotas", "mlfq_levels", "mlfq_base_quantum",
-           "mlfq_starvation_s", "household_request_level", "workflow_head_start_s"},
-      r.file(), "policy"));
-  PolicyConfig& pc = s.policy_config;
-  HEARTH_ASSIGN_OR_RETURN(pc.vtc.prompt_token_weight,
-                          r.Number(*p, "vtc_prompt_weight", "policy", 1.0, 0, 1e6));
-  HEARTH_ASSIGN_OR_RETURN(pc.vtc.decode_token_weight,
-                          r.Number(*p, "vtc_decode_weight", "policy", 2.0, 0, 1e6));
-  HEARTH_ASSIGN_OR_RETURN(pc.vtc.preempt_for_admission,
-                          r.Bool(*p, "vtc_preempt", "policy", false));
-  HEARTH_ASSIGN_OR_RETURN(pc.priority.aging_interval,
-                          r.Seconds(*p, "aging_s", "policy", absl::Seconds(30)));
-  HEARTH_ASSIGN_OR_RETURN(pc.priority.quota_window,
-                          r.Seconds(*p, "quota_window_s", "policy", absl::Seconds(10)));
-  HEARTH_ASSIGN_OR_RETURN(auto quotas, r.Tables(*p, "quotas", "policy"));
-  for (size_t i = 0; i < quotas.size(); ++i) {
-    const std::string path = absl::StrCat("policy.quotas[", i, "]");
-    LevelQuota q;
-    HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(*quotas[i], "priority", path, std::nullopt,
-                                                -1000, 1000));
-    HEARTH_ASSIGN_OR_RETURN(q.tokens_per_window, r.Int(*quotas[i], "tokens_per_window", path,
-                                                       std::nullopt, 1, int64_t{1} << 40));
-    q.priority = static_cast<int32_t>(prio);
-    pc.priority.quotas.push_back(q);
-  }
-  HEARTH_ASSIGN_OR_RETURN(int64_t levels, r.Int(*p, "mlfq_levels", "policy", 8, 1, 32));
-  pc.mlfq.num_levels = static_cast<int32_t>(levels);
-  HEARTH_ASSIGN_OR_RETURN(pc.mlfq.base_quantum,
-                          r.Number(*p, "mlfq_base_quantum", "policy", 32, 1e-3, 1e9));
-  HEARTH_ASSIGN_OR_RETURN(pc.mlfq.starvation_bound,
-                          r.Seconds(*p, "mlfq_starvation_s", "policy", absl::Seconds(60)));
-  HEARTH_ASSIGN_OR_RETURN(pc.workflow_head_start,
-                          r.Seconds(*p, "workflow_head_start_s", "policy",
-                                    kDefaultWorkflowHeadStart));
-  HEARTH_ASSIGN_OR_RETURN(std::string level,
-                          r.String(*p, "household_request_level", "policy", "fifo"));
-  if (level == "mlfq") {
-    pc.household_request_level = RequestLevel::kMlfq;
-  } else if (level != "fifo") {
-    return r.Error(*p->get("household_request_level"), "policy.household_request_level",
-                   "must be \"fifo\" or \"mlfq\"");
   }
   return absl::OkStatus();
 }
@@ -303,11 +284,13 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
                                        const std::string& base_dir) {
   HEARTH_ASSIGN_OR_RETURN(toml::table root, internal::ParseToml(text, file_name));
   ScenarioReader r(file_name, base_dir);
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
-      root, {"name", "description", "seed", "policies", "timeline", "series_interval_s",
-             "gpu", "model", "cost", "engine", "intake", "users", "classes", "policy",
-             "workload", "paper"},
-      file_name, ""));
+  std::vector<std::string_view> top = ScenarioKeysOf("");
+  for (std::string_view table :
+       {"gpu", "model", "cost", "engine", "intake", "users", "classes", "policy", "workload",
+        "paper"}) {
+    top.push_back(table);
+  }
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(root, top, file_name, ""));
   Scenario s;
   s.source_file = file_name;
   HEARTH_ASSIGN_OR_RETURN(s.name, r.String(root, "name", "", std::nullopt));
@@ -315,13 +298,13 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_ASSIGN_OR_RETURN(int64_t seed, r.Int(root, "seed", "", 1, 0, INT64_MAX));
   s.seed = static_cast<uint64_t>(seed);
   HEARTH_ASSIGN_OR_RETURN(s.record_timeline, r.Bool(root, "timeline", "", false));
-  HEARTH_ASSIGN_OR_RETURN(s.series_interval,
-                          r.Seconds(root, "series_interval_s", "", absl::Seconds(10)));
+  HEARTH_ASSIGN_OR_RETURN(s.series_interval, r.Duration(root, "series_interval_s", "",
+                                                         absl::Seconds(10), {.positive = true}));
   HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
-  HEARTH_RETURN_IF_ERROR(ParsePolicy(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::CheckSchedulerOptions(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::CheckPolicies(r, root, s));
@@ -335,12 +318,22 @@ absl::StatusOr<Scenario> LoadScenario(const std::string& path) {
   return ParseScenario(text, path, slash == std::string::npos ? "." : path.substr(0, slash));
 }
 
+std::vector<std::string_view> ScenarioPolicyNames() {
+  std::vector<std::string_view> names = KnownPolicyNames();
+  for (std::string_view oracle : OraclePolicyNames()) names.push_back(oracle);
+  return names;
+}
+
 absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& s,
                                                        std::string_view policy) {
   SimulationOptions o;
   o.scheduler = s.scheduler;
-  HEARTH_ASSIGN_OR_RETURN(o.scheduler.policy_factory,
-                          MakePolicyFactory(policy, s.policy_config));
+  if (IsOraclePolicy(policy)) {
+    HEARTH_ASSIGN_OR_RETURN(o.oracle_policy, MakeOraclePolicyFactory(policy));
+  } else {
+    HEARTH_ASSIGN_OR_RETURN(o.scheduler.policy_factory,
+                            MakePolicyFactory(policy, s.policy_config));
+  }
   o.cost_model = s.cost_model.get();
   o.default_max_new_tokens = s.default_max_new_tokens;
   o.class_timeouts = s.class_timeouts;

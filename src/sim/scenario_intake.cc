@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "hearth/sim/scenario_config.h"
+#include "hearth/sim/scenario_keys.h"
 #include "internal/status_macros.h"
 #include "sim/scenario_reader.h"
 
@@ -11,10 +12,7 @@ namespace hearth::internal {
 
 absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(const toml::table* t, r.Table(root, "intake", ""));
-  HEARTH_RETURN_IF_ERROR(CheckKeys(
-      *t, {"max_pending_requests", "max_pending_bytes", "reserved_pending_share",
-           "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s"},
-      r.file(), "intake"));
+  HEARTH_RETURN_IF_ERROR(CheckKeys(*t, ScenarioKeysOf("intake"), r.file(), "intake"));
   SchedulerOptions& o = s.scheduler;
   HEARTH_ASSIGN_OR_RETURN(int64_t pending, r.Int(*t, "max_pending_requests", "intake",
                                                  o.max_pending_requests, 1, INT32_MAX));

@@ -110,6 +110,30 @@ absl::StatusOr<absl::Duration> ScenarioReader::Seconds(
   return absl::Nanoseconds(std::llround(v * 1e9));
 }
 
+absl::StatusOr<absl::Duration> ScenarioReader::Duration(
+    const toml::table& t, std::string_view key, const std::string& path,
+    absl::Duration def, DurationRule rule) const {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return def;
+  const std::string full = JoinKey(path, key);
+  const std::string_view unit = rule.seconds_per_unit == 1 ? "seconds" : "milliseconds";
+  const std::string allowed =
+      absl::StrCat("a number of ", std::string(unit), " in [0, 1e9]", rule.positive ? " above 0" : "",
+                   rule.off_allowed ? ", or \"off\" for none" : "");
+  if (const auto* text = n->as_string()) {
+    if (rule.off_allowed && (text->get() == "off" || text->get() == "none")) {
+      return absl::InfiniteDuration();
+    }
+    return Error(*n, full, absl::StrCat("must be ", allowed, "; got ", Quote(text->get())));
+  }
+  if (!n->is_number()) return Error(*n, full, absl::StrCat("must be ", allowed));
+  const double v = *n->value<double>();
+  if (!(v >= 0 && v <= 1e9) || (rule.positive && v == 0)) {
+    return Error(*n, full, absl::StrCat("must be ", allowed, "; got ", v));
+  }
+  return absl::Nanoseconds(std::llround(v * rule.seconds_per_unit * 1e9));
+}
+
 absl::StatusOr<LengthDistribution> ScenarioReader::Length(
     const toml::table& t, std::string_view key, const std::string& path,
     const LengthDistribution& def) const {

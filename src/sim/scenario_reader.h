@@ -62,6 +62,20 @@ class ScenarioReader {
   absl::StatusOr<absl::Duration> Seconds(const toml::table& t, std::string_view key,
                                          const std::string& path,
                                          absl::Duration def) const;
+  // How Duration() reads a key.
+  struct DurationRule {
+    // Seconds per unit written: 1 for "_s" keys, 1e-3 for "_ms" keys.
+    double seconds_per_unit = 1;
+    // The strings "off" and "none" give InfiniteDuration (no limit).
+    bool off_allowed = false;
+    // 0 is an error: the option needs a positive duration.
+    bool positive = false;
+  };
+  // A number of units in [0, 1e9] as a Duration (or "off", see the rule);
+  // absent gives `def`.
+  absl::StatusOr<absl::Duration> Duration(const toml::table& t, std::string_view key,
+                                          const std::string& path, absl::Duration def,
+                                          DurationRule rule) const;
   // A length distribution inline table (see bench/suites/README.md).
   absl::StatusOr<LengthDistribution> Length(const toml::table& t,
                                             std::string_view key,
@@ -84,6 +98,9 @@ std::vector<std::string> ClassNames(const Scenario& s);
 
 // The [intake] section.
 absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s);
+
+// The top-level `policies` list and the [policy] section.
+absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scenario& s);
 
 // A trace's TraceMapping keys (users, shares, assignment, time_scale,
 // skip_s, duration_s, max_requests, default_class, class_rules) into

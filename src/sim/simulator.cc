@@ -124,6 +124,9 @@ class SimulationRun {
   std::unique_ptr<MetricsCollector> metrics_;
   std::unique_ptr<TimelineRecorder> timeline_;
   std::unique_ptr<FanoutSink> fanout_;
+  // Read by an oracle policy, so declared before (and destroyed after) the
+  // scheduler that owns it.
+  TrueOutputLengths true_lengths_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<SimulatedExecutor> executor_;
 
@@ -194,6 +197,11 @@ absl::Status SimulationRun::Setup() {
   fanout_ = std::make_unique<FanoutSink>(sinks);
   SchedulerOptions options = so;
   options.metrics_sink = fanout_.get();
+  if (o_.oracle_policy) {
+    options.policy_factory = [this](const SchedulerOptions& so) {
+      return o_.oracle_policy(so, true_lengths_);
+    };
+  }
   HEARTH_ASSIGN_OR_RETURN(scheduler_, Scheduler::Create(std::move(options)));
   const ModelConfig& model = so.models[0];
   context_ = model.context_length;
@@ -304,8 +312,9 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
     return;
   }
   id_of_[index] = *id;
-  (void)executor_->SetOutputLength(
-      *id, std::min(r.output_tokens, spec.max_new_tokens));
+  const int32_t true_length = std::min(r.output_tokens, spec.max_new_tokens);
+  (void)executor_->SetOutputLength(*id, true_length);
+  if (o_.oracle_policy) true_lengths_.Set(*id, true_length);
   index_of_[*id] = index;
   ++live_;
 }
@@ -314,6 +323,7 @@ void SimulationRun::OnResult(const RequestResult& r) {
   --live_;
   ++ended_;
   executor_->Forget(r.id);
+  true_lengths_.Forget(r.id);
   auto it = index_of_.find(r.id);
   if (it == index_of_.end()) return;
   const int32_t index = it->second;

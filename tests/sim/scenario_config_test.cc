@@ -86,9 +86,19 @@ TEST_CASE("a scenario file parses into scheduler and workload settings",
   REQUIRE(o.ok());
   auto r = RunSimulation(*w, *o);
   REQUIRE(r.ok());
-  std::vector<PolicyRun> runs = {{"household", *r}};
+  auto oracle = SimulationOptionsFor(*s, "oracle_srpt");
+  REQUIRE(oracle.ok());
+  CHECK(oracle->oracle_policy);
+  auto ro = RunSimulation(*w, *oracle);
+  REQUIRE(ro.ok());
+  std::vector<PolicyRun> runs = {{"household", *r}, {"oracle_srpt", *ro}};
   const std::string md = MarkdownReport(*s, runs);
   CHECK_THAT(md, Catch::Contains("| household |"));
+  CHECK_THAT(md, Catch::Contains("| oracle_srpt |"));
+  // JCT in the headline, per class and per user.
+  CHECK_THAT(md, Catch::Contains("| mean / p99 JCT s |") &&
+                     Catch::Contains("p99 ITL ms, mean / p99 JCT s, SLO met") &&
+                     Catch::Contains("p99 TTFT ms, mean / p99 JCT s:"));
   CHECK_THAT(md, Catch::Contains("| voice |"));
   CHECK_THAT(ResultsCsv(runs), Catch::Contains("household,class,documents,"));
   CHECK_THAT(ResultsJson(*s, runs), Catch::StartsWith("{\"scenario\":\"tiny\""));
@@ -127,7 +137,7 @@ TEST_CASE("class limits parse into WorkClassConfig", "[sim]") {
 TEST_CASE("scenario errors name file, line and key", "[sim]") {
   const std::string base = kScenario;
   CHECK_THAT(ErrorOf(Replace(base, "timeout_s = 60", "timeout_s = -1")),
-             Catch::StartsWith("t.toml:32: classes[0].timeout_s: must be in"));
+             Catch::StartsWith("t.toml:32: classes[0].timeout_s: must be a number of seconds"));
   CHECK_THAT(ErrorOf(Replace(base, "name = \"RTX 4090\"", "name = \"TPU\"")),
              Catch::StartsWith("t.toml:7: gpu.name: unknown GPU 'TPU'"));
   CHECK_THAT(ErrorOf(Replace(base, "weight = 2", "wieght = 2")),

@@ -60,12 +60,18 @@ TEST_CASE("scheduler option errors name the scenario key", "[sim]") {
 }
 
 TEST_CASE("policy configuration errors name the scenario key", "[sim]") {
+  // Each quota alone is valid; the policy rejects two for one level.
+  CHECK_THAT(ParseError("", "[policy]\nquotas = [{ priority = 1, max_share = 0.5 }, "
+                            "{ priority = 1, max_share = 0.2 }]\n"),
+             Catch::StartsWith("k.toml:17: policy.quotas: policy priority: "
+                               "PriorityQuotaOptions::quotas"));
+  // A zero interval is caught by the reader, which says how to write none.
   CHECK_THAT(ParseError("", "[policy]\naging_s = 0\n"),
-             Catch::StartsWith("k.toml:17: policy.aging_s: policy priority: "
-                               "PriorityQuotaOptions::aging_interval is "));
+             Catch::StartsWith("k.toml:17: policy.aging_s: must be a number of seconds in "
+                               "[0, 1e9] above 0, or \"off\" for none; got 0"));
   CHECK_THAT(ParseError("", "[policy]\nquota_window_s = 0\n"),
-             Catch::StartsWith("k.toml:17: policy.quota_window_s: policy priority: "
-                               "PriorityQuotaOptions::quota_window is "));
+             Catch::StartsWith("k.toml:17: policy.quota_window_s: must be a number of seconds "
+                               "in [0, 1e9] above 0; got 0"));
 }
 
 TEST_CASE("a cost profile that cannot be read names cost.profile", "[sim]") {

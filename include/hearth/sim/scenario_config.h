@@ -155,8 +155,13 @@ struct WorkloadCalibration {
 absl::StatusOr<Workload> BuildWorkload(const Scenario& scenario,
                                        WorkloadCalibration* calibration = nullptr);
 
-// Options for one run of the scenario under `policy` (a name for
-// MakePolicyFactory).
+// The names a scenario's `policies` may list: the registry's
+// (KnownPolicyNames()) and the simulator's oracle baselines
+// (OraclePolicyNames()).
+std::vector<std::string_view> ScenarioPolicyNames();
+
+// Options for one run of the scenario under `policy` (one of
+// ScenarioPolicyNames()).
 absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& scenario,
                                                        std::string_view policy);
 

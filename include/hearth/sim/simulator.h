@@ -37,6 +37,7 @@
 #include "hearth/metrics/metrics_report.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "hearth/sim/cost_model.h"
+#include "hearth/sim/oracle_policy.h"
 #include "hearth/sim/workload.h"
 
 namespace hearth {
@@ -73,6 +74,11 @@ struct SimulationOptions {
   uint64_t seed = 1;
   // Called now and then with the fraction of requests ended so far.
   std::function<void(double)> progress;
+  // When set, replaces scheduler.policy_factory: the run builds the policy
+  // with a table of each live request's true output length, recorded before
+  // the policy hears of the request (oracle_policy.h). Only baselines that
+  // no real engine could run use it.
+  OraclePolicyFactory oracle_policy;
 };
 
 struct SimulationResult {

@@ -1,0 +1,214 @@
+#include "hearth/sim/scenario_keys.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hearth {
+namespace {
+
+// Durations that accept "off" say so in their default or meaning; the
+// reader's Seconds(..., DurationOff::kAllowed) is what accepts it.
+constexpr ScenarioKey kKeys[] = {
+    // Top level.
+    {"", "name", "string", "required", "Scenario name; names the report and the default output folder."},
+    {"", "description", "string", "\"\"", "Printed under the report's title."},
+    {"", "seed", "-", "1", "Seeds every generator, the floods and the simulation (`--seed` overrides)."},
+    {"", "policies", "list of names", "all",
+     "Policies to run, in report order: fifo, vtc, priority, mlfq, household (the registry) and "
+     "oracle_srpt, oracle_srpt_preemptive (simulator-only baselines that know true output lengths)."},
+    {"", "timeline", "bool", "false", "Record a Perfetto timeline per policy (`--timeline`)."},
+    {"", "series_interval_s", "s", "10", "Sampling period of the time series behind the plots."},
+
+    {"gpu", "name", "string", "required",
+     "Catalogue entry: H200, H100 SXM, A100-80GB, L4, RTX 4090, RTX 3090."},
+    {"gpu", "memory_bandwidth_gbs", "GB/s", "catalogue", "Overrides the GPU's memory bandwidth."},
+    {"gpu", "bf16_tflops", "TFLOP/s", "catalogue", "Overrides the GPU's dense BF16 throughput."},
+    {"gpu", "memory_gib", "GiB", "catalogue", "Overrides the GPU's memory."},
+
+    {"model", "name", "string", "required",
+     "Catalogue entry: Llama-3.1-8B, Qwen2.5-7B, Llama-3.2-3B, Mistral-7B (generative only)."},
+
+    {"cost", "kind", "string", "\"roofline\"",
+     "\"roofline\" (from the GPU and model) or \"fitted\" (a measured profile, fitted_cost_model.h)."},
+    {"cost", "profile", "path", "required with \"fitted\"", "The fitted profile's TOML file."},
+    {"cost", "compute_efficiency", "-", "1.0", "Roofline: fraction of peak FLOP/s reached, in (0, 1]."},
+    {"cost", "bandwidth_efficiency", "-", "1.0",
+     "Roofline: fraction of peak memory bandwidth reached, in (0, 1]."},
+    {"cost", "step_overhead_ms", "ms", "0", "Roofline: fixed cost added to every step."},
+    {"cost", "host_link_gbs", "GB/s", "25", "Roofline: host link bandwidth, prices swap copies."},
+
+    {"engine", "block_size", "tokens", "16", "Tokens per KV block (KvCacheConfig::block_size)."},
+    {"engine", "gpu_memory_utilization", "-", "0.9",
+     "KV blocks = (GPU memory x this - weights) / (KV bytes per token x block_size), as vLLM "
+     "sizes its cache; unused when kv_blocks is set."},
+    {"engine", "kv_blocks", "blocks", "0 (computed)",
+     "Device KV blocks; > 0 overrides the computation (KvCacheConfig::num_device_blocks)."},
+    {"engine", "host_blocks", "blocks", "0",
+     "Host blocks for swap preemption; 0: recompute only (KvCacheConfig::num_host_blocks)."},
+    {"engine", "watermark_blocks", "blocks", "0",
+     "Blocks kept free at admission for growth (KvCacheConfig::watermark_blocks)."},
+    {"engine", "prefix_caching", "bool", "true",
+     "Reuse KV of identical prompt blocks (KvCacheConfig::enable_prefix_caching)."},
+    {"engine", "max_batched_tokens", "tokens", "2048",
+     "Token budget of one step (SchedulerOptions::max_batched_tokens)."},
+    {"engine", "max_running", "sequences", "128",
+     "Sequences in one step, at most max_batched_tokens (SchedulerOptions::max_running)."},
+    {"engine", "max_prefill_chunk_tokens", "tokens", "0",
+     "Largest prefill chunk per sequence and step; 0: max_batched_tokens "
+     "(SchedulerOptions::max_prefill_chunk_tokens)."},
+    {"engine", "preemption", "string", "\"recompute\"",
+     "\"recompute\" or \"swap\" (needs host_blocks) (SchedulerOptions::preemption_mode)."},
+    {"engine", "swap_block_cost_tokens", "tokens per block", "1.0",
+     "Cost of moving one block to the host and back, in prefill tokens; prices swap against "
+     "recompute (SchedulerOptions::swap_block_cost_tokens)."},
+    {"engine", "max_admission_waste_per_block", "blocks per block", "16",
+     "A waiting request may evict a running one only if the recompute thrown away is at most "
+     "this many blocks per block it needs; 0 forbids it "
+     "(SchedulerOptions::max_admission_waste_per_block)."},
+    {"engine", "max_preemptions_per_request", "preemptions", "3",
+     "After this many preemptions a request is no longer offered as a victim "
+     "(SchedulerOptions::max_preemptions_per_request)."},
+    {"engine", "max_admission_declines", "requests", "32",
+     "Candidates declined in one step before admission stops for the step "
+     "(SchedulerOptions::max_admission_declines)."},
+    {"engine", "workflow_retention_s", "s", "600",
+     "How long an ended call is remembered as an agent workflow's parent; 0: only live parents "
+     "(SchedulerOptions::workflow_retention)."},
+    {"engine", "step_time_fixed_ms", "ms", "0",
+     "TPOT budget's step time model: fixed part (SchedulerOptions::step_time_model.fixed)."},
+    {"engine", "step_time_per_token_ms", "ms", "0 (fitted online)",
+     "TPOT budget's step time model: time per batched token; 0: the scheduler fits the line "
+     "from the steps it sees (SchedulerOptions::step_time_model.per_token)."},
+    {"engine", "tpot_budget", "bool", "false",
+     "Classes' slo_tpot_ms also reach the scheduler (WorkClassConfig::tpot_slo), which then "
+     "cuts step budgets to keep them."},
+    {"engine", "max_new_tokens", "tokens", "2048",
+     "The output bound the scheduler sees for requests that set none; true lengths stay hidden "
+     "(except from the oracle policies)."},
+    {"engine", "max_model_len", "tokens", "0 (the model's)",
+     "Context length, at most the model's (ModelConfig::context_length)."},
+
+    {"intake", "max_pending_requests", "requests", "65536",
+     "Unfinished requests, all users (SchedulerOptions::max_pending_requests)."},
+    {"intake", "max_pending_bytes", "bytes", "268435456",
+     "Bytes of token ids and labels they hold (SchedulerOptions::max_pending_bytes)."},
+    {"intake", "reserved_pending_share", "-", "0.5",
+     "Part of both limits reserved for the users by weight "
+     "(SchedulerOptions::reserved_pending_share)."},
+    {"intake", "max_intake_per_plan", "requests", "1024",
+     "Submissions one step takes in, users taking turns (SchedulerOptions::max_intake_per_plan)."},
+    {"intake", "max_label_bytes", "bytes", "4096", "Longest label (SchedulerOptions::max_label_bytes)."},
+    {"intake", "max_arrival_lead_s", "s", "60",
+     "Arrival stamps further ahead of the step are rejected (SchedulerOptions::max_arrival_lead)."},
+
+    {"users", "name", "string", "required", "Unique; one [[users]] entry per member, in UserId order."},
+    {"users", "weight", "-", "1.0", "Fair-share weight (UserConfig::weight)."},
+    {"users", "activity", "-", "1.0", "Household generator: this member's rate multiplier."},
+    {"users", "max_queued_requests", "requests", "0 (no limit)",
+     "Unfinished requests this user may have (UserConfig::max_queued_requests)."},
+    {"users", "token_quota", "tokens", "0 (none)",
+     "Prompt plus output tokens per quota window (UserConfig::token_quota)."},
+    {"users", "quota_window_s", "s", "86400", "Length of a token-quota window (UserConfig::quota_window)."},
+
+    {"classes", "name", "string", "required",
+     "Unique; one [[classes]] entry per work class, in WorkClassId order."},
+    {"classes", "priority", "-", "0", "Higher is more urgent (WorkClassConfig::priority)."},
+    {"classes", "weight", "-", "1.0",
+     "Share weight between classes for class-sharing policy trees (WorkClassConfig::weight)."},
+    {"classes", "timeout_s", "s or \"off\"", "\"off\"",
+     "A request ends as timed out this long after arrival (the simulator stamps "
+     "RequestSpec::deadline)."},
+    {"classes", "queue_timeout_s", "s or \"off\"", "\"off\"",
+     "Wait for first admission before timing out (WorkClassConfig::queue_timeout)."},
+    {"classes", "slo_ttft_ms", "ms or \"off\"", "\"off\"",
+     "TTFT target for attainment and goodput; also the scheduler's WorkClassConfig::ttft_slo "
+     "(the household policy serves by it)."},
+    {"classes", "slo_tpot_ms", "ms or \"off\"", "\"off\"",
+     "TPOT target for attainment; with engine.tpot_budget also WorkClassConfig::tpot_slo."},
+    {"classes", "slo_e2e_s", "s or \"off\"", "\"off\"", "End-to-end target for attainment and goodput."},
+    {"classes", "max_running", "sequences", "0 (no cap)", "Concurrency cap (WorkClassConfig::max_running)."},
+    {"classes", "kv_block_budget", "blocks", "0 (none)", "KV budget (WorkClassConfig::kv_block_budget)."},
+    {"classes", "borrow", "bool", "true",
+     "May run beyond max_running / kv_block_budget on idle capacity (WorkClassConfig::borrow)."},
+    {"classes", "max_retries", "retries", "0",
+     "Engine failures retried (WorkClassConfig::max_retries)."},
+
+    {"policy", "vtc_prompt_weight", "-", "1.0",
+     "VTC charge per prompt token (VtcOptions::prompt_token_weight); also weighs the reports' "
+     "service."},
+    {"policy", "vtc_decode_weight", "-", "2.0",
+     "VTC charge per decoded token (VtcOptions::decode_token_weight); also weighs the reports' "
+     "service."},
+    {"policy", "vtc_preempt", "bool", "false",
+     "A waiting request may preempt a user far ahead (VtcOptions::preempt_for_admission)."},
+    {"policy", "vtc_admission_preemption_gap", "weighted tokens", "8192",
+     "How far ahead that user's counter must be (VtcOptions::admission_preemption_gap)."},
+    {"policy", "aging_s", "s or \"off\"", "30",
+     "Wait that raises a request's priority by one; \"off\": no aging "
+     "(PriorityQuotaOptions::aging_interval)."},
+    {"policy", "quota_window_s", "s", "10", "Length of a quota window (PriorityQuotaOptions::quota_window)."},
+    {"policy", "quotas", "list of tables", "[] (none)",
+     "Per-level quotas, e.g. [{ priority = 3, max_share = 0.5 }] (PriorityQuotaOptions::quotas)."},
+    {"policy", "mlfq_levels", "levels", "8", "MLFQ levels (MlfqOptions::num_levels)."},
+    {"policy", "mlfq_base_quantum", "service units", "32",
+     "Quantum of level 0; level i has 2^i of it (MlfqOptions::base_quantum)."},
+    {"policy", "mlfq_prefill_token_cost", "service units", "1.0",
+     "Service per prompt or recomputed token (MlfqOptions::prefill_token_cost)."},
+    {"policy", "mlfq_decode_token_cost", "service units", "1.0",
+     "Service per decoded token (MlfqOptions::decode_token_cost)."},
+    {"policy", "mlfq_max_preemptions_per_step", "preemptions", "1",
+     "Quantum-boundary preemptions per step; 0: no time-slicing "
+     "(MlfqOptions::max_preemptions_per_step)."},
+    {"policy", "mlfq_starvation_s", "s or \"off\"", "60",
+     "A request waiting this long at its level is promoted to level 0; \"off\": never "
+     "(MlfqOptions::starvation_bound)."},
+    {"policy", "household_request_level", "string", "\"fifo\"",
+     "\"fifo\" or \"mlfq\": the household tree's request level "
+     "(PolicyConfig::household_request_level)."},
+    {"policy", "workflow_head_start_s", "s or \"off\"", "30",
+     "How much earlier an agent workflow's next call ranks; \"off\": at its workflow's first "
+     "arrival (PolicyConfig::workflow_head_start)."},
+
+    {"policy.quotas", "priority", "-", "required", "The level (class plus request priority) (LevelQuota::priority)."},
+    {"policy.quotas", "tokens_per_window", "tokens", "0 (no cap)",
+     "Tokens the level may be served per window (LevelQuota::tokens_per_window)."},
+    {"policy.quotas", "max_share", "-", "0 (no cap)",
+     "Largest share of a window's tokens, in [0, 1]; set this or tokens_per_window "
+     "(LevelQuota::max_share)."},
+};
+
+std::string TableTitle(std::string_view table) {
+  if (table.empty()) return "Top level";
+  const std::string name(table);
+  if (table == "users" || table == "classes") return absl::StrCat("`[[", name, "]]` (each entry)");
+  if (table == "policy.quotas") return "`[policy] quotas` (each entry)";
+  return absl::StrCat("`[", name, "]`");
+}
+
+}  // namespace
+
+absl::Span<const ScenarioKey> ScenarioKeys() { return kKeys; }
+
+std::vector<std::string_view> ScenarioKeysOf(std::string_view table) {
+  std::vector<std::string_view> keys;
+  for (const ScenarioKey& k : kKeys) {
+    if (k.table == table) keys.push_back(k.key);
+  }
+  return keys;
+}
+
+std::string ScenarioKeysMarkdown() {
+  std::string out;
+  std::string_view table = "(none)";
+  for (const ScenarioKey& k : kKeys) {
+    if (k.table != table) {
+      table = k.table;
+      absl::StrAppend(&out, out.empty() ? "" : "\n", TableTitle(table),
+                      "\n\n| key | unit | default | meaning |\n|---|---|---|---|\n");
+    }
+    absl::StrAppend(&out, "| `", std::string(k.key), "` | ", std::string(k.unit), " | ",
+                    std::string(k.default_value), " | ", std::string(k.meaning), " |\n");
+  }
+  return out;
+}
+
+}  // namespace hearth

@@ -1,0 +1,362 @@
+// The scenario keys documented in bench/suites/README.md: the README's
+// generated section is the reader's table, and every key listed there,
+// set to a value other than its default, reaches the option it names.
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "hearth/sim/scenario_config.h"
+#include "hearth/sim/scenario_keys.h"
+
+namespace hearth {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string ReadReadme() {
+  std::ifstream in(std::string(HEARTH_SOURCE_DIR) + "/bench/suites/README.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The text between the README's markers ("" when one is missing).
+std::string GeneratedSection(const std::string& readme) {
+  const size_t begin = readme.find(kScenarioKeysBegin);
+  const size_t end = readme.find(kScenarioKeysEnd);
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return "";
+  const size_t from = begin + kScenarioKeysBegin.size() + 1;  // Past the newline.
+  return readme.substr(from, end - from);
+}
+
+// (table, key) of every row of the generated section, from its headings.
+std::vector<std::pair<std::string, std::string>> ReadmeKeys(const std::string& section) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::string table;
+  for (absl::string_view line : absl::StrSplit(section, '\n')) {
+    if (line.empty()) continue;
+    if (absl::StartsWith(line, "| `")) {
+      const size_t close = line.find('`', 3);
+      keys.emplace_back(table, std::string(line.substr(3, close - 3)));
+    } else if (!absl::StartsWith(line, "|")) {
+      if (line == "Top level") {
+        table = "";
+      } else if (absl::StartsWith(line, "`[policy] quotas`")) {
+        table = "policy.quotas";
+      } else {
+        // "`[engine]`" or "`[[users]]` (each entry)".
+        const size_t from = line.find_first_not_of("`[");
+        table = std::string(line.substr(from, line.find(']') - from));
+      }
+    }
+  }
+  return keys;
+}
+
+// A scenario with every table present and only required keys set.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kBase = {
+    {"", {"name = \"keys\""}},
+    {"gpu", {"name = \"RTX 4090\""}},
+    {"model", {"name = \"Llama-3.2-3B\""}},
+    {"cost", {}},
+    {"engine", {}},
+    {"intake", {}},
+    {"[users]", {"name = \"alice\""}},
+    {"[users]", {"name = \"bob\""}},
+    {"[classes]", {"name = \"voice\""}},
+    {"[classes]", {"name = \"chat\""}},
+    {"policy", {}},
+    {"workload", {"kind = \"household\"", "duration_s = 60",
+                  "classes = { chat = \"chat\" }"}},
+};
+
+// The base scenario with `lines` added to the first entry of `section`
+// (a base line setting the same key is dropped).
+std::string ScenarioWith(const std::string& section, const std::vector<std::string>& lines) {
+  std::string out;
+  bool done = false;
+  for (const auto& [name, base] : kBase) {
+    if (!name.empty()) absl::StrAppend(&out, "[", name, "]\n");
+    const bool here = !done && (name == section || name == "[" + section + "]");
+    for (const std::string& b : base) {
+      bool replaced = false;
+      for (const std::string& l : lines) {
+        replaced = replaced || (here && b.substr(0, b.find(' ')) == l.substr(0, l.find(' ')));
+      }
+      if (!replaced) absl::StrAppend(&out, b, "\n");
+    }
+    if (here) {
+      for (const std::string& l : lines) absl::StrAppend(&out, l, "\n");
+      done = true;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Scenario> Parse(const std::string& text) {
+  return ParseScenario(text, "keys.toml", HEARTH_SIM_TESTDATA);
+}
+
+double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+// A report SLO target: zero means none, which the README writes "off".
+double SloMs(absl::Duration d) { return d == absl::ZeroDuration() ? kInf : Ms(d); }
+
+// A key, the line(s) that set it to a non-default value, and what the
+// option it names reads afterwards. `raw`: read() is the option itself, so
+// the README's numeric default must equal read() of the base scenario.
+struct Probe {
+  std::string table;
+  std::string key;
+  std::vector<std::string> lines;
+  std::function<double(const Scenario&)> read;
+  double want;
+  bool raw = true;
+};
+
+double QuotaField(const Scenario& s, double LevelQuota::*field) {
+  return s.policy_config.priority.quotas.empty() ? -1
+                                                 : s.policy_config.priority.quotas[0].*field;
+}
+
+std::vector<Probe> Probes() {
+  const auto& wc = [](const Scenario& s) -> const WorkClassConfig& {
+    return s.scheduler.work_classes[0];
+  };
+  const auto& user = [](const Scenario& s) -> const UserConfig& { return s.scheduler.users[0]; };
+  return {
+      {"", "name", {"name = \"renamed\""}, [](const Scenario& s) { return s.name == "renamed"; }, 1, false},
+      {"", "description", {"description = \"d\""}, [](const Scenario& s) { return s.description == "d"; }, 1, false},
+      {"", "seed", {"seed = 7"}, [](const Scenario& s) { return double(s.seed); }, 7},
+      {"", "policies", {"policies = [\"oracle_srpt\"]"},
+       [](const Scenario& s) { return s.policies == std::vector<std::string>{"oracle_srpt"}; }, 1, false},
+      {"", "timeline", {"timeline = true"}, [](const Scenario& s) { return double(s.record_timeline); }, 1},
+      {"", "series_interval_s", {"series_interval_s = 3"}, [](const Scenario& s) { return Seconds(s.series_interval); }, 3},
+
+      {"gpu", "name", {"name = \"H200\""}, [](const Scenario& s) { return s.gpu.name == "H200"; }, 1, false},
+      {"gpu", "memory_bandwidth_gbs", {"memory_bandwidth_gbs = 123"}, [](const Scenario& s) { return s.gpu.memory_bandwidth; }, 123e9},
+      {"gpu", "bf16_tflops", {"bf16_tflops = 45"}, [](const Scenario& s) { return s.gpu.bf16_flops; }, 45e12},
+      {"gpu", "memory_gib", {"memory_gib = 48"}, [](const Scenario& s) { return double(s.gpu.memory_bytes); }, 48.0 * 1073741824.0},
+      {"model", "name", {"name = \"Qwen2.5-7B\""}, [](const Scenario& s) { return s.model.name == "Qwen2.5-7B"; }, 1, false},
+
+      {"cost", "kind", {"kind = \"fitted\"", "profile = \"fitted_profile.toml\""},
+       [](const Scenario& s) { return absl::StartsWith(s.cost_model->Describe(), "fitted"); }, 1, false},
+      {"cost", "profile", {"kind = \"fitted\"", "profile = \"fitted_profile.toml\""},
+       [](const Scenario& s) { return absl::StrContains(s.cost_model->Describe(), ": 0.005 + "); }, 1, false},
+      {"cost", "compute_efficiency", {"compute_efficiency = 0.25"},
+       [](const Scenario& s) { return absl::StrContains(s.cost_model->Describe(), "compute eff 0.25"); }, 1, false},
+      {"cost", "bandwidth_efficiency", {"bandwidth_efficiency = 0.35"},
+       [](const Scenario& s) { return absl::StrContains(s.cost_model->Describe(), "bandwidth eff 0.35"); }, 1, false},
+      {"cost", "step_overhead_ms", {"step_overhead_ms = 7"},
+       [](const Scenario& s) { return absl::StrContains(s.cost_model->Describe(), "overhead 7ms"); }, 1, false},
+      // A copy of 1 GB over a 5 GB/s link takes 0.2 s.
+      {"cost", "host_link_gbs", {"host_link_gbs = 5"},
+       [](const Scenario& s) {
+         return std::round(Ms(s.cost_model->StepTime({.host_copy_bytes = 1'000'000'000})));
+       }, 200, false},
+
+      {"engine", "block_size", {"block_size = 32"}, [](const Scenario& s) { return double(s.scheduler.kv.block_size); }, 32},
+      {"engine", "gpu_memory_utilization", {"gpu_memory_utilization = 0.5"},
+       [](const Scenario& s) {
+         const double kv = s.gpu.memory_bytes * 0.5 - double(s.model.WeightBytes());
+         return double(s.scheduler.kv.num_device_blocks) ==
+                std::floor(kv / (double(s.model.KvBytesPerToken()) * 16));
+       }, 1, false},
+      {"engine", "kv_blocks", {"kv_blocks = 777"}, [](const Scenario& s) { return double(s.scheduler.kv.num_device_blocks); }, 777, false},
+      {"engine", "host_blocks", {"host_blocks = 99"}, [](const Scenario& s) { return double(s.scheduler.kv.num_host_blocks); }, 99},
+      {"engine", "watermark_blocks", {"watermark_blocks = 5"}, [](const Scenario& s) { return double(s.scheduler.kv.watermark_blocks); }, 5},
+      {"engine", "prefix_caching", {"prefix_caching = false"}, [](const Scenario& s) { return double(s.scheduler.kv.enable_prefix_caching); }, 0},
+      {"engine", "max_batched_tokens", {"max_batched_tokens = 4096"}, [](const Scenario& s) { return double(s.scheduler.max_batched_tokens); }, 4096},
+      {"engine", "max_running", {"max_running = 17"}, [](const Scenario& s) { return double(s.scheduler.max_running); }, 17},
+      {"engine", "max_prefill_chunk_tokens", {"max_prefill_chunk_tokens = 512"}, [](const Scenario& s) { return double(s.scheduler.max_prefill_chunk_tokens); }, 512},
+      {"engine", "preemption", {"preemption = \"swap\"", "host_blocks = 10"},
+       [](const Scenario& s) { return s.scheduler.preemption_mode == PreemptionMode::kSwap; }, 1, false},
+      {"engine", "swap_block_cost_tokens", {"swap_block_cost_tokens = 2.5"}, [](const Scenario& s) { return s.scheduler.swap_block_cost_tokens; }, 2.5},
+      {"engine", "max_admission_waste_per_block", {"max_admission_waste_per_block = 4"}, [](const Scenario& s) { return s.scheduler.max_admission_waste_per_block; }, 4},
+      {"engine", "max_preemptions_per_request", {"max_preemptions_per_request = 9"}, [](const Scenario& s) { return double(s.scheduler.max_preemptions_per_request); }, 9},
+      {"engine", "max_admission_declines", {"max_admission_declines = 5"}, [](const Scenario& s) { return double(s.scheduler.max_admission_declines); }, 5},
+      {"engine", "workflow_retention_s", {"workflow_retention_s = 0"}, [](const Scenario& s) { return Seconds(s.scheduler.workflow_retention); }, 0},
+      {"engine", "step_time_fixed_ms", {"step_time_fixed_ms = 4"}, [](const Scenario& s) { return Ms(s.scheduler.step_time_model.fixed); }, 4},
+      {"engine", "step_time_per_token_ms", {"step_time_per_token_ms = 0.25"}, [](const Scenario& s) { return Ms(s.scheduler.step_time_model.per_token); }, 0.25},
+      {"engine", "tpot_budget", {"tpot_budget = true"}, [](const Scenario& s) { return double(s.tpot_budget); }, 1},
+      {"engine", "max_new_tokens", {"max_new_tokens = 100"}, [](const Scenario& s) { return double(s.default_max_new_tokens); }, 100},
+      {"engine", "max_model_len", {"max_model_len = 4000"}, [](const Scenario& s) { return double(s.scheduler.models[0].context_length); }, 4000, false},
+
+      {"intake", "max_pending_requests", {"max_pending_requests = 10"}, [](const Scenario& s) { return double(s.scheduler.max_pending_requests); }, 10},
+      {"intake", "max_pending_bytes", {"max_pending_bytes = 1000000"}, [](const Scenario& s) { return double(s.scheduler.max_pending_bytes); }, 1e6},
+      {"intake", "reserved_pending_share", {"reserved_pending_share = 0.25"}, [](const Scenario& s) { return s.scheduler.reserved_pending_share; }, 0.25},
+      {"intake", "max_intake_per_plan", {"max_intake_per_plan = 3"}, [](const Scenario& s) { return double(s.scheduler.max_intake_per_plan); }, 3},
+      {"intake", "max_label_bytes", {"max_label_bytes = 8"}, [](const Scenario& s) { return double(s.scheduler.max_label_bytes); }, 8},
+      {"intake", "max_arrival_lead_s", {"max_arrival_lead_s = 2"}, [](const Scenario& s) { return Seconds(s.scheduler.max_arrival_lead); }, 2},
+
+      {"users", "name", {"name = \"carol\""}, [=](const Scenario& s) { return user(s).name == "carol"; }, 1, false},
+      {"users", "weight", {"weight = 3"}, [=](const Scenario& s) { return user(s).weight; }, 3},
+      {"users", "activity", {"activity = 2"}, [](const Scenario& s) { return s.workload.household.members[0].activity; }, 2},
+      {"users", "max_queued_requests", {"max_queued_requests = 4"}, [=](const Scenario& s) { return double(user(s).max_queued_requests); }, 4},
+      {"users", "token_quota", {"token_quota = 5000"}, [=](const Scenario& s) { return double(user(s).token_quota); }, 5000},
+      {"users", "quota_window_s", {"quota_window_s = 3600"}, [=](const Scenario& s) { return Seconds(user(s).quota_window); }, 3600},
+
+      {"classes", "name", {"name = \"call\""}, [=](const Scenario& s) { return wc(s).name == "call"; }, 1, false},
+      {"classes", "priority", {"priority = 4"}, [=](const Scenario& s) { return double(wc(s).priority); }, 4},
+      {"classes", "weight", {"weight = 2.5"}, [=](const Scenario& s) { return wc(s).weight; }, 2.5},
+      {"classes", "timeout_s", {"timeout_s = 12"}, [](const Scenario& s) { return Seconds(s.class_timeouts[0]); }, 12},
+      {"classes", "queue_timeout_s", {"queue_timeout_s = 6"}, [=](const Scenario& s) { return Seconds(wc(s).queue_timeout); }, 6},
+      {"classes", "slo_ttft_ms", {"slo_ttft_ms = 250"},
+       // The report's target and the scheduler's are one.
+       [=](const Scenario& s) {
+         const double report = SloMs(s.class_slos[0].ttft);
+         return Ms(wc(s).ttft_slo) == report ? report : -1;
+       }, 250},
+      {"classes", "slo_tpot_ms", {"slo_tpot_ms = 80"}, [](const Scenario& s) { return SloMs(s.class_slos[0].tpot); }, 80},
+      {"classes", "slo_e2e_s", {"slo_e2e_s = 30"},
+       [](const Scenario& s) { return s.class_slos[0].e2e == absl::ZeroDuration() ? kInf : Seconds(s.class_slos[0].e2e); }, 30},
+      {"classes", "max_running", {"max_running = 3"}, [=](const Scenario& s) { return double(wc(s).max_running); }, 3},
+      {"classes", "kv_block_budget", {"kv_block_budget = 100"}, [=](const Scenario& s) { return double(wc(s).kv_block_budget); }, 100},
+      {"classes", "borrow", {"borrow = false"}, [=](const Scenario& s) { return double(wc(s).borrow); }, 0},
+      {"classes", "max_retries", {"max_retries = 2"}, [=](const Scenario& s) { return double(wc(s).max_retries); }, 2},
+
+      {"policy", "vtc_prompt_weight", {"vtc_prompt_weight = 0.5"}, [](const Scenario& s) { return s.policy_config.vtc.prompt_token_weight; }, 0.5},
+      {"policy", "vtc_decode_weight", {"vtc_decode_weight = 3"}, [](const Scenario& s) { return s.policy_config.vtc.decode_token_weight; }, 3},
+      {"policy", "vtc_preempt", {"vtc_preempt = true"}, [](const Scenario& s) { return double(s.policy_config.vtc.preempt_for_admission); }, 1},
+      {"policy", "vtc_admission_preemption_gap", {"vtc_admission_preemption_gap = 100"}, [](const Scenario& s) { return s.policy_config.vtc.admission_preemption_gap; }, 100},
+      {"policy", "aging_s", {"aging_s = \"off\""}, [](const Scenario& s) { return Seconds(s.policy_config.priority.aging_interval); }, kInf},
+      {"policy", "quota_window_s", {"quota_window_s = 20"}, [](const Scenario& s) { return Seconds(s.policy_config.priority.quota_window); }, 20},
+      {"policy", "quotas", {"quotas = [{ priority = 2, tokens_per_window = 50 }]"},
+       [](const Scenario& s) { return double(s.policy_config.priority.quotas.size()); }, 1, false},
+      {"policy", "mlfq_levels", {"mlfq_levels = 4"}, [](const Scenario& s) { return double(s.policy_config.mlfq.num_levels); }, 4},
+      {"policy", "mlfq_base_quantum", {"mlfq_base_quantum = 64"}, [](const Scenario& s) { return s.policy_config.mlfq.base_quantum; }, 64},
+      {"policy", "mlfq_prefill_token_cost", {"mlfq_prefill_token_cost = 0.5"}, [](const Scenario& s) { return s.policy_config.mlfq.prefill_token_cost; }, 0.5},
+      {"policy", "mlfq_decode_token_cost", {"mlfq_decode_token_cost = 4"}, [](const Scenario& s) { return s.policy_config.mlfq.decode_token_cost; }, 4},
+      {"policy", "mlfq_max_preemptions_per_step", {"mlfq_max_preemptions_per_step = 0"}, [](const Scenario& s) { return double(s.policy_config.mlfq.max_preemptions_per_step); }, 0},
+      {"policy", "mlfq_starvation_s", {"mlfq_starvation_s = \"none\""}, [](const Scenario& s) { return Seconds(s.policy_config.mlfq.starvation_bound); }, kInf},
+      {"policy", "household_request_level", {"household_request_level = \"mlfq\""},
+       [](const Scenario& s) { return s.policy_config.household_request_level == RequestLevel::kMlfq; }, 1, false},
+      {"policy", "workflow_head_start_s", {"workflow_head_start_s = 5"}, [](const Scenario& s) { return Seconds(s.policy_config.workflow_head_start); }, 5},
+
+      {"policy.quotas", "priority", {"quotas = [{ priority = 6, tokens_per_window = 50 }]"},
+       [](const Scenario& s) { return s.policy_config.priority.quotas.empty() ? -1 : double(s.policy_config.priority.quotas[0].priority); }, 6, false},
+      {"policy.quotas", "tokens_per_window", {"quotas = [{ priority = 0, tokens_per_window = 70 }]"},
+       [](const Scenario& s) { return s.policy_config.priority.quotas.empty() ? -1 : double(s.policy_config.priority.quotas[0].tokens_per_window); }, 70, false},
+      {"policy.quotas", "max_share", {"quotas = [{ priority = 0, max_share = 0.4 }]"},
+       [](const Scenario& s) { return QuotaField(s, &LevelQuota::max_share); }, 0.4, false},
+  };
+}
+
+// The README's default as a number: "16", "0 (computed)", "true", "\"off\"".
+std::optional<double> NumericDefault(std::string_view text) {
+  const std::string first(text.substr(0, text.find(' ')));
+  if (first == "true") return 1;
+  if (first == "false") return 0;
+  if (first == "\"off\"") return kInf;
+  double v = 0;
+  if (absl::SimpleAtod(first, &v)) return v;
+  return std::nullopt;
+}
+
+TEST_CASE("the README's scenario keys are the reader's table", "[sim]") {
+  const std::string section = GeneratedSection(ReadReadme());
+  REQUIRE_FALSE(section.empty());
+  // On failure, regenerate: hearth_sim_cli --print_scenario_keys, pasted
+  // between the markers.
+  CHECK(section == ScenarioKeysMarkdown());
+}
+
+TEST_CASE("every README scenario key reaches the option it names", "[sim]") {
+  const auto keys = ReadmeKeys(GeneratedSection(ReadReadme()));
+  REQUIRE(keys.size() == ScenarioKeys().size());
+  std::map<std::pair<std::string, std::string>, Probe> probes;
+  for (Probe& p : Probes()) probes.emplace(std::make_pair(p.table, p.key), p);
+  absl::StatusOr<Scenario> base = Parse(ScenarioWith("", {}));
+  REQUIRE(base.ok());
+  for (const auto& [table, key] : keys) {
+    INFO("key " << table << (table.empty() ? "" : ".") << key);
+    auto it = probes.find({table, key});
+    REQUIRE(it != probes.end());  // A key without a probe: add one above.
+    const Probe& p = it->second;
+    const std::string section = table == "policy.quotas" ? "policy" : table;
+    absl::StatusOr<Scenario> probed = Parse(ScenarioWith(section, p.lines));
+    INFO(probed.status().message());
+    REQUIRE(probed.ok());
+    CHECK(p.read(*probed) == Approx(p.want).epsilon(1e-9));
+    CHECK(p.read(*base) != Approx(p.want).epsilon(1e-9));
+  }
+  CHECK(probes.size() == keys.size());
+}
+
+TEST_CASE("the README's numeric defaults are what the reader sets", "[sim]") {
+  absl::StatusOr<Scenario> base = Parse(ScenarioWith("", {}));
+  REQUIRE(base.ok());
+  std::map<std::pair<std::string, std::string>, Probe> probes;
+  for (Probe& p : Probes()) probes.emplace(std::make_pair(p.table, p.key), p);
+  int checked = 0;
+  for (const ScenarioKey& k : ScenarioKeys()) {
+    auto it = probes.find({std::string(k.table), std::string(k.key)});
+    const std::optional<double> documented = NumericDefault(k.default_value);
+    if (it == probes.end() || !it->second.raw || !documented.has_value()) continue;
+    INFO("key " << k.table << "." << k.key << " documented default " << k.default_value);
+    CHECK(it->second.read(*base) == Approx(*documented).epsilon(1e-9));
+    ++checked;
+  }
+  CHECK(checked > 40);
+}
+
+TEST_CASE("durations take \"off\" where unbounded is allowed, and say so otherwise", "[sim]") {
+  auto zero = Parse(ScenarioWith("policy", {"aging_s = 0"}));
+  REQUIRE_FALSE(zero.ok());
+  CHECK_THAT(std::string(zero.status().message()),
+             Catch::Contains("keys.toml:") && Catch::Contains("policy.aging_s") &&
+                 Catch::Contains("above 0, or \"off\" for none; got 0"));
+  auto word = Parse(ScenarioWith("classes", {"timeout_s = \"never\""}));
+  REQUIRE_FALSE(word.ok());
+  CHECK_THAT(std::string(word.status().message()),
+             Catch::Contains("classes[0].timeout_s") && Catch::Contains("'never'"));
+  auto finite_only = Parse(ScenarioWith("policy", {"quota_window_s = \"off\""}));
+  REQUIRE_FALSE(finite_only.ok());
+  CHECK_THAT(std::string(finite_only.status().message()),
+             Catch::Contains("policy.quota_window_s: must be a number of seconds"));
+  auto off = Parse(ScenarioWith("classes", {"timeout_s = \"off\"", "slo_ttft_ms = \"off\""}));
+  REQUIRE(off.ok());
+  CHECK(off->class_timeouts[0] == absl::InfiniteDuration());
+  CHECK(off->scheduler.work_classes[0].ttft_slo == absl::InfiniteDuration());
+}
+
+TEST_CASE("a scenario key outside the table is an unknown key", "[sim]") {
+  auto typo = Parse(ScenarioWith("engine", {"swap_block_cost = 2"}));
+  REQUIRE_FALSE(typo.ok());
+  CHECK_THAT(std::string(typo.status().message()), Catch::Contains("engine.swap_block_cost"));
+  auto quota = Parse(ScenarioWith("policy", {"quotas = [{ priority = 1, share = 0.5 }]"}));
+  REQUIRE_FALSE(quota.ok());
+  CHECK_THAT(std::string(quota.status().message()), Catch::Contains("policy.quotas[0]"));
+}
+
+TEST_CASE("every suite scenario reads with the documented keys", "[sim]") {
+  int read = 0;
+  const std::filesystem::path suites = std::filesystem::path(HEARTH_SOURCE_DIR) / "bench/suites";
+  for (const auto& entry : std::filesystem::directory_iterator(suites)) {
+    if (entry.path().extension() != ".toml") continue;
+    INFO(entry.path().string());
+    absl::StatusOr<Scenario> s = LoadScenario(entry.path().string());
+    INFO(s.status().message());
+    CHECK(s.ok());
+    ++read;
+  }
+  CHECK(read >= 10);
+}
+
+}  // namespace
+}  // namespace hearth
