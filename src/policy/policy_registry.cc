@@ -38,10 +38,7 @@ PolicyTreeConfig Tree(std::string name, ClassLevel class_level, UserLevel user_l
 PolicyTreeConfig HouseholdTreeConfig() {
   PolicyTreeConfig config =
       Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
-  // Long enough for a long chat turn or a document to let a stream of voice
-  // commands and short turns pass while memory frees, short enough that it
-  // still starts within its class's patience.
-  config.backfill_wait = absl::Minutes(2);
+  config.backfill_wait = kHouseholdBackfillWait;
   return config;
 }
 
@@ -98,6 +95,7 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
     tree.vtc = config.vtc;
     tree.mlfq = config.mlfq;
     tree.request_level = config.household_request_level;
+    tree.backfill_wait = config.household_backfill_wait;
     tree.workflow_head_start = config.workflow_head_start;
     return PolicyTreeFactory(tree);
   }

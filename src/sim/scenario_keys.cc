@@ -164,6 +164,9 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "household_request_level", "string", "\"fifo\"",
      "\"fifo\" or \"mlfq\": the household tree's request level "
      "(PolicyConfig::household_request_level)."},
+    {"policy", "household_backfill_s", "s", "120",
+     "How long the household tree lets requests that fit pass one that finds no room; 0: "
+     "never (PolicyConfig::household_backfill_wait, PolicyTreeConfig::backfill_wait)."},
     {"policy", "workflow_head_start_s", "s or \"off\"", "30",
      "How much earlier an agent workflow's next call ranks; \"off\": at its workflow's first "
      "arrival (PolicyConfig::workflow_head_start)."},

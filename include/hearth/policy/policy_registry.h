@@ -43,6 +43,8 @@ struct PolicyConfig {
   MlfqOptions mlfq;
   // The request level of "household".
   RequestLevel household_request_level = RequestLevel::kFifo;
+  // The backfilling of "household" (PolicyTreeConfig::backfill_wait).
+  absl::Duration household_backfill_wait = kHouseholdBackfillWait;
   // Used by "vtc", "priority" and "household" (their FIFO request level);
   // see PolicyTreeConfig::workflow_head_start.
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;

@@ -119,6 +119,12 @@ struct PolicyTreeConfig {
   absl::Duration backfill_wait = absl::ZeroDuration();
 };
 
+// The household preset's PolicyTreeConfig::backfill_wait: long enough for a
+// long chat turn or a document to let a stream of voice commands and short
+// turns pass while memory frees, short enough that it still starts within
+// its class's patience.
+inline constexpr absl::Duration kHouseholdBackfillWait = absl::Minutes(2);
+
 // The household default: classes served by TTFT deadline (ClassLevel::kSlo:
 // WorkClassConfig::ttft_slo; classes without one in the background, aged;
 // quotas by priority), VTC between household members, FIFO within a member,
