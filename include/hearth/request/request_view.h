@@ -55,7 +55,8 @@ struct RequestView {
 
   // The request's effective SLO targets: RequestSpec::ttft_slo / tpot_slo
   // when the request set them, else its class's (WorkClassConfig).
-  // InfiniteDuration: no target.
+  // InfiniteDuration: no target (also in the bare view GetRequest gives of
+  // a request no Plan has taken in yet).
   absl::Duration ttft_slo = absl::InfiniteDuration();
   absl::Duration tpot_slo = absl::InfiniteDuration();
   // arrival_time + ttft_slo: the first token is on time if it exists by
