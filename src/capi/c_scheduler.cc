@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,23 @@ absl::StatusOr<Id> Lookup(const char* name, Find find) {
   return find(std::string_view(name, length));
 }
 
+// A request's SLO override in seconds: 0 is the class's target, INFINITY
+// none; the scheduler judges the rest (positive, at most kMaxSloTarget)
+// once it is a duration. NaN and magnitudes beyond any clock are refused
+// here, where absl would saturate them to infinite.
+absl::StatusOr<std::optional<absl::Duration>> SloOverride(double seconds, const char* field) {
+  if (seconds == 0) return std::nullopt;
+  if (std::isinf(seconds)) {
+    return seconds > 0 ? absl::InfiniteDuration() : -absl::InfiniteDuration();
+  }
+  if (std::isnan(seconds) || std::fabs(seconds) > hearth::capi::kMaxAbsSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " is ", seconds,
+        "; must be 0 for the class's target, INFINITY for none, or seconds in (0, 365 days]"));
+  }
+  return absl::Seconds(seconds);
+}
+
 absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
                                              const hearth_request& r) {
   hearth::RequestSpec spec;
@@ -112,6 +130,8 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
                               r.deadline_s, "hearth_request.deadline_s",
                               hearth::capi::Infinity::kFuture));
   if (r.parent != HEARTH_NO_REQUEST) spec.parent = hearth::RequestId(r.parent);
+  HEARTH_ASSIGN_OR_RETURN(spec.ttft_slo, SloOverride(r.ttft_slo_s, "hearth_request.ttft_slo_s"));
+  HEARTH_ASSIGN_OR_RETURN(spec.tpot_slo, SloOverride(r.tpot_slo_s, "hearth_request.tpot_slo_s"));
   return spec;
 }
 

@@ -65,7 +65,7 @@ absl::Status ReadWorkClass(const JsonFields& f, WorkClassConfig& c) {
   HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "priority", "max_running",
                                       "kv_block_budget", "borrow",
                                       "queue_timeout_s", "max_retries",
-                                      "weight"}));
+                                      "weight", "ttft_slo_s", "tpot_slo_s"}));
   HEARTH_RETURN_IF_ERROR(f.Read("name", &c.name));
   HEARTH_RETURN_IF_ERROR(f.Read("priority", &c.priority));
   HEARTH_RETURN_IF_ERROR(f.Read("max_running", &c.max_running));
@@ -73,6 +73,8 @@ absl::Status ReadWorkClass(const JsonFields& f, WorkClassConfig& c) {
   HEARTH_RETURN_IF_ERROR(f.Read("borrow", &c.borrow));
   HEARTH_RETURN_IF_ERROR(f.ReadSeconds("queue_timeout_s", &c.queue_timeout));
   HEARTH_RETURN_IF_ERROR(f.Read("max_retries", &c.max_retries));
+  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("ttft_slo_s", &c.ttft_slo));
+  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("tpot_slo_s", &c.tpot_slo));
   return f.Read("weight", &c.weight);
 }
 

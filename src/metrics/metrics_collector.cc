@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "metrics/slo_attainment.h"
 #include "metrics/step_end.h"
 
 namespace hearth {
@@ -29,6 +30,10 @@ struct MetricsCollector::Track {
   uint32_t cls = 0;
   int32_t prompt = 0;
   int32_t output = 0;
+  // Tokens produced over its life (a retry resets `output`, not this).
+  int64_t produced = 0;
+  absl::Duration ttft_slo = absl::InfiniteDuration();
+  absl::Duration tpot_slo = absl::InfiniteDuration();
   bool waiting = false;
   bool running = false;
   bool admitted_once = false;
@@ -193,6 +198,8 @@ MetricsCollector::Track* MetricsCollector::FindOrCreate(const RequestEvent& e) {
   t.cls = e.work_class.value();
   t.prompt = e.prompt_tokens;
   t.arrival = e.time;
+  t.ttft_slo = e.ttft_slo;
+  t.tpot_slo = e.tpot_slo;
   for (Group* g : {&UserGroup(t), &ClassGroup(t), total_.get()}) {
     ++g->report.arrived;
   }
@@ -293,6 +300,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
   }
   t.last_token = end;
   ++t.output;
+  ++t.produced;
   for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
     ++g->report.output_tokens;
   }
@@ -336,6 +344,15 @@ void MetricsCollector::Flush() {
   pending_end_.clear();
 }
 
+namespace {
+
+void Count(metrics_internal::Verdict v, SloCount& c) {
+  if (v == metrics_internal::Verdict::kMet) ++c.met;
+  if (v == metrics_internal::Verdict::kMissed) ++c.missed;
+}
+
+}  // namespace
+
 void MetricsCollector::Finalize(Track& t) {
   SetWaiting(t, false);
   if (t.running) --running_;
@@ -343,6 +360,12 @@ void MetricsCollector::Finalize(Track& t) {
   Group* groups[] = {&UserGroup(t), &ClassGroup(t), total_.get()};
   const SloTarget slo = options_.class_slos.empty() ? SloTarget{}
                                                     : options_.class_slos[t.cls];
+  metrics_internal::EndedRequest ended{.phase = t.end_phase,
+                                       .arrival = t.arrival,
+                                       .first_token = t.first_token,
+                                       .last_token = t.last_token,
+                                       .end = t.end_time,
+                                       .produced = t.produced};
   bool met = false;
   if (t.end_phase == RequestPhase::kFinished) {
     const absl::Time last =
@@ -354,14 +377,10 @@ void MetricsCollector::Finalize(Track& t) {
       g->report.histograms.e2e.Observe(Seconds(e2e));
       g->norm.Add(norm);
     }
-    const absl::Duration ttft =
-        t.output > 0 ? t.first_token - t.arrival : e2e;
-    const absl::Duration tpot = t.output > 1
-                                    ? (t.last_token - t.first_token) /
-                                          static_cast<double>(t.output - 1)
-                                    : absl::ZeroDuration();
-    met = ttft <= slo.ttft && tpot <= slo.tpot && e2e <= slo.e2e;
+    met = ended.Ttft() <= slo.ttft && ended.Tpot() <= slo.tpot && e2e <= slo.e2e;
   }
+  const metrics_internal::Verdict ttft = metrics_internal::JudgeTtft(ended, t.ttft_slo);
+  const metrics_internal::Verdict tpot = metrics_internal::JudgeTpot(ended, t.tpot_slo);
   for (Group* g : groups) {
     GroupReport& r = g->report;
     switch (t.end_phase) {
@@ -373,6 +392,8 @@ void MetricsCollector::Finalize(Track& t) {
     }
     if (t.end_phase != RequestPhase::kCancelled) ++r.slo_eligible;
     if (met) ++r.slo_met;
+    Count(ttft, r.ttft_slo);
+    Count(tpot, r.tpot_slo);
   }
   if (met) {
     ++goodput_requests_;

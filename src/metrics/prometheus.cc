@@ -1,6 +1,7 @@
 #include "hearth/metrics/prometheus.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -102,6 +103,10 @@ void AddWritten(const GroupReport& from, GroupReport& into) {
   into.weighted_service += from.weighted_service;
   into.slo_met += from.slo_met;
   into.slo_eligible += from.slo_eligible;
+  for (SloCount GroupReport::*kind : {&GroupReport::ttft_slo, &GroupReport::tpot_slo}) {
+    (into.*kind).met += (from.*kind).met;
+    (into.*kind).missed += (from.*kind).missed;
+  }
   into.prefix_queried_tokens += from.prefix_queried_tokens;
   into.prefix_hit_tokens += from.prefix_hit_tokens;
   into.histograms.Merge(from.histograms);
@@ -119,6 +124,20 @@ void WriteCounters(const Partition& p, ExpositionWriter& w) {
     for (const Outcome& o : kOutcomes) {
       w.Sample(ended, metrics_internal::JoinLabels(s.labels, Label("outcome", o.label)),
                s.group->*o.count);
+    }
+  }
+  const std::string slo = absl::StrCat(p.names, "slo_requests_total");
+  w.Family(slo, "counter",
+           "Ended requests judged against their own TTFT or TPOT target, by whether they met it.");
+  for (const Series& s : p.series) {
+    for (const auto& [kind, count] : {std::pair{"ttft", &s.group->ttft_slo},
+                                      std::pair{"tpot", &s.group->tpot_slo}}) {
+      for (const auto& [met, n] : {std::pair{"true", count->met}, std::pair{"false", count->missed}}) {
+        w.Sample(slo,
+                 metrics_internal::JoinLabels(
+                     s.labels, metrics_internal::JoinLabels(Label("kind", kind), Label("met", met))),
+                 n);
+      }
     }
   }
   const std::string weighted = absl::StrCat(p.names, "weighted_service_total");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,18 @@ std::vector<WorkClassConfig> HouseholdWorkClasses() {
 }
 
 namespace internal {
+namespace {
+
+// One rule for every SLO target, a class's or a request's.
+constexpr const char* kSloTargetRange =
+    "must be positive and at most kMaxSloTarget (365 days), or InfiniteDuration for no target";
+
+bool SloTargetAllowed(absl::Duration target) {
+  return target == absl::InfiniteDuration() ||
+         (target > absl::ZeroDuration() && target <= kMaxSloTarget);
+}
+
+}  // namespace
 namespace {
 
 constexpr int32_t kMaxContextLength = 1 << 30;
@@ -144,15 +157,12 @@ absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
                      absl::StrCat("is ", absl::FormatDuration(c.queue_timeout),
                                   "; must be positive (InfiniteDuration: wait forever)"));
     }
-    if (c.ttft_slo <= absl::ZeroDuration()) {
-      return Invalid(field + ".ttft_slo",
-                     absl::StrCat("is ", absl::FormatDuration(c.ttft_slo),
-                                  "; must be positive (InfiniteDuration: no target)"));
-    }
-    if (c.tpot_slo <= absl::ZeroDuration()) {
-      return Invalid(field + ".tpot_slo",
-                     absl::StrCat("is ", absl::FormatDuration(c.tpot_slo),
-                                  "; must be positive (InfiniteDuration: no target)"));
+    for (const auto& [name, target] : {std::pair{".ttft_slo", c.ttft_slo},
+                                       std::pair{".tpot_slo", c.tpot_slo}}) {
+      if (!SloTargetAllowed(target)) {
+        return Invalid(field + name,
+                       absl::StrCat("is ", absl::FormatDuration(target), "; ", kSloTargetRange));
+      }
     }
     if (c.max_retries < 0 || c.max_retries > 100) {
       return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));
@@ -417,6 +427,12 @@ absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions&
   }
   if (spec.deadline == absl::InfinitePast()) {
     return BadSpec("deadline is InfinitePast; use InfiniteFuture for no deadline");
+  }
+  for (const auto& [name, target] : {std::pair{"ttft_slo", spec.ttft_slo},
+                                     std::pair{"tpot_slo", spec.tpot_slo}}) {
+    if (target.has_value() && !SloTargetAllowed(*target)) {
+      return BadSpec(name, " is ", absl::FormatDuration(*target), "; ", kSloTargetRange);
+    }
   }
   return absl::OkStatus();
 }

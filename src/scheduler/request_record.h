@@ -80,6 +80,11 @@ struct alignas(64) RequestRecord {
   // request if it has not been admitted by then.
   absl::Time queue_deadline = absl::InfiniteFuture();
   absl::Time first_admit_time = absl::InfiniteFuture();
+  // Effective SLO targets, resolved at Submit (RequestView::ttft_slo), and
+  // arrival_time + ttft_slo.
+  absl::Duration ttft_slo = absl::InfiniteDuration();
+  absl::Duration tpot_slo = absl::InfiniteDuration();
+  absl::Time ttft_deadline = absl::InfiniteFuture();
   std::string label;
 
   int32_t length() const { return prompt_tokens + output_tokens; }
@@ -110,6 +115,10 @@ struct alignas(64) RequestRecord {
     v.arrival_seq = arrival_seq;
     v.arrival_time = arrival_time;
     v.deadline = deadline;
+    v.ttft_slo = ttft_slo;
+    v.tpot_slo = tpot_slo;
+    v.ttft_deadline = ttft_deadline;
+    v.first_token_time = first_token_time;
     return v;
   }
 };

@@ -169,7 +169,13 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
     internal::KvManager::ExtendHashChain(spec.model, spec.prompt_token_ids, block_size_, full,
                                          &hashes);
   }
-  return inbox_.Submit(spec, std::move(hashes));
+  // The copy the inbox keeps, with the SLO targets resolved here, once, so
+  // that no step looks them up.
+  RequestSpec resolved = spec;
+  const WorkClassConfig& cls = options_.work_classes[spec.work_class.value()];
+  resolved.ttft_slo = spec.ttft_slo.value_or(cls.ttft_slo);
+  resolved.tpot_slo = spec.tpot_slo.value_or(cls.tpot_slo);
+  return inbox_.Submit(std::move(resolved), std::move(hashes));
 }
 
 void Scheduler::Impl::HandOverEnded() {

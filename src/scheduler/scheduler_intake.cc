@@ -134,7 +134,14 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   r.arrival_time = spec.arrival_time == absl::InfinitePast()
                        ? now : std::min(spec.arrival_time, now);
   r.deadline = spec.deadline;
-  const absl::Duration patience = options_.work_classes[spec.work_class.value()].queue_timeout;
+  // Submit resolved the overrides; value_or only guards a spec that did not
+  // come through it.
+  const WorkClassConfig& cls = options_.work_classes[spec.work_class.value()];
+  r.ttft_slo = spec.ttft_slo.value_or(cls.ttft_slo);
+  r.tpot_slo = spec.tpot_slo.value_or(cls.tpot_slo);
+  r.ttft_deadline = r.ttft_slo == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                           : r.arrival_time + r.ttft_slo;
+  const absl::Duration patience = cls.queue_timeout;
   r.queue_deadline = patience == absl::InfiniteDuration() ? absl::InfiniteFuture()
                                                           : r.arrival_time + patience;
 }

@@ -223,6 +223,8 @@ RequestEvent Scheduler::Impl::EventFor(RequestEventKind kind, const RequestRecor
   e.kind = kind;
   e.time = kind == RequestEventKind::kArrive ? r.arrival_time : now;
   FillAbout(r, e);
+  e.ttft_slo = r.ttft_slo;
+  e.tpot_slo = r.tpot_slo;
   e.cached_tokens = r.cached_prompt_tokens;
   e.phase = r.phase;
   return e;

@@ -359,3 +359,70 @@ TEST_CASE("C API: an error slot is replaced, not leaked", "[capi]") {
   hearth_options_free(o);
   CHECK(std::string(hearth_version()) == HEARTH_VERSION_STRING);
 }
+
+TEST_CASE("C API: SLO targets per class (JSON) and per request, validated", "[capi][slo]") {
+  std::string m;
+  const std::string classes =
+      "{\"work_classes\": [{\"name\": \"voice\", \"ttft_slo_s\": 0.05, \"tpot_slo_s\": 0.02},"
+      " {\"name\": \"chat\", \"ttft_slo_s\": null}]";
+  CHECK(OptionsStatus(classes + "}", &m) == HEARTH_OK);
+  for (const char* bad : {"0", "-1", "1e9", "\"soon\"", "1e300"}) {
+    CAPTURE(bad);
+    CHECK(OptionsStatus(std::string("{\"work_classes\": [{\"name\": \"v\", \"tpot_slo_s\": ") +
+                            bad + "}]}",
+                        &m) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(m, Catch::Contains("tpot_slo"));
+  }
+
+  Scheduler s((classes + ", \"policy\": \"fifo\", \"kv\": {\"num_device_blocks\": 64}}").c_str());
+  Error e;
+  uint64_t id = 0;
+  for (double bad : {double{NAN}, -1.0, -double{INFINITY}, 1e300, 1e9}) {
+    CAPTURE(bad);
+    hearth_request r = Request(8, 4);
+    r.ttft_slo_s = bad;
+    CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(e.message(), Catch::Contains("ttft_slo"));
+    r = Request(8, 4);
+    r.tpot_slo_s = bad;
+    CHECK(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(e.message(), Catch::Contains("tpot_slo"));
+  }
+  // Voice's own 50 ms; chat with a 1 ns target of its own, which its first
+  // token (a plan later) must miss; voice with TTFT opted out.
+  hearth_request voice = Request(8, 2);
+  voice.work_class = "voice";
+  REQUIRE(hearth_scheduler_submit(s.s, &voice, &id, &e) == HEARTH_OK);
+  hearth_request chat = Request(8, 2);
+  chat.work_class = "chat";
+  chat.ttft_slo_s = 1e-9;
+  chat.arrival_time_s = 0.0;
+  REQUIRE(hearth_scheduler_submit(s.s, &chat, &id, &e) == HEARTH_OK);
+  hearth_request none = Request(8, 2);
+  none.work_class = "voice";
+  none.ttft_slo_s = INFINITY;
+  REQUIRE(hearth_scheduler_submit(s.s, &none, &id, &e) == HEARTH_OK);
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  for (double now = 1.0; now < 1.1; now += 0.01) {
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s.s, now, &plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+  }
+  hearth_outcome_free(o);
+  char* text = nullptr;
+  REQUIRE(hearth_scheduler_prometheus_text(s.s, 0, nullptr, &text, nullptr, &e) == HEARTH_OK);
+  const std::string prom = text;
+  hearth_string_free(text);
+  // Voice: TTFT judged once (the opted-out request is not), met; TPOT twice.
+  CHECK_THAT(prom, Catch::Contains(
+                       "hearth_slo_requests_total{class=\"voice\",kind=\"ttft\",met=\"true\"} 1\n"));
+  CHECK_THAT(prom, Catch::Contains(
+                       "hearth_slo_requests_total{class=\"voice\",kind=\"tpot\",met=\"true\"} 2\n"));
+  // Chat has no class target; the request's own 1 ns one was missed.
+  CHECK_THAT(prom, Catch::Contains(
+                       "hearth_slo_requests_total{class=\"chat\",kind=\"ttft\",met=\"false\"} 1\n"));
+  CHECK_THAT(prom, Catch::Contains(
+                       "hearth_slo_requests_total{class=\"chat\",kind=\"tpot\",met=\"false\"} 0\n"));
+}

@@ -28,7 +28,7 @@ BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2,
 PARTITIONED_COUNTERS = [
     "requests_arrived", "requests_ended", "preemptions", "retries",
     "prefill_tokens", "decode_tokens", "output_tokens", "weighted_service",
-    "slo_met", "slo_eligible", "prefix_cache_queried_tokens",
+    "slo_met", "slo_eligible", "slo_requests", "prefix_cache_queried_tokens",
     "prefix_cache_hit_tokens"]
 HISTOGRAMS = ["queue_wait_seconds", "ttft_seconds", "itl_seconds", "e2e_seconds"]
 GAUGES = [
@@ -156,6 +156,23 @@ def scrape(text, router, user_histograms):
     users = {s.labels["user"] for s in families["hearth_user_requests_arrived"].samples}
     check(('carol "c"' in users) == (not router), f"user labels {users}")
     check(("_other" in users) == router, f"user labels {users}")
+
+    # SLO attainment: every series has kind and met; each kind counts a
+    # request at most once (met or not), and users and classes agree.
+    judged = {}
+    for prefix in ("hearth_", "hearth_user_"):
+        samples = families[prefix + "slo_requests"].samples
+        check({(s.labels["kind"], s.labels["met"]) for s in samples} ==
+              {(k, m) for k in ("ttft", "tpot") for m in ("true", "false")},
+              f"{prefix}slo_requests labels {[s.labels for s in samples]}")
+        ended_sum = sum(s.value for s in families[prefix + "requests_ended"].samples)
+        for kind in ("ttft", "tpot"):
+            n = sum(s.value for s in samples if s.labels["kind"] == kind)
+            check(n <= ended_sum, f"{prefix}: {n} judged for {kind}, {ended_sum} ended")
+            judged[(prefix, kind)] = n
+    for kind in ("ttft", "tpot"):
+        check(judged[("hearth_", kind)] == judged[("hearth_user_", kind)] > 0,
+              f"{kind} attainment: classes and users disagree or judged none: {judged}")
 
     phases = {dict(k)["phase"]: v for k, v in values("hearth_requests").items()}
     check(set(phases) == {"queued", "waiting", "preparing", "running", "swapped"},

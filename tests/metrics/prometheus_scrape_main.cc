@@ -42,6 +42,9 @@ RequestSpec Spec(int i, absl::Time now) {
   spec.prompt_tokens = static_cast<int32_t>(spec.prompt_token_ids.size());
   spec.max_new_tokens = 4 + (i * 13) % 60;
   if (i == 7) spec.arrival_time = now + absl::Seconds(600);  // rejected at intake
+  // Household classes have TTFT targets only; some requests bring a TPOT
+  // target of their own.
+  if (i % 3 == 0) spec.tpot_slo = absl::Milliseconds(50);
   return spec;
 }
 

@@ -95,6 +95,43 @@ TEST_CASE("terminal states are counted apart, per class", "[metrics]") {
   CHECK(ValueOf(text, "hearth_requests_arrived_total{class=\"chat\"}") == "5");
 }
 
+TEST_CASE("SLO attainment is exported per class and per user, by kind and met", "[metrics]") {
+  MetricsReport r = TwoClasses();
+  r.classes[0].ttft_slo = {.met = 5, .missed = 2};
+  r.classes[0].tpot_slo = {.met = 4, .missed = 0};
+  r.classes[1].ttft_slo = {.met = 0, .missed = 3};
+  for (int u = 0; u < 3; ++u) {
+    r.users.push_back(Group(absl::StrCat("u", u), 1));
+    r.users.back().tpot_slo = {.met = 10, .missed = static_cast<uint64_t>(u)};
+  }
+  PrometheusOptions po;
+  po.max_user_series = 2;  // alice and u0; u1 and u2 summed into _other
+  const std::string text = PrometheusText(r, po);
+  CHECK_THAT(text, Catch::Contains("# TYPE hearth_slo_requests_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE hearth_user_slo_requests_total counter\n"));
+  auto cls = [&](const char* c, const char* kind, const char* met) {
+    return ValueOf(text, absl::StrCat("hearth_slo_requests_total{class=\"", c, "\",kind=\"",
+                                      kind, "\",met=\"", met, "\"}"));
+  };
+  CHECK(cls("voice", "ttft", "true") == "5");
+  CHECK(cls("voice", "ttft", "false") == "2");
+  CHECK(cls("voice", "tpot", "true") == "4");
+  CHECK(cls("voice", "tpot", "false") == "0");
+  CHECK(cls("chat", "ttft", "false") == "3");
+  CHECK(cls("chat", "tpot", "true") == "0");
+  // Two kinds by two verdicts per class: bounded by configuration.
+  CHECK(CountLinesStartingWith(text, "hearth_slo_requests_total{") == 8);
+  auto user = [&](const char* u, const char* met) {
+    return ValueOf(text, absl::StrCat("hearth_user_slo_requests_total{user=\"", u,
+                                      "\",kind=\"tpot\",met=\"", met, "\"}"));
+  };
+  CHECK(user("u0", "true") == "10");
+  CHECK(user("_other", "true") == "20");
+  CHECK(user("_other", "false") == "3");
+  CHECK_FALSE(user("u2", "true").has_value());
+  CHECK(CountLinesStartingWith(text, "hearth_user_slo_requests_total{") == 12);
+}
+
 TEST_CASE("histograms are written cumulatively, ending at +Inf", "[metrics]") {
   const std::string text = PrometheusText(TwoClasses());
   CHECK_THAT(text, Catch::Contains("# TYPE hearth_ttft_seconds histogram\n"));

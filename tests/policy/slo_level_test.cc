@@ -97,5 +97,50 @@ TEST_CASE("slo level: more TTFT targets met than arrival order under overload, "
   }
 }
 
+RequestView Arriving(uint64_t id, uint32_t cls, absl::Time arrival,
+                     absl::Duration own_ttft = absl::InfiniteDuration()) {
+  RequestView v;
+  v.id = RequestId(id);
+  v.user = UserId(0);
+  v.work_class = WorkClassId(cls);
+  v.prompt_tokens = 16;
+  v.max_new_tokens = 4;
+  v.arrival_seq = id;
+  v.arrival_time = arrival;
+  v.ttft_slo = own_ttft;
+  return v;
+}
+
+// Which of a voice request (class target 60 ms, arriving first) and a chat
+// request (class target 400 ms, 1 ms later) the SLO level admits first, when
+// the chat request carries `chat_own` as its own target.
+RequestId FirstAdmitted(absl::Duration chat_own) {
+  const SchedulerOptions options = Classes();
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(HouseholdTreeConfig());
+  REQUIRE(factory.ok());
+  std::unique_ptr<Policy> policy = (*factory)(options);
+  const absl::Time t0 = absl::UnixEpoch();
+  policy->OnArrival(Arriving(1, kVoice, t0), t0);
+  policy->OnArrival(Arriving(2, kChat, t0 + absl::Milliseconds(1), chat_own),
+                    t0 + absl::Milliseconds(1));
+  // Both still in their urgent halves or not: rank at the moment both wait.
+  policy->BeginAdmission(t0 + absl::Milliseconds(2));
+  const RequestId first = policy->NextAdmission();
+  policy->EndAdmission();
+  return first;
+}
+
+TEST_CASE("slo level: a request's own TTFT target ranks it, not its class's",
+          "[policy][tree][slo]") {
+  // Class targets alone: voice's deadline (60 ms) is earlier than chat's
+  // (401 ms).
+  CHECK(FirstAdmitted(absl::InfiniteDuration()) == RequestId(1));
+  // The chat request's own 10 ms target makes its deadline (11 ms) the
+  // earlier one.
+  CHECK(FirstAdmitted(absl::Milliseconds(10)) == RequestId(2));
+  // An own target looser than voice's leaves the order as the classes set it.
+  CHECK(FirstAdmitted(absl::Milliseconds(100)) == RequestId(1));
+}
+
 }  // namespace
 }  // namespace hearth

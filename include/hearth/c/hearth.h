@@ -149,7 +149,10 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "work_classes": "household" (HouseholdWorkClasses(): voice, chat,
  *              agent, embedding, maintenance) or
  *              [{"name", "priority", "max_running", "kv_block_budget",
- *                "borrow", "queue_timeout_s", "max_retries", "weight"}]
+ *                "borrow", "queue_timeout_s", "max_retries", "weight",
+ *                "ttft_slo_s", "tpot_slo_s"}]
+ *              (SLO targets: seconds > 0 and at most 365 days, or null
+ *              for none, the default)
  *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",
  *          "watermark_blocks", "enable_prefix_caching"}
  *   "residency": {"device_memory_bytes", "max_concurrent_loads"}
@@ -254,6 +257,12 @@ typedef struct hearth_request {
   /* The request whose answer triggered this one (agent workflows), or
    * HEARTH_NO_REQUEST. */
   uint64_t parent;
+  /* This request's own SLO targets in seconds, overriding its class's
+   * (RequestSpec::ttft_slo, tpot_slo): 0 (the default) means the class's,
+   * INFINITY no target; otherwise > 0 and at most 365 days. NaN, negative
+   * and larger values are INVALID_ARGUMENT. */
+  double ttft_slo_s;
+  double tpot_slo_s;
 } hearth_request;
 
 /* A request with the defaults above and every count 0. */

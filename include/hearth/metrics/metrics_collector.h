@@ -68,7 +68,11 @@ struct MetricsOptions {
   // fairness). Empty means all 1.
   std::vector<double> user_weights;
   std::vector<std::string> class_names = {"default"};
-  // Empty, or one target per class.
+  // Empty, or one target per class. They judge GroupReport::slo_met and
+  // goodput (every target at once, finished requests only). The per-target
+  // counts GroupReport::ttft_slo / tpot_slo do not read them: they judge
+  // each request by the targets its events carry (RequestEvent::ttft_slo,
+  // the scheduler's effective targets), with the same TTFT and TPOT.
   std::vector<SloTarget> class_slos;
 
   // VTC's cost of one prefill and one decode token. Must be >= 0, not both 0.

@@ -23,6 +23,18 @@
 
 namespace hearth {
 
+// Requests judged against one kind of SLO target, TTFT or TPOT.
+struct SloCount {
+  uint64_t met = 0;
+  uint64_t missed = 0;
+
+  uint64_t judged() const { return met + missed; }
+  // met / judged; 1 when nothing was judged.
+  double attainment() const {
+    return judged() == 0 ? 1.0 : static_cast<double>(met) / static_cast<double>(judged());
+  }
+};
+
 struct GroupReport {
   std::string name;
   // The user's share weight (1 for classes and the total).
@@ -74,6 +86,22 @@ struct GroupReport {
   uint64_t slo_eligible = 0;
   uint64_t slo_met = 0;
   double slo_attainment = 1.0;
+
+  // Attainment of each request's own targets, one kind at a time: its
+  // effective TTFT and TPOT targets (RequestSpec's override, else its
+  // class's), counted once, when it ends. Requests without a target of a
+  // kind are not counted in that kind.
+  //   TTFT = first token - arrival; TPOT = (last token - first token) /
+  //   (tokens - 1), the mean of its inter-token gaps (0 with one token),
+  //   as vLLM's and Sarathi-Serve's benchmarks define it. Met: <= target.
+  // Finished requests are judged by those figures. Cancelled ones by what
+  // came before the cancel: TTFT by the first token, or missed if cancelled
+  // after the TTFT deadline without one; TPOT when they had two tokens;
+  // else not counted (leaving is the client's choice). Timed out, rejected
+  // and failed requests miss TPOT, and TTFT unless their first token came
+  // in time (the house did not deliver).
+  SloCount ttft_slo;
+  SloCount tpot_slo;
 };
 
 struct MetricsReport {

@@ -54,6 +54,10 @@ struct RequestEvent {
   WorkClassId work_class;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;
+  // The request's effective SLO targets (RequestView::ttft_slo, tpot_slo),
+  // the same on every event of one request; InfiniteDuration: none.
+  absl::Duration ttft_slo = absl::InfiniteDuration();
+  absl::Duration tpot_slo = absl::InfiniteDuration();
   // kAdmit: prompt tokens found in the prefix cache.
   int32_t cached_tokens = 0;
   // kPreempt: how.

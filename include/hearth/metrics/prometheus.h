@@ -24,6 +24,9 @@
 //     c <p>_prefill_tokens_total, <p>_decode_tokens_total,
 //       <p>_output_tokens_total, <p>_weighted_service_total
 //     c <p>_slo_met_total, <p>_slo_eligible_total
+//     c <p>_slo_requests_total{kind=ttft|tpot, met=true|false}
+//       (GroupReport::ttft_slo / tpot_slo: each request against its own
+//       targets; requests without a target of a kind are not in it)
 //     c <p>_prefix_cache_queried_tokens_total, <p>_prefix_cache_hit_tokens_total
 //     h <p>_queue_wait_seconds, <p>_ttft_seconds, <p>_itl_seconds,
 //       <p>_e2e_seconds (per user only with user_histograms)

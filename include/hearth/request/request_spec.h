@@ -21,6 +21,7 @@
 #define HEARTH_REQUEST_REQUEST_SPEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@
 #include "hearth/common/ids.h"
 
 namespace hearth {
+
+// The longest finite SLO target a request or work class may set: longer
+// targets are configuration mistakes, and bounding them keeps
+// arrival + target finite.
+inline constexpr absl::Duration kMaxSloTarget = absl::Hours(24 * 365);
 
 struct RequestSpec {
   // Who asked. Must name a user configured in SchedulerOptions::users.
@@ -77,6 +83,16 @@ struct RequestSpec {
   // as kRejected; InfiniteFuture is InvalidArgument at Submit. Token quotas
   // never look at it (UserConfig::quota_window).
   absl::Time arrival_time = absl::InfinitePast();
+  // This request's own SLO targets, overriding its work class's
+  // (WorkClassConfig::ttft_slo / tpot_slo). Unset: the class's target.
+  // InfiniteDuration: no target for this request, whatever its class says.
+  // Otherwise must be positive and at most kMaxSloTarget (Submit returns
+  // InvalidArgument naming the field). The scheduler resolves the effective
+  // targets once at Submit; RequestView and metrics events carry them.
+  // TTFT counts from arrival_time to the first token; TPOT is the mean gap
+  // between the request's tokens after the first.
+  std::optional<absl::Duration> ttft_slo;
+  std::optional<absl::Duration> tpot_slo;
   // Free-form label carried into metrics and terminal results (e.g. a trace
   // row). Not interpreted. At most SchedulerOptions::max_label_bytes long; it
   // counts against max_pending_bytes while the request is unfinished.

@@ -53,6 +53,33 @@ struct RequestView {
   absl::Time arrival_time = absl::InfinitePast();
   absl::Time deadline = absl::InfiniteFuture();
 
+  // The request's effective SLO targets: RequestSpec::ttft_slo / tpot_slo
+  // when the request set them, else its class's (WorkClassConfig).
+  // InfiniteDuration: no target (also in the bare view GetRequest gives of
+  // a request no Plan has taken in yet).
+  absl::Duration ttft_slo = absl::InfiniteDuration();
+  absl::Duration tpot_slo = absl::InfiniteDuration();
+  // arrival_time + ttft_slo: the first token is on time if it exists by
+  // then. InfiniteFuture without a TTFT target.
+  absl::Time ttft_deadline = absl::InfiniteFuture();
+  // When the request produced its first token (a retry keeps it);
+  // InfiniteFuture until then.
+  absl::Time first_token_time = absl::InfiniteFuture();
+
+  // RequestView::TtftSlack()
+  //
+  // How long the request may still wait for its first token at `now` and
+  // meet its TTFT target: ttft_deadline - now while it has no first token.
+  // Positive: time to spare; zero: due now (a token at `now` is still on
+  // time); negative: late by that much, the target already missed. For a
+  // request with a first token (running or not) the TTFT is decided and for
+  // one without a target there is nothing to meet: both return
+  // InfiniteDuration. Policies read it to serve just in time.
+  absl::Duration TtftSlack(absl::Time now) const {
+    if (first_token_time != absl::InfiniteFuture()) return absl::InfiniteDuration();
+    return ttft_deadline - now;
+  }
+
   // Total sequence length so far: prompt plus generated tokens.
   int32_t length() const { return prompt_tokens + output_tokens; }
   // True in the decode phase: everything but the last sampled token has its KV,

@@ -96,7 +96,8 @@ class Scheduler {
   //   range or of the wrong count, prompt plus max_new_tokens beyond the
   //   model's context, a request whose KV could never fit the whole cache,
   //   unknown model, user or class, an InfiniteFuture arrival time, a label
-  //   over max_label_bytes, more bytes than max_pending_bytes.
+  //   over max_label_bytes, more bytes than max_pending_bytes, an SLO
+  //   override (ttft_slo, tpot_slo) not in (0, kMaxSloTarget] or infinite.
   // ResourceExhausted: the user's part of max_pending_requests or
   //   max_pending_bytes (SchedulerOptions::reserved_pending_share), its
   //   max_queued_requests, or its token quota is used up.

@@ -15,6 +15,7 @@
 
 #include "absl/time/time.h"
 #include "hearth/policy/policy.h"
+#include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 #include "hearth/scheduler/step_plan.h"
 
@@ -117,14 +118,17 @@ struct WorkClassConfig {
   // with a target by its deadline, arrival + ttft_slo, and a class without
   // one (InfiniteDuration, the default) only behind every class with one,
   // unless it waited PriorityQuotaOptions::aging_interval. Other policies
-  // ignore it. Must be > 0.
+  // ignore it. A request may set its own (RequestSpec::ttft_slo). Must be
+  // > 0 and at most kMaxSloTarget (request_spec.h), or InfiniteDuration.
   absl::Duration ttft_slo = absl::InfiniteDuration();
   // Time-per-output-token target (mean gap between a request's tokens).
   // While a request of a class with a target runs, each step's token budget
   // is cut so that the step's predicted time (SchedulerOptions::
   // step_time_model) keeps the tightest running target: prefill chunks
   // shrink, decodes still all run. InfiniteDuration (the default): none.
-  // Must be > 0.
+  // The budget follows class targets only; a request's own target
+  // (RequestSpec::tpot_slo) is judged in metrics but does not cut steps.
+  // Must be > 0 and at most kMaxSloTarget, or InfiniteDuration.
   absl::Duration tpot_slo = absl::InfiniteDuration();
 };
 

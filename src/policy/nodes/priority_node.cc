@@ -17,14 +17,17 @@
 //
 // The SLO-aware variant (NewSloClassNode) keeps the same machinery with one
 // level per work class and a deadline instead of a virtual arrival:
-// rank time + the class's TTFT target (WorkClassConfig::ttft_slo), earliest
-// first, so that a request with slack yields to one without (JITServe's
+// rank time + the request's TTFT target (RequestView::ttft_slo: its own
+// override, else its class's WorkClassConfig::ttft_slo), earliest first, so that a request with slack yields to one without (JITServe's
 // "just in time"). A class without a target is background: its requests
 // rank at rank time + aging_interval, so they fill what interactive classes
 // leave and still outrank interactive work arriving an aging interval after
 // them; with aging off they rank after every interactive request. A waiting
 // request only preempts background work: evicting a running interactive
-// request would trade its TPOT for the beneficiary's TTFT.
+// request would trade its TPOT for the beneficiary's TTFT. Within a class the
+// level below still orders (a request's own target moves it against other
+// classes, not ahead of its own class's earlier arrivals); a request with a
+// target of its own in a class without one gets a level of its own.
 
 #include "policy/nodes/priority_node.h"
 
@@ -43,7 +46,8 @@ namespace {
 
 struct Level {
   int64_t priority = 0;
-  // SLO mode: added to an entry's rank time to give its deadline; tier 1
+  // SLO mode, background levels: added to an entry's rank time to give its
+  // deadline (a level with targets adds each entry's own); tier 1
   // (background with aging off) ranks after every tier 0 entry.
   absl::Duration deadline_offset = absl::ZeroDuration();
   int64_t tier = 0;
@@ -226,7 +230,7 @@ class PriorityNode final : public Node {
   // Ascending key = descending effective priority (see the file comment).
   RunKeyType RunKey(const Entry* e) {
     const Level& level = levels_[LevelSlot(e)];
-    if (slo_mode_) return {level.tier, e->rank_time + level.deadline_offset, e->arrival_seq};
+    if (slo_mode_) return {level.tier, e->rank_time + Offset(level, e), e->arrival_seq};
     const int64_t priority = level.priority;
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return {-priority, e->rank_time, e->arrival_seq};
@@ -254,7 +258,7 @@ class PriorityNode final : public Node {
   bool SlackSpent(const Entry* b) {
     const Level& level = LevelOf(b);
     const absl::Duration allowed =
-        level.background ? level.deadline_offset : level.deadline_offset / 2;
+        level.background ? level.deadline_offset : Offset(level, b) / 2;
     return level.tier > 0 || now_ - b->rank_time >= allowed;
   }
 
@@ -289,7 +293,7 @@ class PriorityNode final : public Node {
       if (level.oldest.empty()) continue;
       Entry* e = level.child->Best();
       if (e == nullptr) continue;
-      const absl::Time deadline = e->rank_time + level.deadline_offset;
+      const absl::Time deadline = e->rank_time + Offset(level, e);
       int64_t band;
       if (level.background) {
         band = deadline < now_ ? 1 : 3;  // aged: beside late work
@@ -298,7 +302,7 @@ class PriorityNode final : public Node {
       } else {
         // On time with less than half its target left: urgent; with more,
         // it can afford to let late work go first (just in time).
-        band = deadline - now_ <= level.deadline_offset / 2 ? 0 : 2;
+        band = deadline - now_ <= Offset(level, e) / 2 ? 0 : 2;
       }
       std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> key{
           !InQuota(level), band, level.tier, deadline, e->arrival_seq};
@@ -364,12 +368,13 @@ class PriorityNode final : public Node {
         (cls < class_priorities_.size() ? class_priorities_[cls] : 0) + int64_t{e->priority};
     // SLO mode: one level per class (its target), the request's own
     // priority only choosing the quota.
-    const int64_t key = slo_mode_ ? static_cast<int64_t>(cls) : priority;
+    const int64_t key =
+        slo_mode_ ? static_cast<int64_t>(cls) * 2 + (HasTarget(e) ? 0 : 1) : priority;
     auto [it, inserted] = index_.try_emplace(key, static_cast<int32_t>(levels_.size()));
     if (inserted) {
       Level& level = levels_.emplace_back();
       level.priority = priority;
-      if (slo_mode_) SetDeadline(level, cls);
+      if (slo_mode_) SetDeadline(level, HasTarget(e));
       auto quota = quotas_.find(priority);
       if (quota != quotas_.end()) {
         level.quota = quota->second.tokens_per_window;
@@ -381,12 +386,22 @@ class PriorityNode final : public Node {
     return it->second;
   }
 
-  void SetDeadline(Level& level, size_t cls) const {
-    const absl::Duration ttft =
-        cls < class_ttft_.size() ? class_ttft_[cls] : absl::InfiniteDuration();
-    level.background = ttft == absl::InfiniteDuration();
+  // SLO mode: the entry's TTFT target, its own or else its class's.
+  absl::Duration Target(const Entry* e) const {
+    if (e->ttft_slo != absl::InfiniteDuration()) return e->ttft_slo;
+    const size_t cls = e->work_class.value();
+    return cls < class_ttft_.size() ? class_ttft_[cls] : absl::InfiniteDuration();
+  }
+  bool HasTarget(const Entry* e) const { return Target(e) != absl::InfiniteDuration(); }
+  // What the entry's deadline adds to its rank time.
+  absl::Duration Offset(const Level& level, const Entry* e) const {
+    return level.background ? level.deadline_offset : Target(e);
+  }
+
+  void SetDeadline(Level& level, bool has_target) const {
+    level.background = !has_target;
     if (!level.background) {
-      level.deadline_offset = ttft;
+      level.deadline_offset = absl::ZeroDuration();  // Each entry's own target.
     } else if (options_.aging_interval != absl::InfiniteDuration()) {
       level.deadline_offset = options_.aging_interval;
     } else {

@@ -27,7 +27,8 @@ std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
                                       NodeFactory child);
 
 // The SLO-aware class level (priority_node.cc's file comment): one level per
-// work class, ranked by deadline, rank time + `class_ttft` of the class
+// work class, ranked by deadline, rank time + the request's own TTFT target
+// (RequestView::ttft_slo) or else `class_ttft` of its class
 // (WorkClassConfig::ttft_slo by WorkClassId::value(); InfiniteDuration or
 // beyond the end: background). Quotas apply by priority as above.
 // REQUIRES: ValidatePriorityQuotaOptions(options).ok(); each target > 0.

@@ -56,6 +56,9 @@ struct alignas(64) Entry {
   absl::Time arrival_time = absl::InfinitePast();
   // When the entry last entered the waiting set (arrival or preemption).
   absl::Time waiting_since = absl::InfinitePast();
+  // The request's own TTFT target (RequestView::ttft_slo); InfiniteDuration:
+  // none, and the SLO level ranks it as its class.
+  absl::Duration ttft_slo = absl::InfiniteDuration();
 };
 static_assert(offsetof(Entry, prompt_tokens) <= 64,
               "the hot fields of Entry must fit its first cache line");

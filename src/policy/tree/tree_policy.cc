@@ -56,6 +56,7 @@ class TreePolicy final : public Policy {
                               request.arrival_time - head_start_);
     }
     e->arrival_time = request.arrival_time;
+    e->ttft_slo = request.ttft_slo;
     e->waiting_since = now;
     entries_.emplace(request.id, e);
     root_->AddWaiting(e, Offer::kArrived);

@@ -29,7 +29,8 @@ class Request(ctypes.Structure):
                 ("num_prompt_token_ids", ctypes.c_size_t),
                 ("max_new_tokens", ctypes.c_int32), ("priority", ctypes.c_int32),
                 ("label", ctypes.c_char_p), ("arrival_time_s", ctypes.c_double),
-                ("deadline_s", ctypes.c_double), ("parent", ctypes.c_uint64)]
+                ("deadline_s", ctypes.c_double), ("parent", ctypes.c_uint64),
+                ("ttft_slo_s", ctypes.c_double), ("tpot_slo_s", ctypes.c_double)]
 
 
 class Metrics(ctypes.Structure):
