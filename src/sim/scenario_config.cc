@@ -177,18 +177,14 @@ constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = tru
 // field, as the metrics read it).
 absl::StatusOr<SloTarget> ParseSlo(const ScenarioReader& r, const toml::table& c,
                                    const std::string& path) {
+  // SloTarget's "no target" is InfiniteDuration, which is also what "off"
+  // reads as; an absent key is no target.
   SloTarget slo;
-  const auto none_if_off = [](absl::Duration d) {
-    return d == absl::InfiniteDuration() ? absl::ZeroDuration() : d;
-  };
   constexpr ScenarioReader::DurationRule kMs{.seconds_per_unit = 1e-3, .off_allowed = true};
   constexpr ScenarioReader::DurationRule kS{.off_allowed = true};
-  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, absl::ZeroDuration(), kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, absl::ZeroDuration(), kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, absl::ZeroDuration(), kS));
-  slo.ttft = none_if_off(slo.ttft);
-  slo.tpot = none_if_off(slo.tpot);
-  slo.e2e = none_if_off(slo.e2e);
+  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, slo.ttft, kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, slo.tpot, kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, slo.e2e, kS));
   return slo;
 }
 

@@ -1,3 +1,5 @@
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "hearth/sim/report_writer.h"
@@ -58,6 +60,27 @@ class = "documents"
 count = 3
 spacing_s = 1
 )";
+
+// An absent SLO key is no target (InfiniteDuration), as is "off": a zero
+// read as "none" would judge every request as missing it.
+TEST_CASE("absent or off SLO keys are no target; given ones reach the report and the "
+          "scheduler", "[sim]") {
+  std::string text = kScenario;
+  const std::string chat = "name = \"chat\"\n";
+  text.replace(text.find(chat), chat.size(), chat + "slo_tpot_ms = \"off\"\nslo_e2e_s = 30\n");
+  auto s = ParseScenario(text, "tiny.toml", ".");
+  REQUIRE(s.ok());
+  REQUIRE(s->class_slos.size() == 3);
+  CHECK(s->class_slos[0].ttft == absl::Milliseconds(500));
+  CHECK(s->class_slos[0].tpot == absl::InfiniteDuration());
+  CHECK(s->class_slos[0].e2e == absl::InfiniteDuration());
+  CHECK(s->class_slos[1].ttft == absl::InfiniteDuration());
+  CHECK(s->class_slos[1].tpot == absl::InfiniteDuration());
+  CHECK(s->class_slos[1].e2e == absl::Seconds(30));
+  CHECK(s->class_slos[2].ttft == absl::InfiniteDuration());
+  CHECK(s->scheduler.work_classes[0].ttft_slo == absl::Milliseconds(500));
+  CHECK(s->scheduler.work_classes[1].ttft_slo == absl::InfiniteDuration());
+}
 
 TEST_CASE("a scenario file parses into scheduler and workload settings",
           "[sim]") {
