@@ -186,6 +186,10 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
     return Invalid("kv.num_host_blocks",
                    absl::StrCat("is ", kv.num_host_blocks, "; must be in [0, 2^24]"));
   }
+  if (kv.growth_headroom_tokens < 0 || kv.growth_headroom_tokens > (1 << 20)) {
+    return Invalid("kv.growth_headroom_tokens",
+                   absl::StrCat("is ", kv.growth_headroom_tokens, "; must be in [0, 2^20]"));
+  }
   if (kv.watermark_blocks < 0 || kv.watermark_blocks >= kv.num_device_blocks) {
     return Invalid("kv.watermark_blocks",
                    absl::StrCat("is ", kv.watermark_blocks, "; must be in [0, num_device_blocks = ",

@@ -16,11 +16,14 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || budget_ <= 0) return;
   policy_->BeginAdmission(now);
   int32_t declines = 0;
-  // Once a head is passed, admissions leave a block per decoding sequence
-  // free: backfilled requests take memory that running sequences grow into
-  // every few steps, and without the spare their growth preempts (often the
-  // request just backfilled) far more often than the backfill saves waits.
-  int32_t spare_blocks = 0;
+  // Room for the decoding sequences to grow (KvCacheConfig::
+  // growth_headroom_tokens); once a head is passed, at least a block each:
+  // backfilled requests take memory the running sequences grow into, and
+  // without it their growth preempts (often the request just backfilled) far
+  // more often than backfilling saves waits.
+  const int64_t decoding = static_cast<int64_t>(decoding_.size());
+  int32_t spare_blocks = static_cast<int32_t>(
+      (decoding * options_.kv.growth_headroom_tokens + block_size_ - 1) / block_size_);
   bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
@@ -60,7 +63,7 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
       break;
     }
     backfilling = true;
-    spare_blocks = static_cast<int32_t>(decoding_.size());
+    spare_blocks = std::max(spare_blocks, static_cast<int32_t>(decoding));
     policy_->Decline(id);
   }
   policy_->EndAdmission();

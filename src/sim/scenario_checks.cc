@@ -25,6 +25,7 @@ constexpr KeyFor kEngineKeys[] = {
     {"kv.num_device_blocks", "engine.kv_blocks"},
     {"kv.num_host_blocks", "engine.host_blocks"},
     {"kv.watermark_blocks", "engine.watermark_blocks"},
+    {"kv.growth_headroom_tokens", "engine.growth_headroom_tokens"},
     {"preemption_mode", "engine.preemption"},
     {"max_batched_tokens", "engine.max_batched_tokens"},
     {"max_running", "engine.max_running"},

@@ -148,6 +148,9 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
   o.kv.num_host_blocks = static_cast<int32_t>(host);
   HEARTH_ASSIGN_OR_RETURN(int64_t wm, r.Int(*e, "watermark_blocks", "engine", 0, 0, blocks));
   o.kv.watermark_blocks = static_cast<int32_t>(wm);
+  HEARTH_ASSIGN_OR_RETURN(int64_t headroom, r.Int(*e, "growth_headroom_tokens", "engine",
+                                                  o.kv.growth_headroom_tokens, 0, 1 << 20));
+  o.kv.growth_headroom_tokens = static_cast<int32_t>(headroom);
   HEARTH_ASSIGN_OR_RETURN(o.kv.enable_prefix_caching,
                           r.Bool(*e, "prefix_caching", "engine", true));
   HEARTH_ASSIGN_OR_RETURN(int64_t mbt, r.Int(*e, "max_batched_tokens", "engine", 2048, 1, 1 << 20));

@@ -46,6 +46,9 @@ constexpr ScenarioKey kKeys[] = {
      "Host blocks for swap preemption; 0: recompute only (KvCacheConfig::num_host_blocks)."},
     {"engine", "watermark_blocks", "blocks", "0",
      "Blocks kept free at admission for growth (KvCacheConfig::watermark_blocks)."},
+    {"engine", "growth_headroom_tokens", "tokens", "64",
+     "Tokens of growth kept free per decoding sequence at admission, beside the watermark "
+     "(KvCacheConfig::growth_headroom_tokens)."},
     {"engine", "prefix_caching", "bool", "true",
      "Reuse KV of identical prompt blocks (KvCacheConfig::enable_prefix_caching)."},
     {"engine", "max_batched_tokens", "tokens", "2048",

@@ -33,6 +33,9 @@ SchedulerOptions BaseOptions() {
   o.kv.block_size = 16;
   o.kv.num_device_blocks = 256;
   o.kv.enable_prefix_caching = false;
+  // These tests exist to preempt, on caches of a few blocks: the growth
+  // headroom would keep the running set small enough that nothing is.
+  o.kv.growth_headroom_tokens = 0;
   o.max_batched_tokens = 256;
   o.max_running = 16;
   return o;

@@ -29,6 +29,9 @@ SchedulerOptions PolicyOptions(PreemptionMode mode) {
   o.kv.num_device_blocks = 14;
   o.kv.num_host_blocks = mode == PreemptionMode::kSwap ? 48 : 0;
   o.kv.enable_prefix_caching = true;
+  // Preemption is what the test exercises; the growth headroom would keep
+  // 14 blocks from ever running short.
+  o.kv.growth_headroom_tokens = 0;
   o.preemption_mode = mode;
   o.max_batched_tokens = 64;
   o.max_running = 8;

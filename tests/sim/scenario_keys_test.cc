@@ -180,6 +180,7 @@ std::vector<Probe> Probes() {
       {"engine", "kv_blocks", {"kv_blocks = 777"}, [](const Scenario& s) { return double(s.scheduler.kv.num_device_blocks); }, 777, false},
       {"engine", "host_blocks", {"host_blocks = 99"}, [](const Scenario& s) { return double(s.scheduler.kv.num_host_blocks); }, 99},
       {"engine", "watermark_blocks", {"watermark_blocks = 5"}, [](const Scenario& s) { return double(s.scheduler.kv.watermark_blocks); }, 5},
+      {"engine", "growth_headroom_tokens", {"growth_headroom_tokens = 7"}, [](const Scenario& s) { return double(s.scheduler.kv.growth_headroom_tokens); }, 7},
       {"engine", "prefix_caching", {"prefix_caching = false"}, [](const Scenario& s) { return double(s.scheduler.kv.enable_prefix_caching); }, 0},
       {"engine", "max_batched_tokens", {"max_batched_tokens = 4096"}, [](const Scenario& s) { return double(s.scheduler.max_batched_tokens); }, 4096},
       {"engine", "max_running", {"max_running = 17"}, [](const Scenario& s) { return double(s.scheduler.max_running); }, 17},
