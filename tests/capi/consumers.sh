@@ -59,8 +59,11 @@ case $step in
     "$CC" -std=c11 -pedantic-errors -Wall -Werror "$src/c/full_loop.c" \
           -o "$WORK/pkgconfig_c/full_loop" $("$PKG_CONFIG" --cflags --libs hearth) \
           -Wl,-rpath,"$libdir"
-    ldd "$WORK/pkgconfig_c/full_loop" | grep -q "$libdir/libhearth_c.so.0" ||
-      { echo "not linked against the installed libhearth_c.so.0"; exit 1; }
+    # Captured first: under pipefail, grep -q closing the pipe early makes
+    # ldd die of SIGPIPE and the pipeline fail although it matched.
+    linked=$(ldd "$WORK/pkgconfig_c/full_loop")
+    grep -q "$libdir/libhearth_c.so.0" <<<"$linked" ||
+      { echo "not linked against the installed libhearth_c.so.0:"; echo "$linked"; exit 1; }
     "$WORK/pkgconfig_c/full_loop"
     ;;
 
@@ -71,12 +74,14 @@ case $step in
     # shellcheck disable=SC2046
     "$CC" -std=c11 -pedantic-errors -Wall -Werror "$src/c/full_loop.c" \
           -o "$WORK/pkgconfig_static/full_loop" $("$PKG_CONFIG" --cflags --libs hearth-static)
-    if ldd "$WORK/pkgconfig_static/full_loop" | grep -q libhearth_c; then
+    linked=$(ldd "$WORK/pkgconfig_static/full_loop")
+    if grep -q libhearth_c <<<"$linked"; then
       echo "the static consumer loads libhearth_c.so"; exit 1
     fi
     "$WORK/pkgconfig_static/full_loop"
     # --static on the shared module lists what a static link needs, too.
-    "$PKG_CONFIG" --static --libs hearth | grep -q -- '-lhearth ' ||
+    static_libs=$("$PKG_CONFIG" --static --libs hearth)
+    grep -q -- '-lhearth ' <<<"$static_libs" ||
       { echo "pkg-config --static --libs hearth lacks the core"; exit 1; }
     ;;
 
