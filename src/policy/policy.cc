@@ -23,6 +23,12 @@ size_t Policy::VictimCandidates(RequestId beneficiary, bool beneficiary_running,
 
 bool Policy::MayAdmitPast(const RequestView& /*head*/, absl::Time /*now*/) { return false; }
 
+bool Policy::PrefillsByDeadline() const { return false; }
+
+double Policy::AdmissionReserveShare(const RequestView& /*candidate*/, absl::Time /*now*/) {
+  return 0;
+}
+
 RequestId Policy::PickClassLimitVictim(const RequestView& beneficiary) {
   return beneficiary.id;
 }

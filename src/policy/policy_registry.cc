@@ -39,6 +39,7 @@ PolicyTreeConfig HouseholdTreeConfig() {
   PolicyTreeConfig config =
       Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
   config.backfill_wait = kHouseholdBackfillWait;
+  config.background_kv_reserve = kHouseholdBackgroundKvReserve;
   return config;
 }
 
@@ -96,6 +97,7 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
     tree.mlfq = config.mlfq;
     tree.request_level = config.household_request_level;
     tree.backfill_wait = config.household_backfill_wait;
+    tree.background_kv_reserve = config.household_background_kv_reserve;
     tree.workflow_head_start = config.workflow_head_start;
     return PolicyTreeFactory(tree);
   }

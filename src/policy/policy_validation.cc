@@ -145,6 +145,11 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
         absl::FormatDuration(config.workflow_head_start),
         "; it must be >= 0 (InfiniteDuration: rank calls at their workflow's arrival)"));
   }
+  if (!(config.background_kv_reserve >= 0 && config.background_kv_reserve < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PolicyTreeConfig::background_kv_reserve is ", config.background_kv_reserve,
+        "; it must be in [0, 1) (a share of the KV blocks)"));
+  }
   if (config.backfill_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "PolicyTreeConfig::backfill_wait is ", absl::FormatDuration(config.backfill_wait),

@@ -137,6 +137,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     v->reserve(running);
   }
   reclaimable_.reserve(running);
+  prefills_by_deadline_ = policy_ != nullptr && policy_->PrefillsByDeadline();
   for (const WorkClassConfig& c : options_.work_classes) {
     if (c.tpot_slo != absl::InfiniteDuration()) {
       for (const WorkClassConfig& k : options_.work_classes) class_tpot_.push_back(k.tpot_slo);

@@ -5,6 +5,7 @@
 // validated here before anything is preempted.
 
 #include <algorithm>
+#include <cmath>
 
 #include "scheduler/scheduler_impl.h"
 
@@ -116,10 +117,21 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   // preempt each other round after round, losing all progress.
   const int32_t rest_of_prefill =
       r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
-  if (running_count() >= options_.max_running ||
-      !HasRoom(need.new_blocks + rest_of_prefill + kv_.prefill_reserved() + spare_blocks,
-               r.model)) {
+  const int32_t blocks = need.new_blocks + rest_of_prefill + kv_.prefill_reserved() + spare_blocks;
+  if (running_count() >= options_.max_running || !HasRoom(blocks, r.model)) {
     return need.beyond_limits ? Admission::kDeclined : Admission::kNoRoom;
+  }
+  // Room kept for requests the policy ranks ahead when they come: fitting
+  // only into it is no entitlement to evict anyone. Dropped when the
+  // request could never fit beside it.
+  const double share = policy_->AdmissionReserveShare(ViewOf(r), now);
+  if (share > 0) {
+    const int32_t total = options_.kv.num_device_blocks;
+    const int32_t reserve =
+        static_cast<int32_t>(std::ceil(std::min(share, 1.0) * static_cast<double>(total)));
+    if (blocks + reserve <= total && !HasRoom(blocks + reserve, r.model)) {
+      return Admission::kDeclined;
+    }
   }
   CommitAdmission(r, need, now);
   return Admission::kAdmitted;

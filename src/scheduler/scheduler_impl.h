@@ -295,6 +295,8 @@ class Scheduler::Impl {
   // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
   absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
   std::unique_ptr<Policy> policy_;
+  // Policy::PrefillsByDeadline, asked once.
+  bool prefills_by_deadline_ = false;
   MetricsSink* sink_;
   internal::ModelResidency residency_;
   // Per model, requests waiting for it to load, in arrival order; entries of

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -81,6 +82,12 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   snapshot_.assign(list.begin(), list.end());
   // Locals, as in Complete: neither vector is resized inside the loop.
   RequestRecord* slab = slab_.data();
+  if (which == RunList::kPrefilling && prefills_by_deadline_) {
+    std::sort(snapshot_.begin(), snapshot_.end(), [slab](uint32_t a, uint32_t b) {
+      return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
+             std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);
+    });
+  }
   const uint32_t* slots = snapshot_.data();
   const size_t n = snapshot_.size();
   for (size_t i = 0; i < n; ++i) {

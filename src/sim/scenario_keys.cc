@@ -167,6 +167,10 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "household_request_level", "string", "\"fifo\"",
      "\"fifo\" or \"mlfq\": the household tree's request level "
      "(PolicyConfig::household_request_level)."},
+    {"policy", "household_background_kv_reserve", "share", "0.2",
+     "Share of the KV cache a household request without a TTFT target must leave free when "
+     "admitted, in [0, 1); with it, waiting requests evict no one "
+     "(PolicyConfig::household_background_kv_reserve)."},
     {"policy", "household_backfill_s", "s", "120",
      "How long the household tree lets requests that fit pass one that finds no room; 0: "
      "never (PolicyConfig::household_backfill_wait, PolicyTreeConfig::backfill_wait)."},

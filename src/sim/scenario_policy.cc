@@ -98,6 +98,9 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scena
   HEARTH_ASSIGN_OR_RETURN(pc.workflow_head_start,
                           r.Duration(*p, "workflow_head_start_s", "policy",
                                      kDefaultWorkflowHeadStart, {.off_allowed = true}));
+  HEARTH_ASSIGN_OR_RETURN(pc.household_background_kv_reserve,
+                          r.Number(*p, "household_background_kv_reserve", "policy",
+                                   pc.household_background_kv_reserve, 0, 0.999));
   HEARTH_ASSIGN_OR_RETURN(pc.household_backfill_wait,
                           r.Duration(*p, "household_backfill_s", "policy",
                                      pc.household_backfill_wait, {}));

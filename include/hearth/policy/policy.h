@@ -102,6 +102,19 @@ class Policy {
   // waited long enough, or a large request could wait forever. Default: false
   // (head of line waits, as in vLLM's scheduler).
   virtual bool MayAdmitPast(const RequestView& head, absl::Time now);
+  // Share of the device's KV blocks, in [0, 1), that admitting `candidate`
+  // must leave free, for requests the policy would rank ahead of it when
+  // they come (a household keeps room for a voice command while documents
+  // stream in, instead of evicting one to make it). A candidate that fits
+  // only into the reserve is declined for this step; the core drops the
+  // reserve when the candidate could never fit beside it. Default: 0.
+  virtual double AdmissionReserveShare(const RequestView& candidate, absl::Time now);
+  // Whether the step's token budget goes to running prefills in order of
+  // their TTFT deadline (RequestView::ttft_deadline; none last) rather than
+  // the order they were admitted in: a voice command's prompt then runs in
+  // the next step even while long documents are prefilling. Asked once, at
+  // construction of the scheduler. Default: false.
+  virtual bool PrefillsByDeadline() const;
 
   // Picks a running request to preempt so that `beneficiary` can proceed, or
   // returns an invalid id when the policy ranks no running request below it.

@@ -45,6 +45,9 @@ struct PolicyConfig {
   RequestLevel household_request_level = RequestLevel::kFifo;
   // The backfilling of "household" (PolicyTreeConfig::backfill_wait).
   absl::Duration household_backfill_wait = kHouseholdBackfillWait;
+  // The cache share "household" keeps for interactive arrivals
+  // (PolicyTreeConfig::background_kv_reserve).
+  double household_background_kv_reserve = kHouseholdBackgroundKvReserve;
   // Used by "vtc", "priority" and "household" (their FIFO request level);
   // see PolicyTreeConfig::workflow_head_start.
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;

@@ -2,6 +2,8 @@
 
 #include "policy/tree/tree_builder.h"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -99,8 +101,19 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
 
 std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
                                         const SchedulerOptions& options) {
-  return NewTreePolicy(config.name, BuildRoot(config, options), config.workflow_head_start,
-                       config.backfill_wait);
+  TreePolicyRules rules{.workflow_head_start = config.workflow_head_start,
+                        .backfill_wait = config.backfill_wait};
+  // The reserve is for interactive arrivals: with no class targeting TTFT,
+  // every request is background and there is nobody to keep room for.
+  const bool interactive = std::any_of(
+      options.work_classes.begin(), options.work_classes.end(),
+      [](const WorkClassConfig& c) { return c.ttft_slo != absl::InfiniteDuration(); });
+  if (config.class_level == ClassLevel::kSlo) {
+    rules.background_kv_reserve = interactive ? config.background_kv_reserve : 0;
+    rules.reserve_waived_after = config.priority.aging_interval;
+    rules.prefills_by_deadline = true;
+  }
+  return NewTreePolicy(config.name, BuildRoot(config, options), rules);
 }
 
 }  // namespace hearth::policy_internal

@@ -23,12 +23,11 @@ namespace {
 
 class TreePolicy final : public Policy {
  public:
-  TreePolicy(std::string name, std::unique_ptr<Node> root, absl::Duration head_start,
-             absl::Duration backfill_wait)
+  TreePolicy(std::string name, std::unique_ptr<Node> root, const TreePolicyRules& rules)
       : name_(std::move(name)),
         root_(std::move(root)),
-        head_start_(head_start),
-        backfill_wait_(backfill_wait) {}
+        head_start_(rules.workflow_head_start),
+        rules_(rules) {}
 
   std::string_view name() const override { return name_; }
 
@@ -145,9 +144,28 @@ class TreePolicy final : public Policy {
   // Counted from when the head last started waiting (arrival or preemption):
   // past backfill_wait it holds the line until memory frees for it.
   bool MayAdmitPast(const RequestView& head, absl::Time now) override {
-    if (backfill_wait_ <= absl::ZeroDuration()) return false;
+    if (rules_.backfill_wait <= absl::ZeroDuration()) return false;
     const Entry* e = FindOffered(head.id);
-    return e != nullptr && !e->running && now - e->waiting_since < backfill_wait_;
+    return e != nullptr && !e->running && now - e->waiting_since < rules_.backfill_wait;
+  }
+
+  bool PrefillsByDeadline() const override { return rules_.prefills_by_deadline; }
+
+  // With a reserve for interactive arrivals, a waiting request finds room
+  // without evicting anyone: on a household evening admission preemption
+  // then only recomputed documents (10x FIFO's preemptions for no better
+  // attainment). Growth still has victims.
+  bool KeepsRoomInstead(bool beneficiary_running) const {
+    return !beneficiary_running && rules_.background_kv_reserve > 0;
+  }
+
+  // Background: no TTFT target of its own or its class's.
+  double AdmissionReserveShare(const RequestView& candidate, absl::Time now) override {
+    if (rules_.background_kv_reserve <= 0 || candidate.ttft_slo != absl::InfiniteDuration()) {
+      return 0;
+    }
+    return now - candidate.arrival_time < rules_.reserve_waived_after
+               ? rules_.background_kv_reserve : 0;
   }
 
   void EndAdmission() override {
@@ -161,7 +179,8 @@ class TreePolicy final : public Policy {
   RequestId PickVictim(RequestId beneficiary,
                        bool beneficiary_running) override {
     Entry* b = FindOffered(beneficiary);
-    if (b == nullptr || b->retired || b->running != beneficiary_running) {
+    if (b == nullptr || b->retired || b->running != beneficiary_running ||
+        KeepsRoomInstead(beneficiary_running)) {
       return RequestId();
     }
     Entry* victim = root_->Victim(b, beneficiary_running);
@@ -174,7 +193,10 @@ class TreePolicy final : public Policy {
   size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
                           absl::Span<RequestId> out) override {
     Entry* b = FindOffered(beneficiary);
-    if (b == nullptr || b->retired || b->running != beneficiary_running) return 0;
+    if (b == nullptr || b->retired || b->running != beneficiary_running ||
+        KeepsRoomInstead(beneficiary_running)) {
+      return 0;
+    }
     Entry* found[kMaxVictimCandidates];
     const size_t listed = root_->Victims(
         b, beneficiary_running, absl::MakeSpan(found, std::min(out.size(), std::size(found))));
@@ -292,7 +314,7 @@ class TreePolicy final : public Policy {
   std::string name_;
   std::unique_ptr<Node> root_;
   absl::Duration head_start_;
-  absl::Duration backfill_wait_;
+  TreePolicyRules rules_;
   absl::flat_hash_map<RequestId, Entry*> entries_;
   // Entries are pooled: a finished request's entry serves the next arrival.
   static constexpr int kChunk = 256;
@@ -318,9 +340,8 @@ class TreePolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start, absl::Duration backfill_wait) {
-  return std::make_unique<TreePolicy>(std::move(name), std::move(root), head_start,
-                                      backfill_wait);
+                                      const TreePolicyRules& rules) {
+  return std::make_unique<TreePolicy>(std::move(name), std::move(root), rules);
 }
 
 }  // namespace hearth::policy_internal

@@ -17,10 +17,23 @@
 
 namespace hearth::policy_internal {
 
-// A policy named `name` over `root`. `head_start` and `backfill_wait`: see
-// PolicyTreeConfig::workflow_head_start and ::backfill_wait.
+// What the tree decides beside its order (PolicyTreeConfig's fields of the
+// same names).
+struct TreePolicyRules {
+  absl::Duration workflow_head_start = absl::ZeroDuration();
+  absl::Duration backfill_wait = absl::ZeroDuration();
+  // Zero unless the class level is the SLO level.
+  double background_kv_reserve = 0;
+  // The aging interval, after which a background request is no longer held
+  // to the reserve.
+  absl::Duration reserve_waived_after = absl::InfiniteDuration();
+  // True with the SLO class level: prefills share the step by deadline.
+  bool prefills_by_deadline = false;
+};
+
+// A policy named `name` over `root`.
 std::unique_ptr<Policy> NewTreePolicy(std::string name, std::unique_ptr<Node> root,
-                                      absl::Duration head_start, absl::Duration backfill_wait);
+                                      const TreePolicyRules& rules);
 
 }  // namespace hearth::policy_internal
 
