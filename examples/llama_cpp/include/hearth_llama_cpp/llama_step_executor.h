@@ -33,7 +33,7 @@
 //
 // Example:
 //   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx);
-//   HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, **executor, clock.Now()));
+//   if (absl::Status s = hearth::RunIteration(*scheduler, **executor, clock.Now()); !s.ok()) return s;
 
 #ifndef HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
 #define HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
