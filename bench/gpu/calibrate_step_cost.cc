@@ -78,7 +78,7 @@ class StepMaker {
     tables_.clear();
     tokens_.clear();
     plan_.step = ++step_;
-    plan_.released = live_;
+    for (RequestId id : live_) plan_.released.push_back({id});
     live_.clear();
     for (int32_t i = 0; i < c.decodes; ++i) Add(c.context, 1);
     if (c.prefill > 0) Add(c.prefill_start, c.prefill);

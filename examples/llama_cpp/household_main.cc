@@ -152,7 +152,8 @@ absl::Status RunPolicy(const std::string& policy, llama_model* model) {
     bool failed = false;
     for (const absl::Status& e : errors) failed = failed || !e.ok();
     if (failed) break;
-    if (!*ran) absl::SleepFor(absl::Milliseconds(1));
+    // Idle: sleep until a member submits (bounded, to notice their errors).
+    if (!*ran) (*engine)->WaitForWork(absl::Now() + absl::Milliseconds(50));
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& e : errors) {

@@ -48,16 +48,7 @@ const hearth::GroupReport* FindGroup(const std::vector<hearth::GroupReport>& gro
   return nullptr;
 }
 
-}  // namespace
-
-extern "C" {
-
-hearth_status hearth_scheduler_stats(const hearth_scheduler* scheduler,
-                                     hearth_stats* out, hearth_error** error) {
-  return Guard(error, "hearth_scheduler_stats", [&] {
-    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_stats", error);
-    HEARTH_C_REQUIRE(out, "hearth_scheduler_stats", error);
-    const hearth::SchedulerStats s = scheduler->scheduler->stats();
+void CopyStats(const hearth::SchedulerStats& s, hearth_stats* out) {
     *out = hearth_stats{};
     out->steps = s.steps;
     out->queued = s.queued;
@@ -73,6 +64,30 @@ hearth_status hearth_scheduler_stats(const hearth_scheduler* scheduler,
     out->prefix_hit_tokens = s.prefix_hit_tokens;
     out->preemptions = s.preemptions;
     out->finished = s.finished;
+    out->engine_out_of_kv_preemptions = s.engine_out_of_kv_preemptions;
+    out->retries = s.retries;
+}
+
+}  // namespace
+
+extern "C" {
+
+hearth_status hearth_scheduler_stats(const hearth_scheduler* scheduler,
+                                     hearth_stats* out, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_stats", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_stats", error);
+    HEARTH_C_REQUIRE(out, "hearth_scheduler_stats", error);
+    CopyStats(scheduler->scheduler->stats(), out);
+    return HEARTH_OK;
+  });
+}
+
+hearth_status hearth_scheduler_published_stats(const hearth_scheduler* scheduler,
+                                               hearth_stats* out, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_published_stats", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_published_stats", error);
+    HEARTH_C_REQUIRE(out, "hearth_scheduler_published_stats", error);
+    CopyStats(scheduler->scheduler->PublishedStats(), out);
     return HEARTH_OK;
   });
 }

@@ -121,6 +121,20 @@ hearth_status hearth_outcome_add_failed(hearth_outcome* outcome, uint64_t id,
   });
 }
 
+hearth_status hearth_outcome_add_out_of_kv(hearth_outcome* outcome, uint64_t id,
+                                           hearth_error** error) {
+  return Guard(error, "hearth_outcome_add_out_of_kv", [&] {
+    HEARTH_C_REQUIRE(outcome, "hearth_outcome_add_out_of_kv", error);
+    if (hearth_status s = RequireBegun(*outcome, "hearth_outcome_add_out_of_kv", error)) {
+      return s;
+    }
+    hearth::SequenceOutcome& s = outcome->outcome.sequences.emplace_back();
+    s.id = hearth::RequestId(id);
+    s.out_of_kv = true;
+    return HEARTH_OK;
+  });
+}
+
 hearth_status hearth_outcome_add_failed_load(hearth_outcome* outcome,
                                              uint32_t model,
                                              const char* message,

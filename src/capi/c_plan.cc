@@ -45,6 +45,7 @@ void BuildView(const hearth::StepPlan& plan, hearth_plan& view) {
     c.num_new_blocks = s.new_blocks.size();
     c.token_ids = s.token_ids.empty() ? nullptr : s.token_ids.data();
     c.num_token_ids = s.token_ids.size();
+    c.handle = s.handle;
   }
 }
 
@@ -62,10 +63,14 @@ hearth_status EntryAt(const hearth::StepPlan& plan, int list, size_t index,
                       hearth_plan_entry& out) {
   out = hearth_plan_entry{};
   if (list == HEARTH_PLAN_PREEMPTED) {
-    out.id = plan.preempted[index].id.value();
-    out.kind = plan.preempted[index].mode == hearth::PreemptionMode::kSwap ? 1 : 0;
+    const hearth::Preemption& p = plan.preempted[index];
+    out.id = p.id.value();
+    out.kind = p.mode == hearth::PreemptionMode::kSwap ? 1 : 0;
+    out.source = static_cast<uint32_t>(p.cause);
+    out.handle = p.handle;
   } else if (list == HEARTH_PLAN_RELEASED) {
-    out.id = plan.released[index].value();
+    out.id = plan.released[index].id.value();
+    out.handle = plan.released[index].handle;
   } else if (list == HEARTH_PLAN_MODEL_COMMANDS) {
     const hearth::ModelCommand& m = plan.model_commands[index];
     out.kind = m.kind == hearth::ModelCommandKind::kUnload ? 1 : 0;

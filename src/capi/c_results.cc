@@ -81,6 +81,7 @@ hearth_status hearth_results_get(const hearth_results* results, size_t index,
     out->first_admit_time_s = SecondsFromTime(r.first_admit_time);
     out->first_token_time_s = SecondsFromTime(r.first_token_time);
     out->end_time_s = SecondsFromTime(r.end_time);
+    out->handle = r.handle;
     return HEARTH_OK;
   });
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "capi/c_handles.h"
 #include "capi/c_status.h"
 #include "capi/c_time.h"
@@ -132,6 +133,7 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   if (r.parent != HEARTH_NO_REQUEST) spec.parent = hearth::RequestId(r.parent);
   HEARTH_ASSIGN_OR_RETURN(spec.ttft_slo, SloOverride(r.ttft_slo_s, "hearth_request.ttft_slo_s"));
   HEARTH_ASSIGN_OR_RETURN(spec.tpot_slo, SloOverride(r.tpot_slo_s, "hearth_request.tpot_slo_s"));
+  spec.handle = r.handle;
   return spec;
 }
 
@@ -186,6 +188,40 @@ hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler, uint64_t id,
     HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_cancel", error);
     return FromStatus(scheduler->scheduler->Cancel(hearth::RequestId(id)), error);
   });
+}
+
+hearth_status hearth_scheduler_cancel_reason(hearth_scheduler* scheduler, uint64_t id,
+                                             const char* reason, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_cancel_reason", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_cancel_reason", error);
+    // Bounded like a label: the reason is text for a result message.
+    const size_t limit = static_cast<size_t>(scheduler->scheduler->options().max_label_bytes);
+    const std::string_view why =
+        reason == nullptr ? std::string_view() : std::string_view(reason, strnlen(reason, limit));
+    return FromStatus(scheduler->scheduler->Cancel(hearth::RequestId(id), why), error);
+  });
+}
+
+double hearth_scheduler_next_event_time(const hearth_scheduler* scheduler) {
+  if (scheduler == nullptr) return INFINITY;
+  return hearth::capi::SecondsFromTime(scheduler->scheduler->NextEventTime());
+}
+
+int32_t hearth_scheduler_wait_for_work(hearth_scheduler* scheduler, double timeout_s) {
+  if (scheduler == nullptr) return 0;
+  absl::Time deadline = absl::InfinitePast();
+  if (std::isnan(timeout_s) || timeout_s <= 0) {
+    deadline = absl::InfinitePast();
+  } else if (std::isinf(timeout_s) || timeout_s > hearth::capi::kMaxAbsSeconds) {
+    deadline = absl::InfiniteFuture();
+  } else {
+    deadline = absl::Now() + absl::Seconds(timeout_s);
+  }
+  return scheduler->scheduler->WaitForWork(deadline) ? 1 : 0;
+}
+
+void hearth_scheduler_wake(hearth_scheduler* scheduler) {
+  if (scheduler != nullptr) scheduler->scheduler->Wake();
 }
 
 }  // extern "C"

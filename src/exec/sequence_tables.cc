@@ -58,7 +58,7 @@ absl::Status SequenceTables::ValidateCopies(const StepPlan& plan) const {
 
 void SequenceTables::DropEnded(const StepPlan& plan) {
   for (const Preemption& p : plan.preempted) entries_.erase(p.id);
-  for (RequestId id : plan.released) entries_.erase(id);
+  for (const ReleasedSequence& r : plan.released) entries_.erase(r.id);
 }
 
 std::string SequenceTables::CheckSequence(const ScheduledSequence& s) const {

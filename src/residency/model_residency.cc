@@ -98,6 +98,17 @@ void ModelResidency::PlanUnloads(absl::Time now, std::vector<ModelCommand>* comm
   }
 }
 
+absl::Time ModelResidency::NextUnloadTime() const {
+  absl::Time next = absl::InfiniteFuture();
+  if (!enabled_) return next;
+  for (const Model& m : models_) {
+    if (m.resident && !m.loading && m.live == 0 && m.keep_alive != absl::InfiniteDuration()) {
+      next = std::min(next, m.last_used + m.keep_alive);
+    }
+  }
+  return next;
+}
+
 void ModelResidency::PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* commands) {
   if (!enabled_) return;
   const int64_t owned_bytes = int64_t{owned_blocks} * block_bytes_;

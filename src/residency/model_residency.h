@@ -39,6 +39,9 @@ class ModelResidency {
 
   // Keep-alive: unloads models idle for longer than their keep_alive.
   void PlanUnloads(absl::Time now, std::vector<ModelCommand>* commands);
+  // The earliest time PlanUnloads would unload an idle model;
+  // InfiniteFuture when none would. O(models).
+  absl::Time NextUnloadTime() const;
   // Issues queued loads in request order while fewer than
   // max_concurrent_loads are in this plan and memory beside `owned_blocks`
   // allows, unloading idle models least recently used first. Called after

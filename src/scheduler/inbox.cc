@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "scheduler/workflow_table.h"
 
 namespace hearth::internal {
@@ -107,11 +108,12 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   live_.try_emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
   // Under mu_ still, so that per-user ids reach the queue in order and the
   // audit never sees a live request that is neither queued nor taken.
-  queues_.Push(u, Submission{id, std::move(spec), std::move(prompt_hashes)});
+  queues_.Push(u, Submission{id, std::move(spec), std::move(prompt_hashes), false, {}});
+  WakeLocked();
   return id;
 }
 
-absl::Status Inbox::Cancel(RequestId id) {
+absl::Status Inbox::Cancel(RequestId id, std::string_view reason) {
   std::lock_guard<std::mutex> lock(mu_);
   Live* live = live_.find(id);
   if (live == nullptr) {
@@ -125,8 +127,41 @@ absl::Status Inbox::Cancel(RequestId id) {
   }
   live->cancelling = true;
   // A queued request carries its cancellation into the Plan that takes it in.
-  if (!queues_.MarkCancelled(live->user, id)) cancels_.push_back(id);
+  if (!queues_.MarkCancelled(live->user, id, reason)) {
+    cancels_.push_back(Cancellation{id, std::string(reason)});
+  }
+  WakeLocked();
   return absl::OkStatus();
+}
+
+void Inbox::WakeLocked() {
+  woken_ = true;
+  // Cheap when the engine is not waiting (no waiter, no system call).
+  work_cv_.notify_one();
+}
+
+void Inbox::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  WakeLocked();
+}
+
+bool Inbox::WaitForWork(absl::Time deadline, bool engine_busy) {
+  // The engine is idle here, so it may wait for the lock like a host.
+  unsettled_calls_ = kMaxUnsettledCalls;
+  LockToSettle();
+  std::unique_lock<std::mutex> lock(mu_, std::adopt_lock);
+  const auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return engine_busy || woken_ || queues_.size() > 0;
+  };
+  bool work = ready();
+  if (!work && deadline == absl::InfiniteFuture()) {
+    work_cv_.wait(lock, ready);
+    work = true;
+  } else if (!work && deadline > absl::Now()) {
+    work = work_cv_.wait_until(lock, absl::ToChronoTime(deadline), ready);
+  }
+  woken_ = false;
+  return work;
 }
 
 void Inbox::SettleTaken(RequestId id, absl::Time now) {
@@ -173,7 +208,7 @@ bool Inbox::LockToSettle() {
 }
 
 void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
-                  std::vector<RequestId>* cancels) {
+                  std::vector<Cancellation>* cancels) {
   submissions->clear();
   cancels->clear();
   queues_.TakeTurns(max_intake_, submissions);

@@ -18,8 +18,11 @@
 #define HEARTH_SCHEDULER_INBOX_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -35,6 +38,12 @@
 
 namespace hearth::internal {
 
+// A host's Cancel of a request already taken in, waiting for the engine.
+struct Cancellation {
+  RequestId id;
+  std::string reason;
+};
+
 class Inbox {
  public:
   explicit Inbox(const SchedulerOptions& options);
@@ -45,8 +54,19 @@ class Inbox {
   // their token quota in the window of the latest Drain.
   absl::StatusOr<RequestId> Submit(RequestSpec spec,
                                    std::vector<uint64_t> prompt_hashes);
-  // NotFound unless `id` is live and not already being cancelled.
-  absl::Status Cancel(RequestId id);
+  // NotFound unless `id` is live and not already being cancelled. Wakes
+  // WaitForWork.
+  absl::Status Cancel(RequestId id, std::string_view reason = {});
+
+  // Any thread: makes WaitForWork return true (now, or at its next call).
+  void Wake();
+
+  // Engine thread. Settles what earlier calls left unsettled (waiting for the
+  // lock), then returns true at once if `engine_busy` or a submission is
+  // queued, or a Submit, Cancel or Wake came since the last WaitForWork
+  // returned; otherwise sleeps until one comes (true) or wall-clock time
+  // reaches `deadline` (false).
+  bool WaitForWork(absl::Time deadline, bool engine_busy);
 
   // Engine thread. Moves up to max_intake_per_plan queued submissions into
   // the (cleared) `submissions` (SubmissionQueues::TakeTurns: users share the
@@ -56,7 +76,7 @@ class Inbox {
   // marked `cancelled`. Taken submissions are charged to the quota window of
   // `now`.
   void Drain(absl::Time now, std::vector<Submission>* submissions,
-             std::vector<RequestId>* cancels);
+             std::vector<Cancellation>* cancels);
 
   // Engine thread. These requests are terminal: forget them and, unless the
   // host takes results through on_result, queue them for DrainResults.
@@ -112,6 +132,7 @@ class Inbox {
   // for the lock only when kMaxUnsettledCalls calls in a row could not
   // settle. True with mu_ held; false (not held) when this call could not.
   bool LockToSettle() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true, mu_);
+  void WakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int32_t max_intake_;
   const bool keep_results_;
@@ -129,7 +150,11 @@ class Inbox {
   // Per user: refused by count since the last request ended. Written under
   // mu_, read without it by Submit's fast refusal.
   std::vector<std::atomic<bool>> at_count_limit_;
-  std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
+  std::vector<Cancellation> cancels_ ABSL_GUARDED_BY(mu_);
+  // A Submit, Cancel or Wake since WaitForWork last returned; WaitForWork
+  // sleeps on `work_cv_` until it is set.
+  bool woken_ ABSL_GUARDED_BY(mu_) = false;
+  std::condition_variable work_cv_;
   std::vector<RequestResult> results_ ABSL_GUARDED_BY(mu_);
   // Engine thread only: taken in, and ended, but not yet settled (each call
   // adds its own, then settles all if it gets the lock), and how many engine

@@ -56,6 +56,8 @@ struct alignas(64) RequestRecord {
   // -- Second line: the KV state, its block table first (KvManager).
   SequenceKv kv;
   absl::Time first_token_time = absl::InfiniteFuture();
+  // RequestSpec::handle: read with the block table for every plan entry.
+  uint64_t handle = 0;
 
   // -- Cold: touched on events (admission, preemption, the end).
   // Prompt ids then sampled ids; empty when the request came without ids.

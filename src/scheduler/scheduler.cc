@@ -44,15 +44,22 @@ Scheduler::~Scheduler() = default;
 absl::StatusOr<RequestId> Scheduler::Submit(const RequestSpec& spec) {
   return impl_->Submit(spec);
 }
-absl::Status Scheduler::Cancel(RequestId id) { return impl_->Cancel(id); }
+absl::Status Scheduler::Cancel(RequestId id, std::string_view reason) {
+  return impl_->Cancel(id, reason);
+}
+absl::Time Scheduler::NextEventTime() const { return impl_->NextEventTime(); }
+bool Scheduler::WaitForWork(absl::Time deadline) { return impl_->WaitForWork(deadline); }
+void Scheduler::Wake() { impl_->Wake(); }
 absl::StatusOr<const StepPlan*> Scheduler::Plan(absl::Time now) {
   absl::StatusOr<const StepPlan*> plan = impl_->Plan(now);
   impl_->HandOverEnded();
+  if (plan.ok()) impl_->PublishStats();
   return plan;
 }
 absl::Status Scheduler::Complete(const StepOutcome& outcome) {
   absl::Status status = impl_->Complete(outcome);
   impl_->HandOverEnded();
+  if (status.ok()) impl_->PublishStats();
   return status;
 }
 bool Scheduler::plan_outstanding() const { return impl_->plan_outstanding(); }
@@ -65,6 +72,7 @@ absl::StatusOr<RequestView> Scheduler::GetRequest(RequestId id) const {
 const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 std::string_view Scheduler::policy_name() const { return impl_->policy_name(); }
 SchedulerStats Scheduler::stats() const { return impl_->stats(); }
+SchedulerStats Scheduler::PublishedStats() const { return impl_->PublishedStats(); }
 const BlockAllocator& Scheduler::block_allocator() const {
   return impl_->allocator();
 }
@@ -204,6 +212,13 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
   return absl::NotFoundError(absl::StrCat(
       "request ", id.ToString(), " is unknown or already ended (results come through "
       "DrainResults or on_result)"));
+}
+
+absl::Time Scheduler::Impl::NextEventTime() const {
+  // Any live request may be planned now: ask again after the next Plan.
+  const bool owed = !to_release_.empty() || !pending_drops_.empty();
+  if (owed || slot_of_.size() > 0 || inbox_.num_queued() > 0) return absl::InfinitePast();
+  return residency_.NextUnloadTime();
 }
 
 SchedulerStats Scheduler::Impl::stats() const {

@@ -130,7 +130,7 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
                                                           const SequenceOutcome& o,
                                                           const int32_t* vocab_size) {
   if (o.id != s.id) return OutcomeFault::kId;
-  if (!o.error.empty()) return OutcomeFault::kNone;
+  if (!o.error.empty() || o.out_of_kv) return OutcomeFault::kNone;
   if (o.produced_token != s.sample) return OutcomeFault::kSampling;
   if (o.finish == FinishReason::kLength) return OutcomeFault::kFinishLength;
   if (o.finish > FinishReason::kLength) return OutcomeFault::kFinishUnknown;
@@ -177,8 +177,12 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
 [[gnu::always_inline]] inline void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequence& s,
                                            const SequenceOutcome& o,
                                            const int32_t* context_length, absl::Time done) {
-  if (!o.error.empty()) {
+  if (!o.error.empty()) [[unlikely]] {
     RetryOrFail(r, o.error, done);
+    return;
+  }
+  if (o.out_of_kv) [[unlikely]] {
+    PreemptOutOfKv(r, done);
     return;
   }
   served_.push_back({r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});

@@ -46,6 +46,7 @@
 #include "scheduler/class_capacity.h"
 #include "scheduler/step_budget.h"
 #include "scheduler/inbox.h"
+#include "scheduler/published_value.h"
 #include "scheduler/request_record.h"
 #include "scheduler/workflow_table.h"
 
@@ -58,7 +59,10 @@ class Scheduler::Impl {
 
   // Thread-safe.
   absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
-  absl::Status Cancel(RequestId id) { return inbox_.Cancel(id); }
+  absl::Status Cancel(RequestId id, std::string_view reason) {
+    return inbox_.Cancel(id, reason);
+  }
+  void Wake() { inbox_.Wake(); }
   size_t DrainResults(std::vector<RequestResult>* out) {
     return inbox_.DrainResults(out);
   }
@@ -70,6 +74,13 @@ class Scheduler::Impl {
   bool plan_outstanding() const { return plan_outstanding_; }
   absl::StatusOr<RequestView> GetRequest(RequestId id) const;
   SchedulerStats stats() const;
+  // Copies stats() where PublishedStats() reads it.
+  void PublishStats() { published_.Store(stats()); }
+  SchedulerStats PublishedStats() const { return published_.Load(); }
+  absl::Time NextEventTime() const;
+  bool WaitForWork(absl::Time deadline) {
+    return inbox_.WaitForWork(deadline, NextEventTime() == absl::InfinitePast());
+  }
   absl::Status CheckInvariants() const;
   const BlockAllocator& allocator() const { return kv_.allocator(); }
   std::string_view policy_name() const { return policy_->name(); }
@@ -121,6 +132,12 @@ class Scheduler::Impl {
   void Preempt(Record& record, absl::Time now);
   // An engine-reported failure: retry per the class policy or fail.
   void RetryOrFail(Record& record, const std::string& error, absl::Time now);
+  // The engine had no KV for `record` this step: recompute preemption,
+  // listed in the next plan.
+  void PreemptOutOfKv(Record& record, absl::Time now);
+  // Stops a running request whose engine state the next plan drops (retry,
+  // out of KV): waits again with its progress reset.
+  void RequeueForRecompute(Record& record, PreemptionCause cause, absl::Time now);
   // Ends a live request: frees what it holds, tells policy, sink and host.
   void Terminate(Record& record, RequestPhase phase, FinishReason reason,
                  std::string message, absl::Time now);
@@ -324,9 +341,9 @@ class Scheduler::Impl {
 
   std::vector<uint32_t> decoding_;
   std::vector<uint32_t> prefilling_;
-  // Retried requests whose engine state must be dropped: listed in the next
-  // plan's `preempted` (recompute).
-  std::vector<RequestId> pending_drops_;
+  // Requests stopped by an outcome (retried, out of KV) whose engine state
+  // must be dropped: listed in the next plan's `preempted` (recompute).
+  std::vector<Preemption> pending_drops_;
 
   // Min-heap of (deadline, id) for requests with finite deadlines; entries
   // of ended requests are skipped lazily.
@@ -347,8 +364,8 @@ class Scheduler::Impl {
   // Results of requests ended during the current Plan/Complete, not yet
   // handed to the inbox.
   std::vector<RequestResult> ended_;
-  std::vector<RequestId> cancels_;
-  std::vector<RequestId> to_release_;
+  std::vector<internal::Cancellation> cancels_;
+  std::vector<ReleasedSequence> to_release_;
   std::vector<ServedTokens> served_;
   int32_t budget_ = 0;
   // True inside Plan(): only then may a scheduled request be unscheduled.
@@ -357,6 +374,7 @@ class Scheduler::Impl {
   absl::Time last_now_ = absl::InfinitePast();
 
   SchedulerStats counters_;
+  internal::PublishedValue<SchedulerStats> published_;
 };
 
 }  // namespace hearth

@@ -22,6 +22,15 @@ struct LaterDeadline {
   }
 };
 
+// The result message of a cancelled request: the host's reason first.
+std::string CancelMessage(std::string_view reason, std::string_view phase) {
+  std::string message(reason);
+  message += message.empty() ? "cancelled by the host while " : " (cancelled by the host while ";
+  message += phase;
+  if (!reason.empty()) message += ")";
+  return message;
+}
+
 }  // namespace
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
@@ -38,11 +47,12 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
   }
   workflows_.Expire(now);
   for (internal::Submission& sub : drained_) Intake(sub, now);
-  for (RequestId id : cancels_) {
-    if (RequestRecord* r = Find(id)) {
+  for (const internal::Cancellation& c : cancels_) {
+    // Gone already when it ended otherwise first (e.g. its last token): that
+    // ending stands.
+    if (RequestRecord* r = Find(c.id)) {
       Terminate(*r, RequestPhase::kCancelled, FinishReason::kNone,
-                absl::StrCat("cancelled by the host while ", std::string(PhaseName(r->phase))),
-                now);
+                CancelMessage(c.reason, PhaseName(r->phase)), now);
     }
   }
 }
@@ -61,7 +71,7 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
   }
   if (sub.cancelled) {
     Terminate(r, RequestPhase::kCancelled, FinishReason::kNone,
-              "cancelled by the host while queued", now);
+              CancelMessage(sub.cancel_reason, PhaseName(RequestPhase::kQueued)), now);
     return;
   }
   for (absl::Time t : {r.deadline, r.queue_deadline}) {
@@ -109,6 +119,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.model = spec.model;
   r.user = spec.user;
   r.work_class = spec.work_class;
+  r.handle = spec.handle;
   InitColdFields(r, sub, now);
   slot_of_.insert_or_assign(r.id, slot);
   return r;

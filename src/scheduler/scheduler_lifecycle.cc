@@ -28,6 +28,7 @@ bool Counted(RequestPhase p) {
 template <typename Report>
 void FillAbout(const RequestRecord& r, Report& out) {
   out.id = r.id;
+  out.handle = r.handle;
   out.user = r.user;
   out.work_class = r.work_class;
   out.prompt_tokens = r.prompt_tokens;
@@ -123,7 +124,9 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   } else {
     r.computed = 0;
   }
-  if (DropDeviceState(r)) plan_.preempted.push_back({r.id, mode});
+  if (DropDeviceState(r)) {
+    plan_.preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
+  }
   ++r.preemptions;
   r.preempted_step = plan_.step;
   ++counters_.preemptions;
@@ -150,21 +153,42 @@ void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error, ab
   // Retry from scratch: whatever the engine holds for it may be bad, so its
   // KV is dropped and recomputed (prompt plus the tokens already accepted).
   ++r.retries;
+  ++counters_.retries;
+  RequeueForRecompute(r, PreemptionCause::kRetry, now);
+  Emit(RequestEventKind::kRetry, r, now);
+}
+
+void Scheduler::Impl::PreemptOutOfKv(RequestRecord& r, absl::Time now) {
+  ++r.preemptions;
+  ++counters_.preemptions;
+  ++counters_.engine_out_of_kv_preemptions;
+  RequeueForRecompute(r, PreemptionCause::kEngineOutOfKv, now);
+  if (sink_ != nullptr) {
+    RequestEvent e = EventFor(RequestEventKind::kPreempt, r, now);
+    e.preemption_mode = PreemptionMode::kRecompute;
+    e.preemption_cause = PreemptionCause::kEngineOutOfKv;
+    sink_->OnRequestEvent(e);
+  }
+}
+
+void Scheduler::Impl::RequeueForRecompute(RequestRecord& r, PreemptionCause cause,
+                                          absl::Time now) {
   StopRunning(r);
-  if (DropDeviceState(r)) pending_drops_.push_back(r.id);
+  if (DropDeviceState(r)) {
+    pending_drops_.push_back({r.id, r.handle, PreemptionMode::kRecompute, cause});
+  }
   r.computed = 0;
   // The next plan lists the drop; readmission waits a step more, so a plan
   // never both drops and schedules the same request.
   r.preempted_step = plan_.step + 1;
   SetPhase(r, RequestPhase::kWaiting, now);
-  Emit(RequestEventKind::kRetry, r, now);
 }
 
 void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReason reason,
                                 std::string message, absl::Time now) {
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
-  if (DropDeviceState(r)) to_release_.push_back(r.id);
+  if (DropDeviceState(r)) to_release_.push_back({r.id, r.handle});
   kv_.ReleaseHost(r.kv);
   residency_.RemoveLive(r.model, now);
   SetPhase(r, phase, now);

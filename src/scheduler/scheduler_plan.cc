@@ -174,6 +174,7 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   r.scheduled_step = plan_.step;
   ScheduledSequence& s = plan_.sequences.emplace_back();
   s.id = r.id;
+  s.handle = r.handle;
   s.model = r.model;
   s.start_position = r.computed;
   s.num_tokens = num_tokens;
@@ -232,7 +233,7 @@ void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
 void Scheduler::Impl::FinalizePlan() {
   plan_.released.swap(to_release_);
   to_release_.clear();
-  for (RequestId id : pending_drops_) plan_.preempted.push_back({id, PreemptionMode::kRecompute});
+  plan_.preempted.insert(plan_.preempted.end(), pending_drops_.begin(), pending_drops_.end());
   pending_drops_.clear();
 }
 

@@ -122,12 +122,13 @@ Submission* SubmissionQueues::Locate(std::deque<Submission>& queue, RequestId id
   return it != queue.end() && it->id == id ? &*it : nullptr;
 }
 
-bool SubmissionQueues::MarkCancelled(uint32_t user, RequestId id) {
+bool SubmissionQueues::MarkCancelled(uint32_t user, RequestId id, std::string_view reason) {
   UserQueue& q = users_[user];
   std::lock_guard<std::mutex> lock(q.mu);
   Submission* sub = Locate(q.queue, id);
   if (sub == nullptr) return false;
   sub->cancelled = true;
+  sub->cancel_reason = reason;
   return true;
 }
 

@@ -22,6 +22,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -36,8 +38,10 @@ struct Submission {
   // Chain hashes of the prompt's full blocks, computed on the submitting
   // thread so the engine thread does not pay for hashing.
   std::vector<uint64_t> prompt_block_hashes;
-  // Cancelled before Plan took it in: it ends as soon as it is.
+  // Cancelled before Plan took it in: it ends as soon as it is, with the
+  // host's reason (Scheduler::Cancel).
   bool cancelled = false;
+  std::string cancel_reason;
 };
 
 // Tries `mu` for a few microseconds (longer than any critical section of a
@@ -57,9 +61,9 @@ class SubmissionQueues {
   // one call to the next; each user's in submission order. Never blocks.
   void TakeTurns(int32_t budget, std::vector<Submission>* out);
 
-  // Marks `user`'s submission `id` cancelled if it is still queued; false
-  // when the engine has taken it already. O(log queue).
-  bool MarkCancelled(uint32_t user, RequestId id);
+  // Marks `user`'s submission `id` cancelled, for `reason`, if it is still
+  // queued; false when the engine has taken it already. O(log queue).
+  bool MarkCancelled(uint32_t user, RequestId id, std::string_view reason = {});
   // Whether `user`'s submission `id` is still queued.
   bool Contains(uint32_t user, RequestId id) const;
 

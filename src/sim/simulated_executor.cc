@@ -24,7 +24,7 @@ void SimulatedExecutor::Forget(RequestId id) { requests_.erase(id); }
 
 absl::Status SimulatedExecutor::Execute(const StepPlan& plan,
                                         StepOutcome* outcome) {
-  for (RequestId id : plan.released) requests_.erase(id);
+  for (const ReleasedSequence& r : plan.released) requests_.erase(r.id);
   StartStepOutcome(plan, outcome);
   outcome->sequences.reserve(plan.sequences.size());
   work_.clear();

@@ -426,3 +426,72 @@ TEST_CASE("C API: SLO targets per class (JSON) and per request, validated", "[ca
   CHECK_THAT(prom, Catch::Contains(
                        "hearth_slo_requests_total{class=\"chat\",kind=\"tpot\",met=\"false\"} 0\n"));
 }
+
+namespace {
+
+TEST_CASE("C API: handles, out of KV, cancel reasons and the idle wake-up", "[capi]") {
+  Scheduler sch;
+  CHECK(hearth_scheduler_next_event_time(sch.s) == INFINITY);
+  CHECK(hearth_scheduler_wait_for_work(sch.s, 0.0) == 0);  // Idle, no sleep.
+  hearth_request r = Request(8, 2);
+  r.handle = 77;
+  uint64_t a = 0, b = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &a, nullptr) == HEARTH_OK);
+  r.handle = 88;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &b, nullptr) == HEARTH_OK);
+  CHECK(hearth_scheduler_next_event_time(sch.s) == -INFINITY);
+  CHECK(hearth_scheduler_wait_for_work(sch.s, INFINITY) == 1);  // Work queued.
+
+  const hearth_plan* plan = nullptr;
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES) == 2);
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_outcome_begin(out, plan, nullptr) == HEARTH_OK);
+  for (size_t i = 0; i < 2; ++i) {
+    hearth_sequence seq;
+    REQUIRE(hearth_plan_sequence(plan, i, &seq, nullptr) == HEARTH_OK);
+    CHECK(seq.handle == (seq.id == a ? 77u : 88u));
+    if (seq.id == b) {
+      REQUIRE(hearth_outcome_add_out_of_kv(out, seq.id, nullptr) == HEARTH_OK);
+    } else {
+      REQUIRE(hearth_outcome_add(out, seq.id, seq.sample, 1, HEARTH_FINISH_NONE, nullptr) ==
+              HEARTH_OK);
+    }
+  }
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_cancel_reason(sch.s, a, "hung up", nullptr) == HEARTH_OK);
+  hearth_stats st;
+  REQUIRE(hearth_scheduler_published_stats(sch.s, &st, nullptr) == HEARTH_OK);
+  CHECK(st.preemptions == 1);
+  CHECK(st.engine_out_of_kv_preemptions == 1);
+  CHECK(st.retries == 0);
+
+  REQUIRE(hearth_scheduler_plan(sch.s, 2.0, &plan, nullptr) == HEARTH_OK);
+  hearth_plan_entry e;
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_PREEMPTED) == 1);
+  REQUIRE(hearth_plan_entry_at(plan, HEARTH_PLAN_PREEMPTED, 0, &e, nullptr) == HEARTH_OK);
+  CHECK(e.id == b);
+  CHECK(e.handle == 88);
+  CHECK(e.source == 1);  // The engine's out-of-KV report.
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_RELEASED) == 1);
+  REQUIRE(hearth_plan_entry_at(plan, HEARTH_PLAN_RELEASED, 0, &e, nullptr) == HEARTH_OK);
+  CHECK(e.handle == 77);
+  REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  hearth_outcome_free(out);
+
+  hearth_results* results = nullptr;
+  REQUIRE(hearth_scheduler_drain(sch.s, &results, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_results_count(results) == 1);
+  hearth_result res;
+  REQUIRE(hearth_results_get(results, 0, &res, nullptr) == HEARTH_OK);
+  CHECK(res.handle == 77);
+  CHECK(res.phase == HEARTH_PHASE_CANCELLED);
+  CHECK(std::string(res.message).rfind("hung up", 0) == 0);
+  hearth_results_free(results);
+  hearth_scheduler_wake(sch.s);
+  CHECK(hearth_scheduler_wait_for_work(sch.s, INFINITY) == 1);  // Live work, or the wake.
+}
+
+}  // namespace

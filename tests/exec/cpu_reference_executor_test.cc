@@ -147,7 +147,7 @@ TEST_CASE("Swap out, reuse of the blocks, swap in: progress is kept",
   // Swap request 1 out to host blocks {2, 3} while another request takes its
   // device blocks over in the same step.
   PlanBuilder out(10);
-  out.plan().preempted.push_back({RequestId(1), PreemptionMode::kSwap});
+  out.plan().preempted.push_back({RequestId(1), 0, PreemptionMode::kSwap});
   out.plan().swap_out = {{RequestId(1), BlockId(0), BlockId(2)},
                          {RequestId(1), BlockId(1), BlockId(3)}};
   out.Add(RequestId(2), 0, Prompt(32, 5), Blocks({1, 0}), true, true);
@@ -157,7 +157,7 @@ TEST_CASE("Swap out, reuse of the blocks, swap in: progress is kept",
   // Swap back in to other device blocks and continue decoding.
   std::vector<TokenId> got = first;
   PlanBuilder in(11);
-  in.plan().released.push_back(RequestId(2));
+  in.plan().released.push_back({RequestId(2)});
   in.plan().swap_in = {{RequestId(1), BlockId(2), BlockId(7)},
                        {RequestId(1), BlockId(3), BlockId(4)}};
   in.Add(RequestId(1), 22, {got.back()}, Blocks({7, 4}), true, true);
@@ -218,7 +218,7 @@ TEST_CASE("Malformed copies fail the whole step and change nothing",
       b.plan().copy_on_write = {{RequestId(1), BlockId(0), BlockId(3)},
                                 {RequestId(1), BlockId(1), BlockId(3)}};
     }
-    b.plan().preempted.push_back({RequestId(1), PreemptionMode::kRecompute});
+    b.plan().preempted.push_back({RequestId(1), 0, PreemptionMode::kRecompute});
     const absl::Status s = e->Execute(b.plan(), &outcome);
     INFO(s.message());
     CHECK(absl::IsInvalidArgument(s));
@@ -273,8 +273,8 @@ TEST_CASE("Preempted and released requests are forgotten", "[exec]") {
   REQUIRE(e->Execute(a.plan(), &outcome).ok());
   CHECK(e->num_live_sequences() == 2);
   PlanBuilder b(2);
-  b.plan().preempted.push_back({RequestId(1), PreemptionMode::kRecompute});
-  b.plan().released.push_back(RequestId(2));
+  b.plan().preempted.push_back({RequestId(1), 0, PreemptionMode::kRecompute});
+  b.plan().released.push_back({RequestId(2)});
   REQUIRE(e->Execute(b.plan(), &outcome).ok());
   CHECK(outcome.sequences.empty());
   CHECK(e->num_live_sequences() == 0);

@@ -80,7 +80,7 @@ Trace RunScript(Executor& e) {
   record(s2.plan());
   // Swap request 1 out and back in to other blocks, then decode both.
   PlanBuilder s3(3);
-  s3.plan().preempted.push_back({RequestId(1), PreemptionMode::kSwap});
+  s3.plan().preempted.push_back({RequestId(1), 0, PreemptionMode::kSwap});
   s3.plan().swap_out = {{RequestId(1), BlockId(3), BlockId(0)},
                         {RequestId(1), BlockId(7), BlockId(1)},
                         {RequestId(1), BlockId(1), BlockId(2)}};

@@ -129,7 +129,7 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   const RequestId a = *inbox.Submit(Spec(0), {});
   const RequestId b = *inbox.Submit(Spec(1), {});
   std::vector<Submission> subs;
-  std::vector<RequestId> cancels;
+  std::vector<Cancellation> cancels;
   std::vector<RequestResult> ended;
   std::vector<RequestResult> results;
   const absl::Time now = absl::UnixEpoch() + absl::Seconds(1);
@@ -148,7 +148,8 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   CHECK(inbox.Cancel(b).ok());
   inbox.Drain(now, &subs, &cancels);
   CHECK(subs.empty());
-  CHECK(cancels == std::vector<RequestId>{b});
+  REQUIRE(cancels.size() == 1);
+  CHECK(cancels[0].id == b);
   CHECK(inbox.DrainResults(&results) == 1);
   CHECK(results[0].id == a);
   CHECK(inbox.Audit(/*taken_in=*/1).ok());
@@ -161,7 +162,7 @@ TEST_CASE("After kMaxUnsettledCalls deferrals the engine waits for the lock once
   Inbox inbox(options);
   const RequestId a = *inbox.Submit(Spec(0), {});
   std::vector<Submission> subs;
-  std::vector<RequestId> cancels;
+  std::vector<Cancellation> cancels;
   std::vector<RequestResult> ended;
   const absl::Time now = absl::UnixEpoch() + absl::Seconds(1);
   auto host = std::make_unique<LockHolder>(InboxTestPeer::Lock(inbox));

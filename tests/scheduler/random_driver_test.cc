@@ -2,6 +2,9 @@
 // Plan / Complete with random sizes and random configurations, every
 // invariant checked after every call (SchedulerHarness), and at the end, with
 // the engine kept running, every request reaches exactly one terminal state.
+// Requests carry random host handles, checked in every plan entry and result
+// (SchedulerHarness); the engine fails some sequences and reports others out
+// of KV (FakeExecutor).
 
 #include <random>
 
@@ -38,6 +41,8 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.rejected_at_intake > 5);  // a parent of another user, ended
   CHECK(total.preemptions_recompute > 50);
   CHECK(total.preemptions_swap > 50);
+  CHECK(total.preemptions_out_of_kv > 50);
+  CHECK(total.retries > 10);
   CHECK(total.prefix_hit_tokens > 1000);
   CHECK(total.copy_on_write > 5);
   CHECK(total.victims_checked > 50);

@@ -61,7 +61,7 @@ TEST_CASE("executor prices plans and stops at the hidden length", "[sim]") {
 
   plan.step = 3;
   plan.swap_out.clear();
-  plan.released = {RequestId(1)};
+  plan.released = {{RequestId(1)}};
   plan.sequences = {Seq(9, 0, 4, true)};
   REQUIRE(exec.Execute(plan, &out).ok());
   CHECK_THAT(out.sequences[0].error, Catch::Contains("request 9"));

@@ -5,7 +5,7 @@ namespace hearth::testing {
 absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   outcome->step = plan.step;
   outcome->sequences.clear();
-  for (RequestId id : plan.released) produced_.erase(id);
+  for (const ReleasedSequence& r : plan.released) produced_.erase(r.id);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   outcome->failed_loads.clear();
   for (const ModelCommand& c : plan.model_commands) {
@@ -18,6 +18,10 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
     o.id = s.id;
     if (failure_rate_ > 0 && u(rng_) < failure_rate_) {
       o.error = "injected failure";
+      continue;
+    }
+    if (out_of_kv_rate_ > 0 && u(rng_) < out_of_kv_rate_) {
+      o.out_of_kv = true;
       continue;
     }
     if (!s.sample) continue;

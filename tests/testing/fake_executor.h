@@ -25,6 +25,8 @@ class FakeExecutor : public StepExecutor {
   void SetStopAfter(RequestId id, int32_t tokens) { stop_after_[id] = tokens; }
   // Probability that a planned sequence fails.
   void set_failure_rate(double p) { failure_rate_ = p; }
+  // Chance that a sequence is reported out of KV (SequenceOutcome::out_of_kv).
+  void set_out_of_kv_rate(double p) { out_of_kv_rate_ = p; }
   // Probability that a model load in the plan fails.
   void set_load_failure_rate(double p) { load_failure_rate_ = p; }
 
@@ -39,6 +41,7 @@ class FakeExecutor : public StepExecutor {
   std::mt19937_64 rng_;
   int32_t vocab_;
   double failure_rate_ = 0.0;
+  double out_of_kv_rate_ = 0.0;
   double load_failure_rate_ = 0.0;
   absl::flat_hash_map<RequestId, int32_t> stop_after_;
   absl::flat_hash_map<RequestId, int32_t> produced_;

@@ -24,9 +24,9 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
     dropped.insert(p.id);
     tables_.erase(p.id);
   }
-  for (RequestId id : plan.released) {
-    dropped.insert(id);
-    tables_.erase(id);
+  for (const ReleasedSequence& r : plan.released) {
+    dropped.insert(r.id);
+    tables_.erase(r.id);
   }
   int32_t tokens = 0;
   absl::flat_hash_set<RequestId> seen;

@@ -11,6 +11,15 @@
 namespace hearth::testing {
 namespace {
 
+void CountPreemptions(const PlanCopy& plan, RandomWorkloadStats* stats) {
+  for (const Preemption& p : plan.preempted) {
+    if (p.cause == PreemptionCause::kEngineOutOfKv) ++stats->preemptions_out_of_kv;
+    if (p.cause == PreemptionCause::kRetry) ++stats->retries;
+    if (p.cause != PreemptionCause::kScheduler) continue;
+    (p.mode == PreemptionMode::kSwap ? stats->preemptions_swap : stats->preemptions_recompute)++;
+  }
+}
+
 int32_t Uniform(std::mt19937_64& rng, int32_t lo, int32_t hi) {
   return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
 }
@@ -90,6 +99,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
   h.executor().set_failure_rate(rng() % 4 == 0 ? 0.01 : 0.0);
+  h.executor().set_out_of_kv_rate(rng() % 3 == 0 ? 0.01 : 0.0);
   h.executor().set_load_failure_rate(rng() % 4 == 0 ? 0.2 : 0.0);
   const int32_t num_models = static_cast<int32_t>(options.models.size());
   // A few shared prompt stems make prefix hits (and full hits) common.
@@ -126,6 +136,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       } else if (workflow_rng() % 40 == 0) {
         spec.parent = RequestId(uint64_t{1} << 40);
       }
+      // Random, so that collisions between requests are allowed too: the
+      // handle is the host's business.
+      spec.handle = rng() % 4 == 0 ? 0 : rng();
       auto id = h.Submit(spec);
       if (id.ok()) {
         submitted.push_back(*id);
@@ -146,9 +159,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     } else {
       absl::Status s = h.Step();
       if (!s.ok()) return s;
-      for (const Preemption& p : h.last_plan().preempted) {
-        (p.mode == PreemptionMode::kSwap ? stats->preemptions_swap : stats->preemptions_recompute)++;
-      }
+      CountPreemptions(h.last_plan(), stats);
       stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
     }
   }
@@ -156,9 +167,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   for (int i = 0; i < most_steps && !h.live().empty(); ++i) {
     absl::Status s = h.Step();
     if (!s.ok()) return s;
-    for (const Preemption& p : h.last_plan().preempted) {
-      (p.mode == PreemptionMode::kSwap ? stats->preemptions_swap : stats->preemptions_recompute)++;
-    }
+    CountPreemptions(h.last_plan(), stats);
     stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
   }
   if (!h.live().empty()) {

@@ -20,6 +20,8 @@ struct RandomWorkloadStats {
   int64_t finished = 0, cancelled = 0, timed_out = 0, failed = 0;
   int64_t rejected_at_submit = 0, rejected_at_intake = 0;
   int64_t preemptions_recompute = 0, preemptions_swap = 0;
+  // Listed in plans with cause kEngineOutOfKv and kRetry.
+  int64_t preemptions_out_of_kv = 0, retries = 0;
   int64_t prefix_hit_tokens = 0, copy_on_write = 0;
   // Victims the rank check (rank_checking_policy.h) judged.
   int64_t victims_checked = 0;
@@ -28,6 +30,7 @@ struct RandomWorkloadStats {
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
     rejected_at_intake += o.rejected_at_intake;
     preemptions_recompute += o.preemptions_recompute; preemptions_swap += o.preemptions_swap;
+    preemptions_out_of_kv += o.preemptions_out_of_kv; retries += o.retries;
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
     victims_checked += o.victims_checked;
   }

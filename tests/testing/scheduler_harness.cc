@@ -13,7 +13,7 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
                            {s.token_ids.begin(), s.token_ids.end()}});
   }
   c.preempted = plan.preempted;
-  c.released = plan.released;
+  for (const ReleasedSequence& r : plan.released) c.released.push_back(r.id);
   c.swap_out = plan.swap_out;
   c.swap_in = plan.swap_in;
   c.copy_on_write = plan.copy_on_write;
@@ -40,8 +40,32 @@ SchedulerHarness::SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed)
 
 absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
   auto id = scheduler_->Submit(spec);
-  if (id.ok()) live_.insert(*id);
+  if (id.ok()) {
+    live_.insert(*id);
+    handles_[*id] = spec.handle;
+  }
   return id;
+}
+
+absl::Status SchedulerHarness::CheckHandle(RequestId id, uint64_t handle,
+                                           std::string_view where) const {
+  auto it = handles_.find(id);
+  if (it != handles_.end() && it->second == handle) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(absl::string_view(where.data(), where.size()), " names ", id.ToString(), " with handle ", handle,
+                                          it == handles_.end() ? " but it is not live" : ""));
+}
+
+absl::Status SchedulerHarness::CheckHandles(const StepPlan& plan) const {
+  for (const ScheduledSequence& s : plan.sequences) {
+    if (absl::Status st = CheckHandle(s.id, s.handle, "a plan sequence"); !st.ok()) return st;
+  }
+  for (const Preemption& p : plan.preempted) {
+    if (absl::Status st = CheckHandle(p.id, p.handle, "a preemption"); !st.ok()) return st;
+  }
+  for (const ReleasedSequence& r : plan.released) {
+    if (absl::Status st = CheckHandle(r.id, r.handle, "a release"); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SchedulerHarness::CollectResults() {
@@ -52,6 +76,7 @@ absl::Status SchedulerHarness::CollectResults() {
       return absl::InternalError(absl::StrCat("result for ", r.id.ToString(),
                                               " which is not live (duplicate or unknown)"));
     }
+    if (absl::Status st = CheckHandle(r.id, r.handle, "a result"); !st.ok()) return st;
     if (!IsTerminal(r.phase)) {
       return absl::InternalError(absl::StrCat("result for ", r.id.ToString(), " is not terminal"));
     }
@@ -64,6 +89,8 @@ absl::Status SchedulerHarness::Step() {
   auto plan = scheduler_->Plan(now_);
   if (!plan.ok()) return plan.status();
   absl::Status s = checker_.CheckPlan(**plan);
+  if (!s.ok()) return s;
+  s = CheckHandles(**plan);
   if (!s.ok()) return s;
   s = scheduler_->CheckInvariants();
   if (!s.ok()) return s;

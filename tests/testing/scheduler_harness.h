@@ -81,6 +81,11 @@ class SchedulerHarness {
   PlanChecker checker_;
   absl::Time now_ = absl::UnixEpoch();
   absl::flat_hash_set<RequestId> live_;
+  // RequestSpec::handle of each live request, checked against every plan
+  // entry and result that names it.
+  absl::flat_hash_map<RequestId, uint64_t> handles_;
+  absl::Status CheckHandles(const StepPlan& plan) const;
+  absl::Status CheckHandle(RequestId id, uint64_t handle, std::string_view where) const;
   absl::flat_hash_map<RequestId, RequestResult> results_;
   PlanCopy last_plan_;
   std::vector<PlanCopy> history_;

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_executor.h"
 
@@ -65,15 +64,18 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
         "the llama.cpp engine needs prompt_token_ids (llama.cpp computes real tokens)");
   }
   if (spec.prompt_tokens == 0) spec.prompt_tokens = static_cast<int32_t>(spec.prompt_token_ids.size());
-  absl::MutexLock lock(&mu_);
-  // Held across Submit so the engine thread cannot see the request's result
-  // before it is registered here.
+  {
+    // Registered before Submit: the engine thread may plan (and even end)
+    // the request before Submit returns, and finds it by handle.
+    absl::MutexLock lock(&mu_);
+    spec.handle = next_handle_++;
+    requests_[spec.handle].output.reserve(static_cast<size_t>(spec.max_new_tokens));
+  }
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
-  if (!id.ok()) return id.status();
-  HostRequest& r = requests_[*id];
-  r.id = *id;
-  r.spec = std::move(spec);
-  incarnations_[*id] = *id;
+  if (!id.ok()) {
+    absl::MutexLock lock(&mu_);
+    requests_.erase(spec.handle);
+  }
   return id;
 }
 
@@ -87,104 +89,66 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
   const bool had_work = !(*plan)->sequences.empty();
   absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
   outcome_.completed_at = std::max(now, clock.Now());
+  CapEvictions(**plan);
   const absl::Time complete_start = absl::Now();
   absl::Status completed = scheduler_->Complete(outcome_);
   stats_.complete_time += absl::Now() - complete_start;
   if (!completed.ok()) return completed;
 
-  const std::vector<RequestId> evicted = executor_->TakeEvicted();
   results_.clear();
   scheduler_->DrainResults(&results_);
   {
     absl::MutexLock lock(&mu_);
     RecordTokens(outcome_);
-    AbsorbResults(evicted, outcome_.completed_at);
+    AbsorbResults();
   }
   if (!executed.ok()) return executed;
   return had_work;
 }
 
-void LlamaEngine::AbsorbResults(const std::vector<RequestId>& evicted, absl::Time now) {
-  absl::flat_hash_set<RequestId> superseded(evicted.begin(), evicted.end());
-  bool freed = false;
-  for (RequestResult& result : results_) {
-    auto it = incarnations_.find(result.id);
-    if (it == incarnations_.end()) continue;
-    HostRequest& r = requests_.at(it->second);
-    r.arrival = std::min(r.arrival, result.arrival_time);
-    r.first_admit = std::min(r.first_admit, result.first_admit_time);
-    r.first_token = std::min(r.first_token, result.first_token_time);
-    incarnations_.erase(it);
-    if (superseded.contains(result.id)) {
-      parked_.push_back(r.id);
-      continue;
-    }
-    freed = true;
-    Complete(r, std::move(result));
-  }
-  // Evicted requests wait until KV has been freed (a request ended, or no
-  // sequence is left in llama.cpp); resubmitting at once would only evict
-  // them again while the pool is still full.
-  if (!parked_.empty() && (freed || executor_->live_sequences() == 0)) {
-    std::vector<RequestId> parked;
-    parked.swap(parked_);
-    for (RequestId id : parked) Resubmit(id, now);
-  }
+bool LlamaEngine::WaitForWork(absl::Time deadline) {
+  return scheduler_->WaitForWork(std::min(deadline, scheduler_->NextEventTime()));
 }
 
-void LlamaEngine::Complete(HostRequest& r, RequestResult result) {
-  Completion& c = completions_.emplace_back();
-  c.id = r.id;
-  c.output = std::move(r.output);
-  c.kv_evictions = r.evictions;
-  c.result = std::move(result);
-  c.result.id = r.id;
-  c.result.prompt_tokens = r.spec.prompt_tokens;
-  c.result.output_tokens = static_cast<int32_t>(c.output.size());
-  c.result.arrival_time = r.arrival;
-  c.result.first_admit_time = r.first_admit;
-  c.result.first_token_time = r.first_token;
-  requests_.erase(r.id);
+void LlamaEngine::CapEvictions(const StepPlan& plan) {
+  step_handles_.clear();
+  for (const ScheduledSequence& s : plan.sequences) step_handles_.push_back(s.handle);
+  bool any = false;
+  for (const SequenceOutcome& o : outcome_.sequences) any = any || o.out_of_kv;
+  if (!any) return;
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < outcome_.sequences.size(); ++i) {
+    SequenceOutcome& o = outcome_.sequences[i];
+    if (!o.out_of_kv || !o.error.empty()) continue;
+    ++stats_.out_of_kv_reports;
+    HostRequest& r = requests_[step_handles_[i]];
+    if (++r.evictions > max_evictions_) {
+      o.error = absl::StrCat("llama.cpp had no KV for this sequence ", r.evictions,
+                             " times (max_evictions ", max_evictions_, "); giving up");
+    }
+  }
 }
 
 void LlamaEngine::RecordTokens(const StepOutcome& outcome) {
-  for (const SequenceOutcome& o : outcome.sequences) {
-    if (!o.produced_token || !o.error.empty()) continue;
-    auto it = incarnations_.find(o.id);
-    if (it != incarnations_.end()) requests_.at(it->second).output.push_back(o.token);
+  for (size_t i = 0; i < outcome.sequences.size(); ++i) {
+    const SequenceOutcome& o = outcome.sequences[i];
+    if (!o.produced_token || !o.error.empty() || o.out_of_kv) continue;
+    auto it = requests_.find(step_handles_[i]);
+    if (it != requests_.end()) it->second.output.push_back(o.token);
   }
 }
 
-void LlamaEngine::Resubmit(RequestId original, absl::Time now) {
-  HostRequest& r = requests_.at(original);
-  ++r.evictions;
-  ++stats_.resubmissions;
-  RequestSpec spec = r.spec;
-  spec.prompt_token_ids.insert(spec.prompt_token_ids.end(), r.output.begin(), r.output.end());
-  spec.prompt_tokens = static_cast<int32_t>(spec.prompt_token_ids.size());
-  spec.max_new_tokens = r.spec.max_new_tokens - static_cast<int32_t>(r.output.size());
-  spec.arrival_time = std::min(r.arrival, now);
-  absl::StatusOr<RequestId> id = absl::FailedPreconditionError("");
-  if (r.evictions > max_evictions_) {
-    id = absl::ResourceExhaustedError(absl::StrCat(
-        "evicted ", r.evictions, " times for lack of llama.cpp KV; giving up"));
-  } else if (spec.max_new_tokens < 1) {
-    id = absl::InternalError("evicted after its last token");
-  } else {
-    id = scheduler_->Submit(spec);
+void LlamaEngine::AbsorbResults() {
+  for (RequestResult& result : results_) {
+    auto it = requests_.find(result.handle);
+    if (it == requests_.end()) continue;
+    Completion& c = completions_.emplace_back();
+    c.id = result.id;
+    c.output = std::move(it->second.output);
+    c.kv_evictions = it->second.evictions;
+    c.result = std::move(result);
+    requests_.erase(it);
   }
-  if (id.ok()) {
-    incarnations_[*id] = original;
-    return;
-  }
-  RequestResult failed;
-  failed.user = r.spec.user;
-  failed.work_class = r.spec.work_class;
-  failed.label = r.spec.label;
-  failed.phase = RequestPhase::kFailed;
-  failed.message = absl::StrCat("resubmission after KV eviction failed: ", id.status().message());
-  failed.end_time = now;
-  Complete(r, std::move(failed));
 }
 
 std::vector<Completion> LlamaEngine::TakeCompletions() {

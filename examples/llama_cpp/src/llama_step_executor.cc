@@ -31,12 +31,6 @@ LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx)
 
 LlamaStepExecutor::~LlamaStepExecutor() { llama_batch_free(batch_); }
 
-std::vector<RequestId> LlamaStepExecutor::TakeEvicted() {
-  std::vector<RequestId> out;
-  out.swap(evicted_);
-  return out;
-}
-
 void LlamaStepExecutor::Drop(RequestId id) {
   auto it = slots_.find(id);
   if (it == slots_.end()) return;
@@ -120,8 +114,7 @@ absl::Status LlamaStepExecutor::DecodeWithEvictions(const StepPlan& plan,
     for (size_t i = plan.sequences.size(); i-- > 0;) {
       if (!entries_[i].active) continue;
       entries_[i].active = false;
-      outcome->sequences[i].error = kKvEvictedMessage;
-      evicted_.push_back(plan.sequences[i].id);
+      outcome->sequences[i].out_of_kv = true;
       Drop(plan.sequences[i].id);
       ++stats_.evictions;
       break;
@@ -155,7 +148,7 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
         "enable_prefix_caching = false");
   }
   for (const Preemption& p : plan.preempted) Drop(p.id);
-  for (RequestId id : plan.released) Drop(id);
+  for (const ReleasedSequence& r : plan.released) Drop(r.id);
   if (plan.num_batched_tokens > n_batch_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "plan has ", plan.num_batched_tokens, " tokens; llama.cpp's n_batch is ", n_batch_,

@@ -9,6 +9,7 @@
  *   any thread:    hearth_scheduler_submit(), hearth_scheduler_cancel(),
  *                  hearth_scheduler_drain()
  *   engine thread: loop {
+ *                    hearth_scheduler_wait_for_work(s, timeout_s);  (idle)
  *                    hearth_scheduler_plan(s, now, &plan, &err);
  *                    ... apply plan's preemptions, copies; run its sequences;
  *                    hearth_outcome_begin(o, plan); hearth_outcome_add(...);
@@ -34,9 +35,13 @@
  * (block tables, token ids) stay valid until the next
  * hearth_scheduler_complete() that succeeds, or hearth_scheduler_free().
  *
- * THREAD-SAFETY. hearth_scheduler_submit, hearth_scheduler_cancel and
+ * THREAD-SAFETY. hearth_scheduler_submit, hearth_scheduler_cancel(_reason),
+ * hearth_scheduler_wake, hearth_scheduler_published_stats and
  * hearth_scheduler_drain may be called from any thread, concurrently with
- * each other and with the engine thread. Every other function on a scheduler
+ * each other and with the engine thread. The id a submit returns may be
+ * planned by the engine thread before the submitting thread has stored it:
+ * key the host's data by the request's `handle`, set before submitting; every
+ * plan entry and result carries it. Every other function on a scheduler
  * (plan, complete, stats, metrics, prometheus text, free) belongs to one
  * thread at a time, the engine thread. Options, outcome and results objects
  * are not shared: one thread at a time each. hearth_version() and
@@ -263,6 +268,9 @@ typedef struct hearth_request {
    * and larger values are INVALID_ARGUMENT. */
   double ttft_slo_s;
   double tpot_slo_s;
+  /* The host's own handle for the request, opaque to Hearth (default 0);
+   * echoed in every plan entry and in the result (RequestSpec::handle). */
+  uint64_t handle;
 } hearth_request;
 
 /* A request with the defaults above and every count 0. */
@@ -277,10 +285,32 @@ HEARTH_C_API hearth_status hearth_scheduler_submit(
     uint64_t* out_id, hearth_error** error);
 
 /* Any thread. Ends a live request as cancelled (its blocks are released by
- * the next plan). NOT_FOUND for unknown or already ended ids. */
+ * the next plan) unless it ends otherwise first (e.g. finishes with its
+ * last token before that plan; its result then says so). NOT_FOUND for
+ * unknown or already ended ids. */
 HEARTH_C_API hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler,
                                                    uint64_t id,
                                                    hearth_error** error);
+/* Same, with `reason` (copied; NULL or "" for none) leading the result's
+ * message. */
+HEARTH_C_API hearth_status hearth_scheduler_cancel_reason(
+    hearth_scheduler* scheduler, uint64_t id, const char* reason,
+    hearth_error** error);
+
+/* Engine thread. When the engine next has work if nothing is submitted or
+ * cancelled (Scheduler::NextEventTime): -INFINITY for now (a request is
+ * live), a time on the host's clock for a timer (a model's keep-alive),
+ * INFINITY for never. */
+HEARTH_C_API double hearth_scheduler_next_event_time(
+    const hearth_scheduler* scheduler);
+/* Engine thread. Returns 1 at once if there is work, else sleeps until a
+ * submit, cancel or wake comes (1) or `timeout_s` seconds of wall-clock time
+ * pass (0; INFINITY waits for work only, 0 or less does not sleep). An idle
+ * host passes next_event_time - now. 0 for a NULL scheduler. */
+HEARTH_C_API int32_t hearth_scheduler_wait_for_work(
+    hearth_scheduler* scheduler, double timeout_s);
+/* Any thread. Makes a wait_for_work in progress (or the next) return 1. */
+HEARTH_C_API void hearth_scheduler_wake(hearth_scheduler* scheduler);
 
 /* ---- Plan ------------------------------------------------------------- */
 
@@ -319,6 +349,8 @@ typedef struct hearth_sequence {
   /* Token ids of the positions computed, when the request had token ids. */
   const int32_t* token_ids;
   size_t num_token_ids;
+  /* The request's hearth_request.handle. */
+  uint64_t handle;
 } hearth_sequence;
 
 /* What a plan lists, in the order the engine applies it: preemptions, then
@@ -350,12 +382,16 @@ HEARTH_C_API hearth_status hearth_plan_sequence(const hearth_plan* plan,
  * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
  * 1 = unload; else 0. source/target: the copy's blocks (swap_out: device ->
  * host; swap_in: host -> device; copy_on_write: device -> device); for
- * MODEL_COMMANDS source is the model index. */
+ * MODEL_COMMANDS source is the model index; for PREEMPTED source is the
+ * cause (0 = the scheduler's, 1 = the engine's out-of-KV report, 2 = a retry
+ * of an engine failure). handle: the request's hearth_request.handle for
+ * PREEMPTED and RELEASED, else 0. */
 typedef struct hearth_plan_entry {
   uint64_t id;
   int32_t kind;
   uint32_t source;
   uint32_t target;
+  uint64_t handle;
 } hearth_plan_entry;
 
 HEARTH_C_API hearth_status hearth_plan_entry_at(const hearth_plan* plan,
@@ -405,6 +441,11 @@ HEARTH_C_API hearth_status hearth_outcome_add_failed(hearth_outcome* outcome,
                                                      uint64_t id,
                                                      const char* message,
                                                      hearth_error** error);
+/* The next sequence did not run: the engine had no KV memory for it. The
+ * scheduler preempts it by recompute (same id, no failure recorded). */
+HEARTH_C_API hearth_status hearth_outcome_add_out_of_kv(hearth_outcome* outcome,
+                                                        uint64_t id,
+                                                        hearth_error** error);
 /* A model load of the plan's MODEL_COMMANDS failed. */
 HEARTH_C_API hearth_status hearth_outcome_add_failed_load(
     hearth_outcome* outcome, uint32_t model, const char* message,
@@ -466,6 +507,8 @@ typedef struct hearth_result {
   double first_admit_time_s;
   double first_token_time_s;
   double end_time_s;
+  /* The request's hearth_request.handle. */
+  uint64_t handle;
 } hearth_result;
 
 /* Any thread. Moves every result that ended since the last drain into a new
@@ -497,12 +540,19 @@ typedef struct hearth_stats {
   int32_t free_host_blocks;
   int64_t resident_weight_bytes;
   uint64_t prefix_hit_tokens;
+  /* Every cause but retries; out-of-KV reports also counted apart. */
   uint64_t preemptions;
   uint64_t finished;
+  uint64_t engine_out_of_kv_preemptions;
+  uint64_t retries;
 } hearth_stats;
 
 /* Engine thread. */
 HEARTH_C_API hearth_status hearth_scheduler_stats(
+    const hearth_scheduler* scheduler, hearth_stats* out,
+    hearth_error** error);
+/* Any thread: the stats as of the last plan or complete that returned. */
+HEARTH_C_API hearth_status hearth_scheduler_published_stats(
     const hearth_scheduler* scheduler, hearth_stats* out,
     hearth_error** error);
 

@@ -50,6 +50,8 @@ struct RequestEvent {
   RequestEventKind kind = RequestEventKind::kArrive;
   absl::Time time = absl::InfinitePast();
   RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
   UserId user;
   WorkClassId work_class;
   int32_t prompt_tokens = 0;
@@ -60,8 +62,10 @@ struct RequestEvent {
   absl::Duration tpot_slo = absl::InfiniteDuration();
   // kAdmit: prompt tokens found in the prefix cache.
   int32_t cached_tokens = 0;
-  // kPreempt: how.
+  // kPreempt: how, and why (kScheduler or kEngineOutOfKv; a retry is a
+  // kRetry event instead).
   PreemptionMode preemption_mode = PreemptionMode::kRecompute;
+  PreemptionCause preemption_cause = PreemptionCause::kScheduler;
   // kEnd only.
   RequestPhase phase = RequestPhase::kFinished;
   FinishReason finish_reason = FinishReason::kNone;

@@ -93,6 +93,15 @@ struct RequestSpec {
   // between the request's tokens after the first.
   std::optional<absl::Duration> ttft_slo;
   std::optional<absl::Duration> tpot_slo;
+  // The host's own handle for this request (a slot index, a pointer, a key
+  // in its own table): opaque, never interpreted, any value. Echoed in every
+  // plan entry naming the request (StepPlan::sequences, preempted, released)
+  // and in its RequestResult, so the engine thread can find the host's data
+  // without the RequestId. That matters because Submit returns the id only
+  // after the request is queued: the engine thread may plan it before the
+  // submitting thread has stored anything under the id, but the host can
+  // store its data under the handle before calling Submit.
+  uint64_t handle = 0;
   // Free-form label carried into metrics and terminal results (e.g. a trace
   // row). Not interpreted. At most SchedulerOptions::max_label_bytes long; it
   // counts against max_pending_bytes while the request is unfinished.

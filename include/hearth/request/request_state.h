@@ -60,6 +60,8 @@ std::string_view FinishReasonName(FinishReason reason);
 // Scheduler::DrainResults() or SchedulerOptions::on_result.
 struct RequestResult {
   RequestId id;
+  // RequestSpec::handle, as submitted.
+  uint64_t handle = 0;
   UserId user;
   WorkClassId work_class;
   std::string label;
@@ -73,6 +75,9 @@ struct RequestResult {
   int32_t output_tokens = 0;
   // Tokens of prompt served from the prefix cache at (the last) admission.
   int32_t cached_prompt_tokens = 0;
+  // Preemptions of any cause (PreemptionCause): the scheduler's for memory
+  // or policy, and the engine's out-of-KV reports. Retries are not counted
+  // here.
   int32_t preemptions = 0;
   // Engine-reported failures that were retried (WorkClassConfig::max_retries).
   int32_t retries = 0;

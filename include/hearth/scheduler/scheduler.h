@@ -5,10 +5,12 @@
 // prefill chunk is, who is preempted and which KV blocks each sequence holds.
 //
 // The iteration contract:
-//   host threads:  Submit(spec) -> RequestId       Cancel(id)
+//   host threads:  Submit(spec) -> RequestId       Cancel(id, reason)
 //   engine thread: loop {
+//                    WaitForWork(NextEventTime());   // idle: sleep
 //                    const StepPlan* plan = *scheduler->Plan(now);
 //                    ... run it (own kernels or a hearth::StepExecutor) ...
+//                    outcome.step = plan->step;
 //                    scheduler->Complete(outcome);
 //                  }
 // Exactly one plan is outstanding at a time: Plan() after Plan() without
@@ -17,10 +19,18 @@
 // Every accepted request ends in exactly one terminal phase, reported once
 // through DrainResults() or SchedulerOptions::on_result.
 //
-// Thread-safety: Submit, Cancel, DrainResults, Find* and options() are safe
-// from any thread. Plan, Complete, GetRequest, stats, CheckInvariants and
-// block_allocator must be called from one thread at a time (the engine
-// thread).
+// Ids and handles: Submit returns the RequestId only after the request is
+// queued, and the engine thread may plan it before the submitting thread has
+// stored the id anywhere. A host that keys its own per-request data by id
+// must therefore not expect to find it when the request first appears in a
+// plan. The host handle (RequestSpec::handle) closes that gap: store the
+// data under a handle of your choosing first, then Submit; every plan entry
+// and the result carry the handle. Both are stable for the request's life.
+//
+// Thread-safety: Submit, Cancel, Wake, DrainResults, PublishedStats, Find*
+// and options() are safe from any thread. Plan, Complete, NextEventTime,
+// WaitForWork, GetRequest, stats, CheckInvariants and block_allocator must
+// be called from one thread at a time (the engine thread).
 //
 // Example:
 //   hearth::SchedulerOptions options;
@@ -29,6 +39,7 @@
 //   hearth::RequestSpec spec;
 //   spec.prompt_tokens = 100;
 //   spec.max_new_tokens = 20;
+//   spec.handle = 7;  // the host's own key for this request
 //   absl::StatusOr<hearth::RequestId> id = (*scheduler)->Submit(spec);
 
 #ifndef HEARTH_SCHEDULER_SCHEDULER_H_
@@ -53,7 +64,8 @@
 
 namespace hearth {
 
-// Counts at the last Plan/Complete; engine-thread snapshot.
+// Counts at the last Plan/Complete: Scheduler::stats() on the engine thread,
+// Scheduler::PublishedStats() from any thread.
 struct SchedulerStats {
   uint64_t steps = 0;
   int32_t waiting = 0;
@@ -75,7 +87,14 @@ struct SchedulerStats {
   // preemption counts again, and may count generated tokens. Work saved, not
   // a prompt hit rate (MetricsCollector reports that).
   uint64_t prefix_hit_tokens = 0;
+  // Preemptions of every cause but kRetry (PreemptionCause): the
+  // scheduler's, and the engine's out-of-KV reports, which are also counted
+  // apart in engine_out_of_kv_preemptions.
   uint64_t preemptions = 0;
+  uint64_t engine_out_of_kv_preemptions = 0;
+  // Engine-reported failures retried (listed in StepPlan::preempted with
+  // cause kRetry); not counted in `preemptions`.
+  uint64_t retries = 0;
   uint64_t finished = 0;
 };
 
@@ -108,14 +127,54 @@ class Scheduler {
 
   // Scheduler::Cancel()
   //
-  // Ends a queued, waiting, running or swapped request as kCancelled. A
-  // queued request ends at the Plan() that takes it in; any other, and its
-  // blocks, at the next Plan() (listed in `released`), or a few Plans later
-  // if host threads happen to hold the scheduler's bookkeeping lock then:
-  // the engine never waits for them.
+  // Asks to end a queued, waiting, running or swapped request as kCancelled,
+  // with `reason` (any text; empty: "cancelled by the host") leading its
+  // RequestResult::message. A queued request ends at the Plan() that takes
+  // it in; any other, and its blocks, at the next Plan() (listed in
+  // `released`), or a few Plans later if host threads happen to hold the
+  // scheduler's bookkeeping lock then: the engine never waits for them.
+  // OK means the cancellation is recorded, not that the request will end
+  // cancelled: one that reaches another terminal phase first (its last
+  // token in a Complete() before that Plan, a deadline, an engine failure)
+  // keeps that ending, and its result says so; the cancellation is dropped.
+  // Wakes a WaitForWork() in progress.
   // Thread-safe. NotFound for unknown ids and requests already terminal or
   // already being cancelled.
-  absl::Status Cancel(RequestId id);
+  absl::Status Cancel(RequestId id, std::string_view reason = {});
+
+  // Scheduler::NextEventTime()
+  //
+  // When the engine next has something to do if no Submit or Cancel comes:
+  // InfinitePast() while any request is live or queued, or a plan entry is
+  // owed to the engine (Plan now); else the earliest timer that a Plan()
+  // would act on (a model's keep-alive unload); else InfiniteFuture().
+  // Deadlines and queue timeouts belong to live requests, so they never
+  // fall due while the scheduler is idle. Engine thread.
+  absl::Time NextEventTime() const;
+
+  // Scheduler::WaitForWork()
+  //
+  // Blocks the engine thread until there is work, or until `deadline`
+  // (wall-clock time, absl::Now()) passes. Returns true at once when
+  // NextEventTime() is InfinitePast(), or when a Submit, Cancel or Wake has
+  // come since the last Plan(); otherwise sleeps until one comes (true) or
+  // the deadline passes (false). With `deadline` = NextEventTime(), an idle
+  // engine sleeps until it has work or a timer is due, e.g.:
+  //   while (serving) {
+  //     scheduler.WaitForWork(std::min(scheduler.NextEventTime(), clock_deadline));
+  //     const StepPlan* plan = *scheduler.Plan(clock.Now());
+  //     ...
+  //   }
+  // Also hands over results that ended requests left waiting for the
+  // bookkeeping lock, so DrainResults sees them while the engine sleeps.
+  // Engine thread.
+  bool WaitForWork(absl::Time deadline);
+
+  // Scheduler::Wake()
+  //
+  // Makes a WaitForWork() in progress (or the next one) return true, e.g. to
+  // let the engine thread see a shutdown flag. Thread-safe.
+  void Wake();
 
   // Scheduler::Plan()
   //
@@ -155,7 +214,15 @@ class Scheduler {
 
   const SchedulerOptions& options() const;
   std::string_view policy_name() const;
+  // Engine thread: the counts as of now.
   SchedulerStats stats() const;
+  // Scheduler::PublishedStats()
+  //
+  // Any thread: a consistent copy of stats() as it was when the last Plan()
+  // or Complete() returned (all zero before the first). Lock-free for the
+  // engine, which publishes it; a reader retries while a publication is in
+  // progress, so it never waits for the engine to reach a call.
+  SchedulerStats PublishedStats() const;
   const BlockAllocator& block_allocator() const;
 
   // Scheduler::CheckInvariants()

@@ -15,6 +15,10 @@
 // already be the target of a swap-in, a copy-on-write or a new sequence's
 // writes in the same step, so that order matters.
 //
+// Host handles: every entry that names a request (sequences, preempted,
+// released) carries its RequestSpec::handle beside its id, so an engine can
+// key its own state by handle and never needs the id Submit returned.
+//
 // Ownership: the plan and every span in it are owned by the Scheduler and stay
 // valid until the matching Complete() (or the scheduler's destruction). Copy
 // what must outlive that.
@@ -23,6 +27,7 @@
 #define HEARTH_SCHEDULER_STEP_PLAN_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -33,6 +38,8 @@ namespace hearth {
 
 struct ScheduledSequence {
   RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
   ModelId model;
   // First position to compute (equals the number of tokens already cached).
   int32_t start_position = 0;
@@ -68,9 +75,36 @@ enum class PreemptionMode : uint8_t {
   kSwap,
 };
 
+// Why a request left the running set without ending.
+enum class PreemptionCause : uint8_t {
+  // The scheduler needed its memory or its place (decode growth, a class
+  // limit, a reclaim, an admission the policy ranks higher).
+  kScheduler,
+  // The engine reported it out of KV (SequenceOutcome::out_of_kv) in the
+  // previous step.
+  kEngineOutOfKv,
+  // The engine failed it in the previous step (SequenceOutcome::error) and it
+  // is retried from scratch (WorkClassConfig::max_retries). Counted in
+  // SchedulerStats::retries and RequestResult::retries, not as a preemption.
+  kRetry,
+};
+std::string_view PreemptionCauseName(PreemptionCause cause);
+
+// A request whose engine-side state the engine must drop; it stays live, and
+// a later plan lists it again with a full block table.
 struct Preemption {
   RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
   PreemptionMode mode = PreemptionMode::kRecompute;
+  PreemptionCause cause = PreemptionCause::kScheduler;
+};
+
+// A request that ended (any terminal phase) after having appeared in a plan.
+struct ReleasedSequence {
+  RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
 };
 
 // One block copy. For swap_out, `source` is a device block and `target` a host
@@ -96,11 +130,14 @@ struct StepPlan {
 
   // Decodes first, then continuing prefill chunks, then admissions.
   std::vector<ScheduledSequence> sequences;
+  // Recompute (kScheduler, kEngineOutOfKv, kRetry) and swap (kScheduler)
+  // preemptions. Entries of cause kEngineOutOfKv or kRetry answer the
+  // previous step's outcome; those requests are not scheduled in this plan.
   std::vector<Preemption> preempted;
   // Requests that ended since the last plan (finished, cancelled, timed out,
   // failed) after having appeared in a plan; the engine drops any state it
   // holds for them (slots, its own KV bookkeeping).
-  std::vector<RequestId> released;
+  std::vector<ReleasedSequence> released;
   std::vector<BlockCopy> swap_out;
   std::vector<BlockCopy> swap_in;
   std::vector<BlockCopy> copy_on_write;

@@ -30,7 +30,8 @@ class Request(ctypes.Structure):
                 ("max_new_tokens", ctypes.c_int32), ("priority", ctypes.c_int32),
                 ("label", ctypes.c_char_p), ("arrival_time_s", ctypes.c_double),
                 ("deadline_s", ctypes.c_double), ("parent", ctypes.c_uint64),
-                ("ttft_slo_s", ctypes.c_double), ("tpot_slo_s", ctypes.c_double)]
+                ("ttft_slo_s", ctypes.c_double), ("tpot_slo_s", ctypes.c_double),
+                ("handle", ctypes.c_uint64)]
 
 
 class Metrics(ctypes.Structure):
@@ -52,7 +53,8 @@ class Result(ctypes.Structure):
         ("prompt_tokens", "output_tokens", "cached_prompt_tokens", "preemptions",
          "retries")] + [
         (name, ctypes.c_double) for name in
-        ("arrival_time_s", "first_admit_time_s", "first_token_time_s", "end_time_s")]
+        ("arrival_time_s", "first_admit_time_s", "first_token_time_s", "end_time_s")] + [
+        ("handle", ctypes.c_uint64)]
 
 
 def load_library():

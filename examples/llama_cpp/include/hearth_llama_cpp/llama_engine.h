@@ -13,16 +13,20 @@
 // Hearth's blocks only account for them.
 //
 // Out of KV: when llama.cpp still finds no slot (only possible when
-// `kv_blocks` oversubscribes the pool), the executor evicts a sequence. Once
-// KV has been freed (another request ended, or llama.cpp holds no sequence)
-// the engine resubmits it to Hearth with its prompt plus the tokens
-// generated so far and the remaining token allowance, keeping its original
-// arrival time: a preemption with recompute, done by the host because
-// StepOutcome cannot yet say "preempt this one". Its Completion carries all
-// tokens and the original times; it is not lost.
+// `kv_blocks` oversubscribes the pool), the executor evicts a sequence and
+// reports it out_of_kv; Hearth preempts it by recompute under the same id
+// (prompt plus the tokens generated so far), so its Completion carries all
+// tokens and its one set of times. After max_evictions such reports the
+// engine fails the request instead, so a request that never fits cannot
+// cycle forever.
 //
-// Thread-safety: Submit, TakeCompletions and pending are safe from any
-// thread; Step, scheduler, executor and stats belong to the engine thread.
+// Host data is keyed by RequestSpec::handle, stored before Scheduler::Submit
+// is called, so the engine thread finds it whenever the request first
+// appears in a plan or ends, with no lock held across Submit.
+//
+// Thread-safety: Submit, TakeCompletions, pending and Wake are safe from any
+// thread; Step, WaitForWork, scheduler, executor and stats belong to the
+// engine thread.
 //
 // Example:
 //   LlamaEngineOptions options;
@@ -33,7 +37,11 @@
 //   spec.max_new_tokens = 16;
 //   absl::StatusOr<hearth::RequestId> id = (*engine)->Submit(spec);
 //   hearth::RealClock clock;
-//   while ((*engine)->pending() > 0) HEARTH_CHECK_OK((*engine)->Step(clock).status());
+//   while ((*engine)->pending() > 0) {
+//     absl::StatusOr<bool> ran = (*engine)->Step(clock);
+//     if (!ran.ok()) return ran.status();
+//     if (!*ran) (*engine)->WaitForWork(absl::InfiniteFuture());
+//   }
 //   for (const Completion& c : (*engine)->TakeCompletions()) ...
 
 #ifndef HEARTH_LLAMA_CPP_LLAMA_ENGINE_H_
@@ -69,7 +77,8 @@ struct LlamaEngineOptions {
   // KV blocks Hearth may hand out; 0 means n_ctx / block_size. A larger value
   // oversubscribes llama.cpp's pool (only to exercise the out-of-KV path).
   int32_t kv_blocks = 0;
-  // How often one request may be evicted and resubmitted before it fails.
+  // How often one request may be reported out of KV (and preempted by
+  // Hearth) before the engine fails it.
   int32_t max_evictions = 16;
 };
 
@@ -88,13 +97,11 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks,
 struct Completion {
   // The id Submit returned.
   RequestId id;
-  // Hearth's result for the request's last incarnation, with prompt and
-  // output counts and the arrival, first admission and first token times of
-  // the first incarnation.
+  // Hearth's result for the request.
   RequestResult result;
   // Every generated token, the end-of-generation token included.
   std::vector<TokenId> output;
-  // Times the request was evicted for lack of KV and resubmitted.
+  // Times llama.cpp had no KV for it and Hearth preempted it.
   int32_t kv_evictions = 0;
 };
 
@@ -104,7 +111,8 @@ struct LlamaEngineStats {
   // Hearth's own time: Scheduler::Plan() and Scheduler::Complete().
   absl::Duration plan_time;
   absl::Duration complete_time;
-  uint64_t resubmissions = 0;
+  // Sequences reported out of KV (Hearth preempted them).
+  uint64_t out_of_kv_reports = 0;
 };
 
 class LlamaEngine {
@@ -123,11 +131,20 @@ class LlamaEngine {
   // LlamaEngine::Step()
   //
   // One iteration: Plan(clock.Now()) -> llama_decode -> Complete, then
-  // resubmission of evicted requests and collection of finished ones.
-  // Returns whether the plan had sequences to run. A failed llama_decode()
-  // fails the step's sequences (no request is dropped silently) and returns
-  // the error.
+  // collection of finished requests. Returns whether the plan had sequences
+  // to run. A failed llama_decode() fails the step's sequences (no request
+  // is dropped silently) and returns the error.
   absl::StatusOr<bool> Step(const Clock& clock) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // LlamaEngine::WaitForWork()
+  //
+  // Sleeps until a Step has work (Scheduler::WaitForWork): a Submit, a
+  // Wake, a due timer (Scheduler::NextEventTime, taken as wall-clock time,
+  // so for a RealClock), or `deadline` (wall clock). Returns whether there
+  // is work. Engine thread.
+  bool WaitForWork(absl::Time deadline);
+  // Makes a WaitForWork in progress return. Thread-safe.
+  void Wake() { scheduler_->Wake(); }
 
   // Moves out the requests that ended since the last call. Thread-safe.
   std::vector<Completion> TakeCompletions() ABSL_LOCKS_EXCLUDED(mu_);
@@ -139,42 +156,36 @@ class LlamaEngine {
   const LlamaEngineStats& stats() const { return stats_; }
 
  private:
-  // A request as the host sees it, across resubmissions.
+  // A live request as the host sees it, under its handle.
   struct HostRequest {
-    RequestId id;
-    RequestSpec spec;
     std::vector<TokenId> output;
     int32_t evictions = 0;
-    absl::Time arrival = absl::InfiniteFuture();
-    absl::Time first_admit = absl::InfiniteFuture();
-    absl::Time first_token = absl::InfiniteFuture();
   };
 
   LlamaEngine(std::unique_ptr<Scheduler> scheduler, std::unique_ptr<LlamaStepExecutor> executor,
               int32_t max_evictions);
+  // Engine thread, before Complete: counts out-of-KV reports and turns the
+  // ones past max_evictions into failures.
+  void CapEvictions(const StepPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
   void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies the drained results_: completions, and parking (then
-  // resubmission) of requests in `evicted`.
-  void AbsorbResults(const std::vector<RequestId>& evicted, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves `r` to the completions with Hearth's `result`, merged; erases it.
-  void Complete(HostRequest& r, RequestResult result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Resubmit(RequestId evicted, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the drained results_ to the completions.
+  void AbsorbResults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<LlamaStepExecutor> executor_;
   const int32_t max_evictions_;
   StepOutcome outcome_;
+  // The handles of the step's sequences, in plan order (the plan is gone
+  // after Complete).
+  std::vector<uint64_t> step_handles_;
   std::vector<RequestResult> results_;
   LlamaEngineStats stats_;
 
   mutable absl::Mutex mu_;
-  // Live requests by original id, and every live incarnation's id -> original.
-  absl::flat_hash_map<RequestId, HostRequest> requests_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<RequestId, RequestId> incarnations_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
+  // Live requests by handle.
+  absl::flat_hash_map<uint64_t, HostRequest> requests_ ABSL_GUARDED_BY(mu_);
   std::vector<Completion> completions_ ABSL_GUARDED_BY(mu_);
-  // Evicted requests (original ids) waiting for KV to be freed.
-  std::vector<RequestId> parked_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hearth::llama_cpp

@@ -11,7 +11,7 @@
 // SetLlamaLogging() routes llama.cpp's and ggml's logs.
 //
 // Example:
-//   HEARTH_CHECK_OK(hearth::llama_cpp::LoadLlamaBackends(""));
+//   if (absl::Status s = hearth::llama_cpp::LoadLlamaBackends(""); !s.ok()) return s;
 //   auto model = hearth::llama_cpp::LoadModel("/tmp/tiny.gguf");
 //   hearth::llama_cpp::ContextOptions copts;
 //   copts.n_ctx = 2048;

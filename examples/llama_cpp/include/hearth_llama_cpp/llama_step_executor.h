@@ -21,10 +21,8 @@
 // memory was rolled back. That happens only when Hearth was told the pool is
 // larger than it is. The executor then evicts the last sequence of the batch
 // (plan order puts admissions last), drops its memory and retries with the
-// rest; the evicted sequence is reported as failed with kKvEvictedMessage and
-// listed by TakeEvicted(), so that the host can resubmit it with its tokens so
-// far (Hearth's StepOutcome has no "preempt me" answer; see the note in
-// LlamaEngine).
+// rest; the evicted sequence is reported with SequenceOutcome::out_of_kv, and
+// Hearth preempts it by recompute (same request id, no failure recorded).
 //
 // A batch with more tokens than the context's n_batch would abort the
 // process inside llama.cpp, so Execute refuses such a plan with an error.
@@ -35,7 +33,7 @@
 //
 // Example:
 //   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx);
-//   HEARTH_CHECK_OK(hearth::RunIteration(*scheduler, **executor, clock.Now()));
+//   if (absl::Status s = hearth::RunIteration(*scheduler, **executor, clock.Now()); !s.ok()) return s;
 
 #ifndef HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
 #define HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
@@ -57,10 +55,6 @@
 #include "llama.h"
 
 namespace hearth::llama_cpp {
-
-// The error text of a sequence evicted because llama.cpp had no KV slot.
-inline constexpr char kKvEvictedMessage[] =
-    "llama.cpp found no KV slot (llama_decode returned 1); sequence evicted";
 
 struct LlamaExecutorStats {
   uint64_t steps = 0;
@@ -90,15 +84,13 @@ class LlamaStepExecutor : public StepExecutor {
   // LlamaStepExecutor::Execute()
   //
   // Runs `plan` as one llama_decode(). Per-sequence problems (positions that
-  // do not continue, missing token ids, no free sequence id, eviction) fail
-  // that sequence only. Whole-step errors: InvalidArgument for a plan over
-  // n_batch tokens, FailedPrecondition for block copies, Internal when
+  // do not continue, missing token ids, no free sequence id) fail that
+  // sequence only; one llama.cpp has no KV for is reported out_of_kv.
+  // Whole-step errors: InvalidArgument for a plan over n_batch tokens,
+  // FailedPrecondition for block copies, Internal when
   // llama_decode() fails otherwise (the plan's sequences should then be
   // failed by the caller, as ExecuteStep() and RunIteration() do).
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
-
-  // Requests evicted (out of KV) since the last call.
-  std::vector<RequestId> TakeEvicted();
 
   void set_logits_observer(LogitsObserver observer) { observer_ = std::move(observer); }
   const LlamaExecutorStats& stats() const { return stats_; }
@@ -133,7 +125,6 @@ class LlamaStepExecutor : public StepExecutor {
   absl::flat_hash_map<RequestId, Slot> slots_;
   std::vector<llama_seq_id> free_seq_ids_;
   std::vector<Entry> entries_;
-  std::vector<RequestId> evicted_;
   LogitsObserver observer_;
   LlamaExecutorStats stats_;
 };

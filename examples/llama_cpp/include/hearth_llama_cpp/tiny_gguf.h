@@ -18,7 +18,7 @@
 // Example:
 //   hearth::llama_cpp::TinyModelSpec spec;
 //   spec.seed = 7;
-//   HEARTH_CHECK_OK(hearth::llama_cpp::WriteTinyLlamaGguf(spec, "/tmp/tiny.gguf"));
+//   if (absl::Status s = hearth::llama_cpp::WriteTinyLlamaGguf(spec, "/tmp/tiny.gguf"); !s.ok()) return s;
 //   std::vector<int32_t> ids = hearth::llama_cpp::ByteTokens("hello");
 
 #ifndef HEARTH_LLAMA_CPP_TINY_GGUF_H_
