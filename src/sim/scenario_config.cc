@@ -173,22 +173,17 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
 // Durations that may be "off" (InfiniteDuration) but not 0.
 constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = true};
 
-// A class's SLO targets; absent or "off" is no target (a zero SloTarget
-// field, as the metrics read it).
+// A class's SLO targets.
 absl::StatusOr<SloTarget> ParseSlo(const ScenarioReader& r, const toml::table& c,
                                    const std::string& path) {
+  // Absent or "off": InfiniteDuration, SloTarget's "no target" (a request
+  // meets an infinite target whatever its latency).
   SloTarget slo;
-  const auto none_if_off = [](absl::Duration d) {
-    return d == absl::InfiniteDuration() ? absl::ZeroDuration() : d;
-  };
   constexpr ScenarioReader::DurationRule kMs{.seconds_per_unit = 1e-3, .off_allowed = true};
   constexpr ScenarioReader::DurationRule kS{.off_allowed = true};
-  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, absl::ZeroDuration(), kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, absl::ZeroDuration(), kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, absl::ZeroDuration(), kS));
-  slo.ttft = none_if_off(slo.ttft);
-  slo.tpot = none_if_off(slo.tpot);
-  slo.e2e = none_if_off(slo.e2e);
+  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, slo.ttft, kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, slo.tpot, kMs));
+  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, slo.e2e, kS));
   return slo;
 }
 
@@ -268,8 +263,8 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     s.class_timeouts.push_back(timeout);
     HEARTH_ASSIGN_OR_RETURN(SloTarget slo, ParseSlo(r, c, path));
     // The scheduler serves by the same target the report judges.
-    if (slo.ttft > absl::ZeroDuration()) s.scheduler.work_classes.back().ttft_slo = slo.ttft;
-    if (s.tpot_budget && slo.tpot > absl::ZeroDuration()) {
+    s.scheduler.work_classes.back().ttft_slo = slo.ttft;
+    if (s.tpot_budget) {
       s.scheduler.work_classes.back().tpot_slo = slo.tpot;
     }
     s.class_slos.push_back(slo);
@@ -286,8 +281,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   ScenarioReader r(file_name, base_dir);
   std::vector<std::string_view> top = ScenarioKeysOf("");
   for (std::string_view table :
-       {"gpu", "model", "cost", "engine", "intake", "users", "classes", "policy", "workload",
-        "paper"}) {
+       {"gpu", "model", "cost", "engine", "intake", "hints", "users", "classes", "policy",
+        "workload", "paper"}) {
     top.push_back(table);
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(root, top, file_name, ""));
@@ -303,6 +298,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParseHints(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
@@ -343,6 +339,7 @@ absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& s,
   o.series_interval = s.series_interval;
   o.record_timeline = s.record_timeline;
   o.seed = s.seed;
+  o.output_hints = s.output_hints;
   return o;
 }
 
