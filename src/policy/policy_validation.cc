@@ -129,7 +129,12 @@ absl::Status ValidateMlfqOptions(const MlfqOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "MlfqOptions::starvation_bound is ",
         absl::FormatDuration(options.starvation_bound),
-        "; it must be > 0 (InfiniteDuration() disables promotion)"));
+        "; it must be > 0 (InfiniteDuration() turns the starving lane off)"));
+  }
+  if (!(options.starving_share > 0 && options.starving_share <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MlfqOptions::starving_share is ", options.starving_share,
+        "; it must be in (0, 1]"));
   }
   return absl::OkStatus();
 }

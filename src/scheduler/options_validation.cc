@@ -429,6 +429,15 @@ absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions&
       }
     }
   }
+  if (const OutputLengthPrediction& p = spec.predicted_output;
+      p.expected_tokens < 0 || p.expected_tokens > spec.max_new_tokens ||
+      ((p.low_tokens != 0 || p.high_tokens != 0) &&
+       !(p.low_tokens >= 1 && p.low_tokens <= p.expected_tokens &&
+         p.expected_tokens <= p.high_tokens))) {
+    return BadSpec("predicted_output is {expected ", p.expected_tokens, ", low ", p.low_tokens,
+                   ", high ", p.high_tokens, "}; expected must be 0 (none) or in [1, max_new_tokens = ",
+                   spec.max_new_tokens, "], and the range 0 and 0 or 1 <= low <= expected <= high");
+  }
   if (spec.deadline == absl::InfinitePast()) {
     return BadSpec("deadline is InfinitePast; use InfiniteFuture for no deadline");
   }

@@ -70,6 +70,7 @@ struct alignas(64) RequestRecord {
   RequestId parent;
   WorkflowInfo workflow;
   int32_t priority = 0;
+  OutputLengthPrediction predicted_output;
   uint64_t arrival_seq = 0;
   absl::Time arrival_time = absl::InfinitePast();
   absl::Time deadline = absl::InfiniteFuture();
@@ -110,6 +111,7 @@ struct alignas(64) RequestRecord {
     v.phase = phase;
     v.prompt_tokens = prompt_tokens;
     v.max_new_tokens = max_new_tokens;
+    v.predicted_output = predicted_output;
     v.output_tokens = output_tokens;
     v.computed_tokens = computed;
     v.device_blocks = device_blocks;

@@ -140,6 +140,7 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   kv_.Open(r.kv, max_len, r.has_token_ids, std::move(sub.prompt_block_hashes));
   r.parent = spec.parent;
   r.priority = spec.priority;
+  r.predicted_output = spec.predicted_output;
   r.label = std::move(spec.label);
   r.arrival_seq = next_arrival_seq_++;
   r.arrival_time = spec.arrival_time == absl::InfinitePast()

@@ -60,6 +60,10 @@ absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
   c.slo_met = r->report.total.slo_met;
   c.slo_share = r->report.total.slo_attainment;
   c.preemptions = r->report.total.preemptions;
+  c.swap_preemptions = r->swap_preemptions;
+  c.recompute_preemptions = r->recompute_preemptions;
+  c.jct_mean_s = r->report.total.e2e.count > 0 ? r->report.total.e2e.mean : kNaN;
+  c.jct_p99_s = r->report.total.e2e.count > 0 ? r->report.total.e2e.p99 : kNaN;
   return c;
 }
 
@@ -75,6 +79,8 @@ void Compare(const LoadGridCell& fifo, const LoadGridResult& g, LoadGridCell& c)
   }
   c.preemption_violation =
       static_cast<double>(c.preemptions) > g.max_preemption_ratio * fifo.preemptions;
+  c.jct_mean_vs_fifo = fifo.jct_mean_s > 0 ? c.jct_mean_s / fifo.jct_mean_s : kNaN;
+  c.jct_p99_vs_fifo = fifo.jct_p99_s > 0 ? c.jct_p99_s / fifo.jct_p99_s : kNaN;
 }
 
 std::string Ratio(double r) {
@@ -127,8 +133,10 @@ std::string LoadGridMarkdown(const LoadGridResult& g) {
     absl::StrAppend(&out, "This scenario sets no SLO target: \"SLO met\" is the share of "
                           "requests that finished.\n\n");
   }
-  absl::StrAppend(&out, "| load | policy | SLO met | vs fifo | preemptions | vs fifo | verdict |\n"
-                        "|---:|---|---:|---:|---:|---:|---|\n");
+  absl::StrAppend(&out,
+                  "| load | policy | SLO met | vs fifo | preemptions (swap / recompute) | vs fifo "
+                  "| JCT mean s | vs fifo | JCT p99 s | vs fifo | verdict |\n"
+                  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
   for (const LoadGridCell& c : g.cells) {
     std::string verdict;
     if (c.slo_violation) {
@@ -138,10 +146,12 @@ std::string LoadGridMarkdown(const LoadGridResult& g) {
       absl::StrAppend(&verdict, verdict.empty() ? "**VIOLATION** " : "; ",
                       absl::StrFormat("preemptions > %.2fx", g.max_preemption_ratio));
     }
-    absl::StrAppendFormat(&out, "| %.2f | %s | %.1f%% (%d/%d) | %s | %d | %s | %s |\n", c.load,
-                          c.policy, c.slo_share * 100, c.slo_met, c.slo_eligible,
-                          Ratio(c.slo_vs_fifo), c.preemptions, Ratio(c.preemptions_vs_fifo),
-                          verdict.empty() ? "ok" : verdict);
+    absl::StrAppendFormat(
+        &out, "| %.2f | %s | %.1f%% (%d/%d) | %s | %d (%d / %d) | %s | %.2f | %s | %.2f | %s | %s |\n",
+        c.load, c.policy, c.slo_share * 100, c.slo_met, c.slo_eligible, Ratio(c.slo_vs_fifo),
+        c.preemptions, c.swap_preemptions, c.recompute_preemptions, Ratio(c.preemptions_vs_fifo),
+        c.jct_mean_s, Ratio(c.jct_mean_vs_fifo), c.jct_p99_s, Ratio(c.jct_p99_vs_fifo),
+        verdict.empty() ? "ok" : verdict);
   }
   return out;
 }

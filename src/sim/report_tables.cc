@@ -106,7 +106,9 @@ OrderedJson RunJson(const PolicyRun& run) {
           {"simulated_s", JsonNum(res.simulated_seconds)},
           {"submit_rejected", res.submit_rejected},
           {"dependents_dropped", res.dependents_dropped},
-          {"prefix_hit_tokens", res.prefix_hit_tokens}, {"workflows", res.workflows},
+          {"prefix_hit_tokens", res.prefix_hit_tokens},
+          {"swap_preemptions", res.swap_preemptions},
+          {"recompute_preemptions", res.recompute_preemptions}, {"workflows", res.workflows},
           {"workflows_complete", res.workflow_seconds.size()},
           {"workflow_p50_s", JsonNum(WorkflowLatency(res).p50)},
           {"window_s", JsonNum(r.window_seconds)}, {"busy_s", JsonNum(r.busy_seconds)},
@@ -123,8 +125,10 @@ OrderedJson RunJson(const PolicyRun& run) {
           {"users", GroupsJson(r.users)}};
 }
 
+// `res`: the run's totals beyond the report, written on its "total" row
+// only (null: the columns are left empty).
 void CsvRow(std::string& out, const std::string& policy, const char* kind,
-            const GroupReport& g) {
+            const GroupReport& g, const SimulationResult* res) {
   const DistributionSummary* ds[] = {&g.queue_wait, &g.ttft, &g.itl, &g.e2e,
                                      &g.norm_latency};
   absl::StrAppend(&out, policy, ",", kind, ",", g.name, ",", g.arrived, ",", g.finished,
@@ -135,7 +139,12 @@ void CsvRow(std::string& out, const std::string& policy, const char* kind,
     absl::StrAppend(&out, ",", Num(d->mean), ",", Num(d->p50), ",", Num(d->p90), ",",
                     Num(d->p99), ",", Num(d->max));
   }
-  absl::StrAppend(&out, ",", Num(g.slo_attainment), "\n");
+  absl::StrAppend(&out, ",", Num(g.slo_attainment));
+  if (res != nullptr) {
+    absl::StrAppend(&out, ",", res->swap_preemptions, ",", res->recompute_preemptions, "\n");
+  } else {
+    absl::StrAppend(&out, ",,\n");
+  }
 }
 
 }  // namespace
@@ -160,7 +169,7 @@ void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
                   "| policy | arrived | finished | timed out | rejected | failed | not issued | "
                   "output tok/s | goodput req/s | "
                   "p50 TTFT ms | p99 TTFT ms | p99 ITL ms | mean / p99 JCT s | Jain | max gap | "
-                  "preemptions |\n"
+                  "preemptions (swap / recompute) |\n"
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const PolicyRun& run : runs) {
     const MetricsReport& r = run.result.report;
@@ -176,7 +185,8 @@ void AppendHeadline(std::string& out, const std::vector<PolicyRun>& runs) {
                     r.max_backlogged_service_gap < 0
                         ? std::string("n/a")
                         : absl::StrFormat("%.0f", r.max_backlogged_service_gap),
-                    " | ", r.total.preemptions, " |\n");
+                    " | ", r.total.preemptions, " (", run.result.swap_preemptions, " / ",
+                    run.result.recompute_preemptions, ") |\n");
   }
 }
 
@@ -314,12 +324,12 @@ std::string ResultsCsv(const std::vector<PolicyRun>& runs) {
       absl::StrAppend(&out, ",", m, "_", q, "_s");
     }
   }
-  absl::StrAppend(&out, ",slo_attainment\n");
+  absl::StrAppend(&out, ",slo_attainment,swap_preemptions,recompute_preemptions\n");
   for (const PolicyRun& run : runs) {
     const MetricsReport& r = run.result.report;
-    CsvRow(out, run.policy, "total", r.total);
-    for (const GroupReport& g : r.classes) CsvRow(out, run.policy, "class", g);
-    for (const GroupReport& g : r.users) CsvRow(out, run.policy, "user", g);
+    CsvRow(out, run.policy, "total", r.total, &run.result);
+    for (const GroupReport& g : r.classes) CsvRow(out, run.policy, "class", g, nullptr);
+    for (const GroupReport& g : r.users) CsvRow(out, run.policy, "user", g, nullptr);
   }
   return out;
 }

@@ -176,8 +176,7 @@ absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
 // Durations that may be "off" (InfiniteDuration) but not 0.
 constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = true};
 
-// A class's SLO targets; absent or "off" is no target (a zero SloTarget
-// field, as the metrics read it).
+// A class's SLO targets.
 absl::StatusOr<SloTarget> ParseSlo(const ScenarioReader& r, const toml::table& c,
                                    const std::string& path) {
   // SloTarget's "no target" is InfiniteDuration, which is also what "off"
@@ -267,8 +266,8 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     s.class_timeouts.push_back(timeout);
     HEARTH_ASSIGN_OR_RETURN(SloTarget slo, ParseSlo(r, c, path));
     // The scheduler serves by the same target the report judges.
-    if (slo.ttft > absl::ZeroDuration()) s.scheduler.work_classes.back().ttft_slo = slo.ttft;
-    if (s.tpot_budget && slo.tpot > absl::ZeroDuration()) {
+    s.scheduler.work_classes.back().ttft_slo = slo.ttft;
+    if (s.tpot_budget) {
       s.scheduler.work_classes.back().tpot_slo = slo.tpot;
     }
     s.class_slos.push_back(slo);
@@ -285,8 +284,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   ScenarioReader r(file_name, base_dir);
   std::vector<std::string_view> top = ScenarioKeysOf("");
   for (std::string_view table :
-       {"gpu", "model", "cost", "engine", "intake", "users", "classes", "policy", "workload",
-        "paper"}) {
+       {"gpu", "model", "cost", "engine", "intake", "hints", "users", "classes", "policy",
+        "workload", "paper"}) {
     top.push_back(table);
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(root, top, file_name, ""));
@@ -302,6 +301,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParseHints(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));
@@ -342,6 +342,7 @@ absl::StatusOr<SimulationOptions> SimulationOptionsFor(const Scenario& s,
   o.series_interval = s.series_interval;
   o.record_timeline = s.record_timeline;
   o.seed = s.seed;
+  o.output_hints = s.output_hints;
   return o;
 }
 

@@ -103,6 +103,13 @@ constexpr ScenarioKey kKeys[] = {
     {"intake", "max_arrival_lead_s", "s", "60",
      "Arrival stamps further ahead of the step are rejected (SchedulerOptions::max_arrival_lead)."},
 
+    {"hints", "output_length", "bool", "false",
+     "Each request carries a predicted output length made from its true one "
+     "(RequestSpec::predicted_output, SimulationOptions::output_hints)."},
+    {"hints", "output_length_noise", "-", "0 (exact)",
+     "Log-normal error of the prediction: expected = true x exp(noise x z), z standard normal, "
+     "in [0, 10] (OutputHintOptions::noise_sigma)."},
+
     {"users", "name", "string", "required", "Unique; one [[users]] entry per member, in UserId order."},
     {"users", "weight", "-", "1.0", "Fair-share weight (UserConfig::weight)."},
     {"users", "activity", "-", "1.0", "Household generator: this member's rate multiplier."},
@@ -162,8 +169,14 @@ constexpr ScenarioKey kKeys[] = {
      "Quantum-boundary preemptions per step; 0: no time-slicing "
      "(MlfqOptions::max_preemptions_per_step)."},
     {"policy", "mlfq_starvation_s", "s or \"off\"", "60",
-     "A request waiting this long at its level is promoted to level 0; \"off\": never "
-     "(MlfqOptions::starvation_bound)."},
+     "A waiting request that arrived this long ago is starving and may take the starving "
+     "lane; \"off\": no lane (MlfqOptions::starvation_bound)."},
+    {"policy", "mlfq_starving_share", "-", "0.5",
+     "Share of admissions the starving lane (earliest arrival first) takes while anything "
+     "starves, in (0, 1] (MlfqOptions::starving_share)."},
+    {"policy", "mlfq_use_predicted_output", "bool", "true",
+     "Skip-join counts a request's predicted output length when it has one "
+     "(MlfqOptions::use_predicted_output)."},
     {"policy", "household_request_level", "string", "\"fifo\"",
      "\"fifo\" or \"mlfq\": the household tree's request level "
      "(PolicyConfig::household_request_level)."},

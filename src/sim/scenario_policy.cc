@@ -68,6 +68,11 @@ absl::Status ParseMlfq(const ScenarioReader& r, const toml::table& p, MlfqOption
   HEARTH_ASSIGN_OR_RETURN(m.starvation_bound,
                           r.Duration(p, "mlfq_starvation_s", "policy", m.starvation_bound,
                                      {.off_allowed = true, .positive = true}));
+  HEARTH_ASSIGN_OR_RETURN(m.starving_share, r.Number(p, "mlfq_starving_share", "policy",
+                                                     m.starving_share, 1e-6, 1.0));
+  HEARTH_ASSIGN_OR_RETURN(m.use_predicted_output,
+                          r.Bool(p, "mlfq_use_predicted_output", "policy",
+                                 m.use_predicted_output));
   return absl::OkStatus();
 }
 

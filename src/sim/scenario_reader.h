@@ -99,6 +99,9 @@ std::vector<std::string> ClassNames(const Scenario& s);
 // The [intake] section.
 absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s);
 
+// The [hints] section.
+absl::Status ParseHints(const ScenarioReader& r, const toml::table& root, Scenario& s);
+
 // The top-level `policies` list and the [policy] section.
 absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scenario& s);
 

@@ -1,6 +1,7 @@
 #include "hearth/sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <queue>
 #include <utility>
@@ -16,7 +17,9 @@
 #include "hearth/scheduler/scheduler.h"
 #include "hearth/sim/simulated_executor.h"
 #include "internal/status_macros.h"
+#include "sim/preemption_tally.h"
 #include "sim/service_difference.h"
+#include "sim/sim_random.h"
 
 namespace hearth {
 namespace {
@@ -89,6 +92,11 @@ absl::Status ValidateOptions(const SimulationOptions& o) {
   if (o.scheduler.models.empty()) {
     return absl::InvalidArgumentError("SimulationOptions.scheduler.models is empty");
   }
+  if (!(o.output_hints.noise_sigma >= 0 && o.output_hints.noise_sigma <= 10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SimulationOptions.output_hints.noise_sigma is ", o.output_hints.noise_sigma,
+        "; must be in [0, 10]"));
+  }
   return absl::OkStatus();
 }
 
@@ -103,6 +111,9 @@ class SimulationRun {
   absl::Status Setup();
   void Submit(int32_t index, absl::Time arrival);
   void BuildTokenIds(int32_t index, RequestSpec& spec);
+  // OutputHintOptions' prediction for request `index`; its own random
+  // stream, so predictions do not depend on the order of submissions.
+  OutputLengthPrediction PredictOutput(int32_t index, int32_t max_new_tokens) const;
   void OnResult(const RequestResult& r);
   void DropDependents(int32_t index);
   // A call of a tracked workflow ended (or will never be issued: `end` is
@@ -123,6 +134,7 @@ class SimulationRun {
 
   std::unique_ptr<MetricsCollector> metrics_;
   std::unique_ptr<TimelineRecorder> timeline_;
+  internal::PreemptionTally preemption_tally_;
   std::unique_ptr<FanoutSink> fanout_;
   // Read by an oracle policy, so declared before (and destroyed after) the
   // scheduler that owns it.
@@ -183,7 +195,7 @@ absl::Status SimulationRun::Setup() {
   mo.series_interval = o_.series_interval;
   mo.clock = &clock_;
   HEARTH_ASSIGN_OR_RETURN(metrics_, MetricsCollector::Create(mo));
-  std::vector<MetricsSink*> sinks = {metrics_.get()};
+  std::vector<MetricsSink*> sinks = {metrics_.get(), &preemption_tally_};
   if (o_.record_timeline) {
     TimelineOptions to;
     to.user_names = mo.user_names;
@@ -269,6 +281,24 @@ void SimulationRun::BuildTokenIds(int32_t index, RequestSpec& spec) {
   if (children_left_[index] > 0) prompt_ids_[index] = ids;
 }
 
+OutputLengthPrediction SimulationRun::PredictOutput(int32_t index,
+                                                   int32_t max_new_tokens) const {
+  const double sigma = o_.output_hints.noise_sigma;
+  internal::SimRandom random(Mix(o_.seed ^ 0x68696e74ull) ^ static_cast<uint64_t>(index));
+  const double expected =
+      w_.requests[index].output_tokens * (sigma > 0 ? std::exp(sigma * random.Normal()) : 1.0);
+  // 1.2816: the standard normal's 90th percentile.
+  const double spread = std::exp(1.2816 * sigma);
+  auto clamp = [max_new_tokens](double tokens) {
+    return static_cast<int32_t>(std::clamp(std::round(tokens), 1.0, double(max_new_tokens)));
+  };
+  OutputLengthPrediction p;
+  p.expected_tokens = clamp(expected);
+  p.low_tokens = std::min(clamp(expected / spread), p.expected_tokens);
+  p.high_tokens = std::max(clamp(expected * spread), p.expected_tokens);
+  return p;
+}
+
 void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   const SimRequest& r = w_.requests[index];
   // The parent's ids stay until its last child has copied them.
@@ -283,6 +313,7 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
   spec.arrival_time = arrival;
   spec.label = r.label;
+  if (o_.output_hints.enabled) spec.predicted_output = PredictOutput(index, spec.max_new_tokens);
   first_arrival_ = std::min(first_arrival_, arrival);
   last_arrival_ = std::max(last_arrival_, arrival);
   // Issued only once the parent finished, so its id is known.
@@ -471,6 +502,8 @@ absl::StatusOr<SimulationResult> SimulationRun::Run() {
   result.submit_rejected_by_reason = rejected_by_reason_;
   result.dependents_dropped = dependents_dropped_;
   result.prefix_hit_tokens = scheduler_->stats().prefix_hit_tokens;
+  result.swap_preemptions = preemption_tally_.swaps();
+  result.recompute_preemptions = preemption_tally_.recomputes();
   for (const auto& [root, t] : workflows_) {
     ++result.workflows;
     if (!t.all_finished || t.ended < t.calls) {

@@ -1,6 +1,7 @@
 // Properties of the skip-join MLFQ, through the Policy interface.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -102,10 +103,11 @@ TEST_CASE("mlfq: no request waits past the promotion bound",
   PolicyDriver d(MakeMlfq(options), machine);
   RequestId long_job = flood(d);
   d.Run(3000);
-  // Promotion after 50 steps puts a request at the head of level 0 (it keeps
-  // its waiting time); it then waits for at most the few level-0 requests
-  // queued before it and for a slot: 6 requests of 4 steps on 2 slots.
-  const int64_t bound = 50 + 1 + 6 * 4 / 2 + 4;
+  // Starving after 50 steps, the long job is the earliest arrival waiting:
+  // the starving lane admits it within 1 / starving_share admissions (one
+  // per 2 steps on this machine) and the next slot that frees.
+  const int64_t lane = static_cast<int64_t>(std::ceil(1 / options.starving_share));
+  const int64_t bound = 50 + 1 + lane * 4 / 2 + 4;
   int64_t longest = 0;
   for (const auto& [id, r] : d.requests()) {
     longest = std::max(longest, r.longest_wait_steps);
@@ -115,7 +117,7 @@ TEST_CASE("mlfq: no request waits past the promotion bound",
   CHECK(d.request(long_job).finish_step >= 0);
   CHECK(d.errors().empty());
 
-  // Control: without promotion the long job starves.
+  // Control: without the starving lane the long job starves.
   options.starvation_bound = absl::InfiniteDuration();
   PolicyDriver control(MakeMlfq(options), machine);
   RequestId starved = flood(control);
@@ -136,6 +138,86 @@ TEST_CASE("mlfq: options are validated", "[policy][mlfq]") {
   o = MlfqOptions{};
   o.starvation_bound = absl::ZeroDuration();
   CHECK_FALSE(ValidateMlfqOptions(o).ok());
+  for (double share : {0.0, -0.5, 1.5, std::nan("")}) {
+    o = MlfqOptions{};
+    o.starving_share = share;
+    CHECK(ValidateMlfqOptions(o).code() == absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("mlfq: under overload the starving lane keeps its share, the levels the rest",
+          "[policy][mlfq]") {
+  // More work than the machine serves: long jobs (level 5) and a stream of
+  // short ones (level 0). Every long job that waits past the bound starves.
+  // With a share below 1 (0.5) short jobs keep most admissions (their waits stay
+  // below those with share 1, where starving work always goes first) while
+  // long jobs still get admitted; with the lane off, long jobs starve.
+  DriverOptions machine;
+  machine.max_running = 2;
+  machine.token_budget = 128;
+  machine.max_chunk = 64;
+  auto run = [&](absl::Duration bound, double share, double* short_wait, int* longs_admitted) {
+    MlfqOptions options;
+    options.starvation_bound = bound;
+    options.starving_share = share;
+    PolicyDriver d(MakeMlfq(options), machine);
+    std::vector<RequestId> shorts, longs;
+    for (int64_t s = 0; s < 2000; s += 2) shorts.push_back(d.Add(1, 8, 4, s));
+    for (int64_t s = 0; s < 2000; s += 40) longs.push_back(d.Add(0, 600, 20, s));
+    d.Run(2000);
+    double waited = 0;
+    for (RequestId id : shorts) {
+      const auto& r = d.request(id);
+      waited += (r.first_admit_step >= 0 ? r.first_admit_step : 2000) - r.arrival_step;
+    }
+    *short_wait = waited / shorts.size();
+    *longs_admitted = 0;
+    for (RequestId id : longs) *longs_admitted += d.request(id).first_admit_step >= 0;
+    CHECK(d.errors().empty());
+  };
+  double lane_wait = 0, fifo_like_wait = 0, off_wait = 0;
+  int lane_longs = 0, fifo_like_longs = 0, off_longs = 0;
+  run(absl::Milliseconds(300), 0.5, &lane_wait, &lane_longs);
+  run(absl::Milliseconds(300), 1.0, &fifo_like_wait, &fifo_like_longs);
+  run(absl::InfiniteDuration(), 0.5, &off_wait, &off_longs);
+  INFO("short mean wait: share 0.5 " << lane_wait << ", share 1 " << fifo_like_wait
+                                      << ", off " << off_wait << "; long jobs admitted "
+                                      << lane_longs << " / " << fifo_like_longs << " / "
+                                      << off_longs);
+  CHECK(lane_wait < fifo_like_wait);
+  CHECK(lane_longs > off_longs);
+  CHECK(lane_longs > 0);
+}
+
+TEST_CASE("mlfq: skip-join counts a predicted output, and only when allowed",
+          "[policy][mlfq]") {
+  // One slot, equal prompts: without predictions all join one level and are
+  // admitted in arrival order; with them, predicted-short first.
+  bool use = GENERATE(true, false);
+  MlfqOptions options;
+  options.use_predicted_output = use;
+  DriverOptions machine;
+  machine.max_running = 1;
+  PolicyDriver d(MakeMlfq(options), machine);
+  RequestId blocker = d.Add(0, 8, 20, 0);
+  d.Run(1);
+  std::vector<RequestId> ids;
+  const int32_t predicted[] = {900, 300, 20};
+  for (int32_t p : predicted) {
+    ids.push_back(d.Add(0, 16, 4, 1));
+    d.PredictOutput(ids.back(), p);
+  }
+  d.Run(200);
+  REQUIRE(d.request(blocker).finish_step >= 0);
+  for (RequestId id : ids) REQUIRE(d.request(id).first_admit_step >= 0);
+  if (use) {
+    CHECK(d.request(ids[2]).first_admit_step < d.request(ids[1]).first_admit_step);
+    CHECK(d.request(ids[1]).first_admit_step < d.request(ids[0]).first_admit_step);
+  } else {
+    CHECK(d.request(ids[0]).first_admit_step < d.request(ids[1]).first_admit_step);
+    CHECK(d.request(ids[1]).first_admit_step < d.request(ids[2]).first_admit_step);
+  }
+  CHECK(d.errors().empty());
 }
 
 }  // namespace

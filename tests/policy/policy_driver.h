@@ -124,6 +124,11 @@ class PolicyDriver {
     return absl::UnixEpoch() + options_.step_time * step_;
   }
   int64_t step() const { return step_; }
+  // The host's output-length prediction for a request not yet arrived.
+  void PredictOutput(RequestId id, int32_t expected_tokens) {
+    Mut(id).view.predicted_output.expected_tokens = expected_tokens;
+  }
+
   const DriverRequest& request(RequestId id) const {
     return requests_.at(id.value());
   }

@@ -3,22 +3,37 @@
 // Preemptive multi-level feedback queue with skip-join (FastServe, Wu et al.
 // 2023): approximates shortest-remaining-first without knowing output lengths.
 //
-// Level 0 is the most urgent; level i has quantum base_quantum * 2^i service
-// units, where a prompt (or recomputed) token costs `prefill_token_cost` and a
-// decoded token `decode_token_cost`. A new request skip-joins: it enters the
-// highest level whose quantum covers its estimated prefill cost
-// (prompt_tokens * prefill_token_cost), so long prompts do not first clog the
-// top levels. A request whose service at its level exceeds the level's
-// quantum is demoted one level (the last level keeps it). A waiting request
-// that has waited longer than `starvation_bound` at a level is promoted to
-// level 0, keeping its place in time, so nothing starves: it takes the next
-// free slot. A promoted request does not preempt (with recompute, two long
-// jobs promoted in turn could otherwise preempt each other forever).
+// Level 0 is the most urgent; level i holds requests whose attained
+// service is at most base_quantum * 2^i service units (the last level holds
+// the rest), where a prompt (or recomputed) token costs `prefill_token_cost`
+// and a decoded token `decode_token_cost`. Service counts from arrival and
+// is never reset (recomputing positions already charged is not charged
+// again), so a request's level only goes down, by the service it attained.
+//
+// Skip-join: a new request enters the level of the service it is expected
+// to need: prompt_tokens * prefill_token_cost, plus, when the host predicted
+// its output (RequestView::predicted_output) and `use_predicted_output` is
+// set, expected_tokens * decode_token_cost. Without a prediction a long
+// prompt skips the top levels; with one, a request predicted to be long
+// starts low and one predicted short starts high. A wrong prediction is
+// corrected by attained service: an under-predicted request sinks as it is
+// served (an over-predicted one waits longer than it had to).
 //
 // Admission offers level 0 first, within a level the longest waiting first.
+// Starvation: a waiting request that arrived longer than `starvation_bound`
+// ago is starving (its job completion time already exceeds the bound). While
+// any request starves, a share `starving_share` of admissions goes to the
+// earliest arrival waiting, of any level, that was never admitted (the
+// starving lane; a preempted request waits at its level, so it is never
+// offered before the request it was preempted for); the rest keep
+// the level order: the oldest work keeps moving without turning the levels
+// into one FIFO queue under overload. A request admitted by the starving lane does not
+// preempt (with recompute, two long jobs could otherwise preempt each other
+// forever); it takes the next slot that frees.
+//
 // Preemption: for a waiting beneficiary the victim is a running request of a
 // strictly lower level (the lowest level, latest arrival first) whose
-// quantum ran out since it was admitted, so urgent work preempts demoted long
+// level dropped since it was admitted, so urgent work preempts demoted long
 // jobs when memory or the sequence cap is short, at quantum boundaries as in
 // FastServe (each admission buys at least one quantum of service), at most
 // `max_preemptions_per_step` of them per step.
@@ -62,9 +77,16 @@ struct MlfqOptions {
   // Each must be >= 0 and finite.
   double prefill_token_cost = 1.0;
   double decode_token_cost = 1.0;
-  // A request waiting longer than this at its level is promoted to level 0.
-  // Must be > 0; InfiniteDuration() disables promotion.
+  // A waiting request that arrived longer ago than this is starving. Must be > 0;
+  // InfiniteDuration() turns the starving lane off.
   absl::Duration starvation_bound = absl::Seconds(60);
+  // Share of admissions the starving lane takes while anything starves.
+  // Must be in (0, 1]; 1 admits every starving request before any other.
+  double starving_share = 0.5;
+  // Whether skip-join counts a request's predicted output
+  // (RequestView::predicted_output); false ranks by prompt alone, as
+  // without predictions.
+  bool use_predicted_output = true;
   // Quantum-boundary preemptions (running work yielding to waiting work of
   // a higher level) granted per step; jobs whose quantum ran out beyond it
   // yield in later steps. Each recompute preemption throws away a sequence's

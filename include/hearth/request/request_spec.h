@@ -35,6 +35,24 @@ namespace hearth {
 // arrival + target finite.
 inline constexpr absl::Duration kMaxSloTarget = absl::Hours(24 * 365);
 
+// A host's prediction of a request's output length (from a length predictor,
+// a client's declared budget, the same prompt seen before). Policies that
+// rank by expected job size read it through RequestView (MLFQ's skip-join:
+// mlfq.h); the scheduler still ends the request at the real end or at
+// max_new_tokens, and a wrong prediction costs ordering quality only.
+struct OutputLengthPrediction {
+  // Expected generated tokens. 0: no prediction (then the range must be 0
+  // and 0 too). Otherwise in [1, RequestSpec::max_new_tokens].
+  int32_t expected_tokens = 0;
+  // A range the host believes holds the true length (e.g. a predictor's
+  // 10th and 90th percentiles): 0 and 0 for none, else
+  // 1 <= low_tokens <= expected_tokens <= high_tokens.
+  int32_t low_tokens = 0;
+  int32_t high_tokens = 0;
+
+  bool has_value() const { return expected_tokens > 0; }
+};
+
 struct RequestSpec {
   // Who asked. Must name a user configured in SchedulerOptions::users.
   UserId user = UserId(0);
@@ -54,6 +72,9 @@ struct RequestSpec {
   std::vector<TokenId> prompt_token_ids;
   // Upper bound on generated tokens. Must be > 0.
   int32_t max_new_tokens = 0;
+  // Optional predicted output length; Submit returns InvalidArgument for
+  // one outside the ranges OutputLengthPrediction states.
+  OutputLengthPrediction predicted_output;
 
   // Higher runs earlier under priority-aware policies. Any int32 value; FIFO
   // ignores it.

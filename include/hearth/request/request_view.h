@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "hearth/common/ids.h"
+#include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 
 namespace hearth {
@@ -40,6 +41,8 @@ struct RequestView {
 
   int32_t prompt_tokens = 0;
   int32_t max_new_tokens = 0;
+  // RequestSpec::predicted_output as submitted (expected_tokens 0: none).
+  OutputLengthPrediction predicted_output;
   // Tokens generated so far (kept across recompute preemptions).
   int32_t output_tokens = 0;
   // Positions whose KV is in the cache: the prefix already computed.

@@ -55,6 +55,16 @@ struct LoadGridCell {
   // preemptions / FIFO's; NaN when neither preempted, +inf when only this
   // policy did.
   double preemptions_vs_fifo = 1;
+  // Preemptions by how they were carried out (SimulationResult's counts).
+  uint64_t swap_preemptions = 0;
+  uint64_t recompute_preemptions = 0;
+  // Job completion time (arrival -> last token) of finished requests, in
+  // seconds, and its ratio to FIFO's (below 1: shorter than FIFO's); NaN
+  // when either finished nothing.
+  double jct_mean_s = 0;
+  double jct_p99_s = 0;
+  double jct_mean_vs_fifo = 1;
+  double jct_p99_vs_fifo = 1;
   bool slo_violation = false;
   bool preemption_violation = false;
 };
@@ -78,8 +88,9 @@ struct LoadGridResult {
 absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& scenario,
                                            const LoadGridOptions& options);
 
-// A Markdown table: per load and policy, SLO met and preemptions with their
-// ratios to FIFO; violating cells are marked **VIOLATION** with the rule.
+// A Markdown table: per load and policy, SLO met, preemptions (swap /
+// recompute) and mean and p99 JCT with their ratios to FIFO; violating cells
+// are marked **VIOLATION** with the rule (JCT is shown, never judged).
 std::string LoadGridMarkdown(const LoadGridResult& result);
 
 }  // namespace hearth

@@ -124,6 +124,8 @@ struct Scenario {
   absl::Duration series_interval = absl::Seconds(10);
   bool record_timeline = false;
   WorkloadSpec workload;
+  // [hints]: predicted output lengths passed with each request.
+  OutputHintOptions output_hints;
   // [paper]: published figures printed beside Hearth's in the report.
   ReferenceFigures paper;
 };

@@ -42,6 +42,20 @@
 
 namespace hearth {
 
+// Output-length predictions the simulator hands the scheduler with each
+// request (RequestSpec::predicted_output), made from the request's true
+// length so that the value of prediction can be measured: with noise 0 the
+// host predicts exactly; with noise sigma the expected length is
+// true x exp(sigma x z), z standard normal (a log-normal error, the shape
+// length predictors' errors take), drawn per request from the run's seed.
+// The range is expected x exp(-/+ 1.2816 sigma) (the 10th and 90th
+// percentiles of that error). Everything is clamped to [1, max_new_tokens].
+struct OutputHintOptions {
+  bool enabled = false;
+  // Must be finite and in [0, 10].
+  double noise_sigma = 0;
+};
+
 struct SimulationOptions {
   // Registries, KV cache, engine limits and policy. metrics_sink and
   // on_result must be left unset: the simulator uses them. models[0] serves
@@ -79,6 +93,8 @@ struct SimulationOptions {
   // the policy hears of the request (oracle_policy.h). Only baselines that
   // no real engine could run use it.
   OraclePolicyFactory oracle_policy;
+  // Predicted output lengths passed with each request (off: none).
+  OutputHintOptions output_hints;
 };
 
 struct SimulationResult {
@@ -105,6 +121,11 @@ struct SimulationResult {
   std::map<std::string, uint64_t> submit_rejected_by_reason;
   uint64_t dependents_dropped = 0;
   uint64_t prefix_hit_tokens = 0;
+  // report.total.preemptions by how they were carried out: KV copied to the
+  // host tier, or dropped and recomputed (also when swap was configured but
+  // the host tier was full).
+  uint64_t swap_preemptions = 0;
+  uint64_t recompute_preemptions = 0;
   // Agent workflows (a first call and the chain of calls that name it, via
   // their parents, as RequestSpec::parent): seconds from the first call's
   // arrival to the last call's end, over workflows of two or more calls that

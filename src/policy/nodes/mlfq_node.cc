@@ -2,10 +2,11 @@
 //
 // Each level holds two indexed heaps of entries: offerable waiting ones,
 // longest waiting on top, and running ones, latest arrival on top. An entry
-// sits in at most one heap of its leaf at a time, so one heap position per
-// slot suffices. Demotions at quantum boundaries (every step, for long jobs)
-// and preemptions move entries between heaps without allocating: heaps grow
-// together with the leaf (see Push).
+// sits in at most one of them at a time, so one heap position per slot
+// suffices; offerable entries also sit in one leaf-wide heap, earliest
+// arrival on top, from which the starving lane admits (a second position).
+// Demotions (every step, for long jobs) and preemptions move entries between
+// heaps without allocating: heaps grow together with the leaf (see Push).
 
 #include "policy/nodes/mlfq_node.h"
 
@@ -23,15 +24,17 @@ namespace hearth::policy_internal {
 namespace {
 
 struct MlfqSlot {
-  // Service at the current level.
+  // Service attained since arrival.
   double served = 0;
   int32_t level = 0;
-  // Index in the one heap of the leaf that holds the entry, or -1.
+  // Index in the one level heap of the leaf that holds the entry, or -1.
   int32_t heap_pos = -1;
-  // Promoted for starvation since it last ran.
-  bool promoted = false;
+  // Index in the leaf's heap of offerable entries, or -1.
+  int32_t waiting_pos = -1;
   // Demoted since it was last admitted: its quantum ran out, so it may yield.
   bool demoted_while_running = false;
+  // Admitted at least once: the starving lane no longer offers it.
+  bool admitted = false;
 };
 using MlfqSlots = std::vector<MlfqSlot>;
 
@@ -39,6 +42,12 @@ struct SlotPositions {
   MlfqSlots* slots;
   int32_t Get(Entry* const& e) const { return (*slots)[e->index].heap_pos; }
   void Set(Entry* const& e, int32_t at) { (*slots)[e->index].heap_pos = at; }
+};
+
+struct WaitingPositions {
+  MlfqSlots* slots;
+  int32_t Get(Entry* const& e) const { return (*slots)[e->index].waiting_pos; }
+  void Set(Entry* const& e, int32_t at) { (*slots)[e->index].waiting_pos = at; }
 };
 
 // Waiting: the longest waiting on top; ties by arrival.
@@ -56,14 +65,27 @@ struct LaterArrival {
 };
 using WaitingHeap = IndexedHeap<Entry*, LongerWaiting, SlotPositions>;
 using RunningHeap = IndexedHeap<Entry*, LaterArrival, SlotPositions>;
+// The starving lane: the earliest arrival on top.
+struct EarlierArrival {
+  bool operator()(const Entry* a, const Entry* b) const {
+    return a->arrival_seq < b->arrival_seq;
+  }
+};
+using AllWaitingHeap = IndexedHeap<Entry*, EarlierArrival, WaitingPositions>;
 
 // Room every heap starts with.
 constexpr int32_t kSmallHeap = 64;
+// Rounding the starving lane's credit forgives (shares like 0.1 do not add
+// up to 1 exactly).
+constexpr double kCreditSlack = 1e-9;
 
 class MlfqNode final : public Node {
  public:
   MlfqNode(const MlfqOptions& options, std::shared_ptr<MlfqSlots> slots)
-      : options_(options), slots_(std::move(slots)) {
+      : options_(options),
+        slots_(std::move(slots)),
+        all_waiting_(EarlierArrival{}, WaitingPositions{slots_.get()}) {
+    all_waiting_.Reserve(kSmallHeap);
     double quantum = options.base_quantum;
     for (int32_t i = 0; i < options.num_levels; ++i) {
       quanta_.push_back(quantum);
@@ -78,15 +100,29 @@ class MlfqNode final : public Node {
   void AddWaiting(Entry* e, Offer why) override {
     if (why == Offer::kArrived) SkipJoin(e);
     Push(waiting_[Slot(e).level], e);
+    // The lane serves requests never admitted: one preempted for a waiting
+    // request must not be offered before it, or preemption could cycle.
+    if (!Slot(e).admitted) Push(all_waiting_, e);
   }
   void RemoveWaiting(Entry* e, bool for_good) override {
-    if (!e->declined) waiting_[Slot(e).level].Erase(e);
+    if (e->declined) return;
+    waiting_[Slot(e).level].Erase(e);
+    if (Slot(e).waiting_pos >= 0) all_waiting_.Erase(e);
   }
   void AddRunning(Entry* e) override {
     MlfqSlot& slot = Slot(e);
-    slot.promoted = false;
     slot.demoted_while_running = false;
+    slot.admitted = true;
     Push(running_[slot.level], e);
+    // Every admission earns the starving lane its share; one it makes
+    // spends a whole admission. The credit never exceeds 0, so a lane
+    // without starving requests saves nothing up for a later burst.
+    starving_credit_ += options_.starving_share;
+    if (e == starving_pick_) {
+      starving_credit_ -= 1;
+      starving_pick_ = nullptr;
+    }
+    starving_credit_ = std::min(starving_credit_, 0.0);
   }
   void RemoveRunning(Entry* e) override { running_[Slot(e).level].Erase(e); }
 
@@ -107,13 +143,22 @@ class MlfqNode final : public Node {
   void Advance(absl::Time now) override {
     // A new admission phase: a new step's allowance of time-slicing.
     preemptions_left_ = options_.max_preemptions_per_step;
-    if (options_.starvation_bound == absl::InfiniteDuration()) return;
-    for (int32_t level = 1; level < options_.num_levels; ++level) {
-      PromoteStarving(level, now);
-    }
+    now_ = now;
+    starving_pick_ = nullptr;
   }
 
+  // The starving lane first when it has credit (the earliest arrival of all
+  // levels, if it arrived longer than the bound ago), else the most urgent
+  // level's longest waiting.
   Entry* Best() override {
+    starving_pick_ = nullptr;
+    if (!all_waiting_.empty() && starving_credit_ > -kCreditSlack) {
+      Entry* oldest = all_waiting_.Top();
+      if (now_ - oldest->arrival_time > options_.starvation_bound) {
+        starving_pick_ = oldest;
+        return oldest;
+      }
+    }
     for (const WaitingHeap& queue : waiting_) {
       if (!queue.empty()) return queue.Top();
     }
@@ -124,12 +169,12 @@ class MlfqNode final : public Node {
     Entry* candidate = LowestRunning();
     if (candidate == nullptr || beneficiary == nullptr) return candidate;
     if (beneficiary_running) return GrowthVictim(beneficiary);
-    // A promoted request waits for a free slot instead: if promotion could
-    // preempt, two long jobs recomputing after each preemption could take
-    // turns forever without finishing. Demotions only lower levels, so
-    // preemptions between promotions are finite.
+    // The starving lane waits for a free slot instead: if it could preempt,
+    // two long jobs recomputing after each preemption could take turns
+    // forever without finishing. Levels only go down, so preemptions at
+    // quantum boundaries are finite.
+    if (beneficiary == starving_pick_) return nullptr;
     const MlfqSlot& b = Slot(beneficiary);
-    if (b.promoted) return nullptr;
     // As in FastServe, a job yields to more urgent work at the end of a
     // quantum: one admitted (or resumed) and not yet demoted since keeps
     // running, so every admission buys at least a quantum of service and
@@ -174,6 +219,11 @@ class MlfqNode final : public Node {
     heap.Push(e);
   }
 
+  void Push(AllWaitingHeap& heap, Entry* e) {
+    if (heap.size() == heap.capacity()) ReserveAll(2 * std::max(Entries(), kSmallHeap));
+    heap.Push(e);
+  }
+
   // Entries in the leaf's heaps (hidden ones aside).
   int32_t Entries() const {
     int32_t n = 0;
@@ -183,24 +233,10 @@ class MlfqNode final : public Node {
     return n;
   }
   void ReserveAll(int32_t n) {
+    all_waiting_.Reserve(n);
     for (int32_t level = 0; level < options_.num_levels; ++level) {
       waiting_[level].Reserve(n);
       running_[level].Reserve(n);
-    }
-  }
-
-  // Each level is ordered by waiting time, so only its head can be starving.
-  void PromoteStarving(int32_t level, absl::Time now) {
-    WaitingHeap& queue = waiting_[level];
-    while (!queue.empty()) {
-      Entry* head = queue.Top();
-      if (now - head->waiting_since <= options_.starvation_bound) return;
-      queue.Erase(head);
-      MlfqSlot& slot = Slot(head);
-      slot.level = 0;
-      slot.served = 0;
-      slot.promoted = true;
-      Push(waiting_[0], head);
     }
   }
 
@@ -226,8 +262,8 @@ class MlfqNode final : public Node {
     return nullptr;
   }
 
-  // Service at the current level; demotes once it exceeds the quantum (the
-  // last level keeps everyone).
+  // Attained service; demotes once it exceeds the level's bound (the last
+  // level keeps everyone).
   void AddService(Entry* e, double units) {
     MlfqSlot& slot = Slot(e);
     slot.served += units;
@@ -236,30 +272,39 @@ class MlfqNode final : public Node {
     }
   }
 
-  // Quantum used up: one level down, with a fresh quantum there. Kept out
-  // of line so that the charge path, run for every sequence of every step,
-  // stays free of the heap's register spills.
+  // Service past the level's bound: down to the level that holds the
+  // service attained. Kept out of line so that the charge path, run for
+  // every sequence of every step, stays free of the heap's register spills.
   [[gnu::noinline]] void Demote(Entry* e) {
     MlfqSlot& slot = Slot(e);
     if (e->running) running_[slot.level].Erase(e);
-    ++slot.level;
-    slot.served = 0;
+    slot.level = LevelFor(slot.served);
     if (e->running) {
       slot.demoted_while_running = true;
       Push(running_[slot.level], e);
     }
   }
 
-  // A new request enters the highest level whose quantum covers its
-  // estimated prefill cost.
+  // The most urgent level whose bound covers `service` (the last level
+  // when none does). O(levels).
+  int32_t LevelFor(double service) const {
+    int32_t level = 0;
+    while (level + 1 < options_.num_levels && quanta_[level] < service) ++level;
+    return level;
+  }
+
+  // A new request enters the level of the service it is expected to need:
+  // its prefill cost, plus its predicted output's decode cost when the host
+  // predicted one (and the options let predictions count).
   void SkipJoin(Entry* e) {
     if (e->index >= static_cast<int32_t>(slots_->size())) {
       slots_->resize(e->index + 1);
     }
-    const double cost = e->prompt_tokens * options_.prefill_token_cost;
-    int32_t level = 0;
-    while (level + 1 < options_.num_levels && quanta_[level] < cost) ++level;
-    Slot(e) = MlfqSlot{.level = level};
+    double estimate = e->prompt_tokens * options_.prefill_token_cost;
+    if (options_.use_predicted_output) {
+      estimate += e->predicted_output_tokens * options_.decode_token_cost;
+    }
+    Slot(e) = MlfqSlot{.level = LevelFor(estimate)};
   }
 
   MlfqOptions options_;
@@ -268,8 +313,15 @@ class MlfqNode final : public Node {
   // Per level: offerable waiting entries and running entries.
   std::vector<WaitingHeap> waiting_;
   std::vector<RunningHeap> running_;
+  // Every offerable waiting entry, for the starving lane.
+  AllWaitingHeap all_waiting_;
   // Time-slicing preemptions still allowed in this admission phase.
   int32_t preemptions_left_ = 0;
+  absl::Time now_ = absl::InfinitePast();
+  // The starving lane's credit in admissions (<= 0): it may admit while
+  // the credit is 0 (within rounding), and the last entry it offered.
+  double starving_credit_ = 0;
+  Entry* starving_pick_ = nullptr;
 };
 
 }  // namespace

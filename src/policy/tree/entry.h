@@ -48,6 +48,8 @@ struct alignas(64) Entry {
 
   // --- Touched on events only.
   int32_t prompt_tokens = 0;
+  // RequestView::predicted_output.expected_tokens; 0: no prediction.
+  int32_t predicted_output_tokens = 0;
   uint64_t arrival_seq = 0;
   // Where arrival-ordered leaves rank the request: its arrival, or for a
   // call of a running agent workflow up to the tree's workflow head start

@@ -48,6 +48,7 @@ class TreePolicy final : public Policy {
     e->work_class = request.work_class;
     e->priority = request.priority;
     e->prompt_tokens = request.prompt_tokens;
+    e->predicted_output_tokens = request.predicted_output.expected_tokens;
     e->arrival_seq = request.arrival_seq;
     e->rank_time = request.arrival_time;
     if (request.workflow.valid() && request.workflow != request.id) {
