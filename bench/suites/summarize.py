@@ -194,4 +194,13 @@ for s in SCENARIOS:
         if os.path.exists(os.path.join(out, s, png)):
             plots.append(f"![{s} {png[:-4]}](results/{s}/{png})")
     lines += ["", " ".join(plots), ""]
+
+# Paper sections written by hand (what matched, what did not, and why), each
+# with the commands that produced its figures: bench/suites/papers/*.md.
+papers = os.path.join(here, "papers")
+if os.path.isdir(papers):
+    for name in sorted(os.listdir(papers)):
+        if name.endswith(".md"):
+            with open(os.path.join(papers, name)) as f:
+                lines += ["", f.read().rstrip("\n"), ""]
 print("\n".join(lines))

@@ -25,6 +25,8 @@ bool Policy::MayAdmitPast(const RequestView& /*head*/, absl::Time /*now*/) { ret
 
 bool Policy::PrefillsByDeadline() const { return false; }
 
+int32_t Policy::BackgroundPrefillTokens() const { return 0; }
+
 double Policy::AdmissionReserveShare(const RequestView& /*candidate*/, absl::Time /*now*/) {
   return 0;
 }

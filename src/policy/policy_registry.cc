@@ -40,6 +40,7 @@ PolicyTreeConfig HouseholdTreeConfig() {
       Tree("household", ClassLevel::kSlo, UserLevel::kVtc, RequestLevel::kFifo);
   config.backfill_wait = kHouseholdBackfillWait;
   config.background_kv_reserve = kHouseholdBackgroundKvReserve;
+  config.background_prefill_tokens = kHouseholdBackgroundPrefillTokens;
   return config;
 }
 
@@ -98,6 +99,7 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
     tree.request_level = config.household_request_level;
     tree.backfill_wait = config.household_backfill_wait;
     tree.background_kv_reserve = config.household_background_kv_reserve;
+    tree.background_prefill_tokens = config.household_background_prefill_tokens;
     tree.workflow_head_start = config.workflow_head_start;
     return PolicyTreeFactory(tree);
   }

@@ -155,6 +155,11 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
         "PolicyTreeConfig::background_kv_reserve is ", config.background_kv_reserve,
         "; it must be in [0, 1) (a share of the KV blocks)"));
   }
+  if (config.background_prefill_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PolicyTreeConfig::background_prefill_tokens is ", config.background_prefill_tokens,
+        "; it must be >= 0 (0: no cap)"));
+  }
   if (config.backfill_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "PolicyTreeConfig::backfill_wait is ", absl::FormatDuration(config.backfill_wait),

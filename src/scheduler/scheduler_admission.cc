@@ -5,6 +5,7 @@
 // validated here before anything is preempted.
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 
 #include "scheduler/scheduler_impl.h"
@@ -86,7 +87,8 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
       need.copy_last_hit = true;
     }
   }
-  need.chunk = std::min({r.length() - need.start, chunk_cap_, budget_});
+  need.chunk = std::min({r.length() - need.start, chunk_cap_, budget_,
+                         Background(r) ? background_budget_ : INT32_MAX});
   const int32_t held = need.swapped ? static_cast<int32_t>(r.kv.host.size())
                                     : need.hits;
   // Copy-on-write replaces the last hit, so the table ends with `total`.
@@ -104,6 +106,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
                                                      int32_t spare_blocks) {
   // Its model was unloaded this step to make room; it goes back to preparing.
   if (!residency_.ready(r.model)) return Admission::kDeclined;
+  // Background prefill has had its share of this step.
+  if (Background(r) && background_budget_ <= 0 && !r.decoding()) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);
   // Within its class's limits a request is entitled to room (and may cause
   // preemption); beyond them it only borrows what is idle.

@@ -312,8 +312,14 @@ class Scheduler::Impl {
   // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
   absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
   std::unique_ptr<Policy> policy_;
-  // Policy::PrefillsByDeadline, asked once.
+  // Policy::PrefillsByDeadline and ::BackgroundPrefillTokens, asked once.
   bool prefills_by_deadline_ = false;
+  int32_t background_prefill_cap_ = 0;
+  // What requests without a TTFT target may still prefill this step.
+  int32_t background_budget_ = 0;
+  bool Background(const Record& record) const {
+    return background_prefill_cap_ > 0 && record.ttft_deadline == absl::InfiniteFuture();
+  }
   MetricsSink* sink_;
   internal::ModelResidency residency_;
   // Per model, requests waiting for it to load, in arrival order; entries of

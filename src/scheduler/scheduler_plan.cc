@@ -4,6 +4,7 @@
 // memory, then emit the plan.
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <tuple>
 #include <utility>
@@ -65,6 +66,7 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   plan_.num_decodes = 0;
   plan_slots_.clear();
   budget_ = StepTokenBudget();
+  background_budget_ = decoding_.empty() ? INT32_MAX : background_prefill_cap_;
   planning_ = true;
 }
 
@@ -98,9 +100,12 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
-    const int32_t want = which == RunList::kDecoding
-                             ? 1
-                             : std::min({r.length() - r.computed, chunk_cap_, budget_});
+    const int32_t want =
+        which == RunList::kDecoding
+            ? 1
+            : std::min({r.length() - r.computed, chunk_cap_, budget_,
+                        Background(r) ? background_budget_ : INT32_MAX});
+    if (want <= 0) continue;
     // Most decode steps fit the last block: skip the growth path entirely.
     const int32_t capacity = r.kv.num_blocks() * block_size_;
     const int32_t got = r.computed + want <= capacity
@@ -187,6 +192,7 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   }
   plan_slots_.push_back(r.slot);
   budget_ -= num_tokens;
+  if (!decode && Background(r)) background_budget_ -= num_tokens;
   plan_.num_batched_tokens += num_tokens;
   plan_.num_decodes += decode ? 1 : 0;
 }

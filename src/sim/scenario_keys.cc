@@ -184,6 +184,9 @@ constexpr ScenarioKey kKeys[] = {
      "Share of the KV cache a household request without a TTFT target must leave free when "
      "admitted, in [0, 1); with it, waiting requests evict no one "
      "(PolicyConfig::household_background_kv_reserve)."},
+    {"policy", "household_background_prefill_tokens", "tokens", "128",
+     "Prefill tokens per step household requests without a TTFT target may take together "
+     "while anything decodes; 0: no cap (PolicyConfig::household_background_prefill_tokens)."},
     {"policy", "household_backfill_s", "s", "120",
      "How long the household tree lets requests that fit pass one that finds no room; 0: "
      "never (PolicyConfig::household_backfill_wait, PolicyTreeConfig::backfill_wait)."},

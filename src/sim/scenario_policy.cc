@@ -106,6 +106,10 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scena
   HEARTH_ASSIGN_OR_RETURN(pc.household_background_kv_reserve,
                           r.Number(*p, "household_background_kv_reserve", "policy",
                                    pc.household_background_kv_reserve, 0, 0.999));
+  HEARTH_ASSIGN_OR_RETURN(int64_t background_prefill,
+                          r.Int(*p, "household_background_prefill_tokens", "policy",
+                                pc.household_background_prefill_tokens, 0, 1 << 20));
+  pc.household_background_prefill_tokens = static_cast<int32_t>(background_prefill);
   HEARTH_ASSIGN_OR_RETURN(pc.household_backfill_wait,
                           r.Duration(*p, "household_backfill_s", "policy",
                                      pc.household_backfill_wait, {}));

@@ -115,6 +115,12 @@ class Policy {
   // the next step even while long documents are prefilling. Asked once, at
   // construction of the scheduler. Default: false.
   virtual bool PrefillsByDeadline() const;
+  // Prefill tokens per step that requests without a TTFT target
+  // (RequestView::ttft_slo infinite) may take together while any sequence
+  // decodes; 0: no cap. Long background prompts otherwise fill every step's
+  // budget, and every decoding request's time per output token stretches
+  // with the step. Asked once, at construction of the scheduler.
+  virtual int32_t BackgroundPrefillTokens() const;
 
   // Picks a running request to preempt so that `beneficiary` can proceed, or
   // returns an invalid id when the policy ranks no running request below it.

@@ -48,6 +48,9 @@ struct PolicyConfig {
   // The cache share "household" keeps for interactive arrivals
   // (PolicyTreeConfig::background_kv_reserve).
   double household_background_kv_reserve = kHouseholdBackgroundKvReserve;
+  // Background prefill tokens per step in "household"
+  // (PolicyTreeConfig::background_prefill_tokens).
+  int32_t household_background_prefill_tokens = kHouseholdBackgroundPrefillTokens;
   // Used by "vtc", "priority" and "household" (their FIFO request level);
   // see PolicyTreeConfig::workflow_head_start.
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;

@@ -112,6 +112,7 @@ std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
     rules.background_kv_reserve = interactive ? config.background_kv_reserve : 0;
     rules.reserve_waived_after = config.priority.aging_interval;
     rules.prefills_by_deadline = true;
+    rules.background_prefill_tokens = interactive ? config.background_prefill_tokens : 0;
   }
   return NewTreePolicy(config.name, BuildRoot(config, options), rules);
 }

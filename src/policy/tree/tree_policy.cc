@@ -151,6 +151,7 @@ class TreePolicy final : public Policy {
   }
 
   bool PrefillsByDeadline() const override { return rules_.prefills_by_deadline; }
+  int32_t BackgroundPrefillTokens() const override { return rules_.background_prefill_tokens; }
 
   // With a reserve for interactive arrivals, a waiting request finds room
   // without evicting anyone: on a household evening admission preemption

@@ -29,6 +29,8 @@ struct TreePolicyRules {
   absl::Duration reserve_waived_after = absl::InfiniteDuration();
   // True with the SLO class level: prefills share the step by deadline.
   bool prefills_by_deadline = false;
+  // Zero unless the class level is the SLO level and a class targets TTFT.
+  int32_t background_prefill_tokens = 0;
 };
 
 // A policy named `name` over `root`.

@@ -1,0 +1,120 @@
+// What the household preset keeps for interactive work: a share of the cache
+// that background requests (no TTFT target) may not admit into, and a cap on
+// their prefill tokens per step while anything decodes.
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+
+#include <catch2/catch.hpp>
+
+#include "hearth/policy/policy_registry.h"
+#include "hearth/policy/policy_tree.h"
+#include "tests/testing/scheduler_harness.h"
+
+namespace hearth {
+namespace {
+
+using testing::SchedulerHarness;
+
+constexpr uint32_t kVoice = 0, kDocuments = 1;
+
+std::unique_ptr<SchedulerHarness> Household(int32_t blocks, double reserve,
+                                            int32_t background_prefill) {
+  SchedulerOptions o;
+  o.kv.block_size = 16;
+  o.kv.num_device_blocks = blocks;
+  o.kv.growth_headroom_tokens = 0;
+  o.max_batched_tokens = 512;
+  o.max_prefill_chunk_tokens = 256;
+  o.work_classes = {{.name = "voice", .ttft_slo = absl::Milliseconds(500)},
+                    {.name = "documents"}};
+  PolicyTreeConfig tree = HouseholdTreeConfig();
+  tree.background_kv_reserve = reserve;
+  tree.background_prefill_tokens = background_prefill;
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(tree);
+  REQUIRE(factory.ok());
+  o.policy_factory = *factory;
+  auto h = SchedulerHarness::Create(std::move(o));
+  REQUIRE(h.ok());
+  return std::move(*h);
+}
+
+RequestSpec Spec(uint32_t cls, int32_t prompt, int32_t output) {
+  RequestSpec spec;
+  spec.work_class = WorkClassId(cls);
+  spec.prompt_tokens = prompt;
+  spec.max_new_tokens = output;
+  return spec;
+}
+
+// 40 blocks, a quarter (10) reserved, 10 held by a decoding voice request:
+// a document of 25 blocks waits (30 free < 25 + 10), one of 18 starts, and a
+// voice request of 25 blocks is not held to the reserve.
+TEST_CASE("Background requests do not admit into the reserved share", "[scheduler]") {
+  for (const auto& [cls, prompt, admitted] :
+       {std::tuple{kDocuments, 400, false}, std::tuple{kDocuments, 288, true},
+        std::tuple{kVoice, 400, true}}) {
+    auto h = Household(40, 0.25, 0);
+    const RequestId holder = *h->Submit(Spec(kVoice, 150, 8));
+    while (h->scheduler().GetRequest(holder)->computed_tokens <= 150) {
+      REQUIRE(h->Step().ok());
+    }
+    const RequestId id = *h->Submit(Spec(cls, prompt, 4));
+    REQUIRE(h->Step().ok());
+    INFO("class " << cls << ", prompt " << prompt);
+    CHECK((h->scheduler().GetRequest(id)->phase == RequestPhase::kRunning) == admitted);
+    REQUIRE(h->RunUntilIdle().ok());
+    CHECK(h->live().empty());
+  }
+}
+
+TEST_CASE("A request larger than the unreserved share still runs alone", "[scheduler]") {
+  auto h = Household(40, 0.25, 0);
+  const RequestId id = *h->Submit(Spec(kDocuments, 600, 4));  // 38 blocks of 40
+  REQUIRE(h->RunUntilIdle().ok());
+  CHECK(h->results().at(id).phase == RequestPhase::kFinished);
+}
+
+// A decoding voice request and a long document: the document's prefill gets
+// the cap each step while the voice request decodes, and full chunks alone.
+TEST_CASE("Background prefill is capped per step while anything decodes", "[scheduler]") {
+  for (int32_t cap : {0, 64}) {
+    auto h = Household(400, 0, cap);
+    h->keep_history(true);
+    const RequestId voice = *h->Submit(Spec(kVoice, 16, 8));
+    REQUIRE(h->Step().ok());
+    const RequestId document = *h->Submit(Spec(kDocuments, 3000, 4));
+    int32_t largest_beside_decode = 0, largest_alone = 0;
+    REQUIRE(h->RunUntilIdle().ok());
+    for (const auto& plan : h->history()) {
+      const auto* d = plan.Find(document);
+      if (d == nullptr || d->start_position >= 3000) continue;  // prefill only
+      const bool beside = plan.Find(voice) != nullptr;
+      int32_t& largest = beside ? largest_beside_decode : largest_alone;
+      largest = std::max(largest, d->num_tokens);
+    }
+    INFO("cap " << cap);
+    CHECK(h->results().at(document).phase == RequestPhase::kFinished);
+    CHECK(largest_alone == 256);
+    if (cap == 0) {
+      CHECK(largest_beside_decode == 256);
+    } else {
+      CHECK(largest_beside_decode == cap);
+    }
+  }
+}
+
+TEST_CASE("Household room options are validated", "[scheduler]") {
+  PolicyTreeConfig tree = HouseholdTreeConfig();
+  tree.background_kv_reserve = 1.0;
+  CHECK(ValidatePolicyTreeConfig(tree).code() == absl::StatusCode::kInvalidArgument);
+  tree.background_kv_reserve = -0.1;
+  CHECK(ValidatePolicyTreeConfig(tree).code() == absl::StatusCode::kInvalidArgument);
+  tree.background_kv_reserve = 0.2;
+  tree.background_prefill_tokens = -1;
+  CHECK(ValidatePolicyTreeConfig(tree).code() == absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace hearth
