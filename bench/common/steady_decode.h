@@ -43,6 +43,11 @@ class SteadyDecode {
     o.users.clear();
     for (int32_t u = 0; u < users; ++u) o.users.push_back({"user" + std::to_string(u), 1.0 + u});
     o.work_classes = {{"voice", 4}, {"chat", 3}, {"agent", 2}, {"embedding", 1}, {"maintenance", 0}};
+    // Interactive classes carry TTFT targets, as a household's do, so that
+    // deadline-aware policies do their real work (the rest is background).
+    o.work_classes[0].ttft_slo = absl::Milliseconds(500);
+    o.work_classes[1].ttft_slo = absl::Seconds(2);
+    o.work_classes[2].ttft_slo = absl::Seconds(5);
     o.policy_factory = std::move(policy);
     auto s = Scheduler::Create(o);
     if (!s.ok()) Die(s.status());

@@ -66,6 +66,12 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     }
     backfilling = true;
     spare_blocks = std::max(spare_blocks, static_cast<int32_t>(decoding));
+    // Nobody behind it can start either: not a step's worth of declines
+    // (each taking a request out of the policy's order and back) for nothing.
+    if (running_count() >= options_.max_running ||
+        Allocatable() <= spare_blocks + kv_.prefill_reserved()) {
+      break;
+    }
     policy_->Decline(id);
   }
   policy_->EndAdmission();
