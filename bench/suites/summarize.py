@@ -166,8 +166,10 @@ if os.path.isdir(grid_dir):
         for row in text.splitlines():
             if "VIOLATION" in row:
                 cells = [c.strip() for c in row.strip("|").split("|")]
+                # load, policy, SLO met, vs fifo, preemptions, vs fifo, ...,
+                # verdict: the rule is the last cell whatever columns precede it.
                 violations.append(f"| {sname} | {cells[0]} | {cells[1]} | {cells[2]} ({cells[3]}) | "
-                                  f"{cells[4]} ({cells[5]}) | {cells[6]} |")
+                                  f"{cells[4]} ({cells[5]}) | {cells[-1]} |")
     lines += [f"Violating cells: {len(violations)}.", "",
               "| scenario | load | policy | SLO met (vs FIFO) | preemptions (vs FIFO) | rule |",
               "|---|---:|---|---:|---:|---|"] + violations + [""]
