@@ -7,18 +7,16 @@
 #
 #   bench/suites/run_load_grid.sh [path/to/hearth_sim_cli]
 #
-# synthetic_day_1m (the speed benchmark) is left out.
+# The scenarios are scenarios.sh's (synthetic_day_1m, the speed benchmark, is not one).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cli=${1:-$here/../../build/examples/simulator/hearth_sim_cli}
 [[ -x "$cli" ]] || { echo "usage: $0 path/to/hearth_sim_cli" >&2; exit 2; }
 out="$here/results/load_grid"
 mkdir -p "$out"
-scenarios=(household_evening_50 household_evening_90 household_evening_120
-           azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
-           agent_batch flood_baseline flood
-           mooncake_prefix_4090 servegen_datasets sharegpt_poisson_4090 burstgpt_4090
-           jsonl_household_4090 vtc_overload)
+# shellcheck source=scenarios.sh
+source "$here/scenarios.sh"
+scenarios=("${suite_scenarios[@]}")
 : > "$out/timing.txt"
 for s in "${scenarios[@]}"; do
   echo "== load grid $s" >&2

@@ -18,11 +18,9 @@ fi
 out="$here/results"
 mkdir -p "$out"
 
-scenarios=(household_evening_50 household_evening_90 household_evening_120
-           azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
-           agent_batch flood_baseline flood
-           mooncake_prefix_4090 servegen_datasets sharegpt_poisson_4090 burstgpt_4090
-           jsonl_household_4090 vtc_overload)
+# shellcheck source=scenarios.sh
+source "$here/scenarios.sh"
+scenarios=("${suite_scenarios[@]}")
 for s in "${scenarios[@]}"; do
   echo "== $s" >&2
   "$cli" --config="$here/$s.toml" --out="$out/$s" --quiet 2>&1 | tee "$out/$s.log" >&2

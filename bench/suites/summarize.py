@@ -9,11 +9,10 @@ import sys
 
 here = sys.argv[1]
 out = os.path.join(here, "results")
-SCENARIOS = ["household_evening_50", "household_evening_90", "household_evening_120",
-             "azure_conv_4090", "azure_code_4090", "servegen_multitenant",
-             "agent_heavy_day", "agent_batch", "flood_baseline", "flood",
-             "mooncake_prefix_4090", "servegen_datasets", "sharegpt_poisson_4090",
-             "burstgpt_4090", "jsonl_household_4090", "vtc_overload"]
+# The list run_suite.sh and run_load_grid.sh run (scenarios.sh).
+with open(os.path.join(here, "scenarios.sh")) as f:
+    _list = f.read().split("suite_scenarios=(", 1)[1].split(")", 1)[0]
+SCENARIOS = _list.split()
 
 
 def load(name):
