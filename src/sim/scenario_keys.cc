@@ -168,6 +168,9 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "mlfq_max_preemptions_per_step", "preemptions", "1",
      "Quantum-boundary preemptions per step; 0: no time-slicing "
      "(MlfqOptions::max_preemptions_per_step)."},
+    {"policy", "mlfq_time_slice_with_recompute", "bool", "false",
+     "Time-slice even when preemption recomputes (no swap tier) "
+     "(MlfqOptions::time_slice_with_recompute)."},
     {"policy", "mlfq_starvation_s", "s or \"off\"", "60",
      "A waiting request that arrived this long ago is starving and may take the starving "
      "lane; \"off\": no lane (MlfqOptions::starvation_bound)."},

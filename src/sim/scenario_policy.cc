@@ -65,6 +65,9 @@ absl::Status ParseMlfq(const ScenarioReader& r, const toml::table& p, MlfqOption
   HEARTH_ASSIGN_OR_RETURN(int64_t per_step, r.Int(p, "mlfq_max_preemptions_per_step", "policy",
                                                   m.max_preemptions_per_step, 0, 1 << 20));
   m.max_preemptions_per_step = static_cast<int32_t>(per_step);
+  HEARTH_ASSIGN_OR_RETURN(m.time_slice_with_recompute,
+                          r.Bool(p, "mlfq_time_slice_with_recompute", "policy",
+                                 m.time_slice_with_recompute));
   HEARTH_ASSIGN_OR_RETURN(m.starvation_bound,
                           r.Duration(p, "mlfq_starvation_s", "policy", m.starvation_bound,
                                      {.off_allowed = true, .positive = true}));

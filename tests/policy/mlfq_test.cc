@@ -19,7 +19,10 @@ using testing_policy::DriverOptions;
 using testing_policy::MakeArrivalOrder;
 using testing_policy::PolicyDriver;
 
-std::unique_ptr<Policy> MakeMlfq(const MlfqOptions& options) {
+// The driver, not SchedulerOptions, decides whether a preemption recomputes,
+// so time-slicing is asked for whatever the (default) options say.
+std::unique_ptr<Policy> MakeMlfq(MlfqOptions options) {
+  options.time_slice_with_recompute = true;
   absl::StatusOr<PolicyFactory> factory = MlfqPolicyFactory(options);
   REQUIRE(factory.ok());
   return (*factory)(SchedulerOptions{});

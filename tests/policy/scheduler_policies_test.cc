@@ -171,10 +171,50 @@ TEST_CASE("scheduler+mlfq: short jobs submitted after a long one finish first",
     CHECK(results.at(long_job).phase == RequestPhase::kFinished);
   };
   bool mlfq_first = false, fifo_first = true;
-  run(*MlfqPolicyFactory(MlfqOptions{}), &mlfq_first);
+  MlfqOptions time_slicing;
+  time_slicing.time_slice_with_recompute = true;
+  run(*MlfqPolicyFactory(time_slicing), &mlfq_first);
   run([](const SchedulerOptions&) { return NewFifoPolicy(); }, &fifo_first);
   CHECK(mlfq_first);
   CHECK_FALSE(fifo_first);
+}
+
+// Eight long jobs fill the slots and get demoted; then eight short level-0
+// jobs want their slots at once. Returns the most preemptions in one step
+// and (in *total) all of them.
+int MostTimeSlicesPerStep(int32_t cap, bool slice_with_recompute, bool swap, int64_t* total) {
+  MlfqOptions m;
+  m.base_quantum = 4;  // quanta run out within a few steps
+  m.max_preemptions_per_step = cap;
+  m.time_slice_with_recompute = slice_with_recompute;
+  SchedulerOptions o = Machine(*MlfqPolicyFactory(m));
+  // Room for everyone: every preemption here is time-slicing, none is
+  // for memory (which the cap does not limit).
+  o.kv.num_device_blocks = 256;
+  if (swap) {
+    o.preemption_mode = PreemptionMode::kSwap;
+    o.kv.num_host_blocks = 256;
+  }
+  // Time-slicing is repeated preemption by design; the per-request bound
+  // is not what this measures.
+  o.max_preemptions_per_request = 1000;
+  auto h = SchedulerHarness::Create(o);
+  REQUIRE(h.ok());
+  for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(0, 16, 200)).ok());
+  for (int step = 0; step < 20; ++step) REQUIRE((*h)->Step().ok());
+  int most = 0;
+  *total = 0;
+  // Every long job's quantum has run out, so only the cap keeps them from
+  // all preempting in one step.
+  for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(1, 8, 4)).ok());
+  for (int step = 0; step < 200; ++step) {
+    REQUIRE((*h)->Step().ok());
+    const int n = static_cast<int>((*h)->last_plan().preempted.size());
+    most = std::max(most, n);
+    *total += n;
+  }
+  REQUIRE((*h)->RunUntilIdle().ok());
+  return most;
 }
 
 TEST_CASE("scheduler+mlfq: time-slicing preemptions per step stay within "
@@ -182,40 +222,25 @@ TEST_CASE("scheduler+mlfq: time-slicing preemptions per step stay within "
           "[policy][scheduler][mlfq]") {
   for (int32_t cap : {0, 1, 3}) {
     INFO("max_preemptions_per_step " << cap);
-    MlfqOptions m;
-    m.base_quantum = 4;  // quanta run out within a few steps
-    m.max_preemptions_per_step = cap;
-    SchedulerOptions o = Machine(*MlfqPolicyFactory(m));
-    // Room for everyone: every preemption here is time-slicing, none is
-    // for memory (which the cap does not limit).
-    o.kv.num_device_blocks = 256;
-    // Time-slicing is repeated preemption by design; the per-request bound
-    // is not what this test measures.
-    o.max_preemptions_per_request = 1000;
-    auto h = SchedulerHarness::Create(o);
-    REQUIRE(h.ok());
-    // Eight long jobs fill the slots and get demoted; then a stream of short
-    // level-0 jobs wants their slots.
-    for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(0, 16, 200)).ok());
-    for (int step = 0; step < 20; ++step) REQUIRE((*h)->Step().ok());
-    int most = 0;
     int64_t total = 0;
-    // Eight short jobs at once: every long job's quantum has run out, so
-    // only the cap keeps them from all preempting in one step.
-    for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(1, 8, 4)).ok());
-    for (int step = 0; step < 200; ++step) {
-      REQUIRE((*h)->Step().ok());
-      const int n = static_cast<int>((*h)->last_plan().preempted.size());
-      most = std::max(most, n);
-      total += n;
-    }
-    CHECK(most == std::min(cap, 8));
+    CHECK(MostTimeSlicesPerStep(cap, /*slice_with_recompute=*/true, /*swap=*/false, &total) ==
+          std::min(cap, 8));
     CHECK(total >= std::min(cap, 1) * 8);
-    REQUIRE((*h)->RunUntilIdle().ok());
   }
   MlfqOptions bad;
   bad.max_preemptions_per_step = -1;
   CHECK(MlfqPolicyFactory(bad).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+// A time slice under recompute throws the victim's context away; by default
+// MLFQ slices only when the scheduler swaps.
+TEST_CASE("scheduler+mlfq: no time-slicing by recompute unless asked for",
+          "[policy][scheduler][mlfq]") {
+  int64_t total = 0;
+  CHECK(MostTimeSlicesPerStep(3, /*slice_with_recompute=*/false, /*swap=*/false, &total) == 0);
+  CHECK(total == 0);
+  CHECK(MostTimeSlicesPerStep(3, /*slice_with_recompute=*/false, /*swap=*/true, &total) == 3);
+  CHECK(total >= 8);
 }
 
 TEST_CASE("scheduler+priority: aging admits a maintenance request under a "

@@ -27,7 +27,7 @@ Scenario Tiny() {
       "[[users]]\nname = \"a\"\nactivity = 0\n"
       "[[users]]\nname = \"b\"\nactivity = 0\n"
       "[[classes]]\nname = \"chat\"\nslo_ttft_ms = 2000\nslo_tpot_ms = 100\n"
-      "[policy]\nmlfq_base_quantum = 4\n"
+      "[policy]\nmlfq_base_quantum = 4\nmlfq_time_slice_with_recompute = true\n"
       "[workload]\nkind = \"household\"\nduration_s = 60\nclasses = { chat = \"chat\" }\n"
       "[[workload.flood]]\nuser = \"a\"\nclass = \"chat\"\ncount = 40\nstart_s = 0\n"
       "spacing_s = 1\nprompt = { kind = \"fixed\", value = 64 }\n"

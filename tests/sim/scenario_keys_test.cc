@@ -247,6 +247,7 @@ std::vector<Probe> Probes() {
       {"policy", "mlfq_prefill_token_cost", {"mlfq_prefill_token_cost = 0.5"}, [](const Scenario& s) { return s.policy_config.mlfq.prefill_token_cost; }, 0.5},
       {"policy", "mlfq_decode_token_cost", {"mlfq_decode_token_cost = 4"}, [](const Scenario& s) { return s.policy_config.mlfq.decode_token_cost; }, 4},
       {"policy", "mlfq_max_preemptions_per_step", {"mlfq_max_preemptions_per_step = 0"}, [](const Scenario& s) { return double(s.policy_config.mlfq.max_preemptions_per_step); }, 0},
+      {"policy", "mlfq_time_slice_with_recompute", {"mlfq_time_slice_with_recompute = true"}, [](const Scenario& s) { return double(s.policy_config.mlfq.time_slice_with_recompute); }, 1},
       {"policy", "mlfq_starvation_s", {"mlfq_starvation_s = \"none\""}, [](const Scenario& s) { return Seconds(s.policy_config.mlfq.starvation_bound); }, kInf},
       {"policy", "mlfq_starving_share", {"mlfq_starving_share = 0.75"}, [](const Scenario& s) { return s.policy_config.mlfq.starving_share; }, 0.75},
       {"policy", "mlfq_use_predicted_output", {"mlfq_use_predicted_output = false"}, [](const Scenario& s) { return double(s.policy_config.mlfq.use_predicted_output); }, 0, false},

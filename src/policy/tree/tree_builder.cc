@@ -19,9 +19,14 @@
 namespace hearth::policy_internal {
 namespace {
 
-NodeFactory RequestLevelFactory(const PolicyTreeConfig& config) {
+NodeFactory RequestLevelFactory(const PolicyTreeConfig& config,
+                                const SchedulerOptions& options) {
   if (config.request_level == RequestLevel::kMlfq) {
-    return MlfqLeafFactory(config.mlfq);
+    MlfqOptions mlfq = config.mlfq;
+    const bool swaps =
+        options.preemption_mode == PreemptionMode::kSwap && options.kv.num_host_blocks > 0;
+    if (!swaps && !mlfq.time_slice_with_recompute) mlfq.max_preemptions_per_step = 0;
+    return MlfqLeafFactory(mlfq);
   }
   return [] { return NewArrivalOrderNode(); };
 }
@@ -52,7 +57,7 @@ FairShareParams ShareParams(const VtcOptions& vtc, ShareKey key,
 
 NodeFactory UserLevelFactory(const PolicyTreeConfig& config,
                              const SchedulerOptions& options) {
-  NodeFactory leaf = RequestLevelFactory(config);
+  NodeFactory leaf = RequestLevelFactory(config, options);
   if (config.user_level == UserLevel::kNone) return leaf;
   FairShareParams params = ShareParams(config.vtc, ShareKey::kUser,
                                        WeightsFor(config.vtc.user_weights, options.users));
