@@ -147,11 +147,9 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   reclaimable_.reserve(running);
   prefills_by_deadline_ = policy_ != nullptr && policy_->PrefillsByDeadline();
   background_prefill_cap_ = policy_ != nullptr ? std::max(0, policy_->BackgroundPrefillTokens()) : 0;
-  for (const WorkClassConfig& c : options_.work_classes) {
-    if (c.tpot_slo != absl::InfiniteDuration()) {
-      for (const WorkClassConfig& k : options_.work_classes) class_tpot_.push_back(k.tpot_slo);
-      break;
-    }
+  if (std::any_of(options_.work_classes.begin(), options_.work_classes.end(),
+                  [](const WorkClassConfig& c) { return c.tpot_slo != absl::InfiniteDuration(); })) {
+    for (const WorkClassConfig& c : options_.work_classes) class_tpot_.push_back(c.tpot_slo);
   }
   pending_drops_.reserve(running);
   plan_.sequences.reserve(running);

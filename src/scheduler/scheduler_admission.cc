@@ -5,8 +5,8 @@
 // validated here before anything is preempted.
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "scheduler/scheduler_impl.h"
 
@@ -23,9 +23,9 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   // backfilled requests take memory the running sequences grow into, and
   // without it their growth preempts (often the request just backfilled) far
   // more often than backfilling saves waits.
-  const int64_t decoding = static_cast<int64_t>(decoding_.size());
   int32_t spare_blocks = static_cast<int32_t>(
-      (decoding * options_.kv.growth_headroom_tokens + block_size_ - 1) / block_size_);
+      (static_cast<int64_t>(decoding_.size()) * options_.kv.growth_headroom_tokens +
+       block_size_ - 1) / block_size_);
   bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
@@ -49,32 +49,36 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
       policy_->Decline(id);
       continue;
     }
-    // No room for a candidate within its entitlement: reclaim borrowed
-    // capacity first, then ask the policy.
-    RequestRecord* victim = PickReclaimVictim(*r);
-    if (victim == nullptr) {
-      victim = PickVictim(*r, /*beneficiary_running=*/false, MeasureAdmission(*r).new_blocks);
-    }
-    if (victim != nullptr) {
+    if (RequestRecord* victim = AdmissionVictim(*r)) {
       Preempt(*victim, now);
       continue;
     }
     // No room and nobody to evict: the head waits for room, and the rest wait
     // behind it unless the policy lets them pass (bounded like declines).
-    if (++declines > options_.max_admission_declines || !policy_->MayAdmitPast(ViewOf(*r), now)) {
+    if (++declines > options_.max_admission_declines || !StartsBackfill(*r, now, &spare_blocks)) {
       break;
     }
     backfilling = true;
-    spare_blocks = std::max(spare_blocks, static_cast<int32_t>(decoding));
-    // Nobody behind it can start either: not a step's worth of declines
-    // (each taking a request out of the policy's order and back) for nothing.
-    if (running_count() >= options_.max_running ||
-        Allocatable() <= spare_blocks + kv_.prefill_reserved()) {
-      break;
-    }
     policy_->Decline(id);
   }
   policy_->EndAdmission();
+}
+
+RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {
+  // Borrowed capacity is reclaimed first, then the policy is asked.
+  RequestRecord* victim = PickReclaimVictim(r);
+  if (victim != nullptr) return victim;
+  return PickVictim(r, /*beneficiary_running=*/false, MeasureAdmission(r).new_blocks);
+}
+
+bool Scheduler::Impl::StartsBackfill(const RequestRecord& head, absl::Time now,
+                                     int32_t* spare_blocks) {
+  if (!policy_->MayAdmitPast(ViewOf(head), now)) return false;
+  *spare_blocks = std::max(*spare_blocks, static_cast<int32_t>(decoding_.size()));
+  // When nobody behind it could start either, a step's worth of declines
+  // (each taking a request out of the policy's order and back) buys nothing.
+  return running_count() < options_.max_running &&
+         Allocatable() > *spare_blocks + kv_.prefill_reserved();
 }
 
 Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& r) {

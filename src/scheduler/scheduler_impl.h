@@ -208,6 +208,13 @@ class Scheduler::Impl {
   // `spare_blocks`: blocks the admission must leave free besides the
   // watermark (see AdmitWaiting's backfilling).
   Admission TryAdmit(Record& record, absl::Time now, int32_t spare_blocks);
+  // A victim to make room for admitting `record`: borrowed capacity first,
+  // then the policy's; null when there is none.
+  Record* AdmissionVictim(Record& record);
+  // `head` found no room and no victim: whether later candidates may be
+  // admitted past it (the policy allows it and some could start), raising
+  // `*spare_blocks` to a block per decoding sequence.
+  bool StartsBackfill(const Record& head, absl::Time now, int32_t* spare_blocks);
   AdmissionNeed MeasureAdmission(Record& record);
   // Takes the blocks `need` describes and starts the request running.
   void CommitAdmission(Record& record, const AdmissionNeed& need, absl::Time now);

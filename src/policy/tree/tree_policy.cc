@@ -161,6 +161,15 @@ class TreePolicy final : public Policy {
     return !beneficiary_running && rules_.background_kv_reserve > 0;
   }
 
+  // The entry victims are asked for, or null when none may be named for it.
+  Entry* VictimBeneficiary(RequestId id, bool running) {
+    Entry* b = FindOffered(id);
+    if (b == nullptr || b->retired || b->running != running || KeepsRoomInstead(running)) {
+      return nullptr;
+    }
+    return b;
+  }
+
   // Background: no TTFT target of its own or its class's.
   double AdmissionReserveShare(const RequestView& candidate, absl::Time now) override {
     if (rules_.background_kv_reserve <= 0 || candidate.ttft_slo != absl::InfiniteDuration()) {
@@ -180,11 +189,8 @@ class TreePolicy final : public Policy {
 
   RequestId PickVictim(RequestId beneficiary,
                        bool beneficiary_running) override {
-    Entry* b = FindOffered(beneficiary);
-    if (b == nullptr || b->retired || b->running != beneficiary_running ||
-        KeepsRoomInstead(beneficiary_running)) {
-      return RequestId();
-    }
+    Entry* b = VictimBeneficiary(beneficiary, beneficiary_running);
+    if (b == nullptr) return RequestId();
     Entry* victim = root_->Victim(b, beneficiary_running);
     if (victim == nullptr || victim == b || !victim->running) {
       return RequestId();
@@ -194,11 +200,8 @@ class TreePolicy final : public Policy {
 
   size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
                           absl::Span<RequestId> out) override {
-    Entry* b = FindOffered(beneficiary);
-    if (b == nullptr || b->retired || b->running != beneficiary_running ||
-        KeepsRoomInstead(beneficiary_running)) {
-      return 0;
-    }
+    Entry* b = VictimBeneficiary(beneficiary, beneficiary_running);
+    if (b == nullptr) return 0;
     Entry* found[kMaxVictimCandidates];
     const size_t listed = root_->Victims(
         b, beneficiary_running, absl::MakeSpan(found, std::min(out.size(), std::size(found))));
