@@ -77,6 +77,11 @@ absl::Status ValidatePriorityQuotaOptions(const PriorityQuotaOptions& options) {
         absl::FormatDuration(options.quota_window),
         "; it must be > 0 and finite"));
   }
+  if (!(options.kv_reserve >= 0 && options.kv_reserve < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PriorityQuotaOptions::kv_reserve is ", options.kv_reserve,
+        "; it must be in [0, 1) (0: no trunk reservation)"));
+  }
   absl::flat_hash_set<int32_t> seen;
   for (size_t i = 0; i < options.quotas.size(); ++i) {
     const LevelQuota& q = options.quotas[i];

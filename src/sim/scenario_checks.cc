@@ -70,6 +70,7 @@ constexpr KeyFor kPolicyKeys[] = {
     {"PriorityQuotaOptions::aging_interval", "aging_s"},
     {"PriorityQuotaOptions::quota_window", "quota_window_s"},
     {"PriorityQuotaOptions::quotas", "quotas"},
+    {"PriorityQuotaOptions::kv_reserve", "priority_kv_reserve"},
     {"MlfqOptions::num_levels", "mlfq_levels"},
     {"MlfqOptions::base_quantum", "mlfq_base_quantum"},
     {"MlfqOptions::starvation_bound", "mlfq_starvation_s"},

@@ -158,6 +158,10 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "quota_window_s", "s", "10", "Length of a quota window (PriorityQuotaOptions::quota_window)."},
     {"policy", "quotas", "list of tables", "[] (none)",
      "Per-level quotas, e.g. [{ priority = 3, max_share = 0.5 }] (PriorityQuotaOptions::quotas)."},
+    {"policy", "priority_kv_reserve", "share", "0.2",
+     "Share of the KV cache a request of the lowest class priority must leave free when "
+     "admitted, graded to none at the highest; with it, waiting requests evict no one "
+     "(PriorityQuotaOptions::kv_reserve)."},
     {"policy", "mlfq_levels", "levels", "8", "MLFQ levels (MlfqOptions::num_levels)."},
     {"policy", "mlfq_base_quantum", "service units", "32",
      "Quantum of level 0; level i has 2^i of it (MlfqOptions::base_quantum)."},

@@ -102,6 +102,9 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scena
                           r.Duration(*p, "quota_window_s", "policy", absl::Seconds(10),
                                      {.positive = true}));
   HEARTH_RETURN_IF_ERROR(ParseQuotas(r, *p, pc));
+  HEARTH_ASSIGN_OR_RETURN(pc.priority.kv_reserve,
+                          r.Number(*p, "priority_kv_reserve", "policy", pc.priority.kv_reserve,
+                                   0, 0.999));
   HEARTH_RETURN_IF_ERROR(ParseMlfq(r, *p, pc.mlfq));
   HEARTH_ASSIGN_OR_RETURN(pc.workflow_head_start,
                           r.Duration(*p, "workflow_head_start_s", "policy",

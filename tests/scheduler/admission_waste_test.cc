@@ -23,7 +23,10 @@ RequestPhase BackgroundAfterUrgentArrives(double max_waste_per_block) {
   o.kv.num_device_blocks = 21;
   o.max_admission_waste_per_block = max_waste_per_block;
   o.work_classes = {{.name = "background", .priority = 0}, {.name = "urgent", .priority = 9}};
-  absl::StatusOr<PolicyFactory> factory = MakePolicyFactory("priority", PolicyConfig{});
+  // Without trunk reservation, so that the urgent request may evict.
+  PolicyConfig config;
+  config.priority.kv_reserve = 0;
+  absl::StatusOr<PolicyFactory> factory = MakePolicyFactory("priority", config);
   REQUIRE(factory.ok());
   o.policy_factory = *factory;
   auto h = SchedulerHarness::Create(std::move(o));

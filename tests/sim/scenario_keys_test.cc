@@ -253,6 +253,7 @@ std::vector<Probe> Probes() {
       {"policy", "mlfq_use_predicted_output", {"mlfq_use_predicted_output = false"}, [](const Scenario& s) { return double(s.policy_config.mlfq.use_predicted_output); }, 0, false},
       {"policy", "household_request_level", {"household_request_level = \"mlfq\""},
        [](const Scenario& s) { return s.policy_config.household_request_level == RequestLevel::kMlfq; }, 1, false},
+      {"policy", "priority_kv_reserve", {"priority_kv_reserve = 0.35"}, [](const Scenario& s) { return s.policy_config.priority.kv_reserve; }, 0.35},
       {"policy", "household_background_kv_reserve", {"household_background_kv_reserve = 0.5"}, [](const Scenario& s) { return s.policy_config.household_background_kv_reserve; }, 0.5},
       {"policy", "household_background_prefill_tokens", {"household_background_prefill_tokens = 64"}, [](const Scenario& s) { return double(s.policy_config.household_background_prefill_tokens); }, 64},
       {"policy", "household_backfill_s", {"household_backfill_s = 7"}, [](const Scenario& s) { return Seconds(s.policy_config.household_backfill_wait); }, 7},

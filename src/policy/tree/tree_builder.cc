@@ -113,6 +113,18 @@ std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
   const bool interactive = std::any_of(
       options.work_classes.begin(), options.work_classes.end(),
       [](const WorkClassConfig& c) { return c.ttft_slo != absl::InfiniteDuration(); });
+  if (config.class_level == ClassLevel::kPriority && config.priority.kv_reserve > 0 &&
+      !options.work_classes.empty()) {
+    TreePolicyRules::PriorityReserve& reserve = rules.priority_reserve;
+    reserve.class_priority = ClassPriorities(options);
+    const auto [lo, hi] =
+        std::minmax_element(reserve.class_priority.begin(), reserve.class_priority.end());
+    reserve.bottom = *lo;
+    reserve.top = *hi;
+    // One class priority: nobody ranks above anybody to keep room for.
+    reserve.share = reserve.top > reserve.bottom ? config.priority.kv_reserve : 0;
+    reserve.aging_interval = config.priority.aging_interval;
+  }
   if (config.class_level == ClassLevel::kSlo) {
     rules.background_kv_reserve = interactive ? config.background_kv_reserve : 0;
     rules.reserve_waived_after = config.priority.aging_interval;

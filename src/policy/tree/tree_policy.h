@@ -31,6 +31,18 @@ struct TreePolicyRules {
   bool prefills_by_deadline = false;
   // Zero unless the class level is the SLO level and a class targets TTFT.
   int32_t background_prefill_tokens = 0;
+  // Trunk reservation of the priority class level
+  // (PriorityQuotaOptions::kv_reserve); share 0 unless it is that level and
+  // class priorities differ.
+  struct PriorityReserve {
+    double share = 0;
+    // WorkClassConfig::priority by WorkClassId::value() (beyond: 0).
+    std::vector<int64_t> class_priority;
+    int64_t top = 0;
+    int64_t bottom = 0;
+    absl::Duration aging_interval = absl::InfiniteDuration();
+  };
+  PriorityReserve priority_reserve;
 };
 
 // A policy named `name` over `root`.
