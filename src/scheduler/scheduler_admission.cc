@@ -19,13 +19,16 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   policy_->BeginAdmission(now);
   int32_t declines = 0;
   // Room for the decoding sequences to grow (KvCacheConfig::
-  // growth_headroom_tokens); once a head is passed, at least a block each:
-  // backfilled requests take memory the running sequences grow into, and
-  // without it their growth preempts (often the request just backfilled) far
-  // more often than backfilling saves waits.
-  int32_t spare_blocks = static_cast<int32_t>(
+  // growth_headroom_tokens); once a head is passed, twice that and at least
+  // a block each: the head would have left the memory it waits for as a
+  // buffer, backfilled requests take it, and their growth then preempts
+  // (often the request just backfilled). With the headroom alone, an agent
+  // batch near capacity preempted 3-5x as often as FIFO; doubled, as often.
+  // Never more than the cache: the doubling and the sums below stay in range.
+  int32_t spare_blocks = static_cast<int32_t>(std::min<int64_t>(
       (static_cast<int64_t>(decoding_.size()) * options_.kv.growth_headroom_tokens +
-       block_size_ - 1) / block_size_);
+       block_size_ - 1) / block_size_,
+      options_.kv.num_device_blocks));
   bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
@@ -74,7 +77,7 @@ RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {
 bool Scheduler::Impl::StartsBackfill(const RequestRecord& head, absl::Time now,
                                      int32_t* spare_blocks) {
   if (!policy_->MayAdmitPast(ViewOf(head), now)) return false;
-  *spare_blocks = std::max(*spare_blocks, static_cast<int32_t>(decoding_.size()));
+  *spare_blocks = std::max(2 * *spare_blocks, static_cast<int32_t>(decoding_.size()));
   // When nobody behind it could start either, a step's worth of declines
   // (each taking a request out of the policy's order and back) buys nothing.
   return running_count() < options_.max_running &&

@@ -2,6 +2,7 @@
 // request that fits passes one that cannot start yet, for a bounded time;
 // after it the first holds the line again, so it is never overtaken forever.
 
+#include <cstdint>
 #include <memory>
 
 #include <catch2/catch.hpp>
@@ -20,14 +21,15 @@ struct Outcome {
   RequestPhase small = RequestPhase::kQueued;
 };
 
-// A running request holds 13 of 21 blocks; a large one (10 blocks) arrives,
+// A running request holds 13 of `blocks` (24) blocks; a large one (10 blocks) arrives,
 // then a small one (1 block), both of the same class, so the large one ranks
 // first and has no victim (the running one ranks before it). `wait_before`
 // passes between the large one's arrival and the small one's.
-Outcome AfterSmallArrives(absl::Duration backfill_wait, absl::Duration wait_before) {
+Outcome AfterSmallArrives(absl::Duration backfill_wait, absl::Duration wait_before,
+                          int32_t blocks = 24) {
   SchedulerOptions o;
   o.kv.block_size = 16;
-  o.kv.num_device_blocks = 21;
+  o.kv.num_device_blocks = blocks;
   o.work_classes = {{.name = "chat", .ttft_slo = absl::Seconds(2)}};
   PolicyTreeConfig tree = HouseholdTreeConfig();
   tree.backfill_wait = backfill_wait;
@@ -44,7 +46,10 @@ Outcome AfterSmallArrives(absl::Duration backfill_wait, absl::Duration wait_befo
   while (harness.scheduler().GetRequest(running)->computed_tokens <= spec.prompt_tokens) {
     REQUIRE(harness.Step().ok());
   }
-  spec.prompt_tokens = 150;  // 10 blocks: 8 are free
+  // 10 blocks: 11 are free, but the running request's growth headroom
+  // (4 blocks) is kept. Once it is passed, 8 are (twice the headroom): the
+  // small request's block fits beside them.
+  spec.prompt_tokens = 150;
   const RequestId large = *harness.Submit(spec);
   REQUIRE(harness.Step().ok());
   harness.Advance(wait_before);
@@ -66,6 +71,14 @@ TEST_CASE("Backfilling admits a request that fits past one that cannot start yet
   const Outcome out = AfterSmallArrives(absl::Seconds(10), absl::ZeroDuration());
   CHECK(out.large == RequestPhase::kWaiting);
   CHECK(out.small == RequestPhase::kRunning);
+}
+
+TEST_CASE("A backfilled request leaves twice the growth headroom", "[scheduler]") {
+  // 21 blocks: 8 free, all of them the doubled headroom of the running
+  // request, so the small one's block does not fit beside it.
+  const Outcome out = AfterSmallArrives(absl::Seconds(10), absl::ZeroDuration(), 21);
+  CHECK(out.large == RequestPhase::kWaiting);
+  CHECK(out.small == RequestPhase::kWaiting);
 }
 
 TEST_CASE("Without backfilling the head of the line waits and so does the rest",
