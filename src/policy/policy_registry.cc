@@ -53,11 +53,13 @@ absl::StatusOr<PolicyFactory> PolicyTreeFactory(const PolicyTreeConfig& config) 
 }
 
 absl::StatusOr<PolicyFactory> VtcPolicyFactory(const VtcOptions& options,
-                                               absl::Duration workflow_head_start) {
+                                               absl::Duration workflow_head_start,
+                                               absl::Duration backfill_wait) {
   PolicyTreeConfig tree =
       Tree("vtc", ClassLevel::kNone, UserLevel::kVtc, RequestLevel::kFifo);
   tree.vtc = options;
   tree.workflow_head_start = workflow_head_start;
+  tree.backfill_wait = backfill_wait;
   return PolicyTreeFactory(tree);
 }
 
@@ -86,7 +88,9 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
   if (name == "fifo") {
     return PolicyFactory([](const SchedulerOptions&) { return NewFifoPolicy(); });
   }
-  if (name == "vtc") return VtcPolicyFactory(config.vtc, config.workflow_head_start);
+  if (name == "vtc") {
+    return VtcPolicyFactory(config.vtc, config.workflow_head_start, config.vtc_backfill_wait);
+  }
   if (name == "priority") {
     return PriorityQuotaPolicyFactory(config.priority, config.workflow_head_start);
   }

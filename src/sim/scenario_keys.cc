@@ -194,6 +194,9 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "household_background_prefill_tokens", "tokens", "128",
      "Prefill tokens per step household requests without a TTFT target may take together "
      "while anything decodes; 0: no cap (PolicyConfig::household_background_prefill_tokens)."},
+    {"policy", "vtc_backfill_s", "s", "120",
+     "How long \"vtc\" lets requests that fit pass one that finds no room; 0: never "
+     "(PolicyConfig::vtc_backfill_wait)."},
     {"policy", "household_backfill_s", "s", "120",
      "How long the household tree lets requests that fit pass one that finds no room; 0: "
      "never (PolicyConfig::household_backfill_wait, PolicyTreeConfig::backfill_wait)."},

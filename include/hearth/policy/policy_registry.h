@@ -43,6 +43,8 @@ struct PolicyConfig {
   MlfqOptions mlfq;
   // The request level of "household".
   RequestLevel household_request_level = RequestLevel::kFifo;
+  // The backfilling of "vtc" (vtc.h; PolicyTreeConfig::backfill_wait).
+  absl::Duration vtc_backfill_wait = kDefaultVtcBackfillWait;
   // The backfilling of "household" (PolicyTreeConfig::backfill_wait).
   absl::Duration household_backfill_wait = kHouseholdBackfillWait;
   // The cache share "household" keeps for interactive arrivals

@@ -32,6 +32,14 @@
 // counter is larger by more than `admission_preemption_gap` (recomputing
 // wastes work; the paper's VTC is non-preemptive).
 //
+// Memory: the paper's VTC assumes the offered request fits. When it does not
+// (and has no victim), later requests that fit are admitted past it for up to
+// `backfill_wait` (PolicyTreeConfig::backfill_wait); then it holds the line
+// until memory frees. Without this, one user's long document waiting for
+// room stalls every other user's short turns behind it: on the flood
+// scenario VTC met the SLO for 0.73x the requests FIFO did at 70% load, and
+// with it for 1.01x.
+//
 // Cost: O(log users) per event and per served entry; no allocation per step
 // once every user has been seen.
 //
@@ -48,6 +56,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "hearth/policy/policy.h"
 
 namespace hearth {
@@ -78,11 +87,18 @@ struct VtcOptions {
 // InvalidArgument naming the offending field, or OK.
 absl::Status ValidateVtcOptions(const VtcOptions& options);
 
+// The "vtc" policy's default backfill_wait (see the file comment): as long
+// as the household preset's, for the same reason.
+inline constexpr absl::Duration kDefaultVtcBackfillWait = absl::Minutes(2);
+
 // Validates `options` and returns a factory of "vtc" policies.
 // `workflow_head_start`: see PolicyTreeConfig::workflow_head_start.
+// `backfill_wait`: see the file comment; zero: the offered request always
+// holds the line. Must be >= 0.
 absl::StatusOr<PolicyFactory> VtcPolicyFactory(
     const VtcOptions& options,
-    absl::Duration workflow_head_start = kDefaultWorkflowHeadStart);
+    absl::Duration workflow_head_start = kDefaultWorkflowHeadStart,
+    absl::Duration backfill_wait = kDefaultVtcBackfillWait);
 
 }  // namespace hearth
 
