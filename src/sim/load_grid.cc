@@ -69,8 +69,8 @@ absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
 
 // Ratios and violations of `c` against `fifo` at the same load.
 void Compare(const LoadGridCell& fifo, const LoadGridResult& g, LoadGridCell& c) {
-  c.slo_vs_fifo = fifo.slo_share > 0 ? c.slo_share / fifo.slo_share : kNaN;
-  c.slo_violation = fifo.slo_share > 0 && c.slo_vs_fifo < g.min_slo_ratio;
+  c.slo_vs_fifo = fifo.slo_met > 0 ? static_cast<double>(c.slo_met) / fifo.slo_met : kNaN;
+  c.slo_violation = fifo.slo_met > 0 && c.slo_vs_fifo < g.min_slo_ratio;
   if (fifo.preemptions > 0) {
     c.preemptions_vs_fifo = static_cast<double>(c.preemptions) / fifo.preemptions;
   } else {
@@ -123,9 +123,10 @@ absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& s, const LoadGridOpti
 std::string LoadGridMarkdown(const LoadGridResult& g) {
   std::string out = absl::StrFormat(
       "### No-collapse grid: %s\n\nLoad 1.0 = %.3f requests/s (%s), applied by %s. SLO met = "
-      "requests that finished within every target of their class / requests ended (not "
-      "cancelled). Violation: SLO met < %.2fx FIFO's, or preemptions > %.2fx FIFO's, at the "
-      "same load on the same workload.\n\n",
+      "requests that finished within every target of their class (share: of the requests "
+      "ended, not cancelled); vs fifo compares the requests met, since a closed-loop workload "
+      "sends a faster policy more. Violation: SLO met < %.2fx FIFO's, or preemptions > %.2fx "
+      "FIFO's, at the same load on the same workload.\n\n",
       g.scenario, g.capacity_per_s,
       g.capacity_pinned ? "pinned" : "FIFO's saturated capacity, measured", g.scaling,
       g.min_slo_ratio, g.max_preemption_ratio);

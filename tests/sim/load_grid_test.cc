@@ -89,10 +89,10 @@ TEST_CASE("grid ratios are against FIFO of the same load, and violations are fla
       if (c.load != load) continue;
       CHECK(c.slo_eligible == 80);
       CHECK(c.slo_share == Approx(static_cast<double>(c.slo_met) / c.slo_eligible));
-      if (fifo->slo_share > 0) {
-        CHECK(c.slo_vs_fifo == Approx(c.slo_share / fifo->slo_share));
+      if (fifo->slo_met > 0) {
+        CHECK(c.slo_vs_fifo == Approx(static_cast<double>(c.slo_met) / fifo->slo_met));
       }
-      CHECK(c.slo_violation == (fifo->slo_share > 0 && c.slo_vs_fifo < o.min_slo_ratio));
+      CHECK(c.slo_violation == (fifo->slo_met > 0 && c.slo_vs_fifo < o.min_slo_ratio));
       CHECK(c.preemption_violation ==
             (static_cast<double>(c.preemptions) > o.max_preemption_ratio * fifo->preemptions));
       flagged = flagged || c.slo_violation || c.preemption_violation;

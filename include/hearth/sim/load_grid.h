@@ -6,6 +6,13 @@
 // the policy meets the SLO for fewer than `min_slo_ratio` x the requests FIFO
 // does, or preempts more than `max_preemption_ratio` x as often.
 //
+// Requests, not shares: household workloads are closed loops (a member's next
+// turn waits for the last reply), so a policy that answers sooner is sent
+// more requests; judged by share it would be penalised for the load its own
+// speed brought (on the flood scenario VTC was sent a third more requests
+// than FIFO and met the SLO for as many of them, yet for a smaller share).
+// On open-loop traces the two are the same.
+//
 // SLO met: a request that finished within every target of its class (TTFT,
 // TPOT and end-to-end, as the metrics count slo_met); a class without targets
 // counts its finished requests as met. Every ended request is judged except
@@ -49,7 +56,7 @@ struct LoadGridCell {
   uint64_t slo_eligible = 0;
   uint64_t slo_met = 0;
   double slo_share = 1;
-  // slo_share / FIFO's; NaN when FIFO met none (no ratio to take).
+  // slo_met / FIFO's; NaN when FIFO met none (no ratio to take).
   double slo_vs_fifo = 1;
   uint64_t preemptions = 0;
   // preemptions / FIFO's; NaN when neither preempted, +inf when only this
