@@ -119,8 +119,7 @@ class TreePolicy final : public Policy {
       if (e == nullptr || (!e->running && !e->retired)) continue;
       ChargeServed(e, s);
     }
-    root_->ChargeDecodes(decode_batch_);
-    decode_batch_.clear();
+    ChargeDecodeBatch();
     root_->Flush();
     for (Entry* e : retired_) Release(e);
     retired_.clear();
@@ -293,6 +292,18 @@ class TreePolicy final : public Policy {
     }
   }
 
+  // In steady decoding the same sequences decode step after step: the nodes
+  // are then told that the batch repeats, and reuse its split into groups.
+  // An entry released since could come back for another request, so a
+  // release rules that out.
+  void ChargeDecodeBatch() {
+    const bool repeat = !released_since_charge_ && decode_batch_ == last_decode_batch_;
+    root_->ChargeDecodes(decode_batch_, repeat);
+    released_since_charge_ = false;
+    last_decode_batch_.swap(decode_batch_);
+    decode_batch_.clear();
+  }
+
   // Returns the unserved part of the admission-time prefill reservation.
   void Refund(Entry* e) {
     if (e->reserved_prefill > 0) root_->Reserve(e, -e->reserved_prefill);
@@ -314,6 +325,7 @@ class TreePolicy final : public Policy {
     entries_.erase(e->id);
     e->id = RequestId();
     free_.push_back(e);
+    released_since_charge_ = true;
   }
 
   Entry* Allocate() {
@@ -355,8 +367,11 @@ class TreePolicy final : public Policy {
   // plan (never null: unknown ids point at `unknown_`, whose id is invalid).
   std::vector<Entry*> served_cache_;
   std::vector<Entry*> served_prev_;
-  // This step's decode-only entries, charged in one batch.
+  // This step's decode-only entries, charged in one batch, and the last
+  // step's.
   std::vector<Entry*> decode_batch_;
+  std::vector<Entry*> last_decode_batch_;
+  bool released_since_charge_ = false;
   Entry unknown_;
 };
 
