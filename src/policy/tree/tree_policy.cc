@@ -271,6 +271,10 @@ class TreePolicy final : public Policy {
   // after a preemption is not charged twice) and every decoded token.
   // Single decodes go into one batch, everything else at once.
   void ChargeServed(Entry* e, const ServedTokens& s) {
+    if (s.prefill_tokens == 0 && s.decode_tokens == 1) {
+      ChargeDecode(e);
+      return;
+    }
     const int32_t prefill = std::max(s.prefill_tokens, 0);
     const int32_t decode = std::max(s.decode_tokens, 0);
     const int32_t start = e->position;
@@ -302,6 +306,15 @@ class TreePolicy final : public Policy {
     released_since_charge_ = false;
     last_decode_batch_.swap(decode_batch_);
     decode_batch_.clear();
+  }
+
+  // ChargeServed for the one decoded token of a steady decode step, the bulk
+  // of every step: no prefill, so nothing fresh and nothing prepaid.
+  void ChargeDecode(Entry* e) {
+    e->position += 1;
+    e->charged_upto = std::max(e->charged_upto, e->position);
+    Refund(e);
+    decode_batch_.push_back(e);
   }
 
   // Returns the unserved part of the admission-time prefill reservation.
