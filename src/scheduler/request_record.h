@@ -45,21 +45,24 @@ struct alignas(64) RequestRecord {
   int32_t output_tokens = 0;
   // Positions whose KV is computed (applied at Complete).
   int32_t computed = 0;
-  int32_t list_index = -1;
   // Index in the plan of step `scheduled_step` (meaningless otherwise).
   int32_t plan_index = -1;
   ModelId model;
   UserId user;
   WorkClassId work_class;
+  // RequestSpec::handle: every plan entry carries it. On a line of its own
+  // it was a third line per sequence per step, a cache miss per sequence
+  // once the policy's per-step state crowds the records out of the cache.
+  uint64_t handle = 0;
   // Last step whose plan schedules it.
   uint64_t scheduled_step = 0;
   // -- Second line: the KV state, its block table first (KvManager).
   SequenceKv kv;
   absl::Time first_token_time = absl::InfiniteFuture();
-  // RequestSpec::handle: read with the block table for every plan entry.
-  uint64_t handle = 0;
 
   // -- Cold: touched on events (admission, preemption, the end).
+  // Index in its running list (`list`); read when it leaves the list.
+  int32_t list_index = -1;
   // Prompt ids then sampled ids; empty when the request came without ids.
   std::vector<TokenId> tokens;
   // Step in which it was admitted or swapped in; not a preemption victim then.
@@ -127,6 +130,7 @@ struct alignas(64) RequestRecord {
   }
 };
 
+static_assert(offsetof(RequestRecord, handle) < 64, "plan entries read the handle");
 static_assert(offsetof(RequestRecord, kv) == 64,
               "the fields every step reads must fill the record's first cache line, "
               "and the block table start the second");

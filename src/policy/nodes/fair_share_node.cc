@@ -28,8 +28,10 @@ struct Group {
   double weight = 1.0;
   double inverse_weight = 1.0;
   double counter = 0;
-  // This group's share of a ChargeDecodes batch, for a child that is charged.
+  // This group's share of the last ChargeDecodes batch: its entries, for a
+  // child that is charged, and how many.
   std::vector<Entry*> decode_batch;
+  int32_t decodes = 0;
   // Waiting entries (offerable or hidden), offerable ones, running ones.
   int32_t waiting = 0;
   int32_t offerable = 0;
@@ -93,17 +95,14 @@ class FairShareNode final : public Node {
     }
   }
 
-  void ChargeDecodes(absl::Span<Entry* const> entries) override {
-    for (Entry* e : entries) {
-      Group& group = ChargeGroup(e, params_.decode_token_weight);
-      if (child_charges_) group.decode_batch.push_back(e);
-    }
-    if (!child_charges_) return;
-    for (int32_t g : dirty_) {
-      Group& group = groups_[g];
-      if (group.decode_batch.empty()) continue;
-      group.child->ChargeDecodes(group.decode_batch);
-      group.decode_batch.clear();
+  // Counts each group's decodes, then adds them to its counter in a
+  // register: added per entry, each add waited on the store of the previous
+  // one of its group. The counts are kept for a repeated batch.
+  void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) override {
+    if (!repeat) SplitDecodes(entries);
+    for (int32_t g : decoded_) {
+      AddDecodes(g, groups_[g].decodes);
+      if (child_charges_) groups_[g].child->ChargeDecodes(groups_[g].decode_batch, repeat);
     }
   }
 
@@ -214,16 +213,46 @@ class FairShareNode final : public Node {
     return it->second;
   }
 
+  // Counts a ChargeDecodes batch by group, in order of first appearance,
+  // and splits it between the groups' children when they are charged.
+  void SplitDecodes(absl::Span<Entry* const> entries) {
+    for (int32_t g : decoded_) {
+      groups_[g].decodes = 0;
+      groups_[g].decode_batch.clear();
+    }
+    decoded_.clear();
+    for (Entry* e : entries) {
+      const int32_t g = GroupOf(e);
+      Group& group = groups_[g];
+      if (group.decodes++ == 0) decoded_.push_back(g);
+      if (child_charges_) group.decode_batch.push_back(e);
+    }
+  }
+
   // Adds service to `e`'s group; its heaps are re-keyed in Flush().
   Group& ChargeGroup(const Entry* e, double charge) {
     const int32_t g = GroupOf(e);
     Group& group = groups_[g];
     group.counter += charge * group.inverse_weight;
-    if (!group.dirty) {
-      group.dirty = true;
-      dirty_.push_back(g);
-    }
+    MarkDirty(g);
     return group;
+  }
+
+  // `decodes` single-token charges to group `g`, as ChargeGroup would add
+  // them one at a time (a product would round differently).
+  void AddDecodes(int32_t g, int32_t decodes) {
+    Group& group = groups_[g];
+    const double step = params_.decode_token_weight * group.inverse_weight;
+    double counter = group.counter;
+    for (int32_t i = 0; i < decodes; ++i) counter += step;
+    group.counter = counter;
+    MarkDirty(g);
+  }
+
+  void MarkDirty(int32_t g) {
+    if (groups_[g].dirty) return;
+    groups_[g].dirty = true;
+    dirty_.push_back(g);
   }
 
   void AddToCounter(const Entry* e, double charge) {
@@ -267,6 +296,8 @@ class FairShareNode final : public Node {
   GroupHeap<Larger> running_;
   int32_t last_admitted_ = -1;
   std::vector<int32_t> dirty_;
+  // Groups with decodes in the last ChargeDecodes batch.
+  std::vector<int32_t> decoded_;
   bool child_charges_ = true;
 };
 

@@ -136,7 +136,7 @@ class MlfqNode final : public Node {
                       decode_tokens * options_.decode_token_cost);
   }
 
-  void ChargeDecodes(absl::Span<Entry* const> entries) override {
+  void ChargeDecodes(absl::Span<Entry* const> entries, bool /*repeat*/) override {
     for (Entry* e : entries) AddService(e, options_.decode_token_cost);
   }
 

@@ -59,7 +59,7 @@ struct Level {
   // Offerable waiting entries by (arrival time, sequence): oldest first.
   absl::btree_map<std::tuple<absl::Time, uint64_t>, Entry*> oldest;
   std::unique_ptr<Node> child;
-  // This level's share of a ChargeDecodes batch, for a child that is charged.
+  // This level's share of the last ChargeDecodes batch.
   std::vector<Entry*> decode_batch;
 };
 
@@ -106,23 +106,17 @@ class PriorityNode final : public Node {
       level.child->Charge(e, prefill_tokens, decode_tokens, prepaid);
     }
   }
-  void ChargeDecodes(absl::Span<Entry* const> entries) override {
+  // Served tokens are counted per level batch, not per entry: one shared
+  // running total bumped per entry was a store-to-load chain through the
+  // whole batch. The split into levels is kept for a repeated batch.
+  void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) override {
     if (!has_quotas_ && !child_charges_) return;
-    for (Entry* e : entries) {
-      const int32_t slot = LevelSlot(e);
-      Level& level = levels_[slot];
-      CountServed(level, 1);
-      if (child_charges_) {
-        if (level.decode_batch.empty()) batched_levels_.push_back(slot);
-        level.decode_batch.push_back(e);
-      }
-    }
+    if (!repeat) SplitDecodes(entries);
     for (int32_t slot : batched_levels_) {
       Level& level = levels_[slot];
-      level.child->ChargeDecodes(level.decode_batch);
-      level.decode_batch.clear();
+      CountServed(level, static_cast<int64_t>(level.decode_batch.size()));
+      if (child_charges_) level.child->ChargeDecodes(level.decode_batch, repeat);
     }
-    batched_levels_.clear();
   }
   // Admissions count against the quota at once, so one admission phase
   // cannot overshoot it; refunds never make a window's count negative.
@@ -236,6 +230,18 @@ class PriorityNode final : public Node {
       return {-priority, e->rank_time, e->arrival_seq};
     }
     return {0, e->rank_time - options_.aging_interval * priority, e->arrival_seq};
+  }
+
+  // Splits a ChargeDecodes batch into its levels' decode_batch, in order.
+  void SplitDecodes(absl::Span<Entry* const> entries) {
+    for (int32_t slot : batched_levels_) levels_[slot].decode_batch.clear();
+    batched_levels_.clear();
+    for (Entry* e : entries) {
+      const int32_t slot = LevelSlot(e);
+      Level& level = levels_[slot];
+      if (level.decode_batch.empty()) batched_levels_.push_back(slot);
+      level.decode_batch.push_back(e);
+    }
   }
 
   // The least urgent running entry outside level `own` still below `b`,
@@ -421,7 +427,7 @@ class PriorityNode final : public Node {
   int64_t total_in_window_ = 0;
   // Levels in creation order (stable indices).
   std::vector<Level> levels_;
-  // Levels with a non-empty decode_batch during ChargeDecodes.
+  // Levels with a non-empty decode_batch since the last ChargeDecodes.
   std::vector<int32_t> batched_levels_;
   // Running entries, most urgent first (see RunKey).
   absl::btree_map<RunKeyType, Entry*> running_;

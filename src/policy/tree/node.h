@@ -62,7 +62,12 @@ class Node {
   // of them with prefill or reservation in the same step: the steady-state
   // bulk of every OnServed, passed as one batch so that a node can charge it
   // in a tight loop instead of a virtual call per sequence.
-  virtual void ChargeDecodes(absl::Span<Entry* const> entries) {
+  // `repeat`: `entries` is this node's previous batch again, the same
+  // entries in the same order and none of them reused for another request
+  // since, as when the same sequences decode step after step. A node may
+  // then reuse what it derived from that batch (its split into groups)
+  // instead of visiting every entry again.
+  virtual void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) {
     for (Entry* e : entries) Charge(e, 0, 1, 0);
   }
   // Prefill committed at admission (tokens > 0), or the unserved part of it

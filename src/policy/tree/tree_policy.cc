@@ -119,8 +119,7 @@ class TreePolicy final : public Policy {
       if (e == nullptr || (!e->running && !e->retired)) continue;
       ChargeServed(e, s);
     }
-    root_->ChargeDecodes(decode_batch_);
-    decode_batch_.clear();
+    ChargeDecodeBatch();
     root_->Flush();
     for (Entry* e : retired_) Release(e);
     retired_.clear();
@@ -272,6 +271,10 @@ class TreePolicy final : public Policy {
   // after a preemption is not charged twice) and every decoded token.
   // Single decodes go into one batch, everything else at once.
   void ChargeServed(Entry* e, const ServedTokens& s) {
+    if (s.prefill_tokens == 0 && s.decode_tokens == 1) {
+      ChargeDecode(e);
+      return;
+    }
     const int32_t prefill = std::max(s.prefill_tokens, 0);
     const int32_t decode = std::max(s.decode_tokens, 0);
     const int32_t start = e->position;
@@ -291,6 +294,27 @@ class TreePolicy final : public Policy {
     } else if (prefill > 0 || decode > 0) {
       root_->Charge(e, prefill, decode, prepaid + (prefill - fresh));
     }
+  }
+
+  // In steady decoding the same sequences decode step after step: the nodes
+  // are then told that the batch repeats, and reuse its split into groups.
+  // An entry released since could come back for another request, so a
+  // release rules that out.
+  void ChargeDecodeBatch() {
+    const bool repeat = !released_since_charge_ && decode_batch_ == last_decode_batch_;
+    root_->ChargeDecodes(decode_batch_, repeat);
+    released_since_charge_ = false;
+    last_decode_batch_.swap(decode_batch_);
+    decode_batch_.clear();
+  }
+
+  // ChargeServed for the one decoded token of a steady decode step, the bulk
+  // of every step: no prefill, so nothing fresh and nothing prepaid.
+  void ChargeDecode(Entry* e) {
+    e->position += 1;
+    e->charged_upto = std::max(e->charged_upto, e->position);
+    Refund(e);
+    decode_batch_.push_back(e);
   }
 
   // Returns the unserved part of the admission-time prefill reservation.
@@ -314,6 +338,7 @@ class TreePolicy final : public Policy {
     entries_.erase(e->id);
     e->id = RequestId();
     free_.push_back(e);
+    released_since_charge_ = true;
   }
 
   Entry* Allocate() {
@@ -355,8 +380,11 @@ class TreePolicy final : public Policy {
   // plan (never null: unknown ids point at `unknown_`, whose id is invalid).
   std::vector<Entry*> served_cache_;
   std::vector<Entry*> served_prev_;
-  // This step's decode-only entries, charged in one batch.
+  // This step's decode-only entries, charged in one batch, and the last
+  // step's.
   std::vector<Entry*> decode_batch_;
+  std::vector<Entry*> last_decode_batch_;
+  bool released_since_charge_ = false;
   Entry unknown_;
 };
 
