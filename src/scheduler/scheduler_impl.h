@@ -213,7 +213,8 @@ class Scheduler::Impl {
   Record* AdmissionVictim(Record& record);
   // `head` found no room and no victim: whether later candidates may be
   // admitted past it (the policy allows it and some could start), raising
-  // `*spare_blocks` to a block per decoding sequence.
+  // `*spare_blocks` to twice the growth headroom and at least a block per
+  // decoding sequence.
   bool StartsBackfill(const Record& head, absl::Time now, int32_t* spare_blocks);
   AdmissionNeed MeasureAdmission(Record& record);
   // Takes the blocks `need` describes and starts the request running.

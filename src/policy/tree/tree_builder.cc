@@ -123,7 +123,7 @@ std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
     reserve.top = *hi;
     // One class priority: nobody ranks above anybody to keep room for.
     reserve.share = reserve.top > reserve.bottom ? config.priority.kv_reserve : 0;
-    reserve.aging_interval = config.priority.aging_interval;
+    rules.reserve_waived_after = config.priority.aging_interval;
   }
   if (config.class_level == ClassLevel::kSlo) {
     rules.background_kv_reserve = interactive ? config.background_kv_reserve : 0;

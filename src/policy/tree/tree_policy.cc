@@ -170,14 +170,12 @@ class TreePolicy final : public Policy {
     return b;
   }
 
-  // Background: no TTFT target of its own or its class's.
+  // Background: no TTFT target of its own or its class's. Either reserve
+  // is waived once the candidate has waited its aging interval.
   double AdmissionReserveShare(const RequestView& candidate, absl::Time now) override {
-    if (rules_.priority_reserve.share > 0) return PriorityReserveShare(candidate, now);
-    if (rules_.background_kv_reserve <= 0 || candidate.ttft_slo != absl::InfiniteDuration()) {
-      return 0;
-    }
-    return now - candidate.arrival_time < rules_.reserve_waived_after
-               ? rules_.background_kv_reserve : 0;
+    if (now - candidate.arrival_time >= rules_.reserve_waived_after) return 0;
+    if (rules_.priority_reserve.share > 0) return PriorityReserveShare(candidate);
+    return candidate.ttft_slo == absl::InfiniteDuration() ? rules_.background_kv_reserve : 0;
   }
 
   void EndAdmission() override {
@@ -215,13 +213,12 @@ class TreePolicy final : public Policy {
 
  private:
   // Trunk reservation: the share falls linearly from the lowest class
-  // priority to none at the highest, by the request's level; waived once it
-  // has waited an aging interval. (Lowering it a step per interval, as
-  // aging raises the level, starved agents and documents at capacity: 30%
-  // and 37% met against 51% and 52% with the waiver.)
-  double PriorityReserveShare(const RequestView& candidate, absl::Time now) const {
+  // priority to none at the highest, by the request's level. (Lowering it a
+  // step per aging interval, as aging raises the level, instead of waiving it
+  // after one, starved agents and documents at capacity: 30% and 37% met
+  // against 51% and 52% with the waiver.)
+  double PriorityReserveShare(const RequestView& candidate) const {
     const TreePolicyRules::PriorityReserve& reserve = rules_.priority_reserve;
-    if (now - candidate.arrival_time >= reserve.aging_interval) return 0;
     const size_t cls = candidate.work_class.value();
     const int64_t level =
         (cls < reserve.class_priority.size() ? reserve.class_priority[cls] : 0) +

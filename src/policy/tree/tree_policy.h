@@ -24,8 +24,8 @@ struct TreePolicyRules {
   absl::Duration backfill_wait = absl::ZeroDuration();
   // Zero unless the class level is the SLO level.
   double background_kv_reserve = 0;
-  // The aging interval, after which a background request is no longer held
-  // to the reserve.
+  // The aging interval, after which a request is no longer held to either
+  // reserve (background_kv_reserve, priority_reserve).
   absl::Duration reserve_waived_after = absl::InfiniteDuration();
   // True with the SLO class level: prefills share the step by deadline.
   bool prefills_by_deadline = false;
@@ -40,7 +40,6 @@ struct TreePolicyRules {
     std::vector<int64_t> class_priority;
     int64_t top = 0;
     int64_t bottom = 0;
-    absl::Duration aging_interval = absl::InfiniteDuration();
   };
   PriorityReserve priority_reserve;
 };
