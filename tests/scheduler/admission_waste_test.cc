@@ -36,12 +36,7 @@ RequestPhase BackgroundAfterUrgentArrives(double max_waste_per_block) {
   spec.prompt_tokens = 320;  // 20 blocks; the first decode takes the 21st
   spec.max_new_tokens = 16;  // 21 blocks in all: it fits alone
   const RequestId background = *harness.Submit(spec);
-  while (true) {
-    REQUIRE(harness.Step().ok());
-    auto v = harness.scheduler().GetRequest(background);
-    REQUIRE(v.ok());
-    if (v->computed_tokens > spec.prompt_tokens) break;
-  }
+  REQUIRE(harness.StepUntilDecoding(background).ok());
   spec.work_class = WorkClassId(1);
   spec.prompt_tokens = 4;
   spec.max_new_tokens = 4;

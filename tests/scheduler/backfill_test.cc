@@ -43,9 +43,7 @@ Outcome AfterSmallArrives(absl::Duration backfill_wait, absl::Duration wait_befo
   spec.prompt_tokens = 200;  // 13 blocks
   spec.max_new_tokens = 64;
   const RequestId running = *harness.Submit(spec);
-  while (harness.scheduler().GetRequest(running)->computed_tokens <= spec.prompt_tokens) {
-    REQUIRE(harness.Step().ok());
-  }
+  REQUIRE(harness.StepUntilDecoding(running).ok());
   // 10 blocks: 11 are free, but the running request's growth headroom
   // (4 blocks) is kept. Once it is passed, 8 are (twice the headroom): the
   // small request's block fits beside them.

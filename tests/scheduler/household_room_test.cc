@@ -57,9 +57,7 @@ TEST_CASE("Background requests do not admit into the reserved share", "[schedule
         std::tuple{kVoice, 400, true}}) {
     auto h = Household(40, 0.25, 0);
     const RequestId holder = *h->Submit(Spec(kVoice, 150, 8));
-    while (h->scheduler().GetRequest(holder)->computed_tokens <= 150) {
-      REQUIRE(h->Step().ok());
-    }
+    REQUIRE(h->StepUntilDecoding(holder).ok());
     const RequestId id = *h->Submit(Spec(cls, prompt, 4));
     REQUIRE(h->Step().ok());
     INFO("class " << cls << ", prompt " << prompt);

@@ -56,10 +56,10 @@ RequestSpec Spec(uint32_t cls, int32_t prompt, int32_t output) {
   return spec;
 }
 
-// Runs a top-class request of `prompt` tokens until it decodes.
+// Runs a request of class `cls` until it decodes.
 RequestId HoldDecoding(SchedulerHarness& h, uint32_t cls, int32_t prompt, int32_t output) {
   const RequestId id = *h.Submit(Spec(cls, prompt, output));
-  while (h.scheduler().GetRequest(id)->computed_tokens <= prompt) REQUIRE(h.Step().ok());
+  REQUIRE(h.StepUntilDecoding(id).ok());
   return id;
 }
 

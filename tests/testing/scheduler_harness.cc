@@ -118,4 +118,16 @@ absl::Status SchedulerHarness::RunUntilIdle(int max_steps) {
                                                   max_steps, " steps"));
 }
 
+absl::Status SchedulerHarness::StepUntilDecoding(RequestId id, int max_steps) {
+  for (int i = 0; i < max_steps; ++i) {
+    absl::Status s = Step();
+    if (!s.ok()) return s;
+    absl::StatusOr<RequestView> v = scheduler_->GetRequest(id);
+    if (!v.ok()) return v.status();
+    if (v->computed_tokens > v->prompt_tokens) return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat(id.value(), " still not decoding after ", max_steps, " steps"));
+}
+
 }  // namespace hearth::testing

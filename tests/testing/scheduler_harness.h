@@ -63,6 +63,9 @@ class SchedulerHarness {
   absl::Status Step();
   // Steps until nothing is live or `max_steps` pass.
   absl::Status RunUntilIdle(int max_steps = 100000);
+  // Steps until `id` has computed past its prompt (it decodes and holds its
+  // blocks); an error if it ends first or `max_steps` pass.
+  absl::Status StepUntilDecoding(RequestId id, int max_steps = 100000);
 
   // Terminal results seen so far, by id. Exactly-once is checked on arrival.
   const absl::flat_hash_map<RequestId, RequestResult>& results() const { return results_; }
