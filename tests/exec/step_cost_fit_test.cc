@@ -43,7 +43,7 @@ TEST_CASE("The fit recovers exact coefficients", "[exec][calibration]") {
   CHECK(FitError(*fit, samples).max < 1e-9);
 }
 
-TEST_CASE("Noisy data fits within the noise; coefficients stay >= 0",
+TEST_CASE("Noisy data fits within the noise, coefficients stay >= 0",
           "[exec][calibration]") {
   StepCostFit truth;
   truth.c = {5e-3, 1.1e-4, 0.0, 4e-5, 1.3e-7};

@@ -12,7 +12,7 @@ namespace {
 
 using jobs_testing::PlannerHarness;
 
-TEST_CASE("a paused queue starts nothing until resumed; running jobs finish", "[jobs]") {
+TEST_CASE("a paused queue starts nothing until resumed, running jobs finish", "[jobs]") {
   PlannerHarness h(HouseholdJobQueues(4));  // library: 2 slots
   const JobId a = h.Submit("library");
   h.Plan();

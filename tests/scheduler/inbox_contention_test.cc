@@ -60,7 +60,7 @@ std::vector<uint64_t> Ids(const std::vector<Submission>& subs) {
   return ids;
 }
 
-TEST_CASE("A user whose queue is locked skips its turn; the others are taken at once",
+TEST_CASE("A user whose queue is locked skips its turn, the others are taken at once",
           "[inbox][threads]") {
   SubmissionQueues queues(2);
   for (uint64_t id = 1; id <= 3; ++id) queues.Push(0, Submission{.id = RequestId(id)});

@@ -334,7 +334,7 @@ TEST_CASE("RunIteration fails every planned sequence when the step fails", "[sch
   CHECK(results[0].message.find("device lost") != std::string::npos);
 }
 
-TEST_CASE("Stop tokens finish early; arrival time and TTFT are stamped", "[scheduler]") {
+TEST_CASE("Stop tokens finish early, arrival time and TTFT are stamped", "[scheduler]") {
   auto h = Harness(SchedulerOptions());
   RequestSpec s = Spec(8, 100);
   s.arrival_time = absl::UnixEpoch() - absl::Seconds(1);

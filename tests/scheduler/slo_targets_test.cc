@@ -49,7 +49,7 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   return std::move(*h);
 }
 
-TEST_CASE("Submit refuses SLO overrides outside (0, kMaxSloTarget] or infinite",
+TEST_CASE("Submit refuses SLO overrides that are neither in 0 < t <= kMaxSloTarget nor infinite",
           "[scheduler][slo]") {
   auto h = Harness(Options(4));
   const absl::Duration bad[] = {absl::ZeroDuration(), -absl::Nanoseconds(1), -absl::Seconds(5),
@@ -77,7 +77,7 @@ TEST_CASE("Submit refuses SLO overrides outside (0, kMaxSloTarget] or infinite",
   }
 }
 
-TEST_CASE("Class SLO targets outside (0, kMaxSloTarget] or infinite are refused",
+TEST_CASE("Class SLO targets neither in 0 < t <= kMaxSloTarget nor infinite are refused",
           "[scheduler][slo]") {
   for (const absl::Duration d : {absl::ZeroDuration(), -absl::Seconds(1),
                                  kMaxSloTarget + absl::Seconds(1), -absl::InfiniteDuration()}) {

@@ -22,7 +22,7 @@ TEST_CASE("StepBudget: no cut without a target or before a slope is known", "[sc
   CHECK(b.TokensFor(absl::Milliseconds(50), 2048, 16) == 2048);
 }
 
-TEST_CASE("StepBudget: a fitted line keeps any target, within [floor, max]", "[scheduler]") {
+TEST_CASE("StepBudget: a fitted line keeps any target, between floor and max", "[scheduler]") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
     const double fixed_ms = 5 + rng() % 30, per_token_us = 50 + rng() % 400;

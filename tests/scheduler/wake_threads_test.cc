@@ -15,11 +15,12 @@
 namespace hearth {
 namespace {
 
-TEST_CASE("An idle engine sleeps until Submit, Cancel or Wake; stats are read from any thread",
+TEST_CASE("An idle engine sleeps until Submit, Cancel or Wake, stats are read from any thread",
           "[scheduler][threads]") {
   SchedulerOptions o;
   o.kv.num_device_blocks = 128;
   o.max_batched_tokens = 128;
+  o.max_running = 64;  // at most max_batched_tokens (every sequence decodes each step)
   auto sched = *Scheduler::Create(o);
   constexpr int kRequests = 200;
   std::atomic<bool> hosts_done{false};

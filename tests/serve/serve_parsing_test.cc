@@ -100,7 +100,7 @@ TEST_CASE("incomplete UTF-8 is held back until its character is whole", "[serve]
   CHECK(text.Flush() == "\xE2\x82");
 }
 
-TEST_CASE("household files: a full one parses; errors name the field", "[serve]") {
+TEST_CASE("household files: a full one parses, errors name the field", "[serve]") {
   auto ok = ParseHouseholdToml(R"(
 [[member]]
 name = "ana"

@@ -43,7 +43,7 @@ absl::StatusOr<SimulationResult> Run(const StepCostModel* cost, OutputHintOption
   return RunSimulation(SameTimeJobs(), o);
 }
 
-TEST_CASE("sim: output hints reach the policy; the closer, the shorter the mean JCT", "[sim]") {
+TEST_CASE("sim: output hints reach the policy, the closer, the shorter the mean JCT", "[sim]") {
   auto cost = FlatCost(10);
   auto none = Run(cost.get(), {});
   auto exact = Run(cost.get(), {.enabled = true});

@@ -43,7 +43,7 @@ std::string ParseError(const std::string& paper) {
   return std::string(s.status().message());
 }
 
-TEST_CASE("a [paper] table parses into named figures", "[sim]") {
+TEST_CASE("a paper table parses into named figures", "[sim]") {
   absl::StatusOr<Scenario> s = ParseScenario(
       ScenarioText("[paper]\nsource = \"the paper\"\n" +
                    Figure("vtc", "max_accumulated_service_difference", "8100") +
@@ -59,7 +59,7 @@ TEST_CASE("a [paper] table parses into named figures", "[sim]") {
   CHECK(ParseScenario(ScenarioText(""), "p.toml", ".")->paper.figures.empty());
 }
 
-TEST_CASE("bad [paper] figures are rejected with the key and what is allowed", "[sim]") {
+TEST_CASE("bad paper-table figures are rejected with the key and what is allowed", "[sim]") {
   const std::string head = "[paper]\nsource = \"s\"\n";
   CHECK_THAT(ParseError(head + Figure("vtc", "max_accumulated_service_difference", "-1")),
              Catch::Contains("paper.figure[0].value: must be in [0, 1e+15]; got -1"));

@@ -63,7 +63,7 @@ spacing_s = 1
 
 // An absent SLO key is no target (InfiniteDuration), as is "off": a zero
 // read as "none" would judge every request as missing it.
-TEST_CASE("absent or off SLO keys are no target; given ones reach the report and the "
+TEST_CASE("absent or off SLO keys are no target, given ones reach the report and the "
           "scheduler", "[sim]") {
   std::string text = kScenario;
   const std::string chat = "name = \"chat\"\n";
@@ -183,7 +183,7 @@ TEST_CASE("scenario errors name file, line and key", "[sim]") {
 namespace hearth {
 namespace {
 
-TEST_CASE("the [intake] section sets the scheduler's intake limits", "[sim]") {
+TEST_CASE("the intake section sets the scheduler's intake limits", "[sim]") {
   const std::string text = std::string(kScenario) + R"(
 [intake]
 max_pending_requests = 5000

@@ -31,7 +31,7 @@ Workload House(uint64_t seed) {
   return *GenerateHousehold(h);
 }
 
-TEST_CASE("same seed gives byte-identical results; another seed differs",
+TEST_CASE("same seed gives byte-identical results, another seed differs",
           "[sim]") {
   auto cost = FlatCost(20);
   const SimulationOptions o = HouseOptions(cost.get());
@@ -83,7 +83,7 @@ TEST_CASE("chained calls wait for their parent and reuse its prefix",
   CHECK(r->workflow_seconds[0] == Approx(1.06));
 }
 
-TEST_CASE("a failed parent drops its dependents; bad options are refused",
+TEST_CASE("a failed parent drops its dependents, bad options are refused",
           "[sim]") {
   Workload w;
   SimRequest big;
