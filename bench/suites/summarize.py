@@ -150,7 +150,8 @@ if os.path.isdir(grid_dir):
               "the SLO for fewer than 0.8× the requests FIFO does, and none preempts more than 2× "
               "as often as FIFO. Command: `bench/suites/run_load_grid.sh "
               "build/examples/simulator/hearth_sim_cli` (per scenario: `hearth_sim_cli "
-              "--config=bench/suites/<scenario>.toml --load_grid=0.7,0.9,1.0,1.1`). Load 1.0 is "
+              "--config=bench/suites/<scenario>.toml --load_grid=0.7,0.9,1.0,1.1 --load_grid_seeds=3`). Each cell sums three workload draws "
+              "(the scenario's seed and the next two; every policy on the same draws). Load 1.0 is "
               "FIFO's saturated capacity measured on the scenario's own workload; household "
               "scenarios with `load` scale the generator, the others scale the workload's time "
               "axis (see include/hearth/sim/load_scaling.h).", ""]

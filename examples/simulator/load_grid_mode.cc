@@ -25,8 +25,9 @@ absl::StatusOr<std::vector<double>> ParseLoadList(absl::string_view flag, absl::
 
 absl::StatusOr<std::string> LoadGridReport(const hearth::Scenario& scenario,
                                            const std::vector<double>& loads,
-                                           double reference_capacity_per_s) {
+                                           double reference_capacity_per_s, int32_t seeds) {
   hearth::LoadGridOptions o;
+  o.seeds = seeds;
   o.loads = loads;
   o.reference_capacity_per_s = reference_capacity_per_s;
   const absl::Time start = absl::Now();

@@ -7,6 +7,7 @@
 #ifndef HEARTH_EXAMPLES_SIMULATOR_LOAD_GRID_MODE_H_
 #define HEARTH_EXAMPLES_SIMULATOR_LOAD_GRID_MODE_H_
 
+#include <cstdint>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -21,10 +22,11 @@ namespace hearth_cli {
 absl::StatusOr<std::vector<double>> ParseLoadList(absl::string_view flag, absl::string_view text);
 
 // The Markdown table for `scenario` at `loads`; `reference_capacity_per_s`
-// > 0 pins what load 1.0 stands for. Progress goes to stderr.
+// > 0 pins what load 1.0 stands for; `seeds` workload draws per cell
+// (LoadGridOptions::seeds). Progress goes to stderr.
 absl::StatusOr<std::string> LoadGridReport(const hearth::Scenario& scenario,
                                            const std::vector<double>& loads,
-                                           double reference_capacity_per_s);
+                                           double reference_capacity_per_s, int32_t seeds);
 
 }  // namespace hearth_cli
 

@@ -8,6 +8,7 @@
 // results.json, plots (PNG, via gnuplot) and, with --timeline, Perfetto
 // timelines (open them at ui.perfetto.dev) into --out.
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -60,6 +61,9 @@ ABSL_FLAG(std::string, load_grid, "",
 ABSL_FLAG(double, load_grid_reference_capacity, 0,
           "--load_grid: requests/s that load 1.0 stands for; 0 measures FIFO's saturated "
           "capacity.");
+ABSL_FLAG(int32_t, load_grid_seeds, 1,
+          "--load_grid: workload draws per cell (seeds seed .. seed+N-1, in [1, 64]), their "
+          "counts summed, so that a preemption ratio is not judged on one draw's handful.");
 
 namespace {
 
@@ -144,7 +148,8 @@ int main(int argc, char** argv) {
         hearth_cli::ParseLoadList("--load_grid", absl::GetFlag(FLAGS_load_grid));
     if (!loads.ok()) return Fail(std::string(loads.status().message()));
     absl::StatusOr<std::string> report = hearth_cli::LoadGridReport(
-        *scenario, *loads, absl::GetFlag(FLAGS_load_grid_reference_capacity));
+        *scenario, *loads, absl::GetFlag(FLAGS_load_grid_reference_capacity),
+        absl::GetFlag(FLAGS_load_grid_seeds));
     if (!report.ok()) return Fail(std::string(report.status().message()));
     std::cout << *report;
     return 0;

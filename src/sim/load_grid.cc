@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +24,10 @@ absl::Status CheckOptions(const LoadGridOptions& o) {
       return absl::InvalidArgumentError(
           absl::StrCat("the load grid has load ", load, "; each must be in (0, 100)"));
     }
+  }
+  if (o.seeds < 1 || o.seeds > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the load grid has seeds = ", o.seeds, "; must be in [1, 64]"));
   }
   if (!(o.min_slo_ratio > 0 && o.min_slo_ratio <= 1)) {
     return absl::InvalidArgumentError(
@@ -62,9 +68,34 @@ absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
   c.preemptions = r->report.total.preemptions;
   c.swap_preemptions = r->swap_preemptions;
   c.recompute_preemptions = r->recompute_preemptions;
-  c.jct_mean_s = r->report.total.e2e.count > 0 ? r->report.total.e2e.mean : kNaN;
-  c.jct_p99_s = r->report.total.e2e.count > 0 ? r->report.total.e2e.p99 : kNaN;
+  c.finished = r->report.total.e2e.count;
+  c.jct_mean_s = c.finished > 0 ? r->report.total.e2e.mean : kNaN;
+  c.jct_p99_s = c.finished > 0 ? r->report.total.e2e.p99 : kNaN;
   return c;
+}
+
+// Adds one draw's cell `d` into `sum`; `p99_draws` counts the draws whose
+// p99 is in it (those that finished anything).
+void AddDraw(const LoadGridCell& d, int32_t* p99_draws, LoadGridCell& sum) {
+  sum.slo_eligible += d.slo_eligible;
+  sum.slo_met += d.slo_met;
+  sum.slo_share = sum.slo_eligible > 0
+                      ? static_cast<double>(sum.slo_met) / sum.slo_eligible
+                      : 1.0;
+  sum.preemptions += d.preemptions;
+  sum.swap_preemptions += d.swap_preemptions;
+  sum.recompute_preemptions += d.recompute_preemptions;
+  if (d.finished == 0) return;
+  if (sum.finished == 0) {
+    sum.jct_mean_s = d.jct_mean_s;
+    sum.jct_p99_s = d.jct_p99_s;
+  } else {
+    const double total = static_cast<double>(sum.finished + d.finished);
+    sum.jct_mean_s = sum.jct_mean_s * (sum.finished / total) + d.jct_mean_s * (d.finished / total);
+    sum.jct_p99_s += (d.jct_p99_s - sum.jct_p99_s) / (*p99_draws + 1);
+  }
+  ++*p99_draws;
+  sum.finished += d.finished;
 }
 
 // Ratios and violations of `c` against `fifo` at the same load.
@@ -103,17 +134,45 @@ absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& s, const LoadGridOpti
   g.has_slo_targets = HasSloTargets(s);
   g.min_slo_ratio = o.min_slo_ratio;
   g.max_preemption_ratio = o.max_preemption_ratio;
+  g.first_seed = s.seed;
+  g.seeds = o.seeds;
+  // Each further seed's draw, at the capacity of the scenario's own seed.
+  std::vector<Scenario> draws(static_cast<size_t>(o.seeds), s);
+  std::vector<LoadScaling> scalings;
+  scalings.reserve(draws.size());
+  scalings.push_back(scaling);
+  for (size_t k = 1; k < draws.size(); ++k) {
+    draws[k].seed = s.seed + k;
+    HEARTH_ASSIGN_OR_RETURN(LoadScaling at_seed,
+                            LoadScaling::Create(draws[k], g.capacity_per_s));
+    scalings.push_back(std::move(at_seed));
+  }
+  // Policies in the scenario's order, FIFO first (the reference) even when
+  // the scenario does not list it.
+  std::vector<std::string> runs = {"fifo"};
+  for (const std::string& policy : s.policies) {
+    if (policy != "fifo") runs.push_back(policy);
+  }
+  std::vector<LoadGridCell> sums(runs.size());
+  std::vector<int32_t> p99_draws(runs.size());
   for (double load : o.loads) {
-    HEARTH_ASSIGN_OR_RETURN(Workload w, scaling.WorkloadAt(load));
-    if (o.on_run) o.on_run("fifo", load);
-    HEARTH_ASSIGN_OR_RETURN(LoadGridCell fifo, RunCell(s, w, "fifo", load));
-    for (const std::string& policy : s.policies) {
-      LoadGridCell c = fifo;
-      if (policy != "fifo") {
-        if (o.on_run) o.on_run(policy, load);
-        HEARTH_ASSIGN_OR_RETURN(c, RunCell(s, w, policy, load));
+    std::fill(sums.begin(), sums.end(), LoadGridCell{});
+    std::fill(p99_draws.begin(), p99_draws.end(), 0);
+    for (size_t k = 0; k < draws.size(); ++k) {
+      HEARTH_ASSIGN_OR_RETURN(Workload w, scalings[k].WorkloadAt(load));
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (o.on_run) o.on_run(runs[i], load);
+        HEARTH_ASSIGN_OR_RETURN(LoadGridCell d, RunCell(draws[k], w, runs[i], load));
+        AddDraw(d, &p99_draws[i], sums[i]);
+        sums[i].load = load;
+        sums[i].policy = runs[i];
       }
-      Compare(fifo, g, c);
+    }
+    for (const std::string& policy : s.policies) {
+      const size_t i = static_cast<size_t>(
+          std::find(runs.begin(), runs.end(), policy) - runs.begin());
+      LoadGridCell c = sums[i];
+      Compare(sums[0], g, c);
       g.cells.push_back(std::move(c));
     }
   }
@@ -130,6 +189,13 @@ std::string LoadGridMarkdown(const LoadGridResult& g) {
       g.scenario, g.capacity_per_s,
       g.capacity_pinned ? "pinned" : "FIFO's saturated capacity, measured", g.scaling,
       g.min_slo_ratio, g.max_preemption_ratio);
+  if (g.seeds > 1) {
+    absl::StrAppendFormat(&out,
+                          "Each cell sums %d workload draws (seeds %d-%d, every policy on the "
+                          "same draws): requests and preemptions are totals, JCT mean is over "
+                          "every finished request, JCT p99 the mean of the draws' p99s.\n\n",
+                          g.seeds, g.first_seed, g.first_seed + g.seeds - 1);
+  }
   if (!g.has_slo_targets) {
     absl::StrAppend(&out, "This scenario sets no SLO target: \"SLO met\" is the share of "
                           "requests that finished.\n\n");

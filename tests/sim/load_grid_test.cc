@@ -122,6 +122,59 @@ TEST_CASE("the grid rejects bad options and says what is allowed", "[sim]") {
   o.max_preemption_ratio = 0.5;
   CHECK_THAT(std::string(RunLoadGrid(s, o).status().message()),
              Catch::Contains("max_preemption_ratio is 0.5"));
+  o.max_preemption_ratio = 2;
+  for (int32_t seeds : {0, -1, 65}) {
+    o.seeds = seeds;
+    CHECK_THAT(std::string(RunLoadGrid(s, o).status().message()),
+               Catch::Contains("; must be in [1, 64]"));
+  }
+}
+
+const LoadGridCell& CellOf(const LoadGridResult& g, const std::string& policy) {
+  const auto it = std::find_if(g.cells.begin(), g.cells.end(),
+                               [&](const LoadGridCell& c) { return c.policy == policy; });
+  REQUIRE(it != g.cells.end());
+  return *it;
+}
+
+TEST_CASE("a grid over several seeds sums each seed's own grid, at one capacity", "[sim]") {
+  Scenario s = Tiny();
+  LoadGridOptions o;
+  o.loads = {1.1};
+  o.reference_capacity_per_s = 2.5;
+  o.seeds = 2;
+  absl::StatusOr<LoadGridResult> both = RunLoadGrid(s, o);
+  REQUIRE(both.ok());
+  CHECK(both->first_seed == s.seed);
+  CHECK(both->seeds == 2);
+  o.seeds = 1;
+  absl::StatusOr<LoadGridResult> first = RunLoadGrid(s, o);
+  s.seed += 1;
+  absl::StatusOr<LoadGridResult> second = RunLoadGrid(s, o);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  bool draws_differ = false;
+  for (const std::string& policy : s.policies) {
+    const LoadGridCell& sum = CellOf(*both, policy);
+    const LoadGridCell& a = CellOf(*first, policy);
+    const LoadGridCell& b = CellOf(*second, policy);
+    CHECK(sum.slo_eligible == a.slo_eligible + b.slo_eligible);
+    CHECK(sum.slo_met == a.slo_met + b.slo_met);
+    CHECK(sum.slo_share == Approx(static_cast<double>(sum.slo_met) / sum.slo_eligible));
+    CHECK(sum.preemptions == a.preemptions + b.preemptions);
+    CHECK(sum.swap_preemptions + sum.recompute_preemptions == sum.preemptions);
+    CHECK(sum.finished == a.finished + b.finished);
+    CHECK(sum.jct_mean_s == Approx((a.jct_mean_s * a.finished + b.jct_mean_s * b.finished) /
+                                   (a.finished + b.finished)));
+    CHECK(sum.jct_p99_s == Approx((a.jct_p99_s + b.jct_p99_s) / 2));
+    const LoadGridCell& fifo = CellOf(*both, "fifo");
+    CHECK(sum.preemption_violation ==
+          (static_cast<double>(sum.preemptions) > o.max_preemption_ratio * fifo.preemptions));
+    draws_differ = draws_differ || a.jct_mean_s != b.jct_mean_s;
+  }
+  // Otherwise the second seed drew nothing new and the sums prove little.
+  CHECK(draws_differ);
+  CHECK_THAT(LoadGridMarkdown(*both), Catch::Contains("Each cell sums 2 workload draws (seeds 1-2"));
 }
 
 }  // namespace
