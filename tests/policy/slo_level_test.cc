@@ -142,5 +142,25 @@ TEST_CASE("slo level: a request's own TTFT target ranks it, not its class's",
   CHECK(FirstAdmitted(absl::Milliseconds(100)) == RequestId(1));
 }
 
+TEST_CASE("slo level: without aging, background work never outranks an on-time target",
+          "[policy][tree][slo]") {
+  const SchedulerOptions options = Classes();
+  PolicyTreeConfig household = HouseholdTreeConfig();
+  household.priority.aging_interval = absl::InfiniteDuration();
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(household);
+  REQUIRE(factory.ok());
+  std::unique_ptr<Policy> policy = (*factory)(options);
+  const absl::Time t0 = absl::UnixEpoch();
+  // A document that has waited an hour, and a chat request with its whole
+  // target ahead: with no aging interval the document has no deadline to be
+  // late for (it once ranked as late work, ahead of the chat).
+  policy->OnArrival(Arriving(1, kDocuments, t0), t0);
+  const absl::Time later = t0 + absl::Hours(1);
+  policy->OnArrival(Arriving(2, kChat, later), later);
+  policy->BeginAdmission(later + absl::Milliseconds(1));
+  CHECK(policy->NextAdmission() == RequestId(2));
+  policy->EndAdmission();
+}
+
 }  // namespace
 }  // namespace hearth

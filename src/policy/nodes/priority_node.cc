@@ -302,7 +302,9 @@ class PriorityNode final : public Node {
       const absl::Time deadline = e->rank_time + Offset(level, e);
       int64_t band;
       if (level.background) {
-        band = deadline < now_ ? 1 : 3;  // aged: beside late work
+        // Aged: beside late work. Without aging (tier 1) it never ages, and
+        // its offset is no deadline.
+        band = level.tier == 0 && deadline < now_ ? 1 : 3;
       } else if (deadline < now_) {
         band = 1;
       } else {
