@@ -202,6 +202,27 @@ hearth_status hearth_scheduler_cancel_reason(hearth_scheduler* scheduler, uint64
   });
 }
 
+hearth_status hearth_scheduler_set_priority(hearth_scheduler* scheduler, uint64_t id,
+                                            int32_t priority, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_set_priority", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_set_priority", error);
+    return FromStatus(scheduler->scheduler->SetPriority(hearth::RequestId(id), priority),
+                      error);
+  });
+}
+
+hearth_status hearth_scheduler_set_work_class(hearth_scheduler* scheduler, uint64_t id,
+                                              const char* work_class, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_set_work_class", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_set_work_class", error);
+    const hearth::Scheduler& s = *scheduler->scheduler;
+    absl::StatusOr<hearth::WorkClassId> cls = Lookup<hearth::WorkClassId>(
+        work_class, [&](auto n) { return s.FindWorkClass(n); });
+    if (!cls.ok()) return FromStatus(cls.status(), error);
+    return FromStatus(scheduler->scheduler->SetWorkClass(hearth::RequestId(id), *cls), error);
+  });
+}
+
 double hearth_scheduler_next_event_time(const hearth_scheduler* scheduler) {
   if (scheduler == nullptr) return INFINITY;
   return hearth::capi::SecondsFromTime(scheduler->scheduler->NextEventTime());

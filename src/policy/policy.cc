@@ -21,6 +21,8 @@ size_t Policy::VictimCandidates(RequestId beneficiary, bool beneficiary_running,
   return out[0].valid() ? 1 : 0;
 }
 
+void Policy::OnChanged(const RequestView& /*request*/, absl::Time /*now*/) {}
+
 bool Policy::MayAdmitPast(const RequestView& /*head*/, absl::Time /*now*/) { return false; }
 
 bool Policy::PrefillsByDeadline() const { return false; }

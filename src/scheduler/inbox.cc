@@ -13,6 +13,8 @@ Inbox::Inbox(const SchedulerOptions& options)
     : max_intake_(options.max_intake_per_plan),
       keep_results_(!options.on_result),
       users_(options.users),
+      classes_(options.work_classes),
+      block_size_(options.kv.block_size),
       shares_(options),
       per_user_(users_.size()),
       queues_(users_.size()),
@@ -105,7 +107,10 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
   PerUser& pu = per_user_[u];
   pu.untaken += tokens;
   shares_.Add(u, bytes);
-  live_.try_emplace(id, Live{.user = u, .charged = tokens, .bytes = bytes});
+  live_.try_emplace(id, Live{.user = u,
+                            .charged = tokens,
+                            .bytes = bytes,
+                            .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens});
   // Under mu_ still, so that per-user ids reach the queue in order and the
   // audit never sees a live request that is neither queued nor taken.
   queues_.Push(u, Submission{id, std::move(spec), std::move(prompt_hashes), false, {}});
@@ -129,6 +134,44 @@ absl::Status Inbox::Cancel(RequestId id, std::string_view reason) {
   // A queued request carries its cancellation into the Plan that takes it in.
   if (!queues_.MarkCancelled(live->user, id, reason)) {
     cancels_.push_back(Cancellation{id, std::string(reason)});
+  }
+  WakeLocked();
+  return absl::OkStatus();
+}
+
+absl::Status Inbox::Change(const RequestChange& change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Live* live = live_.find(change.id);
+  if (live == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "request ", change.id.ToString(), " is unknown or already ended; only queued, "
+        "preparing, waiting, running or swapped requests can be changed"));
+  }
+  if (live->cancelling) {
+    return absl::NotFoundError(
+        absl::StrCat("request ", change.id.ToString(), " is being cancelled"));
+  }
+  if (change.work_class) {
+    // As Submit refuses such a request: it would wait forever.
+    const WorkClassConfig& cls = classes_[change.work_class->value()];
+    const int64_t budget = int64_t{cls.kv_block_budget} * block_size_;
+    if (!cls.borrow && budget > 0 && live->max_tokens > budget) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", change.id.ToString(), " may hold ", live->max_tokens,
+          " tokens (prompt_tokens + max_new_tokens), more than class \"", cls.name,
+          "\" may ever hold (a hard kv_block_budget of ", cls.kv_block_budget, " blocks = ",
+          budget, " tokens); it could never run there"));
+    }
+  }
+  if (queues_.ApplyChange(live->user, change.id, change.priority, change.work_class)) {
+    // Queued: the change is in the submission itself.
+  } else if (live->change_index >= 0) {
+    RequestChange& pending = changes_[static_cast<size_t>(live->change_index)];
+    if (change.priority) pending.priority = change.priority;
+    if (change.work_class) pending.work_class = change.work_class;
+  } else {
+    live->change_index = static_cast<int32_t>(changes_.size());
+    changes_.push_back(change);
   }
   WakeLocked();
   return absl::OkStatus();
@@ -208,8 +251,9 @@ bool Inbox::LockToSettle() {
 }
 
 void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
-                  std::vector<Cancellation>* cancels) {
+                  std::vector<RequestChange>* changes, std::vector<Cancellation>* cancels) {
   submissions->clear();
+  changes->clear();
   cancels->clear();
   queues_.TakeTurns(max_intake_, submissions);
   for (const Submission& sub : *submissions) unsettled_taken_.push_back(Taken{sub.id, now});
@@ -217,6 +261,10 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
   std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
   latest_now_ = now;
   // Swapping keeps both sides' capacity: no allocation in steady state.
+  for (const RequestChange& c : changes_) {
+    if (Live* live = live_.find(c.id)) live->change_index = -1;
+  }
+  changes->swap(changes_);
   cancels->swap(cancels_);
 }
 

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,14 @@ struct Cancellation {
   std::string reason;
 };
 
+// A host's SetPriority or SetWorkClass of a request already taken in,
+// waiting for the engine; what is unset stays as it is.
+struct RequestChange {
+  RequestId id;
+  std::optional<int32_t> priority;
+  std::optional<WorkClassId> work_class;
+};
+
 class Inbox {
  public:
   explicit Inbox(const SchedulerOptions& options);
@@ -57,6 +66,11 @@ class Inbox {
   // NotFound unless `id` is live and not already being cancelled. Wakes
   // WaitForWork.
   absl::Status Cancel(RequestId id, std::string_view reason = {});
+  // NotFound like Cancel; InvalidArgument for a class whose hard KV budget
+  // could never hold the request (as Submit would say). A queued request's
+  // submission is changed in place; any other change waits for the engine
+  // (Drain). Wakes WaitForWork. The class id must be registered.
+  absl::Status Change(const RequestChange& change);
 
   // Any thread: makes WaitForWork return true (now, or at its next call).
   void Wake();
@@ -70,13 +84,13 @@ class Inbox {
 
   // Engine thread. Moves up to max_intake_per_plan queued submissions into
   // the (cleared) `submissions` (SubmissionQueues::TakeTurns: users share the
-  // budget, each user's in submission order), and cancellations of requests
-  // already taken in into the (cleared) `cancels` (those made since the
-  // last call that settled). A submission cancelled while queued comes
-  // marked `cancelled`. Taken submissions are charged to the quota window of
-  // `now`.
+  // budget, each user's in submission order), and changes and cancellations
+  // of requests already taken in into the (cleared) `changes` and `cancels`
+  // (those made since the last call that settled), each in the order made. A
+  // submission cancelled while queued comes marked `cancelled`. Taken
+  // submissions are charged to the quota window of `now`.
   void Drain(absl::Time now, std::vector<Submission>* submissions,
-             std::vector<Cancellation>* cancels);
+             std::vector<RequestChange>* changes, std::vector<Cancellation>* cancels);
 
   // Engine thread. These requests are terminal: forget them and, unless the
   // host takes results through on_result, queue them for DrainResults.
@@ -105,11 +119,16 @@ class Inbox {
   struct Live {
     uint32_t user = 0;
     bool cancelling = false;
+    // Its change in changes_, or -1: repeated changes before the engine
+    // drains them merge into one, so changes_ never outgrows live_.
+    int32_t change_index = -1;
     // Quota tokens charged and the window they were charged to (set when
     // Drain takes the request in).
     int64_t charged = 0;
     int64_t window = 0;
     int64_t bytes = 0;
+    // prompt_tokens + max_new_tokens: what its KV may grow to.
+    int64_t max_tokens = 0;
   };
   struct PerUser {
     int64_t window = 0;
@@ -137,6 +156,8 @@ class Inbox {
   const int32_t max_intake_;
   const bool keep_results_;
   const std::vector<UserConfig> users_;
+  const std::vector<WorkClassConfig> classes_;
+  const int32_t block_size_;
   // A std::mutex rather than absl::Mutex: Debian's prebuilt Abseil is not
   // built with ThreadSanitizer annotations, so TSan cannot see absl::Mutex's
   // ordering and reports false races; pthread mutexes it intercepts.
@@ -151,6 +172,7 @@ class Inbox {
   // mu_, read without it by Submit's fast refusal.
   std::vector<std::atomic<bool>> at_count_limit_;
   std::vector<Cancellation> cancels_ ABSL_GUARDED_BY(mu_);
+  std::vector<RequestChange> changes_ ABSL_GUARDED_BY(mu_);
   // A Submit, Cancel or Wake since WaitForWork last returned; WaitForWork
   // sleeps on `work_cv_` until it is set.
   bool woken_ ABSL_GUARDED_BY(mu_) = false;

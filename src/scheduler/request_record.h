@@ -86,11 +86,14 @@ struct alignas(64) RequestRecord {
   // request if it has not been admitted by then.
   absl::Time queue_deadline = absl::InfiniteFuture();
   absl::Time first_admit_time = absl::InfiniteFuture();
-  // Effective SLO targets, resolved at Submit (RequestView::ttft_slo), and
-  // arrival_time + ttft_slo.
+  // Effective SLO targets (RequestView::ttft_slo), and arrival_time +
+  // ttft_slo. `own_*`: set by the request itself, so that a change of class
+  // keeps it.
   absl::Duration ttft_slo = absl::InfiniteDuration();
   absl::Duration tpot_slo = absl::InfiniteDuration();
   absl::Time ttft_deadline = absl::InfiniteFuture();
+  bool own_ttft_slo = false;
+  bool own_tpot_slo = false;
   std::string label;
 
   int32_t length() const { return prompt_tokens + output_tokens; }

@@ -47,6 +47,14 @@ absl::StatusOr<RequestId> Scheduler::Submit(const RequestSpec& spec) {
 absl::Status Scheduler::Cancel(RequestId id, std::string_view reason) {
   return impl_->Cancel(id, reason);
 }
+
+absl::Status Scheduler::SetPriority(RequestId id, int32_t priority) {
+  return impl_->SetPriority(id, priority);
+}
+
+absl::Status Scheduler::SetWorkClass(RequestId id, WorkClassId work_class) {
+  return impl_->SetWorkClass(id, work_class);
+}
 absl::Time Scheduler::NextEventTime() const { return impl_->NextEventTime(); }
 bool Scheduler::WaitForWork(absl::Time deadline) { return impl_->WaitForWork(deadline); }
 void Scheduler::Wake() { impl_->Wake(); }
@@ -177,13 +185,23 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
     internal::KvManager::ExtendHashChain(spec.model, spec.prompt_token_ids, block_size_, full,
                                          &hashes);
   }
-  // The copy the inbox keeps, with the SLO targets resolved here, once, so
-  // that no step looks them up.
-  RequestSpec resolved = spec;
-  const WorkClassConfig& cls = options_.work_classes[spec.work_class.value()];
-  resolved.ttft_slo = spec.ttft_slo.value_or(cls.ttft_slo);
-  resolved.tpot_slo = spec.tpot_slo.value_or(cls.tpot_slo);
-  return inbox_.Submit(std::move(resolved), std::move(hashes));
+  // The SLO targets are resolved at intake, against the class the request
+  // has then (SetWorkClass may change it while queued).
+  return inbox_.Submit(spec, std::move(hashes));
+}
+
+absl::Status Scheduler::Impl::SetPriority(RequestId id, int32_t priority) {
+  return inbox_.Change(internal::RequestChange{.id = id, .priority = priority});
+}
+
+absl::Status Scheduler::Impl::SetWorkClass(RequestId id, WorkClassId work_class) {
+  if (!work_class.valid() || work_class.value() >= options_.work_classes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "work class ", work_class.valid() ? std::to_string(work_class.value()) : "(invalid)",
+        " is not registered; SchedulerOptions.work_classes has ",
+        options_.work_classes.size(), " (ids 0..", options_.work_classes.size() - 1, ")"));
+  }
+  return inbox_.Change(internal::RequestChange{.id = id, .work_class = work_class});
 }
 
 void Scheduler::Impl::HandOverEnded() {

@@ -62,6 +62,8 @@ class Scheduler::Impl {
   absl::Status Cancel(RequestId id, std::string_view reason) {
     return inbox_.Cancel(id, reason);
   }
+  absl::Status SetPriority(RequestId id, int32_t priority);
+  absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
   void Wake() { inbox_.Wake(); }
   size_t DrainResults(std::vector<RequestResult>* out) {
     return inbox_.DrainResults(out);
@@ -94,6 +96,14 @@ class Scheduler::Impl {
   // --- Intake (scheduler_intake.cc).
   void DrainInbox(absl::Time now);
   void Intake(internal::Submission& submission, absl::Time now);
+  // --- Live changes (scheduler_changes.cc).
+  void ApplyChange(const internal::RequestChange& change, absl::Time now);
+  // Moves `r`'s class accounting (running count, blocks, reservation,
+  // borrowing) and class-derived targets to `to`.
+  void MoveToClass(Record& r, WorkClassId to, absl::Time now);
+  // Class-derived fields of `r` for its current class: SLO targets not set
+  // by the request, and the queue deadline.
+  void ResolveClassTargets(Record& r);
   // A record for a new submission, in phase kQueued: the hot fields (what
   // every step reads), then the cold ones.
   Record& CreateRecord(internal::Submission& submission, absl::Time now);
@@ -104,6 +114,9 @@ class Scheduler::Impl {
   // Sets the new record's workflow from its parent (live or remembered);
   // returns why the call cannot join it (another user's), or "" when fine.
   std::string JoinWorkflow(Record& record);
+  // Ends `id` at `t` (InfiniteFuture: never) unless it has ended or its
+  // deadlines have moved by then (ExpireOne).
+  void WatchDeadline(absl::Time t, RequestId id);
   void ExpireDeadlines(absl::Time now);
   void ExpireOne(Record& record, absl::Time deadline, absl::Time now);
   // Requests whose model became ready (in `loaded_`) join the waiting set.
@@ -379,6 +392,7 @@ class Scheduler::Impl {
   // handed to the inbox.
   std::vector<RequestResult> ended_;
   std::vector<internal::Cancellation> cancels_;
+  std::vector<internal::RequestChange> changes_;
   std::vector<ReleasedSequence> to_release_;
   std::vector<ServedTokens> served_;
   int32_t budget_ = 0;

@@ -34,7 +34,7 @@ std::string CancelMessage(std::string_view reason, std::string_view phase) {
 }  // namespace
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
-  inbox_.Drain(now, &drained_, &cancels_);
+  inbox_.Drain(now, &drained_, &changes_, &cancels_);
   // Host threads race to Submit; ordering a batch by stamped arrival time
   // (then id) makes arrival order, and so every arrival-ordered policy,
   // independent of that race whenever hosts stamp arrival times.
@@ -47,6 +47,7 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
   }
   workflows_.Expire(now);
   for (internal::Submission& sub : drained_) Intake(sub, now);
+  for (const internal::RequestChange& c : changes_) ApplyChange(c, now);
   for (const internal::Cancellation& c : cancels_) {
     // Gone already when it ended otherwise first (e.g. its last token): that
     // ending stands.
@@ -74,11 +75,7 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
               CancelMessage(sub.cancel_reason, PhaseName(RequestPhase::kQueued)), now);
     return;
   }
-  for (absl::Time t : {r.deadline, r.queue_deadline}) {
-    if (t == absl::InfiniteFuture()) continue;
-    deadlines_.emplace_back(t, r.id);
-    std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
-  }
+  for (absl::Time t : {r.deadline, r.queue_deadline}) WatchDeadline(t, r.id);
   if (!residency_.ready(r.model)) {
     // Not runnable yet: it waits apart, so it never delays runnable work.
     SetPhase(r, RequestPhase::kPreparing, now);
@@ -146,16 +143,11 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   r.arrival_time = spec.arrival_time == absl::InfinitePast()
                        ? now : std::min(spec.arrival_time, now);
   r.deadline = spec.deadline;
-  // Submit resolved the overrides; value_or only guards a spec that did not
-  // come through it.
-  const WorkClassConfig& cls = options_.work_classes[spec.work_class.value()];
-  r.ttft_slo = spec.ttft_slo.value_or(cls.ttft_slo);
-  r.tpot_slo = spec.tpot_slo.value_or(cls.tpot_slo);
-  r.ttft_deadline = r.ttft_slo == absl::InfiniteDuration() ? absl::InfiniteFuture()
-                                                           : r.arrival_time + r.ttft_slo;
-  const absl::Duration patience = cls.queue_timeout;
-  r.queue_deadline = patience == absl::InfiniteDuration() ? absl::InfiniteFuture()
-                                                          : r.arrival_time + patience;
+  r.own_ttft_slo = spec.ttft_slo.has_value();
+  r.own_tpot_slo = spec.tpot_slo.has_value();
+  if (r.own_ttft_slo) r.ttft_slo = *spec.ttft_slo;
+  if (r.own_tpot_slo) r.tpot_slo = *spec.tpot_slo;
+  ResolveClassTargets(r);
 }
 
 std::string Scheduler::Impl::CheckArrivalStamp(const RequestSpec& spec, absl::Time now) const {
@@ -192,6 +184,12 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
   r.workflow = *parent;
   r.workflow.depth = parent->depth + 1;
   return "";
+}
+
+void Scheduler::Impl::WatchDeadline(absl::Time t, RequestId id) {
+  if (t == absl::InfiniteFuture()) return;
+  deadlines_.emplace_back(t, id);
+  std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
 }
 
 void Scheduler::Impl::ExpireDeadlines(absl::Time now) {

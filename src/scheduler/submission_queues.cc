@@ -132,6 +132,18 @@ bool SubmissionQueues::MarkCancelled(uint32_t user, RequestId id, std::string_vi
   return true;
 }
 
+bool SubmissionQueues::ApplyChange(uint32_t user, RequestId id,
+                                   std::optional<int32_t> priority,
+                                   std::optional<WorkClassId> work_class) {
+  UserQueue& q = users_[user];
+  std::lock_guard<std::mutex> lock(q.mu);
+  Submission* sub = Locate(q.queue, id);
+  if (sub == nullptr) return false;
+  if (priority) sub->spec.priority = *priority;
+  if (work_class) sub->spec.work_class = *work_class;
+  return true;
+}
+
 bool SubmissionQueues::Contains(uint32_t user, RequestId id) const {
   UserQueue& q = users_[user];
   std::lock_guard<std::mutex> lock(q.mu);

@@ -494,4 +494,45 @@ TEST_CASE("C API: handles, out of KV, cancel reasons and the idle wake-up", "[ca
   CHECK(hearth_scheduler_wait_for_work(sch.s, INFINITY) == 1);  // Live work, or the wake.
 }
 
+TEST_CASE("C API: live priority and class changes", "[capi]") {
+  Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"work_classes\": \"household\"}");
+  CHECK(hearth_scheduler_set_priority(nullptr, 1, 2, nullptr) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_set_work_class(nullptr, 1, "chat", nullptr) == HEARTH_INVALID_ARGUMENT);
+  hearth_request r = Request(8, 2);
+  r.work_class = "maintenance";
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_OK);
+  CHECK(hearth_scheduler_set_priority(sch.s, id, 3, nullptr) == HEARTH_OK);
+  CHECK(hearth_scheduler_set_work_class(sch.s, id, "voice", nullptr) == HEARTH_OK);
+  Error e;
+  CHECK(hearth_scheduler_set_work_class(sch.s, id, "no such class", &e) == HEARTH_NOT_FOUND);
+  CHECK_THAT(e.message(), Catch::Contains("voice"));
+  CHECK(hearth_scheduler_set_priority(sch.s, id + 100, 3, nullptr) == HEARTH_NOT_FOUND);
+  const hearth_plan* plan = nullptr;
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES) == 1);
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  hearth_outcome_free(out);
+  hearth_results* results = nullptr;
+  while (true) {
+    REQUIRE(hearth_scheduler_drain(sch.s, &results, nullptr) == HEARTH_OK);
+    if (hearth_results_count(results) > 0) break;
+    hearth_results_free(results);
+    REQUIRE(hearth_scheduler_plan(sch.s, 2.0, &plan, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+    hearth_outcome_free(out);
+  }
+  hearth_result res;
+  REQUIRE(hearth_results_get(results, 0, &res, nullptr) == HEARTH_OK);
+  CHECK(res.phase == HEARTH_PHASE_FINISHED);
+  CHECK(std::string(res.work_class) == "voice");
+  hearth_results_free(results);
+  CHECK(hearth_scheduler_set_priority(sch.s, id, 1, nullptr) == HEARTH_NOT_FOUND);
+}
+
 }  // namespace

@@ -162,5 +162,34 @@ TEST_CASE("slo level: without aging, background work never outranks an on-time t
   policy->EndAdmission();
 }
 
+TEST_CASE("slo level: a request moved to another class is ranked as that class's",
+          "[policy][tree][slo]") {
+  const SchedulerOptions options = Classes();
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(HouseholdTreeConfig());
+  REQUIRE(factory.ok());
+  std::unique_ptr<Policy> policy = (*factory)(options);
+  const absl::Time t0 = absl::UnixEpoch();
+  policy->OnArrival(Arriving(1, kChat, t0), t0);
+  RequestView document = Arriving(2, kDocuments, t0 + absl::Milliseconds(1));
+  policy->OnArrival(document, document.arrival_time);
+  const absl::Time now = t0 + absl::Milliseconds(2);
+  policy->BeginAdmission(now);
+  CHECK(policy->NextAdmission() == RequestId(1));
+  policy->EndAdmission();
+  // Moved to voice (60 ms target, deadline 61 ms) it comes before the chat
+  // (400 ms); its arrival time is kept.
+  RequestView voice = document;
+  voice.work_class = WorkClassId(kVoice);
+  policy->OnChanged(voice, now);
+  policy->BeginAdmission(now);
+  CHECK(policy->NextAdmission() == RequestId(2));
+  policy->EndAdmission();
+  // And back: background again, after the chat.
+  policy->OnChanged(document, now);
+  policy->BeginAdmission(now);
+  CHECK(policy->NextAdmission() == RequestId(1));
+  policy->EndAdmission();
+}
+
 }  // namespace
 }  // namespace hearth

@@ -129,6 +129,7 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   const RequestId a = *inbox.Submit(Spec(0), {});
   const RequestId b = *inbox.Submit(Spec(1), {});
   std::vector<Submission> subs;
+  std::vector<RequestChange> changes;
   std::vector<Cancellation> cancels;
   std::vector<RequestResult> ended;
   std::vector<RequestResult> results;
@@ -136,7 +137,7 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   {
     LockHolder host(InboxTestPeer::Lock(inbox));
     // Intake does not need the held lock: both are taken in at once.
-    inbox.Drain(now, &subs, &cancels);
+    inbox.Drain(now, &subs, &changes, &cancels);
     CHECK(Ids(subs) == std::vector<uint64_t>{a.value(), b.value()});
     ended.push_back(Ended(a));
     inbox.Finish(&ended);  // Deferred, not waited for.
@@ -146,7 +147,7 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   // balances (b live and taken in) and a's result is there.
   CHECK(inbox.Audit(/*taken_in=*/1).ok());
   CHECK(inbox.Cancel(b).ok());
-  inbox.Drain(now, &subs, &cancels);
+  inbox.Drain(now, &subs, &changes, &cancels);
   CHECK(subs.empty());
   REQUIRE(cancels.size() == 1);
   CHECK(cancels[0].id == b);
@@ -162,20 +163,21 @@ TEST_CASE("After kMaxUnsettledCalls deferrals the engine waits for the lock once
   Inbox inbox(options);
   const RequestId a = *inbox.Submit(Spec(0), {});
   std::vector<Submission> subs;
+  std::vector<RequestChange> changes;
   std::vector<Cancellation> cancels;
   std::vector<RequestResult> ended;
   const absl::Time now = absl::UnixEpoch() + absl::Seconds(1);
   auto host = std::make_unique<LockHolder>(InboxTestPeer::Lock(inbox));
-  inbox.Drain(now, &subs, &cancels);
+  inbox.Drain(now, &subs, &changes, &cancels);
   REQUIRE(subs.size() == 1);
   ended.push_back(Ended(a));
   inbox.Finish(&ended);
   // Drain and Finish above deferred twice; these bring it to the bound.
-  for (int i = 2; i < Inbox::kMaxUnsettledCalls; ++i) inbox.Drain(now, &subs, &cancels);
+  for (int i = 2; i < Inbox::kMaxUnsettledCalls; ++i) inbox.Drain(now, &subs, &changes, &cancels);
   // The next call must wait: release the lock from here only after it began.
   std::atomic<bool> returned{false};
   std::thread engine([&] {
-    inbox.Drain(now, &subs, &cancels);
+    inbox.Drain(now, &subs, &changes, &cancels);
     returned.store(true);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -1,5 +1,5 @@
 // The randomized driver: thousands of seeded sequences of Submit / Cancel /
-// Plan / Complete with random sizes and random configurations, every
+// SetPriority / SetWorkClass / Plan / Complete with random sizes and random configurations, every
 // invariant checked after every call (SchedulerHarness), and at the end, with
 // the engine kept running, every request reaches exactly one terminal state.
 // Requests carry random host handles, checked in every plan entry and result
@@ -46,6 +46,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.prefix_hit_tokens > 1000);
   CHECK(total.copy_on_write > 5);
   CHECK(total.victims_checked > 50);
+  CHECK(total.live_changes > 200);
 }
 
 }  // namespace

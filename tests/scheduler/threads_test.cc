@@ -1,5 +1,6 @@
-// Several host threads Submit and Cancel while the engine thread runs
-// Plan/Complete. Run under TSan in CI (tag [threads]).
+// Several host threads Submit, Cancel and change priorities and classes
+// while the engine thread runs Plan/Complete under the household policy. Run
+// under TSan in CI (tag [threads]).
 
 #include <atomic>
 #include <mutex>
@@ -9,22 +10,28 @@
 
 #include <catch2/catch.hpp>
 
+#include "hearth/policy/policy_registry.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/fake_executor.h"
 
 namespace hearth {
 namespace {
 
-TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][threads]") {
+TEST_CASE("Concurrent Submit, Cancel and live changes while the engine runs",
+          "[scheduler][threads]") {
   SchedulerOptions o;
   o.kv.num_device_blocks = 256;
   o.max_running = 16;
   o.max_batched_tokens = 256;
   o.users = {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}};
+  o.work_classes = HouseholdWorkClasses();
+  o.policy_factory = *MakePolicyFactory("household", PolicyConfig{});
+  const auto num_classes = static_cast<uint32_t>(o.work_classes.size());
   auto sched = *Scheduler::Create(o);
   constexpr int kThreads = 4, kPerThread = 150;
   std::atomic<int> done_threads{0};
   std::atomic<int> bad_cancels{0};
+  std::atomic<int> bad_changes{0};
   std::mutex mu;  // Not absl::Mutex: see src/scheduler/inbox.h.
   std::vector<RequestId> accepted;
 
@@ -38,8 +45,17 @@ TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][thr
         s.user = UserId(static_cast<uint32_t>(t));
         s.prompt_tokens = 1 + static_cast<int32_t>(rng() % 64);
         s.max_new_tokens = 1 + static_cast<int32_t>(rng() % 16);
+        s.work_class = WorkClassId(static_cast<uint32_t>(rng() % num_classes));
         auto id = sched->Submit(s);
         if (id.ok()) mine.push_back(*id);
+        if (!mine.empty() && rng() % 3 == 0) {
+          const RequestId some = mine[rng() % mine.size()];
+          absl::Status c =
+              rng() % 2 == 0
+                  ? sched->SetPriority(some, static_cast<int32_t>(rng() % 5) - 2)
+                  : sched->SetWorkClass(some, WorkClassId(static_cast<uint32_t>(rng() % num_classes)));
+          if (!c.ok() && c.code() != absl::StatusCode::kNotFound) ++bad_changes;
+        }
         if (!mine.empty() && rng() % 4 == 0) {
           absl::Status c = sched->Cancel(mine[rng() % mine.size()]);
           // Catch2 assertions are not thread-safe: count, check after join.
@@ -75,6 +91,7 @@ TEST_CASE("Concurrent Submit and Cancel while the engine runs", "[scheduler][thr
   }
   for (std::thread& t : hosts) t.join();
   CHECK(bad_cancels.load() == 0);
+  CHECK(bad_changes.load() == 0);
   REQUIRE(sched->CheckInvariants().ok());
   std::lock_guard<std::mutex> lock(mu);
   const SchedulerStats st = sched->stats();

@@ -109,8 +109,35 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     for (TokenId& t : stem) t = Uniform(rng, 0, 63);
   }
   std::vector<RequestId> submitted;
+  // Live priority and class changes, from their own stream too.
+  std::mt19937_64 change_rng(seed ^ 0x5851f42d4c957f2dULL);
+  const auto num_classes = static_cast<uint32_t>(options.work_classes.size());
   const int ops = Uniform(rng, 20, 160);
   for (int op = 0; op < ops; ++op) {
+    if (change_rng() % 6 == 0 && !submitted.empty()) {
+      const RequestId id = submitted[change_rng() % submitted.size()];
+      absl::Status s;
+      if (change_rng() % 2 == 0) {
+        s = h.scheduler().SetPriority(id, Uniform(change_rng, -3, 3));
+      } else {
+        // Now and then a class that does not exist.
+        const uint32_t cls = static_cast<uint32_t>(change_rng() % (num_classes + 1));
+        s = h.scheduler().SetWorkClass(id, WorkClassId(cls));
+        if (cls == num_classes && s.code() != absl::StatusCode::kInvalidArgument) {
+          return absl::InternalError(absl::StrCat("class ", cls, " accepted: ", s.ToString()));
+        }
+        // Unknown classes, and hard KV budgets too small for the request.
+        if (s.code() == absl::StatusCode::kInvalidArgument) {
+          if (s.message().empty()) return absl::InternalError("refused without a message");
+          s = absl::NotFoundError("");
+        }
+      }
+      if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
+      if (s.ok() && !h.live().contains(id)) {
+        return absl::InternalError(absl::StrCat("change of non-live ", id.ToString(), " succeeded"));
+      }
+      if (s.ok()) ++stats->live_changes;
+    }
     const int kind = Uniform(rng, 0, 9);
     if (kind <= 3) {
       RequestSpec spec;

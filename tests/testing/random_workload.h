@@ -1,7 +1,8 @@
 // File: tests/testing/random_workload.h
 //
 // One seeded random scenario for the randomized invariant driver: a random
-// configuration, then random Submit / Cancel / Plan+Complete interleavings
+// configuration, then random Submit / Cancel / SetPriority / SetWorkClass /
+// Plan+Complete interleavings
 // with random sizes, shared prefixes, deadlines, stop tokens and engine
 // failures, then a drain until every accepted request is terminal. Reusable
 // with any policy so that every policy runs the same driver.
@@ -25,6 +26,8 @@ struct RandomWorkloadStats {
   int64_t prefix_hit_tokens = 0, copy_on_write = 0;
   // Victims the rank check (rank_checking_policy.h) judged.
   int64_t victims_checked = 0;
+  // SetPriority / SetWorkClass calls accepted.
+  int64_t live_changes = 0;
   void Add(const RandomWorkloadStats& o) {
     finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
@@ -32,7 +35,7 @@ struct RandomWorkloadStats {
     preemptions_recompute += o.preemptions_recompute; preemptions_swap += o.preemptions_swap;
     preemptions_out_of_kv += o.preemptions_out_of_kv; retries += o.retries;
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
-    victims_checked += o.victims_checked;
+    victims_checked += o.victims_checked; live_changes += o.live_changes;
   }
 };
 

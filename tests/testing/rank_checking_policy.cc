@@ -59,6 +59,17 @@ public:
     inner_->OnServed(served, now);
   }
 
+  void OnChanged(const RequestView &r, absl::Time now) override {
+    views_[r.id] = r;
+    // A live change re-ranks the request: evictions made under its old rank
+    // are no longer the policy's order, in either direction.
+    evicted_for_.erase(r.id);
+    absl::erase_if(evicted_for_,
+                   [&](const auto &pair) { return pair.second.first == r.id; });
+    if (pending_check_ == r.id) pending_check_ = RequestId();
+    inner_->OnChanged(r, now);
+  }
+
   void BeginAdmission(absl::Time now) override {
     pending_check_ = RequestId();
     offered_victims_.clear();

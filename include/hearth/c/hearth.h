@@ -36,6 +36,7 @@
  * hearth_scheduler_complete() that succeeds, or hearth_scheduler_free().
  *
  * THREAD-SAFETY. hearth_scheduler_submit, hearth_scheduler_cancel(_reason),
+ * hearth_scheduler_set_priority, hearth_scheduler_set_work_class,
  * hearth_scheduler_wake, hearth_scheduler_published_stats and
  * hearth_scheduler_drain may be called from any thread, concurrently with
  * each other and with the engine thread. The id a submit returns may be
@@ -296,6 +297,21 @@ HEARTH_C_API hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler,
 HEARTH_C_API hearth_status hearth_scheduler_cancel_reason(
     hearth_scheduler* scheduler, uint64_t id, const char* reason,
     hearth_error** error);
+
+/* Any thread. Changes a live request's priority (as hearth_request.priority)
+ * or work class (by name; NULL is the first class) from the next plan on, or
+ * as it is taken in if still queued; it keeps its arrival time, progress and
+ * KV (Scheduler::SetPriority / SetWorkClass in hearth/scheduler/scheduler.h
+ * says what a new class brings). Like cancel, OK means recorded: a request
+ * that ends first ends as it would have. NOT_FOUND for unknown, ended or
+ * cancelled ids and unknown class names; INVALID_ARGUMENT for a class whose
+ * hard KV budget could never hold the request. */
+HEARTH_C_API hearth_status hearth_scheduler_set_priority(hearth_scheduler* scheduler,
+                                                         uint64_t id, int32_t priority,
+                                                         hearth_error** error);
+HEARTH_C_API hearth_status hearth_scheduler_set_work_class(hearth_scheduler* scheduler,
+                                                           uint64_t id, const char* work_class,
+                                                           hearth_error** error);
 
 /* Engine thread. When the engine next has work if nothing is submitted or
  * cancelled (Scheduler::NextEventTime): -INFINITY for now (a request is

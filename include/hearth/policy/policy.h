@@ -78,6 +78,14 @@ class Policy {
   // Tokens served in one completed step, one entry per scheduled request.
   virtual void OnServed(absl::Span<const ServedTokens> served,
                         absl::Time now) = 0;
+  // The host changed a waiting, running or swapped request's priority or
+  // work class (Scheduler::SetPriority / SetWorkClass); `request` shows the
+  // new ones, and its TTFT target and deadline are its new class's unless
+  // it set its own. Comes at the start of a Plan, outside admission phases.
+  // The default ignores it, so a policy that ranks by neither (FIFO) need
+  // not care; one that does keeps ranking by what it saw at arrival unless
+  // it overrides this.
+  virtual void OnChanged(const RequestView& request, absl::Time now);
 
   // --- Decisions.
 

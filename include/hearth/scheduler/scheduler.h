@@ -6,6 +6,7 @@
 //
 // The iteration contract:
 //   host threads:  Submit(spec) -> RequestId       Cancel(id, reason)
+//                  SetPriority(id, p)  SetWorkClass(id, cls)
 //   engine thread: loop {
 //                    WaitForWork(NextEventTime());   // idle: sleep
 //                    const StepPlan* plan = *scheduler->Plan(now);
@@ -27,8 +28,8 @@
 // data under a handle of your choosing first, then Submit; every plan entry
 // and the result carry the handle. Both are stable for the request's life.
 //
-// Thread-safety: Submit, Cancel, Wake, DrainResults, PublishedStats, Find*
-// and options() are safe from any thread. Plan, Complete, NextEventTime,
+// Thread-safety: Submit, Cancel, SetPriority, SetWorkClass, Wake,
+// DrainResults, PublishedStats, Find* and options() are safe from any thread. Plan, Complete, NextEventTime,
 // WaitForWork, GetRequest, stats, CheckInvariants and block_allocator must
 // be called from one thread at a time (the engine thread).
 //
@@ -141,6 +142,32 @@ class Scheduler {
   // Thread-safe. NotFound for unknown ids and requests already terminal or
   // already being cancelled.
   absl::Status Cancel(RequestId id, std::string_view reason = {});
+
+  // Scheduler::SetPriority() / Scheduler::SetWorkClass()
+  //
+  // Change a live request's RequestSpec::priority or work class, e.g. when a
+  // member raises a document summary they are now waiting for, or an agent
+  // run is moved to background work. A queued request is taken in with the
+  // change; any other has it applied at the next Plan() (before deadlines
+  // and admission), in the order made, repeated changes merging. The
+  // policy re-ranks it (Policy::OnChanged): it keeps its arrival time,
+  // progress and KV, and what it was served so far stays charged where it
+  // was. A new class brings its SLO targets (unless RequestSpec set the
+  // request's own), its queue timeout (from the arrival time, while it has
+  // never been admitted), its limits and its KV budget: a running request
+  // counts against the new class from then on, as a borrower when beyond
+  // its limits; one whose new class may not borrow and is full, or whose
+  // hard KV budget cannot reserve it, is preempted (swapped when that
+  // pays) and waits to be admitted there. Metrics and events keep the
+  // class and targets a request arrived with (MetricsCollector judges its
+  // SLO by them).
+  // OK means the change is recorded, like Cancel: a request that ends
+  // first ends as it would have. Thread-safe; wakes a WaitForWork(). NotFound
+  // for unknown ids and requests already terminal or being cancelled;
+  // SetWorkClass: InvalidArgument for a class id not in
+  // SchedulerOptions::work_classes.
+  absl::Status SetPriority(RequestId id, int32_t priority);
+  absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
 
   // Scheduler::NextEventTime()
   //

@@ -108,6 +108,39 @@ class TreePolicy final : public Policy {
     retired_.push_back(e);
   }
 
+  // The entry leaves the tree under its old priority and class and enters
+  // it again under the new ones, as an arrival would (a running one as an
+  // arrival admitted at once): nodes keep per-entry state by the path an
+  // entry took, and a new class may be a new subtree. It keeps its arrival
+  // time, workflow rank and the service charged to it; its reserved prefill
+  // moves along with it.
+  void OnChanged(const RequestView& request, absl::Time now) override {
+    Entry* e = Find(request.id);
+    if (e == nullptr || e->retired) return;
+    const int32_t reserved = e->reserved_prefill;
+    if (e->running) {
+      Refund(e);
+      root_->RemoveRunning(e);
+    } else {
+      LeaveWaiting(e);
+    }
+    e->priority = request.priority;
+    e->work_class = request.work_class;
+    e->ttft_slo = request.ttft_slo;
+    e->share_slot[0] = e->share_slot[1] = -1;
+    e->level_slot = -1;
+    // Nodes may reuse the split of the last decode batch into their groups
+    // (ChargeDecodes' `repeat`); this entry's groups are no longer those.
+    released_since_charge_ = true;
+    root_->AddWaiting(e, Offer::kArrived);
+    if (e->running) {
+      root_->RemoveWaiting(e, /*for_good=*/true);
+      root_->AddRunning(e);
+      e->reserved_prefill = reserved;
+      if (reserved > 0) root_->Reserve(e, reserved);
+    }
+  }
+
   void OnServed(absl::Span<const ServedTokens> served, absl::Time now) override {
     served_prev_.swap(served_cache_);
     served_cache_.resize(served.size());
