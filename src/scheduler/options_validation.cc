@@ -220,6 +220,10 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
     return Invalid("max_preemptions_per_request",
                    absl::StrCat("is ", o.max_preemptions_per_request, "; must be >= 1"));
   }
+  if (o.max_out_of_kv_reports < 1 || o.max_out_of_kv_reports > 1000000) {
+    return Invalid("max_out_of_kv_reports",
+                   absl::StrCat("is ", o.max_out_of_kv_reports, "; must be in [1, 1000000]"));
+  }
   return absl::OkStatus();
 }
 

@@ -80,6 +80,10 @@ struct alignas(64) RequestRecord {
   int32_t cached_prompt_tokens = 0;
   int32_t preemptions = 0;
   int32_t retries = 0;
+  // Engine out-of-KV reports since it last produced a token, and its
+  // output_tokens at the latest one (SchedulerOptions::max_out_of_kv_reports).
+  int32_t out_of_kv_reports = 0;
+  int32_t out_of_kv_output_mark = -1;
   // Blocks reserved against a hard class budget while running.
   int32_t reserved_blocks = 0;
   // Arrival + the class's queue timeout (InfiniteFuture if none): ends the

@@ -146,7 +146,8 @@ class Scheduler::Impl {
   // An engine-reported failure: retry per the class policy or fail.
   void RetryOrFail(Record& record, const std::string& error, absl::Time now);
   // The engine had no KV for `record` this step: recompute preemption,
-  // listed in the next plan.
+  // listed in the next plan; past max_out_of_kv_reports without a token, a
+  // failure instead.
   void PreemptOutOfKv(Record& record, absl::Time now);
   // Stops a running request whose engine state the next plan drops (retry,
   // out of KV): waits again with its progress reset.

@@ -159,6 +159,20 @@ void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error, ab
 }
 
 void Scheduler::Impl::PreemptOutOfKv(RequestRecord& r, absl::Time now) {
+  // Counted here, off the per-step path: a token produced since the last
+  // report starts the count afresh.
+  if (r.output_tokens != r.out_of_kv_output_mark) r.out_of_kv_reports = 0;
+  r.out_of_kv_output_mark = r.output_tokens;
+  if (++r.out_of_kv_reports >= options_.max_out_of_kv_reports) {
+    Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+              absl::StrCat("the engine reported the sequence out of KV ", r.out_of_kv_reports,
+                           " times without a token in between (SchedulerOptions."
+                           "max_out_of_kv_reports); its ",
+                           r.prompt_tokens + r.max_new_tokens,
+                           " tokens may not fit the engine's own cache"),
+              now);
+    return;
+  }
   ++r.preemptions;
   ++counters_.preemptions;
   ++counters_.engine_out_of_kv_preemptions;

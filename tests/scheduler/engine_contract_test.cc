@@ -77,6 +77,54 @@ TEST_CASE("Host handles are echoed in sequences, preemptions, releases and resul
   CHECK(results[0].message.rfind("user hung up", 0) == 0);
 }
 
+TEST_CASE("An engine that keeps finding no KV for a request fails it, with the count",
+          "[scheduler]") {
+  SchedulerOptions o;
+  o.kv.num_device_blocks = 64;
+  o.max_out_of_kv_reports = 3;
+  auto s = *Scheduler::Create(o);
+  const RequestId stuck = SubmitOne(*s, 1, /*prompt=*/40, /*out=*/4);
+  const RequestId fine = SubmitOne(*s, 2, /*prompt=*/8, /*out=*/30);
+  std::vector<RequestResult> results;
+  int refused = 0;
+  bool token_given = false;
+  // The engine has room for `fine` only; `stuck` is refused every time it
+  // runs, except once after its second refusal, when it produces its first
+  // token: that starts its count afresh.
+  for (int t = 1; t < 200 && results.size() < 2; ++t) {
+    const StepPlan* p = *s->Plan(At(t));
+    StepOutcome out = RunAll(*p);
+    for (SequenceOutcome& so : out.sequences) {
+      if (so.id != stuck) continue;
+      if (!token_given && refused == 2 && so.produced_token) {
+        token_given = true;
+        continue;
+      }
+      so.out_of_kv = true;
+      ++refused;
+    }
+    REQUIRE(s->Complete(out).ok());
+    s->DrainResults(&results);
+  }
+  REQUIRE(token_given);
+  REQUIRE(results.size() == 2);
+  for (const RequestResult& r : results) {
+    if (r.id == fine) {
+      CHECK(r.phase == RequestPhase::kFinished);
+      continue;
+    }
+    CHECK(r.phase == RequestPhase::kFailed);
+    CHECK(r.output_tokens == 1);
+    // Two reports before the token, three after it: the last one fails it.
+    CHECK(r.preemptions == 4);
+    CHECK_THAT(r.message, Catch::Contains("out of KV 3 times without a token in between"));
+  }
+  SchedulerOptions bad;
+  bad.max_out_of_kv_reports = 0;
+  CHECK_THAT(std::string(Scheduler::Create(bad).status().message()),
+             Catch::Contains("max_out_of_kv_reports"));
+}
+
 TEST_CASE("Out of KV from the engine is a recompute preemption under the same id",
           "[scheduler]") {
   auto s = Make();

@@ -232,6 +232,14 @@ struct SchedulerOptions {
   // grow), so repeated preemption of one request is bounded. Must be >= 1.
   int32_t max_preemptions_per_request = 3;
 
+  // An engine that reports a request out of KV (SequenceOutcome::
+  // out_of_kv) this many times without it producing a token in between
+  // fails the request (kFailed, the message naming the count): its context
+  // may not fit the engine's own cache (a smaller n_ctx than Hearth's pool),
+  // and recomputing it forever would cost every other request a prefill
+  // each round. In [1, 1000000].
+  int32_t max_out_of_kv_reports = 8;
+
   // ---- Intake limits. The defaults keep one member from exhausting the
   // house: a flood of submissions can neither fill the queue for everyone
   // else nor stall the engine thread.

@@ -53,7 +53,10 @@ struct SequenceOutcome {
   // in SchedulerStats::preemptions and engine_out_of_kv_preemptions and in
   // RequestResult::preemptions (so also against
   // SchedulerOptions::max_preemptions_per_request, which then keeps the
-  // scheduler from choosing it as a victim). Ignored when `error` is set.
+  // scheduler from choosing it as a victim). The report that reaches
+  // SchedulerOptions::max_out_of_kv_reports without a token since the first
+  // fails the request instead (kFailed, not counted as a preemption).
+  // Ignored when `error` is set.
   bool out_of_kv = false;
 };
 
@@ -70,7 +73,10 @@ struct ModelLoadFailure {
   // in SchedulerStats::preemptions and engine_out_of_kv_preemptions and in
   // RequestResult::preemptions (so also against
   // SchedulerOptions::max_preemptions_per_request, which then keeps the
-  // scheduler from choosing it as a victim). Ignored when `error` is set.
+  // scheduler from choosing it as a victim). The report that reaches
+  // SchedulerOptions::max_out_of_kv_reports without a token since the first
+  // fails the request instead (kFailed, not counted as a preemption).
+  // Ignored when `error` is set.
   bool out_of_kv = false;
 };
 
