@@ -237,8 +237,11 @@ struct SchedulerOptions {
   // fails the request (kFailed, the message naming the count): its context
   // may not fit the engine's own cache (a smaller n_ctx than Hearth's pool),
   // and recomputing it forever would cost every other request a prefill
-  // each round. In [1, 1000000].
-  int32_t max_out_of_kv_reports = 8;
+  // each round. Generous by default: an engine whose cache is a little
+  // smaller than Hearth's pool also refuses requests that fit once others
+  // finish (size kv.num_device_blocks to the engine's cache to avoid both).
+  // In [1, 1000000].
+  int32_t max_out_of_kv_reports = 32;
 
   // ---- Intake limits. The defaults keep one member from exhausting the
   // house: a flood of submissions can neither fill the queue for everyone
