@@ -36,7 +36,8 @@ step "TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DHEARTH_SANITIZE=thread \
       -DHEARTH_WITH_CUDA=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
       -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
-cmake --build build-tsan -j"$jobs" --target hearth_scheduler_tests hearth_jobs_tests
+cmake --build build-tsan -j"$jobs" --target hearth_scheduler_tests hearth_jobs_tests \
+      hearth_metrics_tests
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -L threads --no-tests=error --output-on-failure --timeout 1800)
 
 step "fuzz (bounded)"

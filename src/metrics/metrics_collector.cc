@@ -106,6 +106,14 @@ absl::Status Validate(const MetricsOptions& o) {
     return absl::InvalidArgumentError(
         "MetricsOptions.series_interval must be >= 0");
   }
+  // absl::Seconds(NaN) is infinite, so this also catches a NaN from config.
+  if (o.publish_interval < absl::ZeroDuration() ||
+      o.publish_interval == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MetricsOptions.publish_interval is ",
+        absl::FormatDuration(o.publish_interval),
+        "; must be finite and >= 0 (0 turns periodic publishing off)"));
+  }
   return absl::OkStatus();
 }
 
@@ -165,6 +173,12 @@ MetricsCollector::MetricsCollector(MetricsOptions options)
   if (static_cast<int>(users_.size()) <= options_.max_gap_users) {
     gap_ = std::make_unique<ServiceGapTracker>(static_cast<int>(users_.size()));
   }
+  if (options_.publish_interval == absl::ZeroDuration()) {
+    next_publish_ = absl::InfiniteFuture();
+  }
+  // Readers get the empty run's report, never null, until the first
+  // publication.
+  Publish();
 }
 
 MetricsCollector::~MetricsCollector() = default;
@@ -332,6 +346,7 @@ void MetricsCollector::OnStep(const StepPlan& plan,
   }
   Flush();
   MaybeSample(end);
+  MaybePublish(end);
 }
 
 void MetricsCollector::Flush() {

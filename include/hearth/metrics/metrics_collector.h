@@ -19,15 +19,29 @@
 // token, so e2e latency ends at that token whichever order the scheduler emits
 // kEnd and OnStep in.
 //
-// Thread-safety: OnRequestEvent/OnStep come from the engine thread; Report()
-// and series() must be called from that thread too (or with it stopped).
+// Published report. Other threads (a /metrics handler) must not call
+// Report(); they read PublishedReport(), an immutable report the engine
+// thread replaces at most once per `publish_interval` of token time, or when
+// it calls Publish(). Steps that do not publish allocate nothing for it.
+//
+// Thread-safety: OnRequestEvent/OnStep come from the engine thread; every
+// other method but PublishedReport() must be called from that thread too (or
+// with it stopped). PublishedReport() is safe from any thread, concurrently
+// with the engine; the collector must outlive those calls (the reports it
+// returns need not).
 //
 // Example:
 //   hearth::MetricsOptions mo = hearth::MetricsOptionsFor(options);
 //   mo.clock = &clock;
+//   mo.publish_interval = absl::Seconds(1);
 //   auto collector = *hearth::MetricsCollector::Create(mo);
 //   options.metrics_sink = collector.get();
-//   // ... create the scheduler and run it ...
+//   // ... create the scheduler and run it; any thread, meanwhile:
+//   std::shared_ptr<const hearth::MetricsReport> live =
+//       collector->PublishedReport();
+//   // ... the run is over, on the engine thread:
+//   collector->Flush();
+//   collector->Publish();
 //   hearth::MetricsReport report = collector->Report();
 
 #ifndef HEARTH_METRICS_METRICS_COLLECTOR_H_
@@ -35,9 +49,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -94,6 +110,11 @@ struct MetricsOptions {
   // Time-series sampling period for series(); zero disables the series. Must
   // be >= 0.
   absl::Duration series_interval = absl::Seconds(10);
+  // Token time between the periodic publications of PublishedReport(): the
+  // first step publishes, then the first step ending at least this long after
+  // the last periodic publication. Zero (the default) turns periodic
+  // publishing off; Publish() still works. Must be finite and >= 0.
+  absl::Duration publish_interval = absl::ZeroDuration();
 };
 
 // Names and weights taken from a scheduler's registries.
@@ -125,6 +146,27 @@ class MetricsCollector : public MetricsSink {
   void Flush();
 
   MetricsReport Report() const;
+
+  // MetricsCollector::Publish()
+  //
+  // Engine thread: makes Report(), as of now, the published report. OnStep
+  // calls it when `publish_interval` says so; call it yourself when readers
+  // must see the latest figures, e.g. after Flush() at the end of a run. It
+  // does not move the periodic schedule. Costs one Report() (allocates); the
+  // lock it takes only guards a pointer swap.
+  void Publish() ABSL_LOCKS_EXCLUDED(published_mu_);
+
+  // MetricsCollector::PublishedReport()
+  //
+  // Any thread: the last published report, shared and immutable (hold it as
+  // long as you like; a publication replaces the pointer, never the report).
+  // Never null: before the first publication it is the report of an empty run
+  // (names and weights filled in, every count zero). Its cumulative counts
+  // (requests by outcome, tokens, steps) never decrease from one publication
+  // to the next. Waits only for a concurrent pointer swap, never for a step.
+  std::shared_ptr<const MetricsReport> PublishedReport() const
+      ABSL_LOCKS_EXCLUDED(published_mu_);
+
   const std::vector<SeriesPoint>& series() const { return series_; }
   // Raw TTFT samples of one class (ascending), for CDF plots.
   absl::Span<const double> ClassTtftSamples(WorkClassId c) const;
@@ -144,6 +186,7 @@ class MetricsCollector : public MetricsSink {
                    absl::Time end);
   void Finalize(Track& t);
   void MaybeSample(absl::Time end);
+  void MaybePublish(absl::Time end);
   void NoteTime(absl::Time t);
 
   MetricsOptions options_;
@@ -167,6 +210,15 @@ class MetricsCollector : public MetricsSink {
   int32_t running_ = 0;
   uint64_t goodput_requests_ = 0;
   int64_t goodput_tokens_ = 0;
+  // When the next periodic publication is due (InfiniteFuture when off).
+  absl::Time next_publish_ = absl::InfinitePast();
+
+  // A std::mutex rather than absl::Mutex: Debian's prebuilt Abseil carries
+  // no ThreadSanitizer annotations, so TSan would report false races (as
+  // src/scheduler/inbox.h found); pthread mutexes it intercepts.
+  mutable std::mutex published_mu_;
+  std::shared_ptr<const MetricsReport> published_
+      ABSL_GUARDED_BY(published_mu_);
 };
 
 }  // namespace hearth
