@@ -64,20 +64,6 @@ struct SequenceOutcome {
 struct ModelLoadFailure {
   ModelId model;
   std::string error;
-  // The engine ran out of KV memory of its own for this sequence (its cache
-  // is smaller than the scheduler's block count, or fragmented) and did not
-  // run it. No token is applied (produced_token and finish are ignored).
-  // The scheduler preempts it by recompute: same RequestId, progress kept in
-  // tokens but its KV recomputed, nothing recorded as a failure; the next
-  // plan lists it in `preempted` with cause kEngineOutOfKv, and it is counted
-  // in SchedulerStats::preemptions and engine_out_of_kv_preemptions and in
-  // RequestResult::preemptions (so also against
-  // SchedulerOptions::max_preemptions_per_request, which then keeps the
-  // scheduler from choosing it as a victim). The report that reaches
-  // SchedulerOptions::max_out_of_kv_reports without a token since the first
-  // fails the request instead (kFailed, not counted as a preemption).
-  // Ignored when `error` is set.
-  bool out_of_kv = false;
 };
 
 struct StepOutcome {
