@@ -4,9 +4,11 @@
 #include "hearth/exec/cpu_reference_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "exec/kv_layout.h"
@@ -28,7 +30,38 @@ namespace {
 struct Row {
   int32_t seq;       // index into plan.sequences
   int32_t position;  // absolute position in the sequence
+  TokenId token;     // the token fed at that position
+  // Logits wanted: the last position of a sampling sequence, and every
+  // position of a speculative decode (each verifies the next draft).
+  bool logits;
 };
+
+// A speculative decode's drafts, proposed before the forward pass.
+struct Drafts {
+  int32_t count = 0;
+  std::array<TokenId, kMaxDraftTokens> tokens{};
+};
+
+// The n-gram drafter: finds the latest earlier occurrence of the history's
+// last 3, 2 or 1 tokens and proposes what followed it, up to `max` tokens.
+// A toy (prompt lookup decoding), but speculation only changes how many
+// forward passes a sequence takes, never its tokens.
+Drafts ProposeDrafts(const std::vector<TokenId>& history, int32_t max) {
+  Drafts d;
+  const auto n = static_cast<int64_t>(history.size());
+  for (int64_t gram = std::min<int64_t>(3, n - 1); gram >= 1 && d.count == 0; --gram) {
+    for (int64_t at = n - gram - 1; at >= 0 && d.count == 0; --at) {
+      if (!std::equal(history.begin() + at, history.begin() + at + gram,
+                      history.end() - gram)) {
+        continue;
+      }
+      for (int64_t k = at + gram; k < n && d.count < max; ++k) {
+        d.tokens[static_cast<size_t>(d.count++)] = history[static_cast<size_t>(k)];
+      }
+    }
+  }
+  return d;
+}
 
 }  // namespace
 
@@ -63,6 +96,20 @@ class CpuReferenceExecutor::Impl {
  private:
   void CopyBlocks(const std::vector<BlockCopy>& copies,
                   exec_internal::CopyKind kind);
+  // Keeps the tokens of each request's computed positions, for the drafter:
+  // [history_base, history_base + size) of its sequence.
+  struct History {
+    int32_t base = 0;
+    std::vector<TokenId> tokens;
+  };
+  // Appends this step's input tokens of `s` to its history.
+  History& Record(const ScheduledSequence& s);
+  // Verifies a speculative decode: the greedy token at each of its rows,
+  // the drafts accepted while they match, and the token after them.
+  // Writes the logits row its token came from into last_logits() row
+  // `sample`.
+  void Verify(const ScheduledSequence& s, const Drafts& drafts, int32_t first_logits,
+              int32_t sample, SequenceOutcome& o);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
                const std::vector<Row>& rows);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
@@ -75,7 +122,54 @@ class CpuReferenceExecutor::Impl {
   KvLayout layout_;
   std::vector<float> device_pool_;
   std::vector<float> host_pool_;
+  absl::flat_hash_map<RequestId, History> histories_;
+  // Logits of every row that asked for them, this step, in row order.
+  std::vector<float> row_logits_;
 };
+
+CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
+    const ScheduledSequence& s) {
+  History& h = histories_[s.id];
+  // A gap (the request came back after a swap without its earlier tokens
+  // passing through here) restarts the history at this step.
+  if (s.start_position < h.base ||
+      s.start_position > h.base + static_cast<int32_t>(h.tokens.size())) {
+    h.base = s.start_position;
+    h.tokens.clear();
+  }
+  h.tokens.resize(static_cast<size_t>(s.start_position - h.base));
+  h.tokens.insert(h.tokens.end(), s.token_ids.begin(), s.token_ids.end());
+  return h;
+}
+
+void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts& drafts,
+                                        int32_t first_logits, int32_t sample,
+                                        SequenceOutcome& o) {
+  const int32_t vocab = options_.model.vocab_size;
+  const auto greedy = [&](int32_t row) {
+    return exec_internal::ArgmaxLowest(row_logits_.data() + int64_t{first_logits + row} * vocab,
+                                       vocab);
+  };
+  int32_t accepted = 0;
+  TokenId token = greedy(0);
+  // Draft k is right when it is what the model samples after the previous
+  // position; a right draft that is the stop token ends the request there.
+  while (accepted < drafts.count && drafts.tokens[static_cast<size_t>(accepted)] == token &&
+         !IsStopToken(token, options_.stop_token)) {
+    o.drafts[static_cast<size_t>(accepted)] = token;
+    ++accepted;
+    token = greedy(accepted);
+  }
+  o.accepted_drafts = accepted;
+  o.finish = FinishReason::kNone;
+  RecordSampledToken(token, IsStopToken(token, options_.stop_token), o);
+  std::copy_n(row_logits_.data() + int64_t{first_logits + accepted} * vocab, vocab,
+              last_logits_.data() + int64_t{sample} * vocab);
+  tables_.Advance(s.id, s.start_position + s.num_tokens + accepted);
+  // The accepted drafts are computed positions now: the drafter sees them.
+  History& h = histories_[s.id];
+  h.tokens.insert(h.tokens.end(), o.drafts.begin(), o.drafts.begin() + accepted);
+}
 
 void CpuReferenceExecutor::Impl::CopyBlocks(
     const std::vector<BlockCopy>& copies, CopyKind kind) {
@@ -92,6 +186,7 @@ void CpuReferenceExecutor::Impl::CopyBlocks(
 absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                                                  StepOutcome* outcome) {
   last_logits_.clear();
+  row_logits_.clear();
   absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
       plan, tables_,
       [&](const std::vector<BlockCopy>& copies, CopyKind kind) {
@@ -101,17 +196,59 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
       outcome);
   if (!prepared.ok()) return prepared.status();
   const std::vector<PreparedSequence>& prep = *prepared;
+  for (const Preemption& p : plan.preempted) histories_.erase(p.id);
+  for (const ReleasedSequence& r : plan.released) histories_.erase(r.id);
   std::vector<Row> rows;
+  // Per sequence: its drafts, and the index of its first logits row.
+  std::vector<Drafts> drafts(prep.size());
+  std::vector<int32_t> first_logits(prep.size(), -1);
+  int32_t logits_rows = 0;
   for (size_t i = 0; i < prep.size(); ++i) {
-    if (!prep[i].error.empty()) continue;
+    if (!prep[i].error.empty()) {
+      histories_.erase(plan.sequences[i].id);
+      continue;
+    }
     const ScheduledSequence& s = plan.sequences[i];
+    const History& history = Record(s);
+    const auto seq = static_cast<int32_t>(i);
     for (int32_t t = 0; t < s.num_tokens; ++t) {
-      rows.push_back({static_cast<int32_t>(i), s.start_position + t});
+      const bool last = t == s.num_tokens - 1;
+      rows.push_back({seq, s.start_position + t, s.token_ids[static_cast<size_t>(t)],
+                      s.sample && last});
+    }
+    if (s.decode && s.draft_tokens > 0) {
+      // Only as far as the block table and the rotary table reach.
+      const int64_t room =
+          std::min<int64_t>(int64_t(prep[i].table->size()) * options_.kv.block_size,
+                            options_.kv.max_positions) -
+          (int64_t{s.start_position} + s.num_tokens);
+      const auto max = static_cast<int32_t>(
+          std::clamp<int64_t>(room, 0, std::min(s.draft_tokens, kMaxDraftTokens)));
+      drafts[i] = ProposeDrafts(history.tokens, max);
+      for (int32_t d = 0; d < drafts[i].count; ++d) {
+        rows.push_back({seq, s.start_position + s.num_tokens + d,
+                        drafts[i].tokens[static_cast<size_t>(d)], true});
+      }
+    }
+    if (s.sample) {
+      first_logits[i] = logits_rows;
+      logits_rows += 1 + drafts[i].count;
     }
   }
   if (!rows.empty()) Forward(plan, prep, rows);
 
   const int32_t vocab = options_.model.vocab_size;
+  // last_logits(): one row per sampling sequence, its first row unless a
+  // speculative decode's verification picks a later one.
+  std::vector<int32_t> sample_of(prep.size(), -1);
+  int32_t samples = 0;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    if (first_logits[i] < 0) continue;
+    sample_of[i] = samples++;
+    last_logits_.insert(last_logits_.end(),
+                        row_logits_.begin() + int64_t{first_logits[i]} * vocab,
+                        row_logits_.begin() + int64_t{first_logits[i] + 1} * vocab);
+  }
   FillPagedOutcome(
       plan, prep, tables_,
       [&](int32_t sample) {
@@ -119,6 +256,10 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
             last_logits_.data() + int64_t{sample} * vocab, vocab);
       },
       options_.stop_token, outcome);
+  for (size_t i = 0; i < prep.size(); ++i) {
+    if (drafts[i].count == 0 || first_logits[i] < 0) continue;
+    Verify(plan.sequences[i], drafts[i], first_logits[i], sample_of[i], outcome->sequences[i]);
+  }
   return absl::OkStatus();
 }
 
@@ -176,9 +317,7 @@ void CpuReferenceExecutor::Impl::Forward(
   std::vector<float> x(n * d), h(n * d), q(n * qw), k(n * kvw), v(n * kvw),
       attn(n * qw), gate(n * c.mlp_hidden), up(n * c.mlp_hidden), tmp(n * d);
   for (int64_t r = 0; r < n; ++r) {
-    const ScheduledSequence& s = plan.sequences[rows[r].seq];
-    const TokenId token = s.token_ids[rows[r].position - s.start_position];
-    std::copy_n(weights_.embedding.data() + int64_t{token} * d, d,
+    std::copy_n(weights_.embedding.data() + int64_t{rows[r].token} * d, d,
                 x.data() + r * d);
   }
   for (int32_t l = 0; l < c.num_layers; ++l) {
@@ -216,18 +355,15 @@ void CpuReferenceExecutor::Impl::Forward(
                               tmp.data());
     for (int64_t i = 0; i < n * d; ++i) x[i] += tmp[i];
   }
-  // Logits only for the last row of each sampling sequence, in plan order.
+  // Logits only for the rows that asked (Row::logits), in row order.
   for (int64_t r = 0; r < n; ++r) {
-    const ScheduledSequence& s = plan.sequences[rows[r].seq];
-    if (!s.sample || rows[r].position != s.start_position + s.num_tokens - 1) {
-      continue;
-    }
+    if (!rows[r].logits) continue;
     exec_internal::RmsNormRows(x.data() + r * d, 1, d, weights_.final_norm.data(),
                                c.rms_eps, h.data());
-    const size_t at = last_logits_.size();
-    last_logits_.resize(at + c.vocab_size);
+    const size_t at = row_logits_.size();
+    row_logits_.resize(at + c.vocab_size);
     exec_internal::MatMulRows(h.data(), 1, d, weights_.lm_head.data(),
-                              c.vocab_size, last_logits_.data() + at);
+                              c.vocab_size, row_logits_.data() + at);
   }
 }
 

@@ -35,6 +35,7 @@ void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
   seq.sent = 0;
   seq.prefill_reserve = 0;
   seq.needs_full_table = true;
+  seq.resend_table = false;
 }
 
 int32_t KvManager::Allocatable(int32_t kv_block_limit) const {
@@ -63,7 +64,10 @@ int32_t KvManager::ReleaseTail(SequenceKv& seq, size_t keep) {
     ++released;
   }
   seq.registered = std::min<int32_t>(seq.registered, static_cast<int32_t>(keep));
-  seq.sent = std::min<int32_t>(seq.sent, static_cast<int32_t>(keep));
+  if (seq.sent > static_cast<int32_t>(keep)) {
+    seq.sent = static_cast<int32_t>(keep);
+    seq.resend_table = true;
+  }
   return released;
 }
 

@@ -56,6 +56,10 @@ struct alignas(64) SequenceKv {
   // the sequence appeared in a plan since its state was last dropped, so it
   // also says whether a drop must be listed for the engine.
   bool needs_full_table = true;
+  // The table lost blocks the engine was sent (those of rejected draft
+  // tokens) while the engine keeps its state: the next plan entry carries
+  // the whole table, for the engine to replace its longer one.
+  bool resend_table = false;
   // Host copies while swapped out.
   std::vector<BlockId> host;
   // Chain hashes of the full blocks whose tokens are known.
@@ -185,15 +189,16 @@ class KvManager {
 inline void KvManager::FillTables(SequenceKv& seq, ScheduledSequence& s) {
   const absl::Span<const BlockId> table(seq.device);
   s.block_table = table;
-  s.full_block_table = seq.needs_full_table;
+  const bool full = seq.needs_full_table || seq.resend_table;
+  s.full_block_table = full;
   // Built from pointers: sent <= the table's size by construction, so
   // subspan's bounds checks are skipped.
-  s.new_blocks = seq.needs_full_table
-                     ? table
-                     : absl::Span<const BlockId>(table.data() + seq.sent,
-                                                 table.size() - static_cast<size_t>(seq.sent));
+  s.new_blocks = full ? table
+                      : absl::Span<const BlockId>(table.data() + seq.sent,
+                                                  table.size() - static_cast<size_t>(seq.sent));
   seq.sent = static_cast<int32_t>(table.size());
   seq.needs_full_table = false;
+  seq.resend_table = false;
 }
 
 }  // namespace hearth::internal

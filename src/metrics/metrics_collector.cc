@@ -285,9 +285,9 @@ void MetricsCollector::OnRequestEvent(const RequestEvent& e) {
 }
 
 void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
-                                   bool produced, absl::Time end) {
+                                   int32_t produced, absl::Time end) {
   const int64_t prefill = s.decode ? 0 : s.num_tokens;
-  const int64_t dec = s.decode ? 1 : 0;
+  const int64_t dec = s.decode ? produced : 0;
   const double weighted =
       options_.prefill_weight * prefill + options_.decode_weight * dec;
   Group& user = UserGroup(t);
@@ -297,7 +297,8 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
     g->report.weighted_service += weighted;
   }
   user_service_[t.user] += weighted / user.report.weight;
-  if (!produced) return;
+  if (produced <= 0) return;
+  int32_t gaps = produced;
   if (t.first_token == absl::InfiniteFuture()) {
     t.first_token = end;
     const double ttft = Seconds(end - t.arrival);
@@ -305,18 +306,24 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
       g->ttft.Add(ttft);
       g->report.histograms.ttft.Observe(ttft);
     }
-  } else {
-    const double gap = Seconds(end - t.last_token);
+    --gaps;
+  }
+  if (gaps > 0) {
+    // Tokens of one speculative step share its gap: each is observed at
+    // the step's gap over their number, as the mean a client sees.
+    const double gap = Seconds(end - t.last_token) / gaps;
     for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
-      g->itl.Add(gap);
-      g->report.histograms.itl.Observe(gap);
+      for (int32_t k = 0; k < gaps; ++k) {
+        g->itl.Add(gap);
+        g->report.histograms.itl.Observe(gap);
+      }
     }
   }
   t.last_token = end;
-  ++t.output;
-  ++t.produced;
+  t.output += produced;
+  t.produced += produced;
   for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
-    ++g->report.output_tokens;
+    g->report.output_tokens += produced;
   }
 }
 
@@ -329,10 +336,13 @@ void MetricsCollector::OnStep(const StepPlan& plan,
     const ScheduledSequence& s = plan.sequences[i];
     auto it = tracks_.find(s.id);
     if (it == tracks_.end()) continue;
-    const bool produced = i < outcome.sequences.size() &&
-                          outcome.sequences[i].id == s.id &&
-                          outcome.sequences[i].produced_token &&
-                          outcome.sequences[i].error.empty();
+    int32_t produced = 0;
+    if (i < outcome.sequences.size()) {
+      const SequenceOutcome& o = outcome.sequences[i];
+      if (o.id == s.id && o.produced_token && o.error.empty() && !o.out_of_kv) {
+        produced = 1 + std::clamp(o.accepted_drafts, 0, s.draft_tokens);
+      }
+    }
     ApplyServed(it->second, s, produced, end);
   }
   if (!plan.sequences.empty()) NoteTime(end);

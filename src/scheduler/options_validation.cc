@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
+#include "hearth/scheduler/step_plan.h"
 #include "scheduler/pending_shares.h"
 
 namespace hearth {
@@ -223,6 +224,11 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
   if (o.max_out_of_kv_reports < 1 || o.max_out_of_kv_reports > 1000000) {
     return Invalid("max_out_of_kv_reports",
                    absl::StrCat("is ", o.max_out_of_kv_reports, "; must be in [1, 1000000]"));
+  }
+  if (o.max_draft_tokens < 0 || o.max_draft_tokens > kMaxDraftTokens) {
+    return Invalid("max_draft_tokens", absl::StrCat("is ", o.max_draft_tokens,
+                                                    "; must be in [0, ", kMaxDraftTokens,
+                                                    "] (0: no speculative decoding)"));
   }
   return absl::OkStatus();
 }

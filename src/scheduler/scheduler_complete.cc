@@ -141,6 +141,13 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
   if (o.produced_token && (o.token < 0 || (vocab > 0 && o.token >= vocab))) {
     return OutcomeFault::kTokenRange;
   }
+  if (o.accepted_drafts != 0) [[unlikely]] {
+    if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens) return OutcomeFault::kDrafts;
+    for (int32_t d = 0; d < o.accepted_drafts; ++d) {
+      const TokenId t = o.drafts[static_cast<size_t>(d)];
+      if (t < 0 || (vocab > 0 && t >= vocab)) return OutcomeFault::kDraftRange;
+    }
+  }
   return OutcomeFault::kNone;
 }
 
@@ -164,6 +171,16 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
                                                   "kStopToken or kStopString"));
     case OutcomeFault::kFinishWithoutToken:
       return Mismatch(plan_.step, i, "a finish reason needs a produced token");
+    case OutcomeFault::kDrafts:
+      return Mismatch(plan_.step, i, absl::StrCat("accepted_drafts is ", o.accepted_drafts,
+                                                  "; the plan gave this sequence ", s.draft_tokens,
+                                                  " draft tokens, so it must be in [0, ",
+                                                  s.draft_tokens, "]"));
+    case OutcomeFault::kDraftRange: {
+      const int32_t vocab = vocab_size_[s.model.value()];
+      return Mismatch(plan_.step, i, absl::StrCat("an accepted draft token is outside [0, ",
+                                                  vocab > 0 ? vocab : INT32_MAX, ")"));
+    }
     case OutcomeFault::kTokenRange: {
       const int32_t vocab = vocab_size_[s.model.value()];
       return Mismatch(plan_.step, i, absl::StrCat("token ", o.token, " is outside [0, ",
@@ -183,6 +200,10 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
   }
   if (o.out_of_kv) [[unlikely]] {
     PreemptOutOfKv(r, done);
+    return;
+  }
+  if (s.draft_tokens > 0) [[unlikely]] {
+    ApplySpeculativeDecode(r, s, o, context_length[r.model.value()], done);
     return;
   }
   served_.push_back({r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});
@@ -207,6 +228,44 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
   }
   if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
   if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
+}
+
+void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSequence& s,
+                                             const SequenceOutcome& o, int32_t context_length,
+                                             absl::Time done) {
+  // The accepted drafts, then the token sampled after them; each is checked
+  // against the request's limits as it is applied, and what lies beyond
+  // them is dropped. A decode already has its first token.
+  int32_t applied = 0;
+  FinishReason reason = FinishReason::kNone;
+  const auto apply = [&](TokenId token) {
+    ++r.output_tokens;
+    if (r.has_token_ids) r.tokens.push_back(token);
+    ++applied;
+    return r.output_tokens >= r.max_new_tokens || r.length() >= context_length;
+  };
+  for (int32_t d = 0; d < o.accepted_drafts && reason == FinishReason::kNone; ++d) {
+    if (apply(o.drafts[static_cast<size_t>(d)])) reason = FinishReason::kLength;
+  }
+  if (reason == FinishReason::kNone) {
+    const bool at_limit = apply(o.token);
+    reason = o.finish != FinishReason::kNone ? o.finish
+             : at_limit                      ? FinishReason::kLength
+                                             : FinishReason::kNone;
+  }
+  // Positions with valid KV: the fed token and the accepted drafts.
+  r.computed = s.start_position + applied;
+  served_.push_back({r.id, r.user, r.work_class, 0, applied});
+  if (reason != FinishReason::kNone) {
+    Terminate(r, RequestPhase::kFinished, reason, "", done);
+    return;
+  }
+  // Blocks taken only for rejected drafts go back; the next step takes what
+  // it needs again.
+  if (r.kv.num_blocks() > BlocksFor(r.computed)) {
+    ReleaseBlocks(r, static_cast<size_t>(BlocksFor(r.computed)));
+  }
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
 }
 
 }  // namespace hearth

@@ -181,7 +181,10 @@ class Scheduler::Impl {
   // Growth of a class with a hard budget stops at the budget; returns the
   // capped `want`, or -1 when even `min` does not fit and `record` yielded.
   int32_t CapToHardBudget(Record& record, int32_t want, int32_t min, absl::Time now);
-  void ScheduleSequence(Record& record, int32_t num_tokens);
+  // `drafts`: a decode's draft tokens (ScheduledSequence::draft_tokens).
+  void ScheduleSequence(Record& record, int32_t num_tokens, int32_t drafts = 0);
+  // Draft tokens a decode of `record` may carry, within `draft_budget`.
+  int32_t DraftsFor(const Record& record, int32_t draft_budget) const;
   bool ScheduledNow(const Record& record) const {
     return planning_ && record.scheduled_step == plan_.step;
   }
@@ -276,6 +279,7 @@ class Scheduler::Impl {
   // reported: the rules once, cheap enough for every sequence of every step.
   enum class OutcomeFault : uint8_t {
     kNone, kId, kSampling, kFinishLength, kFinishUnknown, kFinishWithoutToken, kTokenRange,
+    kDrafts, kDraftRange,
   };
   static OutcomeFault FindFault(const ScheduledSequence& s, const SequenceOutcome& o,
                                 const int32_t* vocab_size);
@@ -284,6 +288,11 @@ class Scheduler::Impl {
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, const int32_t* context_length,
                             absl::Time done);
+  // A decode that carried drafts: applies the accepted ones and the token
+  // after them, and gives back the blocks of the rejected ones.
+  void ApplySpeculativeDecode(Record& record, const ScheduledSequence& s,
+                              const SequenceOutcome& o, int32_t context_length,
+                              absl::Time done);
 
   // --- Invariants (scheduler_invariants.cc).
   absl::Status CheckRecord(const Record& record, std::vector<int32_t>& refs,

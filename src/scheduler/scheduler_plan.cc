@@ -92,6 +92,12 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   }
   const uint32_t* slots = snapshot_.data();
   const size_t n = snapshot_.size();
+  // Speculative decoding: drafts take only what is left once every decode
+  // has its one token.
+  int32_t draft_budget = 0;
+  if (which == RunList::kDecoding && options_.max_draft_tokens > 0) {
+    draft_budget = std::max<int32_t>(0, budget_ - static_cast<int32_t>(n));
+  }
   for (size_t i = 0; i < n; ++i) {
     if (budget_ <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
@@ -100,9 +106,10 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
+    const int32_t drafts = draft_budget > 0 ? DraftsFor(r, draft_budget) : 0;
     const int32_t want =
         which == RunList::kDecoding
-            ? 1
+            ? 1 + drafts
             : std::min({r.length() - r.computed, chunk_cap_, budget_,
                         Background(r) ? background_budget_ : INT32_MAX});
     if (want <= 0) continue;
@@ -112,8 +119,23 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
                             ? r.computed + want
                             : GrowTo(r, r.computed + want, r.computed + 1, now);
     if (got <= r.computed) continue;
+    if (drafts > 0) {
+      // Memory may have allowed fewer drafts than asked.
+      const int32_t granted = got - r.computed - 1;
+      draft_budget -= granted;
+      ScheduleSequence(r, 1, granted);
+      continue;
+    }
     ScheduleSequence(r, got - r.computed);
   }
+}
+
+int32_t Scheduler::Impl::DraftsFor(const RequestRecord& r, int32_t draft_budget) const {
+  // Never past the request's last token or its model's context: every
+  // accepted draft is one more token.
+  const int32_t room = std::min(r.max_new_tokens - r.output_tokens,
+                                context_length_[r.model.value()] - r.length()) - 1;
+  return std::max(0, std::min({options_.max_draft_tokens, draft_budget, room}));
 }
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, absl::Time now) {
@@ -170,7 +192,7 @@ int32_t Scheduler::Impl::CapToHardBudget(RequestRecord& r, int32_t want, int32_t
   }
 }
 
-void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
+void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens, int32_t drafts) {
   // Everything this step allocates for `r` happened before this call, and
   // neither its block table nor its tokens reallocate (reserved at
   // arrival), so the spans can be filled in now.
@@ -185,23 +207,24 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
   s.decode = decode;
+  s.draft_tokens = drafts;
   kv_.FillTables(r.kv, s);
   if (r.has_token_ids) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,
                                             static_cast<size_t>(num_tokens));
   }
   plan_slots_.push_back(r.slot);
-  budget_ -= num_tokens;
+  budget_ -= num_tokens + drafts;
   if (!decode && Background(r)) background_budget_ -= num_tokens;
-  plan_.num_batched_tokens += num_tokens;
+  plan_.num_batched_tokens += num_tokens + drafts;
   plan_.num_decodes += decode ? 1 : 0;
 }
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {
   const auto index = static_cast<size_t>(r.plan_index);
   const ScheduledSequence& s = plan_.sequences[index];
-  budget_ += s.num_tokens;
-  plan_.num_batched_tokens -= s.num_tokens;
+  budget_ += s.num_tokens + s.draft_tokens;
+  plan_.num_batched_tokens -= s.num_tokens + s.draft_tokens;
   if (s.decode) --plan_.num_decodes;
   RemovePlanEntry(index);
   r.plan_index = -1;

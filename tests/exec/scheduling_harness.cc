@@ -120,6 +120,7 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     run.max_batch = std::max(run.max_batch, int32_t(plan.sequences.size()));
     for (const ScheduledSequence& q : plan.sequences) {
       if (!q.sample) ++run.chunked_prefill_steps;
+      run.draft_tokens += q.draft_tokens;
     }
     StepOutcome outcome;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
@@ -130,7 +131,11 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
             "step %d: executor failed request %d: %s", plan.step,
             o.id.value(), o.error));
       }
-      if (o.produced_token) run.tokens[index.at(o.id)].push_back(o.token);
+      if (!o.produced_token) continue;
+      std::vector<TokenId>& tokens = run.tokens[index.at(o.id)];
+      tokens.insert(tokens.end(), o.drafts.begin(), o.drafts.begin() + o.accepted_drafts);
+      tokens.push_back(o.token);
+      run.accepted_drafts += o.accepted_drafts;
     }
     absl::Status completed = s.Complete(outcome);
     if (!completed.ok()) return completed;

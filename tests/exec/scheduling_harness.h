@@ -65,6 +65,9 @@ struct WorkloadRun {
   int64_t cow_copies = 0;
   int64_t chunked_prefill_steps = 0;  // prefill steps not reaching the end
   int32_t max_batch = 0;              // most sequences in one step
+  // Speculative decoding: draft tokens planned, and those the engine accepted.
+  int64_t draft_tokens = 0;
+  int64_t accepted_drafts = 0;
 };
 
 using ExecutorFactory = std::function<absl::StatusOr<std::unique_ptr<StepExecutor>>(

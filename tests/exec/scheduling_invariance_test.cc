@@ -166,6 +166,39 @@ TEST_CASE("Prefix hits, chunking and swap together never change tokens",
   CHECK(run.stats.preemptions > 0);
 }
 
+TEST_CASE("Speculative decoding never changes tokens", "[exec][invariance]") {
+  // Long outputs: the tiny model's greedy text repeats itself, which is what
+  // the executor's n-gram drafter finds.
+  WorkloadShape shape = Shape(7);
+  shape.max_new_tokens = 60;
+  const std::vector<WorkloadRequest> w = RandomWorkload(shape);
+  std::vector<std::vector<TokenId>> alone;
+  {
+    auto a = RunAlone(BaseOptions(), w, testing::CpuExecutorFactory());
+    REQUIRE(a.ok());
+    alone = *std::move(a);
+  }
+  struct Config {
+    int32_t drafts, batched, blocks;
+  };
+  // Plenty of room; a budget that leaves drafts little; a cache that
+  // preempts mid-speculation.
+  for (Config c : {Config{4, 256, 256}, Config{8, 256, 256}, Config{2, 24, 256},
+                   Config{4, 64, 16}}) {
+    SchedulerOptions o = BaseOptions();
+    o.max_draft_tokens = c.drafts;
+    o.max_batched_tokens = c.batched;
+    o.max_running = std::min(16, c.batched);
+    o.kv.num_device_blocks = c.blocks;
+    INFO(absl::StrFormat("max_draft_tokens %d, max_batched_tokens %d, %d blocks", c.drafts,
+                         c.batched, c.blocks));
+    const WorkloadRun run = ExpectSameTokens(o, w, alone);
+    CHECK(run.draft_tokens > 0);
+    CHECK(run.accepted_drafts > 0);
+    if (c.blocks < 100) CHECK(run.stats.preemptions > 0);
+  }
+}
+
 // Passes the plan on without its swap-ins: what an engine that ignored them
 // would compute. The invariance check must notice.
 class DropSwapIns : public StepExecutor {

@@ -1,6 +1,7 @@
 // "Scheduling never changes results" under every policy of the registry:
 // each orders admissions and preemptions differently (MLFQ and VTC also
-// preempt for policy reasons), and none may change a request's tokens.
+// preempt for policy reasons), and none may change a request's tokens, with
+// speculative decoding off or on.
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -58,15 +59,18 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
 
   const PreemptionMode mode =
       GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
+  // Plain decodes, and speculative ones verifying up to 3 drafts.
+  const int32_t drafts = GENERATE(0, 3);
   SchedulerOptions o = PolicyOptions(mode);
+  o.max_draft_tokens = drafts;
   PolicyConfig config;
   config.vtc.preempt_for_admission = true;
   config.mlfq.base_quantum = 4.0;
   config.mlfq.num_levels = 4;
   REQUIRE(KnownPolicyNames().size() >= 5);
   for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute"));
+    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens", name,
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute", drafts));
     absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
     INFO(factory.status().ToString());
     REQUIRE(factory.ok());
@@ -81,6 +85,7 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
       CHECK(run->tokens[i] == (*alone)[i]);
     }
     CHECK(run->stats.preemptions > 0);
+    if (drafts > 0) CHECK(run->accepted_drafts > 0);
   }
 }
 

@@ -3,8 +3,9 @@
 // invariant checked after every call (SchedulerHarness), and at the end, with
 // the engine kept running, every request reaches exactly one terminal state.
 // Requests carry random host handles, checked in every plan entry and result
-// (SchedulerHarness); the engine fails some sequences and reports others out
-// of KV (FakeExecutor).
+// (SchedulerHarness); the engine fails some sequences, reports others out
+// of KV, and accepts a random number of speculative decodes' drafts
+// (FakeExecutor).
 
 #include <random>
 
@@ -47,6 +48,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.copy_on_write > 5);
   CHECK(total.victims_checked > 50);
   CHECK(total.live_changes > 200);
+  CHECK(total.draft_tokens > 1000);
 }
 
 }  // namespace

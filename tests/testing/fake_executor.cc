@@ -1,5 +1,7 @@
 #include "tests/testing/fake_executor.h"
 
+#include <algorithm>
+
 namespace hearth::testing {
 
 absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
@@ -26,10 +28,25 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
     }
     if (!s.sample) continue;
     o.produced_token = true;
-    o.token = TokenFor(s.id, s.start_position + s.num_tokens, vocab_);
-    const int32_t n = ++produced_[s.id];
+    // Drafts "the model" agrees with: a random number of them, each the
+    // token it would have sampled there, so the output is the same.
+    int32_t accepted = 0;
+    if (s.draft_tokens > 0) {
+      accepted = std::uniform_int_distribution<int32_t>(0, s.draft_tokens)(draft_rng_);
+    }
+    const int32_t before = produced_[s.id];
     auto it = stop_after_.find(s.id);
-    if (it != stop_after_.end() && n >= it->second) o.finish = FinishReason::kStopToken;
+    if (it != stop_after_.end() && before + accepted + 1 >= it->second) {
+      // The stop token is the last one reported.
+      accepted = std::max(0, it->second - before - 1);
+      o.finish = FinishReason::kStopToken;
+    }
+    for (int32_t d = 0; d < accepted; ++d) {
+      o.drafts[static_cast<size_t>(d)] = TokenFor(s.id, s.start_position + 1 + d, vocab_);
+    }
+    o.accepted_drafts = accepted;
+    o.token = TokenFor(s.id, s.start_position + s.num_tokens + accepted, vocab_);
+    produced_[s.id] = before + accepted + 1;
   }
   return absl::OkStatus();
 }

@@ -2,7 +2,9 @@
 //
 // A StepExecutor for tests: produces a deterministic token per sampled
 // sequence and stops each request at a hidden target length (as a real model
-// would stop at EOS), optionally failing sequences at random.
+// would stop at EOS), optionally failing sequences at random. A speculative
+// decode accepts a random number of its drafts (the tokens it would have
+// produced anyway, so outputs do not depend on speculation).
 
 #ifndef HEARTH_TESTS_TESTING_FAKE_EXECUTOR_H_
 #define HEARTH_TESTS_TESTING_FAKE_EXECUTOR_H_
@@ -18,7 +20,7 @@ namespace hearth::testing {
 class FakeExecutor : public StepExecutor {
  public:
   explicit FakeExecutor(uint64_t seed = 1, int32_t vocab = 1000)
-      : rng_(seed), vocab_(vocab) {}
+      : rng_(seed), draft_rng_(seed ^ 0xd1b54a32d192ed03ULL), vocab_(vocab) {}
 
   // The request stops (kStopToken) after `tokens` outputs; unset requests run
   // to max_new_tokens.
@@ -39,6 +41,8 @@ class FakeExecutor : public StepExecutor {
 
  private:
   std::mt19937_64 rng_;
+  // Its own stream, so that plans without drafts draw as before.
+  std::mt19937_64 draft_rng_;
   int32_t vocab_;
   double failure_rate_ = 0.0;
   double out_of_kv_rate_ = 0.0;

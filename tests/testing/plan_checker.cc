@@ -37,7 +37,12 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
       return fail("request ", s.id.ToString(), " scheduled and preempted/released in one step");
     }
     if (s.num_tokens < 1) return fail("request ", s.id.ToString(), " scheduled with ", s.num_tokens, " tokens");
-    tokens += s.num_tokens;
+    if (s.draft_tokens < 0 || s.draft_tokens > options_.max_draft_tokens ||
+        (s.draft_tokens > 0 && !s.decode)) {
+      return fail("request ", s.id.ToString(), " has ", s.draft_tokens, " draft tokens (max ",
+                  options_.max_draft_tokens, ", decodes only)");
+    }
+    tokens += s.num_tokens + s.draft_tokens;
     std::vector<BlockId>& table = tables_[s.id];
     if (s.full_block_table) {
       table.assign(s.block_table.begin(), s.block_table.end());
@@ -48,8 +53,9 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
         !std::equal(table.begin(), table.end(), s.block_table.begin())) {
       return fail("request ", s.id.ToString(), ": appended blocks do not rebuild the block table");
     }
-    if (static_cast<int64_t>(table.size()) * bs < s.start_position + s.num_tokens) {
-      return fail("request ", s.id.ToString(), " runs to position ", s.start_position + s.num_tokens,
+    if (static_cast<int64_t>(table.size()) * bs < s.start_position + s.num_tokens + s.draft_tokens) {
+      return fail("request ", s.id.ToString(), " runs to position ",
+                  s.start_position + s.num_tokens + s.draft_tokens,
                   " but its ", table.size(), " blocks hold ", table.size() * bs);
     }
   }

@@ -95,6 +95,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   const absl::Duration retentions[] = {absl::ZeroDuration(), absl::Milliseconds(30),
                                        absl::Minutes(10)};
   options.workflow_retention = retentions[workflow_rng() % 3];
+  // Speculative decoding in a third of the seeds, from its own stream too.
+  std::mt19937_64 draft_rng(seed ^ 0x2545f4914f6cdd1dULL);
+  if (draft_rng() % 3 == 0) options.max_draft_tokens = Uniform(draft_rng, 1, 4);
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
@@ -187,6 +190,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       absl::Status s = h.Step();
       if (!s.ok()) return s;
       CountPreemptions(h.last_plan(), stats);
+      for (const PlanCopy::Sequence& seq : h.last_plan().sequences) {
+        stats->draft_tokens += seq.draft_tokens;
+      }
       stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
     }
   }

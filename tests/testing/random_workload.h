@@ -28,6 +28,8 @@ struct RandomWorkloadStats {
   int64_t victims_checked = 0;
   // SetPriority / SetWorkClass calls accepted.
   int64_t live_changes = 0;
+  // Draft tokens planned for speculative decodes.
+  int64_t draft_tokens = 0;
   void Add(const RandomWorkloadStats& o) {
     finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
@@ -36,6 +38,7 @@ struct RandomWorkloadStats {
     preemptions_out_of_kv += o.preemptions_out_of_kv; retries += o.retries;
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
     victims_checked += o.victims_checked; live_changes += o.live_changes;
+    draft_tokens += o.draft_tokens;
   }
 };
 

@@ -10,7 +10,7 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
   for (const ScheduledSequence& s : plan.sequences) {
     c.sequences.push_back({s.id, s.start_position, s.num_tokens, s.sample, s.full_block_table,
                            {s.block_table.begin(), s.block_table.end()},
-                           {s.token_ids.begin(), s.token_ids.end()}});
+                           {s.token_ids.begin(), s.token_ids.end()}, s.draft_tokens});
   }
   c.preempted = plan.preempted;
   for (const ReleasedSequence& r : plan.released) c.released.push_back(r.id);

@@ -29,6 +29,7 @@ struct PlanCopy {
     bool full_block_table = false;
     std::vector<BlockId> block_table;
     std::vector<TokenId> token_ids;
+    int32_t draft_tokens = 0;
   };
   uint64_t step = 0;
   std::vector<Sequence> sequences;

@@ -14,6 +14,14 @@
 // float operations whatever else is in the step. That is what lets tests check
 // that a scheduler's plans are right by comparing tokens exactly.
 //
+// Speculative decoding: a decode with draft tokens (ScheduledSequence::
+// draft_tokens) is drafted by prompt lookup (the tokens that followed the
+// latest earlier occurrence of the sequence's last 3, 2 or 1 tokens), the
+// drafts are fed in the same forward pass, and accepted while each is the
+// greedy token of the position before it; the token after the last
+// accepted one is sampled as usual. Since every position is computed the
+// same way, a request's tokens are the same with speculation on or off.
+//
 // The executor needs token ids: requests must be submitted with
 // RequestSpec::prompt_token_ids, so that ScheduledSequence::token_ids is
 // filled. A sequence without them fails (SequenceOutcome::error).

@@ -182,7 +182,7 @@ class MetricsCollector : public MetricsSink {
   Group& ClassGroup(const Track& t);
   Track* FindOrCreate(const RequestEvent& e);
   void SetWaiting(Track& t, bool waiting);
-  void ApplyServed(Track& t, const ScheduledSequence& s, bool produced,
+  void ApplyServed(Track& t, const ScheduledSequence& s, int32_t produced,
                    absl::Time end);
   void Finalize(Track& t);
   void MaybeSample(absl::Time end);

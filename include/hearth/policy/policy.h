@@ -53,7 +53,8 @@ struct ServedTokens {
   WorkClassId work_class;
   // Prompt (or recomputed) positions processed this step.
   int32_t prefill_tokens = 0;
-  // 1 when this step was a decode step for the request, else 0.
+  // Tokens a decode step produced for the request: 1, or with speculative
+  // decoding 1 + its accepted drafts; 0 for a prefill step.
   int32_t decode_tokens = 0;
 };
 

@@ -243,6 +243,16 @@ struct SchedulerOptions {
   // In [1, 1000000].
   int32_t max_out_of_kv_reports = 32;
 
+  // Speculative decoding: each decode may carry up to this many draft
+  // tokens for the engine to verify (ScheduledSequence::draft_tokens). A
+  // decode's drafts count against max_batched_tokens beside its one token,
+  // but only from what the step has left once every decode has its one
+  // token, and never past the request's max_new_tokens or its model's
+  // context; blocks are taken for them and those of rejected drafts given
+  // back at Complete. 0 (the default) plans plain decodes. In [0,
+  // kMaxDraftTokens].
+  int32_t max_draft_tokens = 0;
+
   // ---- Intake limits. The defaults keep one member from exhausting the
   // house: a flood of submissions can neither fill the queue for everyone
   // else nor stall the engine thread.

@@ -18,6 +18,7 @@
 #ifndef HEARTH_SCHEDULER_STEP_OUTCOME_H_
 #define HEARTH_SCHEDULER_STEP_OUTCOME_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "absl/time/time.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
+#include "hearth/scheduler/step_plan.h"
 
 namespace hearth {
 
@@ -40,6 +42,16 @@ struct SequenceOutcome {
   // kStopToken or kStopString when the sampled token ends the request;
   // kNone to continue. kLength is decided by the scheduler, not the engine.
   FinishReason finish = FinishReason::kNone;
+  // A speculative decode (ScheduledSequence::draft_tokens > 0): how many of
+  // its drafts the engine verified and accepted, in [0, draft_tokens], and
+  // their ids in `drafts[0..accepted_drafts)`. They come before `token`,
+  // which is then the token sampled after the last accepted draft (1 +
+  // accepted_drafts new tokens in all). A draft that ends the request must
+  // be reported as `token` with `finish` set, the drafts before it
+  // accepted. Drafts past max_new_tokens or the context are dropped (the
+  // request then ends with kLength). 0 for every other sequence.
+  int32_t accepted_drafts = 0;
+  std::array<TokenId, kMaxDraftTokens> drafts{};
   // Non-empty when the engine failed this sequence; no token is applied, and
   // the request is retried from scratch up to its class's max_retries, then
   // ends as kFailed with this message.

@@ -36,6 +36,10 @@
 
 namespace hearth {
 
+// The most draft tokens one decode may carry (SchedulerOptions::
+// max_draft_tokens, ScheduledSequence::draft_tokens).
+inline constexpr int32_t kMaxDraftTokens = 8;
+
 struct ScheduledSequence {
   RequestId id;
   // RequestSpec::handle of the request.
@@ -52,8 +56,17 @@ struct ScheduledSequence {
   // token and samples the next (num_tokens == 1, sample). False for every
   // prefill or recompute chunk, including a one-token last prompt chunk.
   bool decode = false;
-  // True the first time a sequence appears, and again after a preemption or a
-  // swap-in: `block_table` must then replace any engine-side table. Otherwise
+  // Speculative decoding (SchedulerOptions::max_draft_tokens), decodes
+  // only: the engine may feed up to this many tokens of its own drafter
+  // after the last sampled one, at positions start_position + 1 onward
+  // (the block table covers them, and the step's token budget counted
+  // them), verify them in the same forward pass and report how many it
+  // accepted (SequenceOutcome::accepted_drafts). An engine without a
+  // drafter ignores it and decodes one token as usual. 0 otherwise.
+  int32_t draft_tokens = 0;
+  // True the first time a sequence appears, and again after a preemption, a
+  // swap-in, or a speculative decode whose rejected drafts gave blocks
+  // back: `block_table` must then replace any engine-side table. Otherwise
   // the engine appends `new_blocks` to the table it already holds.
   bool full_block_table = false;
   // The request's whole device block table after this step's allocations.
