@@ -25,6 +25,10 @@ PolicyFactory FifoFactory() {
   return [](const SchedulerOptions&) { return NewFifoPolicy(); };
 }
 
+// Steps a speculative fixture's cache is sized for (each may grow a
+// sequence by 1 + k tokens).
+constexpr int32_t kSpeculativeSteps = 6000;
+
 void BM_SteadyDecodeStep(benchmark::State& state) {
   const int32_t running = static_cast<int32_t>(state.range(0));
   const int32_t waiting = static_cast<int32_t>(state.range(1));
@@ -52,6 +56,31 @@ void BM_SteadyDecodeSchedulerOnly(benchmark::State& state) {
     state.SetIterationTime(absl::ToDoubleSeconds(t));
   }
 }
+// Speculative decoding (issue 12): the same steady step with `k` draft
+// tokens per decode (range 2; 0 is the plain step measured alongside, on
+// the same shorter run), the engine accepting all drafts of half the
+// decodes and none of the others. Target: k = 4 costs at most 1.5x k = 0.
+void BM_SpeculativeDecodeStep(benchmark::State& state) {
+  const int32_t running = static_cast<int32_t>(state.range(0));
+  const int32_t waiting = static_cast<int32_t>(state.range(1));
+  const auto drafts = static_cast<int32_t>(state.range(2));
+  SteadyDecode fixture(running, waiting, FifoFactory(), kSpeculativeSteps, 4, 0, drafts);
+  uint64_t allocations = 0;
+  for (auto _ : state) {
+    const uint64_t before = AllocationCount();
+    fixture.Step();
+    allocations += AllocationCount() - before;
+  }
+  state.counters["allocs/step"] = benchmark::Counter(
+      static_cast<double>(allocations) / static_cast<double>(state.iterations()));
+  state.counters["seqs/step"] = fixture.last_batch();
+}
+BENCHMARK(BM_SpeculativeDecodeStep)
+    ->Args({1024, 10000, 0})
+    ->Args({1024, 10000, 4})
+    ->Iterations(kSpeculativeSteps / 2)
+    ->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_SteadyDecodeSchedulerOnly)
     ->Args({1024, 1000})
     ->Args({1024, 10000})

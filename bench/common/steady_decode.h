@@ -30,14 +30,21 @@ class SteadyDecode {
   // Warm-up runs until every step is all decodes, or, when `fixed_warmup` >
   // 0, exactly that many steps (for policies that keep preempting and
   // readmitting, whose steps never become all decodes).
+  // `draft_tokens` > 0: speculative decoding (SchedulerOptions::
+  // max_draft_tokens), the stand-in engine accepting all of a decode's
+  // drafts and none in turn, so that steps both grow tables by several
+  // tokens and give blocks of rejected drafts back.
   SteadyDecode(int32_t running, int32_t waiting, PolicyFactory policy,
-               int32_t max_steps = 40000, int32_t users = 4, int32_t fixed_warmup = 0)
+               int32_t max_steps = 40000, int32_t users = 4, int32_t fixed_warmup = 0,
+               int32_t draft_tokens = 0)
       : now_(absl::UnixEpoch()) {
     SchedulerOptions o;
     o.max_running = running;
-    o.max_batched_tokens = 2 * running;
+    o.max_batched_tokens = (2 + draft_tokens) * running;
+    o.max_draft_tokens = draft_tokens;
     o.kv.block_size = 16;
-    o.kv.num_device_blocks = running * (2 + (max_steps + 64) / 16) + 64;
+    const int32_t positions = (max_steps + 64) * (1 + draft_tokens);
+    o.kv.num_device_blocks = running * (2 + positions / 16) + 64;
     o.models[0].context_length = 1 << 20;
     o.max_pending_requests = running + waiting + 1;
     o.users.clear();
@@ -57,7 +64,7 @@ class SteadyDecode {
       spec.user = UserId(static_cast<uint32_t>(i % users));
       spec.work_class = WorkClassId(static_cast<uint32_t>(i % 5));
       spec.prompt_tokens = 16;
-      spec.max_new_tokens = max_steps + 32;
+      spec.max_new_tokens = positions;
       auto id = scheduler_->Submit(spec);
       if (!id.ok()) Die(id.status());
     }
@@ -90,6 +97,8 @@ class SteadyDecode {
       o.id = p.sequences[i].id;
       o.produced_token = p.sequences[i].sample;
       o.token = 1;
+      o.accepted_drafts = (p.step + i) % 2 == 0 ? p.sequences[i].draft_tokens : 0;
+      for (int32_t d = 0; d < o.accepted_drafts; ++d) o.drafts[static_cast<size_t>(d)] = 1;
     }
     last_batch_ = static_cast<int32_t>(p.sequences.size());
     last_decodes_ = p.num_decodes;

@@ -191,7 +191,7 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
 }
 
 absl::Status Scheduler::Impl::SetPriority(RequestId id, int32_t priority) {
-  return inbox_.Change(internal::RequestChange{.id = id, .priority = priority});
+  return inbox_.Change(internal::RequestChange{.id = id, .priority = priority, .work_class = std::nullopt});
 }
 
 absl::Status Scheduler::Impl::SetWorkClass(RequestId id, WorkClassId work_class) {
@@ -201,7 +201,7 @@ absl::Status Scheduler::Impl::SetWorkClass(RequestId id, WorkClassId work_class)
         " is not registered; SchedulerOptions.work_classes has ",
         options_.work_classes.size(), " (ids 0..", options_.work_classes.size() - 1, ")"));
   }
-  return inbox_.Change(internal::RequestChange{.id = id, .work_class = work_class});
+  return inbox_.Change(internal::RequestChange{.id = id, .priority = std::nullopt, .work_class = work_class});
 }
 
 void Scheduler::Impl::HandOverEnded() {

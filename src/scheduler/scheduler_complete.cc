@@ -203,6 +203,18 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
     return;
   }
   if (s.draft_tokens > 0) [[unlikely]] {
+    // The plan kept the drafts within the request's limits, so most steps
+    // apply every token at once (a decode already has its first token).
+    const int32_t produced = o.accepted_drafts + 1;
+    if (o.finish == FinishReason::kNone && !r.has_token_ids &&
+        r.output_tokens + produced < r.max_new_tokens &&
+        r.length() + produced < context_length[r.model.value()]) [[likely]] {
+      r.output_tokens += produced;
+      r.computed = s.start_position + produced;
+      served_.push_back({r.id, r.user, r.work_class, 0, produced});
+      ReleaseRejectedDrafts(r);
+      return;
+    }
     ApplySpeculativeDecode(r, s, o, context_length[r.model.value()], done);
     return;
   }
@@ -235,7 +247,7 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
                                              absl::Time done) {
   // The accepted drafts, then the token sampled after them; each is checked
   // against the request's limits as it is applied, and what lies beyond
-  // them is dropped. A decode already has its first token.
+  // them is dropped.
   int32_t applied = 0;
   FinishReason reason = FinishReason::kNone;
   const auto apply = [&](TokenId token) {
@@ -260,12 +272,16 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
     Terminate(r, RequestPhase::kFinished, reason, "", done);
     return;
   }
-  // Blocks taken only for rejected drafts go back; the next step takes what
-  // it needs again.
-  if (r.kv.num_blocks() > BlocksFor(r.computed)) {
-    ReleaseBlocks(r, static_cast<size_t>(BlocksFor(r.computed)));
-  }
+  ReleaseRejectedDrafts(r);
   if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
+}
+
+void Scheduler::Impl::ReleaseRejectedDrafts(RequestRecord& r) {
+  // Blocks taken only for rejected drafts go back, but not the one the next
+  // token (at position `computed`) is written into: the next step would
+  // only take it again.
+  const int32_t keep = BlocksFor(r.computed + 1);
+  if (r.kv.num_blocks() > keep) ReleaseBlocks(r, static_cast<size_t>(keep));
 }
 
 }  // namespace hearth

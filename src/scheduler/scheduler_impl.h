@@ -183,8 +183,6 @@ class Scheduler::Impl {
   int32_t CapToHardBudget(Record& record, int32_t want, int32_t min, absl::Time now);
   // `drafts`: a decode's draft tokens (ScheduledSequence::draft_tokens).
   void ScheduleSequence(Record& record, int32_t num_tokens, int32_t drafts = 0);
-  // Draft tokens a decode of `record` may carry, within `draft_budget`.
-  int32_t DraftsFor(const Record& record, int32_t draft_budget) const;
   bool ScheduledNow(const Record& record) const {
     return planning_ && record.scheduled_step == plan_.step;
   }
@@ -288,11 +286,14 @@ class Scheduler::Impl {
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, const int32_t* context_length,
                             absl::Time done);
-  // A decode that carried drafts: applies the accepted ones and the token
-  // after them, and gives back the blocks of the rejected ones.
+  // A decode that carried drafts, when its tokens reach a limit or carry
+  // ids (ApplySequenceOutcome applies the rest): applies the accepted ones
+  // and the token after them, and gives back the blocks of the rejected
+  // ones (ReleaseRejectedDrafts).
   void ApplySpeculativeDecode(Record& record, const ScheduledSequence& s,
                               const SequenceOutcome& o, int32_t context_length,
                               absl::Time done);
+  void ReleaseRejectedDrafts(Record& record);
 
   // --- Invariants (scheduler_invariants.cc).
   absl::Status CheckRecord(const Record& record, std::vector<int32_t>& refs,

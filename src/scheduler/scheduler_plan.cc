@@ -95,7 +95,9 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   // Speculative decoding: drafts take only what is left once every decode
   // has its one token.
   int32_t draft_budget = 0;
-  if (which == RunList::kDecoding && options_.max_draft_tokens > 0) {
+  const int32_t max_drafts = options_.max_draft_tokens;
+  const int32_t* context_length = context_length_.data();
+  if (which == RunList::kDecoding && max_drafts > 0) {
     draft_budget = std::max<int32_t>(0, budget_ - static_cast<int32_t>(n));
   }
   for (size_t i = 0; i < n; ++i) {
@@ -106,7 +108,13 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
-    const int32_t drafts = draft_budget > 0 ? DraftsFor(r, draft_budget) : 0;
+    // Never past the request's last token or its model's context: every
+    // accepted draft is one more token.
+    const int32_t drafts =
+        draft_budget > 0
+            ? std::max(0, std::min({max_drafts, draft_budget, r.max_new_tokens - r.output_tokens - 1,
+                                    context_length[r.model.value()] - r.length() - 1}))
+            : 0;
     const int32_t want =
         which == RunList::kDecoding
             ? 1 + drafts
@@ -130,13 +138,6 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   }
 }
 
-int32_t Scheduler::Impl::DraftsFor(const RequestRecord& r, int32_t draft_budget) const {
-  // Never past the request's last token or its model's context: every
-  // accepted draft is one more token.
-  const int32_t room = std::min(r.max_new_tokens - r.output_tokens,
-                                context_length_[r.model.value()] - r.length()) - 1;
-  return std::max(0, std::min({options_.max_draft_tokens, draft_budget, room}));
-}
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, absl::Time now) {
   const uint32_t cls = r.work_class.value();
