@@ -4,6 +4,8 @@
 #include <cstring>
 #include <memory>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "capi/c_handles.h"
 #include "capi/c_status.h"
@@ -102,6 +104,31 @@ hearth_status hearth_outcome_add(hearth_outcome* outcome, uint64_t id,
     s.produced_token = produced_token != 0;
     s.token = token;
     s.finish = static_cast<hearth::FinishReason>(raw);
+    return HEARTH_OK;
+  });
+}
+
+hearth_status hearth_outcome_add_speculative(hearth_outcome* outcome, uint64_t id,
+                                             const int32_t* drafts, size_t accepted,
+                                             int32_t token, hearth_finish_reason finish,
+                                             hearth_error** error) {
+  return Guard(error, "hearth_outcome_add_speculative", [&] {
+    HEARTH_C_REQUIRE(outcome, "hearth_outcome_add_speculative", error);
+    if (accepted > static_cast<size_t>(hearth::kMaxDraftTokens)) {
+      return Fail(error, HEARTH_INVALID_ARGUMENT,
+                  absl::StrCat("hearth_outcome_add_speculative: accepted is ", accepted,
+                               "; a decode carries at most ", hearth::kMaxDraftTokens,
+                               " drafts"));
+    }
+    if (drafts == nullptr && accepted > 0) {
+      return Fail(error, HEARTH_INVALID_ARGUMENT,
+                  "hearth_outcome_add_speculative: drafts is NULL but accepted is not 0");
+    }
+    if (hearth_status s = hearth_outcome_add(outcome, id, 1, token, finish, error)) return s;
+    // Whether the count fits the plan's drafts is Complete's to judge.
+    hearth::SequenceOutcome& o = outcome->outcome.sequences.back();
+    o.accepted_drafts = static_cast<int32_t>(accepted);
+    std::copy_n(drafts, accepted, o.drafts.begin());
     return HEARTH_OK;
   });
 }

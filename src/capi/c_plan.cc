@@ -146,6 +146,13 @@ hearth_status hearth_plan_sequence(const hearth_plan* plan, size_t index,
   });
 }
 
+int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan, size_t index) {
+  if (plan == nullptr || plan->plan == nullptr || index >= plan->plan->sequences.size()) {
+    return 0;
+  }
+  return plan->plan->sequences[index].draft_tokens;
+}
+
 hearth_status hearth_plan_entry_at(const hearth_plan* plan,
                                    hearth_plan_list list, size_t index,
                                    hearth_plan_entry* out,

@@ -494,6 +494,47 @@ TEST_CASE("C API: handles, out of KV, cancel reasons and the idle wake-up", "[ca
   CHECK(hearth_scheduler_wait_for_work(sch.s, INFINITY) == 1);  // Live work, or the wake.
 }
 
+TEST_CASE("C API: speculative decodes", "[capi]") {
+  Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"max_draft_tokens\": 3}");
+  hearth_request r = Request(8, 20);
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_OK);
+  const hearth_plan* plan = nullptr;
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &plan, nullptr) == HEARTH_OK);
+  CHECK(hearth_plan_sequence_draft_tokens(plan, 0) == 0);  // The prefill.
+  REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_plan(sch.s, 2.0, &plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_plan_sequence_draft_tokens(plan, 0) == 3);
+  CHECK(hearth_plan_sequence_draft_tokens(plan, 1) == 0);
+  CHECK(hearth_plan_sequence_draft_tokens(nullptr, 0) == 0);
+  REQUIRE(hearth_outcome_begin(out, plan, nullptr) == HEARTH_OK);
+  const int32_t drafts[] = {5, 6};
+  Error e;
+  CHECK(hearth_outcome_add_speculative(out, id, nullptr, 2, 7, HEARTH_FINISH_NONE, &e) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_outcome_add_speculative(out, id, drafts, 9, 7, HEARTH_FINISH_NONE, nullptr) ==
+        HEARTH_INVALID_ARGUMENT);
+  REQUIRE(hearth_outcome_add_speculative(out, id, drafts, 2, 7, HEARTH_FINISH_NONE, nullptr) ==
+          HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  hearth_stats st;
+  REQUIRE(hearth_scheduler_published_stats(sch.s, &st, nullptr) == HEARTH_OK);
+  // The prefill's token, then two drafts and the token after them.
+  REQUIRE(hearth_scheduler_plan(sch.s, 3.0, &plan, nullptr) == HEARTH_OK);
+  hearth_sequence seq;
+  REQUIRE(hearth_plan_sequence(plan, 0, &seq, nullptr) == HEARTH_OK);
+  CHECK(seq.start_position == 8 + 3);
+  REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  hearth_outcome_free(out);
+  std::string message;
+  CHECK(OptionsStatus("{\"max_draft_tokens\": 9}", &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("max_draft_tokens"));
+}
+
 TEST_CASE("C API: live priority and class changes", "[capi]") {
   Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"work_classes\": \"household\"}");
   CHECK(hearth_scheduler_set_priority(nullptr, 1, 2, nullptr) == HEARTH_INVALID_ARGUMENT);

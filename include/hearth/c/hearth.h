@@ -179,7 +179,8 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "max_pending_requests", "max_pending_bytes", "reserved_pending_share",
  *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",
  *   "workflow_retention_s", "max_batched_tokens", "max_running",
- *   "max_prefill_chunk_tokens", "max_admission_declines"
+ *   "max_prefill_chunk_tokens", "max_admission_declines",
+ *   "max_draft_tokens" (speculative decoding, 0 .. 8), "max_out_of_kv_reports"
  *   "metrics": {"prefill_weight", "decode_weight", "max_gap_users"}
  *              (the built-in collector behind hearth_scheduler_metrics and
  *              the Prometheus text)
@@ -393,6 +394,14 @@ HEARTH_C_API hearth_status hearth_plan_sequence(const hearth_plan* plan,
                                                 hearth_sequence* out,
                                                 hearth_error** error);
 
+/* Draft tokens sequence `index` may verify (ScheduledSequence::draft_tokens,
+ * with "max_draft_tokens" in the options): positions start_position + 1
+ * onward, covered by its block table. 0 past the end, for a NULL plan, and
+ * for every sequence that is not a speculative decode. Kept out of
+ * hearth_sequence so that struct's layout stays as it was. */
+HEARTH_C_API int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan,
+                                                       size_t index);
+
 /* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE or
  * MODEL_COMMANDS. id: the request (0 for model commands). kind: for
  * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
@@ -451,6 +460,16 @@ HEARTH_C_API hearth_status hearth_outcome_add(hearth_outcome* outcome,
                                               int32_t token,
                                               hearth_finish_reason finish,
                                               hearth_error** error);
+/* The next sequence was a speculative decode: `accepted` of its drafts
+ * (0 .. its draft tokens) were verified, with ids `drafts[0 .. accepted)`,
+ * and `token` was sampled after them (finish as for hearth_outcome_add).
+ * `drafts` may be NULL when `accepted` is 0. */
+HEARTH_C_API hearth_status hearth_outcome_add_speculative(hearth_outcome* outcome,
+                                                          uint64_t id,
+                                                          const int32_t* drafts,
+                                                          size_t accepted, int32_t token,
+                                                          hearth_finish_reason finish,
+                                                          hearth_error** error);
 /* The next sequence failed in the engine (retried up to its class's
  * max_retries, then ended as failed with `message`). */
 HEARTH_C_API hearth_status hearth_outcome_add_failed(hearth_outcome* outcome,
