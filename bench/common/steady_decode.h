@@ -92,13 +92,14 @@ class SteadyDecode {
     const StepPlan& p = **plan;
     outcome_.step = p.step;
     outcome_.sequences.resize(p.sequences.size());
+    outcome_.draft_ids.clear();
     for (size_t i = 0; i < p.sequences.size(); ++i) {
       SequenceOutcome& o = outcome_.sequences[i];
       o.id = p.sequences[i].id;
       o.produced_token = p.sequences[i].sample;
       o.token = 1;
       o.accepted_drafts = (p.step + i) % 2 == 0 ? p.sequences[i].draft_tokens : 0;
-      for (int32_t d = 0; d < o.accepted_drafts; ++d) o.drafts[static_cast<size_t>(d)] = 1;
+      outcome_.draft_ids.insert(outcome_.draft_ids.end(), o.accepted_drafts, 1);
     }
     last_batch_ = static_cast<int32_t>(p.sequences.size());
     last_decodes_ = p.num_decodes;

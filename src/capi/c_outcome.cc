@@ -63,6 +63,7 @@ hearth_status hearth_outcome_begin(hearth_outcome* outcome,
     o.step = plan->plan->step;
     o.completed_at = absl::InfinitePast();
     o.sequences.clear();  // keeps capacity: steady steps allocate nothing
+    o.draft_ids.clear();
     o.failed_loads.clear();
     o.sequences.reserve(plan->plan->sequences.size());
     outcome->begun = true;
@@ -128,7 +129,8 @@ hearth_status hearth_outcome_add_speculative(hearth_outcome* outcome, uint64_t i
     // Whether the count fits the plan's drafts is Complete's to judge.
     hearth::SequenceOutcome& o = outcome->outcome.sequences.back();
     o.accepted_drafts = static_cast<int32_t>(accepted);
-    std::copy_n(drafts, accepted, o.drafts.begin());
+    outcome->outcome.draft_ids.insert(outcome->outcome.draft_ids.end(), drafts,
+                                      drafts + accepted);
     return HEARTH_OK;
   });
 }

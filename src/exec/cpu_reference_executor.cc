@@ -109,7 +109,7 @@ class CpuReferenceExecutor::Impl {
   // Writes the logits row its token came from into last_logits() row
   // `sample`.
   void Verify(const ScheduledSequence& s, const Drafts& drafts, int32_t first_logits,
-              int32_t sample, SequenceOutcome& o);
+              int32_t sample, SequenceOutcome& o, std::vector<TokenId>& draft_ids);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
                const std::vector<Row>& rows);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
@@ -144,7 +144,7 @@ CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
 
 void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts& drafts,
                                         int32_t first_logits, int32_t sample,
-                                        SequenceOutcome& o) {
+                                        SequenceOutcome& o, std::vector<TokenId>& draft_ids) {
   const int32_t vocab = options_.model.vocab_size;
   const auto greedy = [&](int32_t row) {
     return exec_internal::ArgmaxLowest(row_logits_.data() + int64_t{first_logits + row} * vocab,
@@ -156,7 +156,6 @@ void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts
   // position; a right draft that is the stop token ends the request there.
   while (accepted < drafts.count && drafts.tokens[static_cast<size_t>(accepted)] == token &&
          !IsStopToken(token, options_.stop_token)) {
-    o.drafts[static_cast<size_t>(accepted)] = token;
     ++accepted;
     token = greedy(accepted);
   }
@@ -168,7 +167,8 @@ void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts
   tables_.Advance(s.id, s.start_position + s.num_tokens + accepted);
   // The accepted drafts are computed positions now: the drafter sees them.
   History& h = histories_[s.id];
-  h.tokens.insert(h.tokens.end(), o.drafts.begin(), o.drafts.begin() + accepted);
+  h.tokens.insert(h.tokens.end(), drafts.tokens.begin(), drafts.tokens.begin() + accepted);
+  draft_ids.insert(draft_ids.end(), drafts.tokens.begin(), drafts.tokens.begin() + accepted);
 }
 
 void CpuReferenceExecutor::Impl::CopyBlocks(
@@ -223,7 +223,7 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                             options_.kv.max_positions) -
           (int64_t{s.start_position} + s.num_tokens);
       const auto max = static_cast<int32_t>(
-          std::clamp<int64_t>(room, 0, std::min(s.draft_tokens, kMaxDraftTokens)));
+          std::clamp<int64_t>(room, 0, std::min<int32_t>(s.draft_tokens, kMaxDraftTokens)));
       drafts[i] = ProposeDrafts(history.tokens, max);
       for (int32_t d = 0; d < drafts[i].count; ++d) {
         rows.push_back({seq, s.start_position + s.num_tokens + d,
@@ -258,7 +258,8 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
       options_.stop_token, outcome);
   for (size_t i = 0; i < prep.size(); ++i) {
     if (drafts[i].count == 0 || first_logits[i] < 0) continue;
-    Verify(plan.sequences[i], drafts[i], first_logits[i], sample_of[i], outcome->sequences[i]);
+    Verify(plan.sequences[i], drafts[i], first_logits[i], sample_of[i], outcome->sequences[i],
+           outcome->draft_ids);
   }
   return absl::OkStatus();
 }

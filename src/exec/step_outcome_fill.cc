@@ -11,6 +11,7 @@ void StartStepOutcome(const StepPlan& plan, StepOutcome* outcome) {
   outcome->step = plan.step;
   outcome->completed_at = absl::InfinitePast();
   outcome->sequences.clear();
+  outcome->draft_ids.clear();
   outcome->failed_loads.clear();
 }
 

@@ -340,7 +340,7 @@ void MetricsCollector::OnStep(const StepPlan& plan,
     if (i < outcome.sequences.size()) {
       const SequenceOutcome& o = outcome.sequences[i];
       if (o.id == s.id && o.produced_token && o.error.empty() && !o.out_of_kv) {
-        produced = 1 + std::clamp(o.accepted_drafts, 0, s.draft_tokens);
+        produced = 1 + std::clamp<int32_t>(o.accepted_drafts, 0, s.draft_tokens);
       }
     }
     ApplyServed(it->second, s, produced, end);

@@ -44,10 +44,13 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const ScheduledSequence* planned = plan_.sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const int32_t* context_length = context_length_.data();
+  // Each speculative decode takes its accepted drafts' ids from here, in
+  // plan order.
+  const TokenId* draft_ids = outcome.draft_ids.data();
   const size_t n = outcome.sequences.size();
   for (size_t i = 0; i < n; ++i) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
-    ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, done);
+    ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
   }
   if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
   if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
@@ -119,9 +122,41 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
   const ScheduledSequence* planned = plan_.sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const size_t n = outcome.sequences.size();
+  // Each sequence's accepted drafts are the next ids of draft_ids, judged
+  // by its own model's vocabulary.
+  const size_t num_ids = outcome.draft_ids.size();
+  size_t ids = 0;
   for (size_t i = 0; i < n; ++i) {
     const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
     if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
+    if (got[i].accepted_drafts > 0) [[unlikely]] {
+      if (absl::Status s = CheckDraftIds(outcome, i, ids); !s.ok()) return s;
+      ids += static_cast<size_t>(got[i].accepted_drafts);
+    }
+  }
+  if (ids != num_ids) [[unlikely]] return CheckDraftIds(outcome, n, ids);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t i,
+                                            size_t at) const {
+  const size_t accepted =
+      i < outcome.sequences.size() ? static_cast<size_t>(outcome.sequences[i].accepted_drafts) : 0;
+  if (at + accepted > outcome.draft_ids.size() || i == outcome.sequences.size()) {
+    size_t total = 0;
+    for (const SequenceOutcome& o : outcome.sequences) total += static_cast<size_t>(o.accepted_drafts);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "outcome of step ", plan_.step, ": draft_ids holds ", outcome.draft_ids.size(),
+        " ids but the sequences accepted ", total,
+        " drafts; list exactly the accepted drafts' ids, in plan order; nothing was applied"));
+  }
+  const int32_t vocab = vocab_size_[plan_.sequences[i].model.value()];
+  for (size_t d = at; d < at + accepted; ++d) {
+    const TokenId id = outcome.draft_ids[d];
+    if (id < 0 || (vocab > 0 && id >= vocab)) {
+      return Mismatch(plan_.step, i, absl::StrCat("accepted draft token ", id, " is outside [0, ",
+                                                  vocab > 0 ? vocab : INT32_MAX, ")"));
+    }
   }
   return absl::OkStatus();
 }
@@ -130,6 +165,12 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
                                                           const SequenceOutcome& o,
                                                           const int32_t* vocab_size) {
   if (o.id != s.id) return OutcomeFault::kId;
+  if (o.accepted_drafts != 0) [[unlikely]] {
+    if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens || !o.error.empty() ||
+        o.out_of_kv || !o.produced_token) {
+      return OutcomeFault::kDrafts;
+    }
+  }
   if (!o.error.empty() || o.out_of_kv) return OutcomeFault::kNone;
   if (o.produced_token != s.sample) return OutcomeFault::kSampling;
   if (o.finish == FinishReason::kLength) return OutcomeFault::kFinishLength;
@@ -140,13 +181,6 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
   const int32_t vocab = vocab_size[s.model.value()];
   if (o.produced_token && (o.token < 0 || (vocab > 0 && o.token >= vocab))) {
     return OutcomeFault::kTokenRange;
-  }
-  if (o.accepted_drafts != 0) [[unlikely]] {
-    if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens) return OutcomeFault::kDrafts;
-    for (int32_t d = 0; d < o.accepted_drafts; ++d) {
-      const TokenId t = o.drafts[static_cast<size_t>(d)];
-      if (t < 0 || (vocab > 0 && t >= vocab)) return OutcomeFault::kDraftRange;
-    }
   }
   return OutcomeFault::kNone;
 }
@@ -173,14 +207,12 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
       return Mismatch(plan_.step, i, "a finish reason needs a produced token");
     case OutcomeFault::kDrafts:
       return Mismatch(plan_.step, i, absl::StrCat("accepted_drafts is ", o.accepted_drafts,
-                                                  "; the plan gave this sequence ", s.draft_tokens,
+                                                  "; the plan gave this sequence ",
+                                                  int32_t{s.draft_tokens},
                                                   " draft tokens, so it must be in [0, ",
-                                                  s.draft_tokens, "]"));
-    case OutcomeFault::kDraftRange: {
-      const int32_t vocab = vocab_size_[s.model.value()];
-      return Mismatch(plan_.step, i, absl::StrCat("an accepted draft token is outside [0, ",
-                                                  vocab > 0 ? vocab : INT32_MAX, ")"));
-    }
+                                                  int32_t{s.draft_tokens},
+                                                  "], with a token produced, and 0 for a "
+                                                  "sequence that failed or ran out of KV"));
     case OutcomeFault::kTokenRange: {
       const int32_t vocab = vocab_size_[s.model.value()];
       return Mismatch(plan_.step, i, absl::StrCat("token ", o.token, " is outside [0, ",
@@ -190,10 +222,19 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
   return absl::OkStatus();
 }
 
+[[gnu::always_inline]] inline void Scheduler::Impl::ReleaseRejectedDrafts(RequestRecord& r) {
+  // Blocks taken only for rejected drafts go back, but not the one the next
+  // token (at position `computed`) is written into: the next step would
+  // only take it again.
+  const int32_t keep = BlocksFor(r.computed + 1);
+  if (r.kv.num_blocks() > keep) ReleaseBlocks(r, static_cast<size_t>(keep));
+}
+
 // Inlined into Complete's per-sequence loop, which it is the body of.
 [[gnu::always_inline]] inline void Scheduler::Impl::ApplySequenceOutcome(RequestRecord& r, const ScheduledSequence& s,
                                            const SequenceOutcome& o,
-                                           const int32_t* context_length, absl::Time done) {
+                                           const int32_t* context_length,
+                                           const TokenId*& draft_ids, absl::Time done) {
   if (!o.error.empty()) [[unlikely]] {
     RetryOrFail(r, o.error, done);
     return;
@@ -203,6 +244,8 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
     return;
   }
   if (s.draft_tokens > 0) [[unlikely]] {
+    const TokenId* drafts = draft_ids;
+    draft_ids += o.accepted_drafts;
     // The plan kept the drafts within the request's limits, so most steps
     // apply every token at once (a decode already has its first token).
     const int32_t produced = o.accepted_drafts + 1;
@@ -215,7 +258,7 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
       ReleaseRejectedDrafts(r);
       return;
     }
-    ApplySpeculativeDecode(r, s, o, context_length[r.model.value()], done);
+    ApplySpeculativeDecode(r, s, o, drafts, context_length[r.model.value()], done);
     return;
   }
   served_.push_back({r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});
@@ -243,8 +286,8 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
 }
 
 void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSequence& s,
-                                             const SequenceOutcome& o, int32_t context_length,
-                                             absl::Time done) {
+                                             const SequenceOutcome& o, const TokenId* drafts,
+                                             int32_t context_length, absl::Time done) {
   // The accepted drafts, then the token sampled after them; each is checked
   // against the request's limits as it is applied, and what lies beyond
   // them is dropped.
@@ -257,7 +300,7 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
     return r.output_tokens >= r.max_new_tokens || r.length() >= context_length;
   };
   for (int32_t d = 0; d < o.accepted_drafts && reason == FinishReason::kNone; ++d) {
-    if (apply(o.drafts[static_cast<size_t>(d)])) reason = FinishReason::kLength;
+    if (apply(drafts[d])) reason = FinishReason::kLength;
   }
   if (reason == FinishReason::kNone) {
     const bool at_limit = apply(o.token);
@@ -276,12 +319,5 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
   if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
 }
 
-void Scheduler::Impl::ReleaseRejectedDrafts(RequestRecord& r) {
-  // Blocks taken only for rejected drafts go back, but not the one the next
-  // token (at position `computed`) is written into: the next step would
-  // only take it again.
-  const int32_t keep = BlocksFor(r.computed + 1);
-  if (r.kv.num_blocks() > keep) ReleaseBlocks(r, static_cast<size_t>(keep));
-}
 
 }  // namespace hearth

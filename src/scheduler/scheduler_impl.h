@@ -277,22 +277,28 @@ class Scheduler::Impl {
   // reported: the rules once, cheap enough for every sequence of every step.
   enum class OutcomeFault : uint8_t {
     kNone, kId, kSampling, kFinishLength, kFinishUnknown, kFinishWithoutToken, kTokenRange,
-    kDrafts, kDraftRange,
+    kDrafts,
   };
   static OutcomeFault FindFault(const ScheduledSequence& s, const SequenceOutcome& o,
                                 const int32_t* vocab_size);
   // The message for outcome `i`'s fault.
   absl::Status DescribeFault(size_t i, OutcomeFault fault, const SequenceOutcome& o) const;
+  // StepOutcome::draft_ids past the sequences already applied; advanced
+  // past this one's accepted drafts.
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, const int32_t* context_length,
-                            absl::Time done);
+                            const TokenId*& draft_ids, absl::Time done);
+  // Sequence `i`'s accepted drafts, at `at` in the outcome's draft_ids:
+  // there, and each in its model's vocabulary. With `i` past the last
+  // sequence: the error for ids left over.
+  absl::Status CheckDraftIds(const StepOutcome& outcome, size_t i, size_t at) const;
   // A decode that carried drafts, when its tokens reach a limit or carry
   // ids (ApplySequenceOutcome applies the rest): applies the accepted ones
   // and the token after them, and gives back the blocks of the rejected
   // ones (ReleaseRejectedDrafts).
   void ApplySpeculativeDecode(Record& record, const ScheduledSequence& s,
-                              const SequenceOutcome& o, int32_t context_length,
-                              absl::Time done);
+                              const SequenceOutcome& o, const TokenId* drafts,
+                              int32_t context_length, absl::Time done);
   void ReleaseRejectedDrafts(Record& record);
 
   // --- Invariants (scheduler_invariants.cc).

@@ -208,7 +208,7 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens, int
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
   s.decode = decode;
-  s.draft_tokens = drafts;
+  s.draft_tokens = static_cast<int8_t>(drafts);
   kv_.FillTables(r.kv, s);
   if (r.has_token_ids) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,

@@ -125,6 +125,7 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     StepOutcome outcome;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
     if (!executed.ok()) return executed;
+    size_t draft_at = 0;
     for (const SequenceOutcome& o : outcome.sequences) {
       if (!o.error.empty()) {
         return absl::InternalError(absl::StrFormat(
@@ -133,7 +134,9 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       }
       if (!o.produced_token) continue;
       std::vector<TokenId>& tokens = run.tokens[index.at(o.id)];
-      tokens.insert(tokens.end(), o.drafts.begin(), o.drafts.begin() + o.accepted_drafts);
+      tokens.insert(tokens.end(), outcome.draft_ids.begin() + static_cast<int64_t>(draft_at),
+                    outcome.draft_ids.begin() + static_cast<int64_t>(draft_at) + o.accepted_drafts);
+      draft_at += static_cast<size_t>(o.accepted_drafts);
       tokens.push_back(o.token);
       run.accepted_drafts += o.accepted_drafts;
     }

@@ -46,8 +46,8 @@ StepOutcome Run(const StepPlan& plan, int32_t accept) {
     o.id = s.id;
     o.produced_token = s.sample;
     o.token = 1;
-    o.accepted_drafts = std::min(accept, s.draft_tokens);
-    for (int32_t d = 0; d < o.accepted_drafts; ++d) o.drafts[static_cast<size_t>(d)] = 2 + d;
+    o.accepted_drafts = std::min<int32_t>(accept, s.draft_tokens);
+    for (int32_t d = 0; d < o.accepted_drafts; ++d) out.draft_ids.push_back(2 + d);
   }
   return out;
 }
@@ -136,6 +136,7 @@ TEST_CASE("An outcome accepting more drafts than planned is refused whole",
   REQUIRE(p->sequences[0].draft_tokens == 2);
   StepOutcome bad = Run(*p, 2);
   bad.sequences[0].accepted_drafts = 3;
+  bad.draft_ids.push_back(4);
   absl::Status status = s->Complete(bad);
   CHECK(status.code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(status.message()),
@@ -143,9 +144,11 @@ TEST_CASE("An outcome accepting more drafts than planned is refused whole",
   bad.sequences[0].accepted_drafts = -1;
   CHECK_FALSE(s->Complete(bad).ok());
   bad.sequences[0].accepted_drafts = 1;
-  bad.sequences[0].drafts[0] = -5;
   CHECK_THAT(std::string(s->Complete(bad).message()),
-             Catch::Contains("accepted draft token is outside"));
+             Catch::Contains("draft_ids holds 3 ids but the sequences accepted 1 drafts"));
+  bad.draft_ids = {-5};
+  CHECK_THAT(std::string(s->Complete(bad).message()),
+             Catch::Contains("accepted draft token -5 is outside"));
   // Nothing was applied: the plan is still outstanding and takes a good one.
   REQUIRE(s->Complete(Run(*p, 1)).ok());
 }

@@ -7,6 +7,7 @@ namespace hearth::testing {
 absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   outcome->step = plan.step;
   outcome->sequences.clear();
+  outcome->draft_ids.clear();
   for (const ReleasedSequence& r : plan.released) produced_.erase(r.id);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   outcome->failed_loads.clear();
@@ -42,7 +43,7 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
       o.finish = FinishReason::kStopToken;
     }
     for (int32_t d = 0; d < accepted; ++d) {
-      o.drafts[static_cast<size_t>(d)] = TokenFor(s.id, s.start_position + 1 + d, vocab_);
+      outcome->draft_ids.push_back(TokenFor(s.id, s.start_position + 1 + d, vocab_));
     }
     o.accepted_drafts = accepted;
     o.token = TokenFor(s.id, s.start_position + s.num_tokens + accepted, vocab_);

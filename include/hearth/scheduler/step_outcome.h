@@ -18,7 +18,6 @@
 #ifndef HEARTH_SCHEDULER_STEP_OUTCOME_H_
 #define HEARTH_SCHEDULER_STEP_OUTCOME_H_
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,15 +42,17 @@ struct SequenceOutcome {
   // kNone to continue. kLength is decided by the scheduler, not the engine.
   FinishReason finish = FinishReason::kNone;
   // A speculative decode (ScheduledSequence::draft_tokens > 0): how many of
-  // its drafts the engine verified and accepted, in [0, draft_tokens], and
-  // their ids in `drafts[0..accepted_drafts)`. They come before `token`,
-  // which is then the token sampled after the last accepted draft (1 +
-  // accepted_drafts new tokens in all). A draft that ends the request must
-  // be reported as `token` with `finish` set, the drafts before it
-  // accepted. Drafts past max_new_tokens or the context are dropped (the
-  // request then ends with kLength). 0 for every other sequence.
+  // its drafts the engine verified and accepted, in [0, draft_tokens]; their
+  // ids are the next `accepted_drafts` entries of StepOutcome::draft_ids.
+  // They come before `token`, which is then the token sampled after the
+  // last accepted draft (1 + accepted_drafts new tokens in all). A draft
+  // that ends the request must be reported as `token` with `finish` set,
+  // the drafts before it accepted. Drafts past max_new_tokens or the
+  // context are dropped (the request then ends with kLength). 0 for every
+  // other sequence, and for one that failed or ran out of KV. (The ids live
+  // in the StepOutcome so that this struct stays one cache line: Complete
+  // reads one per sequence per step.)
   int32_t accepted_drafts = 0;
-  std::array<TokenId, kMaxDraftTokens> drafts{};
   // Non-empty when the engine failed this sequence; no token is applied, and
   // the request is retried from scratch up to its class's max_retries, then
   // ends as kFailed with this message.
@@ -87,6 +88,10 @@ struct StepOutcome {
   absl::Time completed_at = absl::InfinitePast();
   // Exactly one entry per planned sequence, in plan order.
   std::vector<SequenceOutcome> sequences;
+  // The ids of every speculative decode's accepted drafts, sequence after
+  // sequence in plan order (SequenceOutcome::accepted_drafts of each);
+  // exactly their sum. Empty without speculative decoding.
+  std::vector<TokenId> draft_ids;
   // Loads in the plan's model_commands that failed; every other load in the
   // plan is taken as done. Requests waiting for a failed model end as failed.
   std::vector<ModelLoadFailure> failed_loads;

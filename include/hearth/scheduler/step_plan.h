@@ -56,6 +56,11 @@ struct ScheduledSequence {
   // token and samples the next (num_tokens == 1, sample). False for every
   // prefill or recompute chunk, including a one-token last prompt chunk.
   bool decode = false;
+  // True the first time a sequence appears, and again after a preemption, a
+  // swap-in, or a speculative decode whose rejected drafts gave blocks
+  // back: `block_table` must then replace any engine-side table. Otherwise
+  // the engine appends `new_blocks` to the table it already holds.
+  bool full_block_table = false;
   // Speculative decoding (SchedulerOptions::max_draft_tokens), decodes
   // only: the engine may feed up to this many tokens of its own drafter
   // after the last sampled one, at positions start_position + 1 onward
@@ -63,12 +68,9 @@ struct ScheduledSequence {
   // them), verify them in the same forward pass and report how many it
   // accepted (SequenceOutcome::accepted_drafts). An engine without a
   // drafter ignores it and decodes one token as usual. 0 otherwise.
-  int32_t draft_tokens = 0;
-  // True the first time a sequence appears, and again after a preemption, a
-  // swap-in, or a speculative decode whose rejected drafts gave blocks
-  // back: `block_table` must then replace any engine-side table. Otherwise
-  // the engine appends `new_blocks` to the table it already holds.
-  bool full_block_table = false;
+  // (int8_t: it fits the padding after the flags, keeping a plan entry at
+  // 80 bytes; at most kMaxDraftTokens.)
+  int8_t draft_tokens = 0;
   // The request's whole device block table after this step's allocations.
   absl::Span<const BlockId> block_table;
   // Blocks appended since the engine last saw this sequence (all of
