@@ -106,8 +106,10 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
 
 std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
                                         const SchedulerOptions& options) {
-  TreePolicyRules rules{.workflow_head_start = config.workflow_head_start,
-                        .backfill_wait = config.backfill_wait};
+  // The rest of the rules depend on the class level, below.
+  TreePolicyRules rules;
+  rules.workflow_head_start = config.workflow_head_start;
+  rules.backfill_wait = config.backfill_wait;
   // The reserve is for interactive arrivals: with no class targeting TTFT,
   // every request is background and there is nobody to keep room for.
   const bool interactive = std::any_of(
