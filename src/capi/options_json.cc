@@ -41,7 +41,8 @@ int NestingDepth(std::string_view text) {
 absl::Status ReadModel(const JsonFields& f, ModelConfig& m) {
   HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "context_length", "vocab_size",
                                       "kv_bytes_per_token", "weights_bytes",
-                                      "preload", "keep_alive_s"}));
+                                      "preload", "keep_alive_s", "base_model"}));
+  HEARTH_RETURN_IF_ERROR(f.Read("base_model", &m.base_model));
   HEARTH_RETURN_IF_ERROR(f.Read("name", &m.name));
   HEARTH_RETURN_IF_ERROR(f.Read("context_length", &m.context_length));
   HEARTH_RETURN_IF_ERROR(f.Read("vocab_size", &m.vocab_size));
@@ -130,8 +131,11 @@ absl::Status ReadResidency(const JsonFields& top, ResidencyConfig& r) {
   const json* object = top.Find("residency");
   if (object == nullptr) return absl::OkStatus();
   JsonFields f(*object, "residency");
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"device_memory_bytes", "max_concurrent_loads"}));
+  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"device_memory_bytes", "max_concurrent_loads",
+                                      "max_resident_adapters", "max_adapters_per_step"}));
   HEARTH_RETURN_IF_ERROR(f.Read("device_memory_bytes", &r.device_memory_bytes));
+  HEARTH_RETURN_IF_ERROR(f.Read("max_resident_adapters", &r.max_resident_adapters));
+  HEARTH_RETURN_IF_ERROR(f.Read("max_adapters_per_step", &r.max_adapters_per_step));
   return f.Read("max_concurrent_loads", &r.max_concurrent_loads);
 }
 

@@ -9,6 +9,8 @@ ModelResidency::ModelResidency(const SchedulerOptions& o)
     : enabled_(o.residency.device_memory_bytes > 0),
       memory_(o.residency.device_memory_bytes),
       max_loads_(o.residency.max_concurrent_loads),
+      max_resident_adapters_(o.residency.max_resident_adapters),
+      max_running_adapters_(o.residency.max_adapters_per_step),
       pool_blocks_(o.kv.num_device_blocks) {
   models_.resize(o.models.size());
   for (const ModelConfig& m : o.models) {
@@ -20,8 +22,19 @@ ModelResidency::ModelResidency(const SchedulerOptions& o)
     m.keep_alive = o.models[i].keep_alive;
     m.resident = !enabled_ || o.models[i].preload;
     if (enabled_ && m.resident) weight_bytes_ += m.weights;
+    for (size_t b = 0; b < o.models.size() && !o.models[i].base_model.empty(); ++b) {
+      if (o.models[b].name == o.models[i].base_model) m.base = static_cast<int32_t>(b);
+    }
+    if (enabled_ && m.resident && m.base >= 0) ++resident_adapters_;
   }
   Recompute();
+}
+
+void ModelResidency::AddRunning(ModelId m, int32_t delta) {
+  Model& model = models_[m.value()];
+  const bool was = model.running > 0;
+  model.running += delta;
+  if (model.base >= 0 && was != (model.running > 0)) running_adapters_ += was ? -1 : 1;
 }
 
 void ModelResidency::Recompute() {
@@ -34,26 +47,95 @@ void ModelResidency::Recompute() {
   kv_block_limit_ = static_cast<int32_t>(std::min<int64_t>(blocks, pool_blocks_));
 }
 
-void ModelResidency::AddLive(ModelId m) { ++models_[m.value()].live; }
+void ModelResidency::AddLive(ModelId m) {
+  Model& model = models_[m.value()];
+  ++model.live;
+  if (model.base >= 0) ++models_[static_cast<size_t>(model.base)].live;
+}
 
 void ModelResidency::RemoveLive(ModelId m, absl::Time now) {
   Model& model = models_[m.value()];
   --model.live;
   model.last_used = now;
+  if (model.base >= 0) {
+    Model& base = models_[static_cast<size_t>(model.base)];
+    --base.live;
+    base.last_used = now;
+  }
+}
+
+void ModelResidency::AddActive(ModelId m, int32_t delta) {
+  Model& model = models_[m.value()];
+  model.active += delta;
+  if (model.base >= 0) models_[static_cast<size_t>(model.base)].active += delta;
 }
 
 void ModelResidency::WantLoad(ModelId m) {
   Model& model = models_[m.value()];
+  // The base first: it loads ahead of the adapter in the queue's order.
+  if (model.base >= 0) WantLoad(ModelId(static_cast<uint32_t>(model.base)));
   if (model.resident || model.loading || model.load_queued) return;
   model.load_queued = true;
   load_queue_.push_back(m.value());
 }
 
-void ModelResidency::Unload(uint32_t m, std::vector<ModelCommand>* commands) {
+void ModelResidency::Unload(uint32_t m, std::vector<ModelCommand>* commands,
+                            std::vector<ModelId>* demoted) {
+  if (models_[m].base < 0) {
+    for (size_t a = 0; a < models_.size(); ++a) {
+      Model& adapter = models_[a];
+      if (adapter.base != static_cast<int32_t>(m) || !adapter.resident) continue;
+      Unload(static_cast<uint32_t>(a), commands);
+      if (adapter.live > 0 && demoted != nullptr) {
+        demoted->push_back(ModelId(static_cast<uint32_t>(a)));
+        WantLoad(ModelId(static_cast<uint32_t>(a)));
+      }
+    }
+  } else {
+    --resident_adapters_;
+  }
   models_[m].resident = false;
   weight_bytes_ -= models_[m].weights;
   commands->push_back({ModelCommandKind::kUnload, ModelId(m)});
   Recompute();
+}
+
+bool ModelResidency::Evictable(uint32_t i, bool busy_ok, ModelId keep) const {
+  const Model& m = models_[i];
+  if (!m.resident || m.loading) return false;
+  if (m.live > 0) {
+    // Only waiting requests (none holds KV), and not the model (or the base
+    // of the adapter) that wants the room.
+    if (!busy_ok || m.active > 0 || ModelId(i) == keep) return false;
+    if (keep.valid() && keep.value() < models_.size() &&
+        models_[keep.value()].base == static_cast<int32_t>(i)) {
+      return false;
+    }
+  }
+  // An adapter mid-load needs its base.
+  for (const Model& a : models_) {
+    if (a.base == static_cast<int32_t>(i) && a.loading) return false;
+  }
+  return true;
+}
+
+bool ModelResidency::MayLoadAdapter(uint32_t id, std::vector<ModelCommand>* commands) {
+  const Model& m = models_[id];
+  if (m.base < 0) return true;
+  if (!ready(ModelId(static_cast<uint32_t>(m.base)))) return false;
+  if (max_resident_adapters_ == 0 || resident_adapters_ < max_resident_adapters_) return true;
+  // Slots are full: free the least recently used idle adapter's.
+  int64_t best = -1;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const Model& a = models_[i];
+    if (a.base < 0 || !a.resident || a.loading || a.live > 0) continue;
+    if (best < 0 || a.last_used < models_[static_cast<size_t>(best)].last_used) {
+      best = static_cast<int64_t>(i);
+    }
+  }
+  if (best < 0) return false;
+  Unload(static_cast<uint32_t>(best), commands);
+  return true;
 }
 
 bool ModelResidency::EvictFor(int64_t needed, int64_t owned_bytes, bool busy_ok, ModelId keep,
@@ -62,8 +144,7 @@ bool ModelResidency::EvictFor(int64_t needed, int64_t owned_bytes, bool busy_ok,
     int64_t best = -1;
     for (size_t i = 0; i < models_.size(); ++i) {
       const Model& m = models_[i];
-      const bool evictable = m.live == 0 || (busy_ok && m.active == 0 && ModelId(i) != keep);
-      if (!m.resident || m.loading || !evictable) continue;
+      if (!Evictable(static_cast<uint32_t>(i), busy_ok, keep)) continue;
       // Idle models go before busy ones, then least recently used.
       if (best < 0) {
         best = static_cast<int64_t>(i);
@@ -77,7 +158,7 @@ bool ModelResidency::EvictFor(int64_t needed, int64_t owned_bytes, bool busy_ok,
     if (best < 0) return false;
     const auto m = static_cast<uint32_t>(best);
     const bool wanted = models_[m].live > 0;
-    Unload(m, commands);
+    Unload(m, commands, demoted);
     if (wanted) {
       // Its waiting requests go back to preparation and will want it back.
       demoted->push_back(ModelId(m));
@@ -92,7 +173,7 @@ void ModelResidency::PlanUnloads(absl::Time now, std::vector<ModelCommand>* comm
   for (size_t i = 0; i < models_.size(); ++i) {
     const Model& m = models_[i];
     if (m.resident && !m.loading && m.live == 0 && m.keep_alive != absl::InfiniteDuration() &&
-        now - m.last_used >= m.keep_alive) {
+        now - m.last_used >= m.keep_alive && Evictable(static_cast<uint32_t>(i), false, ModelId())) {
       Unload(static_cast<uint32_t>(i), commands);
     }
   }
@@ -114,6 +195,8 @@ void ModelResidency::PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* 
   const int64_t owned_bytes = int64_t{owned_blocks} * block_bytes_;
   int32_t loads = 0;
   size_t kept = 0;
+  // A model that did not fit: the ones behind it wait too.
+  bool blocked = false;
   for (size_t q = 0; q < load_queue_.size(); ++q) {
     const uint32_t id = load_queue_[q];
     Model& m = models_[id];
@@ -121,19 +204,29 @@ void ModelResidency::PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* 
       m.load_queued = false;  // Everyone who wanted it has gone.
       continue;
     }
+    // An adapter waits for its base (ahead of it in the queue) and for a
+    // slot, without holding up other models' loads.
+    if (m.base >= 0 && (loads >= max_loads_ || blocked || !MayLoadAdapter(id, commands))) {
+      // A base unloaded since it was asked for is asked for again.
+      if (!models_[static_cast<size_t>(m.base)].resident) WantLoad(ModelId(id));
+      load_queue_[kept++] = id;
+      continue;
+    }
     // Loads go in request order: a model that does not fit yet blocks the
     // ones behind it, so a big model is not starved by small ones.
-    if (loads < max_loads_ && kept == 0 &&
-        EvictFor(m.weights, owned_bytes, /*busy_ok=*/false, ModelId(), commands, nullptr)) {
+    if (loads < max_loads_ && !blocked &&
+        EvictFor(m.weights, owned_bytes, /*busy_ok=*/false, ModelId(id), commands, nullptr)) {
       m.load_queued = false;
       m.loading = true;
       m.resident = true;  // Its memory is taken from now on.
+      if (m.base >= 0) ++resident_adapters_;
       weight_bytes_ += m.weights;
       Recompute();
       commands->push_back({ModelCommandKind::kLoad, ModelId(id)});
       ++loads;
       continue;
     }
+    blocked = true;
     load_queue_[kept++] = id;
   }
   load_queue_.resize(kept);
@@ -157,6 +250,7 @@ void ModelResidency::FinishLoads(const std::vector<ModelCommand>& commands,
     m.loading = false;
     if (std::find(failed.begin(), failed.end(), c.model) != failed.end()) {
       m.resident = false;
+      if (m.base >= 0) --resident_adapters_;
       weight_bytes_ -= m.weights;
       Recompute();
     } else {

@@ -3,6 +3,13 @@
 // Which models are resident, what memory is left for KV blocks, and which
 // loads and unloads a step issues. Engine thread only. With residency
 // disabled every model is resident and the KV limit is the whole pool.
+//
+// Adapters (ModelConfig::base_model) are models whose base must be ready
+// before they load and before their requests run: a request of an adapter
+// counts as live and active for its base too, so the base outlives it, and
+// unloading a base unloads its adapters first. Adapter slots
+// (max_resident_adapters) and the adapters of the running set
+// (max_adapters_per_step) are bounded apart from memory.
 
 #ifndef HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
 #define HEARTH_RESIDENCY_MODEL_RESIDENCY_H_
@@ -23,7 +30,20 @@ class ModelResidency {
   bool enabled() const { return enabled_; }
   // Resident and not still loading: its requests may run.
   bool ready(ModelId m) const {
-    return models_[m.value()].resident && !models_[m.value()].loading;
+    const Model& model = models_[m.value()];
+    return model.resident && !model.loading &&
+           (model.base < 0 || ready(ModelId(static_cast<uint32_t>(model.base))));
+  }
+  // Running requests of `m` (StartRunning/StopRunning); with adapters this
+  // bounds the adapters of the running set.
+  void AddRunning(ModelId m, int32_t delta);
+  // Whether a request of `m` may start running beside the running set:
+  // always for a base model, or an adapter already running, else while
+  // fewer than max_adapters_per_step adapters run.
+  bool AdmitsAdapter(ModelId m) const {
+    const Model& model = models_[m.value()];
+    return model.base < 0 || model.running > 0 || max_running_adapters_ == 0 ||
+           running_adapters_ < max_running_adapters_;
   }
   // Device blocks that may be owned at once given resident (and loading)
   // weights.
@@ -50,7 +70,7 @@ class ModelResidency {
 
   // Requests of a model holding KV (running or swapped); such a model is
   // never unloaded.
-  void AddActive(ModelId m, int32_t delta) { models_[m.value()].active += delta; }
+  void AddActive(ModelId m, int32_t delta);
 
   // Unloads models, least recently used first, until `blocks` more KV blocks
   // fit beside `owned_blocks`: idle ones (no unfinished requests) first, then
@@ -68,6 +88,9 @@ class ModelResidency {
 
  private:
   struct Model {
+    // The base model's index, or -1 for a base model.
+    int32_t base = -1;
+    int32_t running = 0;
     int64_t weights = 0;
     absl::Duration keep_alive = absl::InfiniteDuration();
     bool resident = false;
@@ -82,11 +105,25 @@ class ModelResidency {
   // waiting requests but no KV) until `bytes_needed` fit; false if they do not.
   bool EvictFor(int64_t bytes_needed, int64_t owned_bytes, bool busy_ok, ModelId keep,
                 std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
-  void Unload(uint32_t m, std::vector<ModelCommand>* commands);
+  // Unloads `m`, a base's resident adapters first (those with requests
+  // waiting go to `demoted`, when given, and want loading again).
+  void Unload(uint32_t m, std::vector<ModelCommand>* commands,
+              std::vector<ModelId>* demoted = nullptr);
+  // Whether `m` may start loading now: a base, or an adapter whose base is
+  // ready and for which an adapter slot is free or was freed (unloading an
+  // idle adapter into `commands`).
+  bool MayLoadAdapter(uint32_t m, std::vector<ModelCommand>* commands);
+  // Model `m` is evictable: resident, not loading, idle (or only waiting,
+  // with `busy_ok`), not `keep` or keep's base, and no adapter of it loading.
+  bool Evictable(uint32_t m, bool busy_ok, ModelId keep) const;
 
   const bool enabled_;
   const int64_t memory_;
   const int32_t max_loads_;
+  const int32_t max_resident_adapters_;
+  const int32_t max_running_adapters_;
+  int32_t resident_adapters_ = 0;
+  int32_t running_adapters_ = 0;
   const int32_t pool_blocks_;
   int64_t block_bytes_ = 0;
   std::vector<Model> models_;

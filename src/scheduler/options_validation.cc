@@ -91,6 +91,56 @@ int64_t MaxBlockBytes(const SchedulerOptions& o) {
   return block_bytes;
 }
 
+// The weights of `m`'s base when `m` is an adapter, else 0; clamped to the
+// device memory, since the base may not have been validated yet.
+int64_t BaseWeights(const SchedulerOptions& o, const ModelConfig& m) {
+  if (m.base_model.empty()) return 0;
+  for (const ModelConfig& b : o.models) {
+    if (b.name == m.base_model) {
+      return std::clamp<int64_t>(b.weights_bytes, 0, o.residency.device_memory_bytes);
+    }
+  }
+  return 0;
+}
+
+// An adapter's base: another model, itself a base, whose KV it shares.
+absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
+  const ModelConfig& m = o.models[i];
+  if (m.base_model.empty()) return absl::OkStatus();
+  const std::string field = absl::StrCat("models[", i, "].base_model");
+  const auto base = std::find_if(o.models.begin(), o.models.end(),
+                                 [&](const ModelConfig& b) { return b.name == m.base_model; });
+  if (base == o.models.end() || base == o.models.begin() + static_cast<int64_t>(i)) {
+    return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
+                                       "\", which is not another model of SchedulerOptions.models"));
+  }
+  if (!base->base_model.empty()) {
+    return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
+                                       "\", itself an adapter; an adapter's base must be a base model"));
+  }
+  if (m.kv_bytes_per_token != 0 && m.kv_bytes_per_token != base->kv_bytes_per_token) {
+    return Invalid(absl::StrCat("models[", i, "].kv_bytes_per_token"),
+                   absl::StrCat("is ", m.kv_bytes_per_token, "; an adapter shares its base's KV: 0 or ",
+                                base->kv_bytes_per_token));
+  }
+  if (m.vocab_size != 0 && m.vocab_size != base->vocab_size) {
+    return Invalid(absl::StrCat("models[", i, "].vocab_size"),
+                   absl::StrCat("is ", m.vocab_size, "; an adapter shares its base's vocabulary: 0 or ",
+                                base->vocab_size));
+  }
+  if (m.context_length > base->context_length) {
+    return Invalid(absl::StrCat("models[", i, "].context_length"),
+                   absl::StrCat("is ", m.context_length, "; an adapter's is at most its base's (",
+                                base->context_length, ")"));
+  }
+  if (o.residency.device_memory_bytes > 0 && m.preload && !base->preload) {
+    return Invalid(absl::StrCat("models[", i, "].preload"),
+                   absl::StrCat("is true but its base \"", base->name.substr(0, 64),
+                                "\" is not preloaded; an adapter is resident only with its base"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateModels(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.models.size(); ++i) {
     const ModelConfig& m = o.models[i];
@@ -109,6 +159,7 @@ absl::Status ValidateModels(const SchedulerOptions& o) {
       return Invalid(absl::StrCat("models[", i, "].kv_bytes_per_token"),
                      absl::StrCat("is ", m.kv_bytes_per_token, "; must be in [0, 2^40]"));
     }
+    HEARTH_RETURN_IF_ERROR(ValidateAdapter(o, i));
   }
   return absl::OkStatus();
 }
@@ -236,15 +287,19 @@ absl::Status ValidateKvCache(const SchedulerOptions& o) {
 absl::Status ValidateResidentModel(const SchedulerOptions& o, size_t i, int64_t block_bytes) {
   const ModelConfig& m = o.models[i];
   const std::string field = absl::StrCat("models[", i, "]");
-  if (m.kv_bytes_per_token <= 0) {
+  if (m.kv_bytes_per_token <= 0 && m.base_model.empty()) {
     return Invalid(field + ".kv_bytes_per_token",
                    absl::StrCat("is ", m.kv_bytes_per_token, "; residency needs it > 0 to size KV"));
   }
-  // Compared by subtraction: weights_bytes + block_bytes could wrap.
-  if (m.weights_bytes < 0 || m.weights_bytes > o.residency.device_memory_bytes - block_bytes) {
+  // Compared by subtraction: weights_bytes + block_bytes could wrap. An
+  // adapter is resident beside its base (checked first, so its weights are
+  // in range).
+  const int64_t base = BaseWeights(o, m);
+  if (m.weights_bytes < 0 || m.weights_bytes > o.residency.device_memory_bytes - block_bytes - base) {
     return Invalid(field + ".weights_bytes",
                    absl::StrCat("is ", m.weights_bytes, "; must be >= 0 and leave room for at least one KV block (",
-                                block_bytes, " bytes) in residency.device_memory_bytes = ",
+                                block_bytes, " bytes)", base > 0 ? absl::StrCat(" beside its base's ", base) : "",
+                                " in residency.device_memory_bytes = ",
                                 o.residency.device_memory_bytes));
   }
   if (m.keep_alive <= absl::ZeroDuration()) {
@@ -254,6 +309,14 @@ absl::Status ValidateResidentModel(const SchedulerOptions& o, size_t i, int64_t 
 }
 
 absl::Status ValidateResidency(const SchedulerOptions& o) {
+  for (const auto& [name, value] : {std::pair{"residency.max_resident_adapters",
+                                              o.residency.max_resident_adapters},
+                                    std::pair{"residency.max_adapters_per_step",
+                                              o.residency.max_adapters_per_step}}) {
+    if (value < 0) {
+      return Invalid(name, absl::StrCat("is ", value, "; must be >= 0 (0: no limit)"));
+    }
+  }
   if (o.residency.max_concurrent_loads < 1) {
     return Invalid("residency.max_concurrent_loads",
                    absl::StrCat("is ", o.residency.max_concurrent_loads, "; must be >= 1"));
@@ -261,6 +324,16 @@ absl::Status ValidateResidency(const SchedulerOptions& o) {
   if (o.residency.device_memory_bytes < 0) {
     return Invalid("residency.device_memory_bytes",
                    absl::StrCat("is ", o.residency.device_memory_bytes, "; must be >= 0 (0: disabled)"));
+  }
+  if (o.residency.device_memory_bytes > 0 && o.residency.max_resident_adapters > 0) {
+    const auto preloaded = std::count_if(o.models.begin(), o.models.end(), [](const ModelConfig& m) {
+      return !m.base_model.empty() && m.preload;
+    });
+    if (preloaded > o.residency.max_resident_adapters) {
+      return Invalid("residency.max_resident_adapters",
+                     absl::StrCat("is ", o.residency.max_resident_adapters, " but ", preloaded,
+                                  " adapters are preloaded"));
+    }
   }
   if (o.residency.device_memory_bytes > 0) {
     int64_t preloaded = 0;
@@ -404,8 +477,10 @@ absl::Status ValidateSpecFits(const RequestSpec& spec, const SchedulerOptions& o
   const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   if (o.residency.device_memory_bytes > 0) {
     const int64_t block_bytes = MaxBlockBytes(o);
+    // An adapter runs beside its base.
+    const int64_t weights = model.weights_bytes + BaseWeights(o, model);
     const int64_t blocks = std::min<int64_t>(
-        (o.residency.device_memory_bytes - model.weights_bytes) / block_bytes, o.kv.num_device_blocks);
+        (o.residency.device_memory_bytes - weights) / block_bytes, o.kv.num_device_blocks);
     if (total > blocks * o.kv.block_size) {
       return BadSpec("prompt_tokens + max_new_tokens is ", total, " tokens, more KV than fits beside model \"",
                  model.name, "\" even with no other model resident (", blocks * o.kv.block_size,

@@ -42,6 +42,13 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
       result = TryAdmit(*r, now, spare_blocks);
     }
     if (result == Admission::kAdmitted) continue;
+    // The policy's first candidate waits for an adapter slot of the running
+    // set: admitting others would keep their adapters running, and the slot
+    // might never free (ResidencyConfig::max_adapters_per_step).
+    if (result == Admission::kAdapterBusy) {
+      if (declines == 0 && !backfilling) break;
+      result = Admission::kDeclined;
+    }
     // Particular to this candidate (its class is at a hard limit or may only
     // borrow idle capacity; it was preempted this very step; or, a policy
     // bug, it is not waiting), or, past a waiting head, no room: offer the
@@ -119,6 +126,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
                                                      int32_t spare_blocks) {
   // Its model was unloaded this step to make room; it goes back to preparing.
   if (!residency_.ready(r.model)) return Admission::kDeclined;
+  // Its adapter would be one more than a step's batch may mix.
+  if (!residency_.AdmitsAdapter(r.model)) return Admission::kAdapterBusy;
   // Background prefill has had its share of this step.
   if (Background(r) && background_budget_ <= 0 && !r.decoding()) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);

@@ -203,6 +203,8 @@ class Scheduler::Impl {
     kDeclined,
     // No sequence slot or memory, though the request is entitled to them.
     kNoRoom,
+    // Its adapter would exceed ResidencyConfig::max_adapters_per_step.
+    kAdapterBusy,
   };
   // What admitting a request takes: where it starts, its first chunk, its
   // blocks and the class rules it falls under.

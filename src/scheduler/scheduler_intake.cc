@@ -260,17 +260,24 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
   PromotePrepared(now);
   for (const ModelLoadFailure& f : outcome.failed_loads) {
     // Everyone waiting for the model ends, with the engine's reason; a later
-    // request for it asks for a new load.
-    auto& waiting = preparing_[f.model.value()];
-    for (const auto& [slot, id] : waiting) {
-      RequestRecord& r = slab_[slot];
-      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
-      Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
-                absl::StrCat("model \"", options_.models[f.model.value()].name,
-                             "\" failed to load: ", f.error),
-                now);
+    // request for it asks for a new load. Requests of its adapters waited
+    // for it too: they end as well rather than ask for it forever.
+    const std::string& name = options_.models[f.model.value()].name;
+    for (size_t m = 0; m < options_.models.size(); ++m) {
+      const bool adapter = options_.models[m].base_model == name;
+      if (m != f.model.value() && !adapter) continue;
+      auto& waiting = preparing_[m];
+      for (const auto& [slot, id] : waiting) {
+        RequestRecord& r = slab_[slot];
+        if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
+        Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
+                  adapter ? absl::StrCat("base model \"", name, "\" of adapter \"",
+                                         options_.models[m].name, "\" failed to load: ", f.error)
+                          : absl::StrCat("model \"", name, "\" failed to load: ", f.error),
+                  now);
+      }
+      waiting.clear();
     }
-    waiting.clear();
   }
 }
 

@@ -72,6 +72,7 @@ void Scheduler::Impl::TellPolicy(const RequestRecord& r, RequestPhase from, Requ
 void Scheduler::Impl::StartRunning(RequestRecord& r) {
   LinkInto(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
   capacity_.AddRunning(r.work_class.value(), 1);
+  residency_.AddRunning(r.model, 1);
 }
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
@@ -80,6 +81,7 @@ void Scheduler::Impl::StopRunning(RequestRecord& r) {
   Unlink(r);
   const uint32_t cls = r.work_class.value();
   capacity_.AddRunning(cls, -1);
+  residency_.AddRunning(r.model, -1);
   capacity_.Reserve(cls, -std::exchange(r.reserved_blocks, 0));
   capacity_.ClearBorrowing(r.slot);
 }

@@ -535,6 +535,32 @@ TEST_CASE("C API: speculative decodes", "[capi]") {
   CHECK_THAT(message, Catch::Contains("max_draft_tokens"));
 }
 
+TEST_CASE("C API: adapters in the options JSON", "[capi]") {
+  const char* json =
+      "{\"kv\": {\"num_device_blocks\": 64},"
+      " \"models\": [{\"name\": \"llama\", \"kv_bytes_per_token\": 1000,"
+      "                \"weights_bytes\": 500000},"
+      "               {\"name\": \"alice-lora\", \"base_model\": \"llama\","
+      "                \"weights_bytes\": 20000, \"preload\": false}],"
+      " \"residency\": {\"device_memory_bytes\": 2000000, \"max_resident_adapters\": 1,"
+      "               \"max_adapters_per_step\": 1}}";
+  Scheduler sch(json);
+  hearth_request r = Request(8, 2);
+  r.model = "alice-lora";
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_OK);
+  const hearth_plan* plan = nullptr;
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_plan_count(plan, HEARTH_PLAN_MODEL_COMMANDS) == 1);
+  hearth_plan_entry e;
+  REQUIRE(hearth_plan_entry_at(plan, HEARTH_PLAN_MODEL_COMMANDS, 0, &e, nullptr) == HEARTH_OK);
+  CHECK(e.kind == 0);  // load
+  std::string message;
+  CHECK(OptionsStatus("{\"models\": [{\"name\": \"a\", \"base_model\": \"b\"}]}", &message) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("base_model"));
+}
+
 TEST_CASE("C API: live priority and class changes", "[capi]") {
   Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"work_classes\": \"household\"}");
   CHECK(hearth_scheduler_set_priority(nullptr, 1, 2, nullptr) == HEARTH_INVALID_ARGUMENT);

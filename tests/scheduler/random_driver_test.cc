@@ -49,6 +49,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.victims_checked > 50);
   CHECK(total.live_changes > 200);
   CHECK(total.draft_tokens > 1000);
+  CHECK(total.adapter_configs > 20);
 }
 
 }  // namespace

@@ -98,6 +98,22 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   // Speculative decoding in a third of the seeds, from its own stream too.
   std::mt19937_64 draft_rng(seed ^ 0x2545f4914f6cdd1dULL);
   if (draft_rng() % 3 == 0) options.max_draft_tokens = Uniform(draft_rng, 1, 4);
+  // With several models, now and then the third is an adapter of the first,
+  // with bounded adapter slots and adapters per step.
+  std::mt19937_64 adapter_rng(seed ^ 0x94d049bb133111ebULL);
+  if (options.models.size() == 3 && adapter_rng() % 2 == 0) {
+    ModelConfig& adapter = options.models[2];
+    adapter.base_model = options.models[0].name;
+    adapter.context_length = std::min(adapter.context_length, options.models[0].context_length);
+    adapter.preload = false;
+    // An adapter is small beside its base (the one KV block each model
+    // must leave room for is checked beside the base's weights).
+    adapter.weights_bytes = int64_t{Uniform(adapter_rng, 0, 2)} * adapter.kv_bytes_per_token *
+                            options.kv.block_size;
+    options.residency.max_resident_adapters = Uniform(adapter_rng, 0, 1);
+    options.residency.max_adapters_per_step = Uniform(adapter_rng, 0, 1);
+    ++stats->adapter_configs;
+  }
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;

@@ -30,6 +30,8 @@ struct RandomWorkloadStats {
   int64_t live_changes = 0;
   // Draft tokens planned for speculative decodes.
   int64_t draft_tokens = 0;
+  // Seeds whose models include an adapter.
+  int64_t adapter_configs = 0;
   void Add(const RandomWorkloadStats& o) {
     finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
@@ -39,6 +41,7 @@ struct RandomWorkloadStats {
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
     victims_checked += o.victims_checked; live_changes += o.live_changes;
     draft_tokens += o.draft_tokens;
+    adapter_configs += o.adapter_configs;
   }
 };
 

@@ -18,6 +18,7 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
   c.swap_in = plan.swap_in;
   c.copy_on_write = plan.copy_on_write;
   c.num_batched_tokens = plan.num_batched_tokens;
+  c.model_commands = plan.model_commands;
   for (const ModelCommand& m : plan.model_commands) {
     if (m.kind == ModelCommandKind::kLoad) ++c.model_commands_loads;
     if (m.kind == ModelCommandKind::kUnload && m.model.value() < 8) ++c.unloads_of[m.model.value()];

@@ -40,6 +40,7 @@ struct PlanCopy {
   int32_t model_commands_loads = 0;
   // Unload commands per model id (first 8 models).
   int32_t unloads_of[8] = {};
+  std::vector<ModelCommand> model_commands;
 
   static PlanCopy Of(const StepPlan& plan);
   const Sequence* Find(RequestId id) const {

@@ -149,7 +149,7 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  * (hearth/scheduler/scheduler_options.h documents them):
  *   "models": [{"name", "context_length", "vocab_size",
  *               "kv_bytes_per_token", "weights_bytes", "preload",
- *               "keep_alive_s"}]
+ *               "keep_alive_s", "base_model" (an adapter of that model)}]
  *   "users": [{"name", "weight", "max_queued_requests", "token_quota",
  *              "quota_window_s"}]
  *   "work_classes": "household" (HouseholdWorkClasses(): voice, chat,
@@ -161,7 +161,8 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *              for none, the default)
  *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",
  *          "watermark_blocks", "enable_prefix_caching"}
- *   "residency": {"device_memory_bytes", "max_concurrent_loads"}
+ *   "residency": {"device_memory_bytes", "max_concurrent_loads",
+ *                 "max_resident_adapters", "max_adapters_per_step"}
  *   "policy": "fifo" | "vtc" | "priority" | "mlfq" | "household"
  *   "vtc": {"prompt_token_weight", "decode_token_weight",
  *           "preempt_for_admission", "admission_preemption_gap"}

@@ -59,7 +59,9 @@ struct RequestSpec {
   // What kind of work this is. Must name a class in
   // SchedulerOptions::work_classes.
   WorkClassId work_class = WorkClassId(0);
-  // Which model serves it. Must name a model in SchedulerOptions::models.
+  // Which model serves it. Must name a model in SchedulerOptions::models;
+  // naming an adapter (ModelConfig::base_model) runs it on that adapter
+  // over its base model.
   ModelId model = ModelId(0);
 
   // Number of prompt tokens. Must be > 0 and, with `max_new_tokens`, fit the

@@ -20,6 +20,8 @@ struct RequestView {
   RequestId id;
   UserId user;
   WorkClassId work_class;
+  // RequestSpec::model: the model or adapter the request needs, so a
+  // policy can group requests by adapter.
   ModelId model;
   RequestId parent;
   // The agent workflow this request is a call of (see RequestSpec::parent):

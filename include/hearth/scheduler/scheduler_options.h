@@ -44,6 +44,18 @@ struct ModelConfig {
   // Unloaded once idle (no unfinished requests) this long, as Ollama's
   // keep-alive does. InfiniteDuration: unloaded only when memory is needed.
   absl::Duration keep_alive = absl::InfiniteDuration();
+
+  // --- Adapters. Non-empty: this entry is an adapter (a LoRA, say one per
+  // member) of the base model of that name, which must be a base model
+  // itself. A request names the adapter as its model. The adapter shares
+  // the base's KV layout (kv_bytes_per_token and vocab_size 0 or the
+  // base's; context_length at most the base's) but not its prefix cache,
+  // since its K/V differ; weights_bytes is the adapter's own size. With
+  // residency it is loaded only once its base is resident, an unfinished
+  // request of it keeps its base from being unloaded, and unloading the
+  // base unloads it first (ResidencyConfig::max_resident_adapters and
+  // max_adapters_per_step bound adapters).
+  std::string base_model;
 };
 
 // Model residency: several models share the device's memory with the KV
@@ -63,6 +75,16 @@ struct ResidencyConfig {
   int64_t device_memory_bytes = 0;
   // Loads in one step. Must be >= 1.
   int32_t max_concurrent_loads = 1;
+  // Adapters (ModelConfig::base_model) resident at once, like an engine's
+  // adapter slots: loading one more first unloads an idle adapter, least
+  // recently used; with none idle the load waits. 0: no limit but memory.
+  int32_t max_resident_adapters = 0;
+  // Distinct adapters among the running requests, so in any step's batch
+  // (as vLLM's max_loras): a request of another adapter is not admitted
+  // until one of them has no running request left, and the policy's first
+  // candidate held back this way holds the line for that step. Applies with
+  // residency off too. 0: no limit.
+  int32_t max_adapters_per_step = 0;
 };
 
 struct UserConfig {
