@@ -162,14 +162,29 @@ bool ServeEngine::intake_closed() const {
 }
 
 void ServeEngine::Stop() {
-  absl::MutexLock lock(&mu_);
-  stop_ = true;
-  wake_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    wake_ = true;
+  }
+  // The engine thread may be asleep in the scheduler's WaitForWork.
+  scheduler_->Wake();
 }
 
-void ServeEngine::Idle(absl::Duration timeout) {
+void ServeEngine::Idle() {
+  if (live_.empty()) {
+    // Nothing live: sleep until a request comes (Submit wakes it), Stop, a
+    // model's keep-alive is due, or the next /metrics snapshot, instead of
+    // polling.
+    const absl::Time deadline =
+        std::min(scheduler_->NextEventTime(), std::max(next_snapshot_, absl::Now()));
+    scheduler_->WaitForWork(deadline);
+    return;
+  }
+  // Live requests that could not run (their classes full, their model
+  // loading): the scheduler has nothing to wait on for them, so poll.
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&wake_), timeout);
+  mu_.AwaitWithTimeout(absl::Condition(&wake_), absl::Milliseconds(2));
   wake_ = false;
 }
 
@@ -189,7 +204,7 @@ void ServeEngine::Run() {
       if (stop_) break;
     }
     const bool ran = Step();
-    if (!ran) Idle(live_.empty() ? absl::Milliseconds(50) : absl::Milliseconds(2));
+    if (!ran) Idle();
   }
   // Whatever is left ends now, so no HTTP thread waits forever.
   AdoptSubmissions();

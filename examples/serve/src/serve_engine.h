@@ -157,8 +157,10 @@ class ServeEngine {
   void EndRequests();
   void PublishSnapshot(absl::Time now);
   void ReportDemand();
-  // Waits until a submission arrives, Stop() is called, or `timeout`.
-  void Idle(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  // After a step that ran nothing: with nothing live, sleeps in the
+  // scheduler's WaitForWork until a submission, Stop(), a model's keep-alive
+  // or the next snapshot; else waits briefly for a submission or Stop().
+  void Idle() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::unique_ptr<MetricsCollector> collector_;
   std::unique_ptr<Scheduler> scheduler_;
