@@ -164,6 +164,9 @@ class KvManager {
   // the blocks appended since it was last sent. The spans stay valid until
   // the table changes (never before Complete).
   void FillTables(SequenceKv& seq, ScheduledSequence& s);
+  // `s`, already filled this step, after blocks were appended to `seq`:
+  // its spans cover them too.
+  void ExtendTables(SequenceKv& seq, ScheduledSequence& s);
 
   const BlockAllocator& allocator() const { return allocator_; }
   const PrefixCache* prefix_cache() const {
@@ -199,6 +202,15 @@ inline void KvManager::FillTables(SequenceKv& seq, ScheduledSequence& s) {
   seq.sent = static_cast<int32_t>(table.size());
   seq.needs_full_table = false;
   seq.resend_table = false;
+}
+
+inline void KvManager::ExtendTables(SequenceKv& seq, ScheduledSequence& s) {
+  const absl::Span<const BlockId> table(seq.device);
+  // The new blocks began where the engine's table ended before this step.
+  const size_t first_new = s.block_table.size() - s.new_blocks.size();
+  s.block_table = table;
+  s.new_blocks = table.subspan(first_new);
+  seq.sent = static_cast<int32_t>(table.size());
 }
 
 }  // namespace hearth::internal

@@ -19,6 +19,16 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     SchedulerOptions options) {
   absl::Status valid = internal::ValidateOptions(options);
   if (!valid.ok()) return valid;
+  // An adapter's 0 vocabulary and KV size read as its base's from here on,
+  // so that token ids of its requests are checked like the base's.
+  for (ModelConfig& m : options.models) {
+    if (m.base_model.empty()) continue;
+    for (const ModelConfig& base : options.models) {
+      if (base.name != m.base_model) continue;
+      if (m.vocab_size == 0) m.vocab_size = base.vocab_size;
+      if (m.kv_bytes_per_token == 0) m.kv_bytes_per_token = base.kv_bytes_per_token;
+    }
+  }
   absl::StatusOr<BlockAllocator> allocator = BlockAllocator::Create(
       {.num_device_blocks = options.kv.num_device_blocks,
        .num_host_blocks = options.kv.num_host_blocks});
@@ -153,6 +163,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     v->reserve(running);
   }
   reclaimable_.reserve(running);
+  if (options_.max_draft_tokens > 0) draft_room_.reserve(running);
   prefills_by_deadline_ = policy_ != nullptr && policy_->PrefillsByDeadline();
   background_prefill_cap_ = policy_ != nullptr ? std::max(0, policy_->BackgroundPrefillTokens()) : 0;
   if (std::any_of(options_.work_classes.begin(), options_.work_classes.end(),

@@ -130,11 +130,25 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
     const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
     if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
     if (got[i].accepted_drafts > 0) [[unlikely]] {
-      if (absl::Status s = CheckDraftIds(outcome, i, ids); !s.ok()) return s;
+      const size_t at = ids;
       ids += static_cast<size_t>(got[i].accepted_drafts);
+      // Ids to check against a vocabulary, or too few of them.
+      if (ids > num_ids || vocab_size[planned[i].model.value()] > 0) {
+        if (absl::Status s = CheckDraftIds(outcome, i, at); !s.ok()) return s;
+      }
     }
   }
   if (ids != num_ids) [[unlikely]] return CheckDraftIds(outcome, n, ids);
+  // Negative ids, whatever the vocabulary: one pass over the contiguous ids,
+  // then the per-sequence walk only to say where.
+  if (num_ids > 0 &&
+      *std::min_element(outcome.draft_ids.begin(), outcome.draft_ids.end()) < 0) [[unlikely]] {
+    size_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (absl::Status s = CheckDraftIds(outcome, i, at); !s.ok()) return s;
+      at += static_cast<size_t>(got[i].accepted_drafts);
+    }
+  }
   return absl::OkStatus();
 }
 

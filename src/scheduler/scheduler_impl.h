@@ -181,8 +181,10 @@ class Scheduler::Impl {
   // Growth of a class with a hard budget stops at the budget; returns the
   // capped `want`, or -1 when even `min` does not fit and `record` yielded.
   int32_t CapToHardBudget(Record& record, int32_t want, int32_t min, absl::Time now);
-  // `drafts`: a decode's draft tokens (ScheduledSequence::draft_tokens).
-  void ScheduleSequence(Record& record, int32_t num_tokens, int32_t drafts = 0);
+  void ScheduleSequence(Record& record, int32_t num_tokens);
+  // Speculative decoding: gives the step's decodes their draft tokens from
+  // the budget and memory left after everything else (see the .cc).
+  void PlanDrafts();
   bool ScheduledNow(const Record& record) const {
     return planning_ && record.scheduled_step == plan_.step;
   }
@@ -398,6 +400,9 @@ class Scheduler::Impl {
   // Per-step buffers, reserved once.
   StepPlan plan_;
   std::vector<uint32_t> plan_slots_;
+  // With speculative decoding, beside plan_slots_: the most draft tokens
+  // each entry may take (0 for anything but a decode).
+  std::vector<int32_t> draft_room_;
   // Ends of the plan's closed segments (decodes, continuing prefills) and how
   // many are closed; the open segment runs to the end of the plan.
   size_t plan_segment_end_[2] = {0, 0};

@@ -205,7 +205,14 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
   if (DropDeviceState(r)) to_release_.push_back({r.id, r.handle});
-  kv_.ReleaseHost(r.kv);
+  // While a plan is built, its swap-outs may already copy into host blocks
+  // this request held (a class change swapped it out before a cancel or a
+  // deadline ended it in the same Plan): they are freed once that step ran.
+  if (planning_) {
+    kv_.DeferHostRelease(r.kv);
+  } else {
+    kv_.ReleaseHost(r.kv);
+  }
   residency_.RemoveLive(r.model, now);
   SetPhase(r, phase, now);
   if (sink_ != nullptr) {

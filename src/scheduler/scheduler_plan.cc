@@ -45,6 +45,7 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   AdmitWaiting(now);
   DemoteUnloaded(now);
   residency_.PlanLoads(kv_.allocator().num_owned(), &plan_.model_commands);
+  PlanDrafts();
   FinalizePlan();
   planning_ = false;
   plan_outstanding_ = true;
@@ -65,6 +66,7 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   plan_.num_batched_tokens = 0;
   plan_.num_decodes = 0;
   plan_slots_.clear();
+  draft_room_.clear();
   budget_ = StepTokenBudget();
   background_budget_ = decoding_.empty() ? INT32_MAX : background_prefill_cap_;
   planning_ = true;
@@ -92,14 +94,6 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   }
   const uint32_t* slots = snapshot_.data();
   const size_t n = snapshot_.size();
-  // Speculative decoding: drafts take only what is left once every decode
-  // has its one token.
-  int32_t draft_budget = 0;
-  const int32_t max_drafts = options_.max_draft_tokens;
-  const int32_t* context_length = context_length_.data();
-  if (which == RunList::kDecoding && max_drafts > 0) {
-    draft_budget = std::max<int32_t>(0, budget_ - static_cast<int32_t>(n));
-  }
   for (size_t i = 0; i < n; ++i) {
     if (budget_ <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
@@ -108,16 +102,9 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
-    // Never past the request's last token or its model's context: every
-    // accepted draft is one more token.
-    const int32_t drafts =
-        draft_budget > 0
-            ? std::max(0, std::min({max_drafts, draft_budget, r.max_new_tokens - r.output_tokens - 1,
-                                    context_length[r.model.value()] - r.length() - 1}))
-            : 0;
     const int32_t want =
         which == RunList::kDecoding
-            ? 1 + drafts
+            ? 1
             : std::min({r.length() - r.computed, chunk_cap_, budget_,
                         Background(r) ? background_budget_ : INT32_MAX});
     if (want <= 0) continue;
@@ -127,17 +114,9 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
                             ? r.computed + want
                             : GrowTo(r, r.computed + want, r.computed + 1, now);
     if (got <= r.computed) continue;
-    if (drafts > 0) {
-      // Memory may have allowed fewer drafts than asked.
-      const int32_t granted = got - r.computed - 1;
-      draft_budget -= granted;
-      ScheduleSequence(r, 1, granted);
-      continue;
-    }
     ScheduleSequence(r, got - r.computed);
   }
 }
-
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, absl::Time now) {
   const uint32_t cls = r.work_class.value();
@@ -193,7 +172,43 @@ int32_t Scheduler::Impl::CapToHardBudget(RequestRecord& r, int32_t want, int32_t
   }
 }
 
-void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens, int32_t drafts) {
+void Scheduler::Impl::PlanDrafts() {
+  // Drafts come last, from what the step has left once every decode,
+  // continuing prefill, admission and model load has its tokens and
+  // memory: a draft never takes what real work needs, and never preempts.
+  const int32_t max_drafts = options_.max_draft_tokens;
+  if (max_drafts == 0 || budget_ <= 0 || plan_segment_ == 0) return;
+  const size_t decodes = plan_segment_end_[0];
+  // Plan order: entries and their rooms are read in sequence; a record
+  // only when its drafts need a block.
+  for (size_t i = 0; i < decodes && budget_ > 0; ++i) {
+    ScheduledSequence& s = plan_.sequences[i];
+    if (!s.decode) continue;
+    int32_t drafts = std::min({max_drafts, budget_, draft_room_[i]});
+    if (drafts <= 0) continue;
+    const auto held = static_cast<int32_t>(s.block_table.size());
+    if (s.start_position + 1 + drafts > held * block_size_) {
+      RequestRecord& r = slab_[plan_slots_[i]];
+      const int32_t need = BlocksFor(s.start_position + 1 + drafts) - held;
+      // Only blocks beyond the watermark, and within the class's budget.
+      const uint32_t cls = r.work_class.value();
+      const int32_t spare = Allocatable() - options_.kv.watermark_blocks;
+      const int32_t take =
+          capacity_.Within(cls, 0, need) ? std::clamp(spare, 0, need) : 0;
+      if (take > 0) {
+        AppendBlocks(r, take);
+        kv_.ExtendTables(r.kv, s);
+      }
+      drafts = std::min(drafts, r.kv.num_blocks() * block_size_ - s.start_position - 1);
+      if (drafts <= 0) continue;
+    }
+    s.draft_tokens = static_cast<int8_t>(drafts);
+    budget_ -= drafts;
+    plan_.num_batched_tokens += drafts;
+  }
+}
+
+void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
   // Everything this step allocates for `r` happened before this call, and
   // neither its block table nor its tokens reallocate (reserved at
   // arrival), so the spans can be filled in now.
@@ -208,16 +223,23 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens, int
   s.num_tokens = num_tokens;
   s.sample = r.computed + num_tokens == r.length();
   s.decode = decode;
-  s.draft_tokens = static_cast<int8_t>(drafts);
   kv_.FillTables(r.kv, s);
   if (r.has_token_ids) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,
                                             static_cast<size_t>(num_tokens));
   }
   plan_slots_.push_back(r.slot);
-  budget_ -= num_tokens + drafts;
+  if (options_.max_draft_tokens > 0) {
+    // What PlanDrafts may give it, read now while the record is at hand:
+    // never past the request's last token or its model's context (every
+    // accepted draft is one more token).
+    draft_room_.push_back(decode ? std::min(r.max_new_tokens - r.output_tokens,
+                                            context_length_[r.model.value()] - r.length()) - 1
+                                 : 0);
+  }
+  budget_ -= num_tokens;
   if (!decode && Background(r)) background_budget_ -= num_tokens;
-  plan_.num_batched_tokens += num_tokens + drafts;
+  plan_.num_batched_tokens += num_tokens;
   plan_.num_decodes += decode ? 1 : 0;
 }
 
@@ -251,12 +273,14 @@ void Scheduler::Impl::RemovePlanEntry(size_t index) {
   MovePlanEntry(plan_.sequences.size() - 1, hole);
   plan_.sequences.pop_back();
   plan_slots_.pop_back();
+  if (!draft_room_.empty()) draft_room_.pop_back();
 }
 
 void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
   if (from == to) return;
   plan_.sequences[to] = plan_.sequences[from];
   plan_slots_[to] = plan_slots_[from];
+  if (!draft_room_.empty()) draft_room_[to] = draft_room_[from];
   slab_[plan_slots_[to]].plan_index = static_cast<int32_t>(to);
 }
 

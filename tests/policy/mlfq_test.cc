@@ -223,5 +223,52 @@ TEST_CASE("mlfq: skip-join counts a predicted output, and only when allowed",
   CHECK(d.errors().empty());
 }
 
+
+// A live priority change (Scheduler::SetPriority) re-ranks a request in the
+// tree; under MLFQ, which ranks by attained service, it must not hand a
+// demoted request a fresh top level.
+TEST_CASE("mlfq: a live change keeps the level a request has earned", "[policy][mlfq]") {
+  MlfqOptions options;
+  options.base_quantum = 4;
+  std::unique_ptr<Policy> policy = MakeMlfq(options);
+  const absl::Time t0 = absl::UnixEpoch();
+  RequestView a;
+  a.id = RequestId(1);
+  a.user = UserId(0);
+  a.work_class = WorkClassId(0);
+  a.prompt_tokens = 8;
+  a.max_new_tokens = 500;
+  a.arrival_seq = 1;
+  a.arrival_time = t0;
+  policy->OnArrival(a, t0);
+  policy->BeginAdmission(t0);
+  REQUIRE(policy->NextAdmission() == a.id);
+  policy->EndAdmission();
+  policy->OnAdmitted(a, t0);
+  // Served well past several quanta: demoted.
+  for (int step = 0; step < 200; ++step) {
+    const ServedTokens served{a.id, a.user, a.work_class, step == 0 ? 8 : 0, step == 0 ? 0 : 1};
+    policy->OnServed(absl::MakeConstSpan(&served, 1), t0 + absl::Milliseconds(step));
+  }
+  a.computed_tokens = 8 + 199;
+  policy->OnPreempted(a, t0 + absl::Seconds(1));
+  RequestView b = a;
+  b.id = RequestId(2);
+  b.arrival_seq = 2;
+  b.arrival_time = t0 + absl::Seconds(1);
+  b.computed_tokens = 0;
+  policy->OnArrival(b, b.arrival_time);
+  const absl::Time now = t0 + absl::Seconds(2);
+  policy->BeginAdmission(now);
+  CHECK(policy->NextAdmission() == b.id);
+  policy->EndAdmission();
+  // MLFQ ignores priority; the change must not move the demoted request up.
+  a.priority = 7;
+  policy->OnChanged(a, now);
+  policy->BeginAdmission(now);
+  CHECK(policy->NextAdmission() == b.id);
+  policy->EndAdmission();
+}
+
 }  // namespace
 }  // namespace hearth

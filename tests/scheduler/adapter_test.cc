@@ -217,5 +217,19 @@ TEST_CASE("Adapter options are validated", "[scheduler][adapters]") {
   CHECK_THAT(message(o), Catch::Contains("2 adapters are preloaded"));
 }
 
+
+TEST_CASE("An adapter checks token ids against its base's vocabulary", "[scheduler][adapters]") {
+  SchedulerOptions o = Household(200);
+  o.models[kBase].vocab_size = 100;
+  auto s = Scheduler::Create(o);
+  REQUIRE(s.ok());
+  CHECK((*s)->options().models[kAlice].vocab_size == 100);
+  RequestSpec spec = For(kAlice, 2, 4);
+  spec.prompt_token_ids = {5, 999};
+  const absl::Status refused = (*s)->Submit(spec).status();
+  CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(refused.message()), Catch::Contains("999"));
+}
+
 }  // namespace
 }  // namespace hearth

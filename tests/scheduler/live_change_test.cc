@@ -4,6 +4,7 @@
 // timeout, limits and budget. Every step runs under SchedulerHarness, whose
 // invariant audit includes the per-class running counts and blocks.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -198,6 +199,41 @@ TEST_CASE("A waiting request moved to a class with a queue timeout times out by 
   const RequestResult& r = h->results().at(waiting);
   CHECK(r.phase == RequestPhase::kTimedOut);
   CHECK_THAT(r.message, Catch::Contains("class \"chat\" has a queue timeout"));
+}
+
+// A class change swaps R out; a cancel in the same Plan ends it. Its host
+// blocks must stay taken until the step ran: another swap-out of the same
+// plan would otherwise copy into them too.
+TEST_CASE("A request swapped out by a class change and cancelled in the same Plan keeps "
+          "its host blocks until the step ran", "[scheduler][live_change]") {
+  SchedulerOptions o;
+  o.kv.block_size = 4;
+  o.kv.num_device_blocks = 5;
+  o.kv.num_host_blocks = 16;
+  o.kv.watermark_blocks = 0;
+  o.kv.growth_headroom_tokens = 0;
+  o.max_batched_tokens = 64;
+  o.max_running = 8;
+  o.preemption_mode = PreemptionMode::kSwap;
+  o.swap_block_cost_tokens = 1.0;
+  o.work_classes = {{.name = "a"}, {.name = "b", .max_running = 1, .borrow = false}};
+  auto h = Harness(o, "fifo");
+  RequestSpec spec = Spec(0, 4, 10);
+  REQUIRE(h->Submit(Spec(1, 4, 10)).ok());
+  const RequestId r = *h->Submit(spec);
+  REQUIRE(h->Submit(spec).ok());
+  REQUIRE(h->Submit(spec).ok());
+  REQUIRE(h->Step().ok());
+  REQUIRE(h->scheduler().SetWorkClass(r, WorkClassId(1)).ok());
+  REQUIRE(h->scheduler().Cancel(r).ok());
+  // The harness's plan checks fail a plan whose copies write one target twice.
+  REQUIRE(h->Step().ok());
+  std::vector<uint32_t> targets;
+  for (const BlockCopy& c : h->last_plan().swap_out) targets.push_back(c.target.value());
+  std::sort(targets.begin(), targets.end());
+  CHECK(std::adjacent_find(targets.begin(), targets.end()) == targets.end());
+  REQUIRE(h->RunUntilIdle().ok());
+  CHECK(h->results().at(r).phase == RequestPhase::kCancelled);
 }
 
 TEST_CASE("Live changes refuse what they cannot change, and say why",

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hearth/policy/fifo.h"
 #include "hearth/scheduler/scheduler.h"
 
 namespace hearth {
@@ -151,6 +152,34 @@ TEST_CASE("An outcome accepting more drafts than planned is refused whole",
              Catch::Contains("accepted draft token -5 is outside"));
   // Nothing was applied: the plan is still outstanding and takes a good one.
   REQUIRE(s->Complete(Run(*p, 1)).ok());
+}
+
+TEST_CASE("Drafts take only memory nothing else needs, and never cause a preemption",
+          "[scheduler][speculative]") {
+  // Five blocks of 4: after the prefills A holds 2 and B 2. A's drafts
+  // could take the last free block, which B's next token needs.
+  for (int32_t drafts : {0, 4}) {
+    INFO("max_draft_tokens " << drafts);
+    SchedulerOptions o;
+    o.kv.block_size = 4;
+    o.kv.num_device_blocks = 5;
+    o.kv.watermark_blocks = 0;
+    o.kv.growth_headroom_tokens = 0;
+    o.max_draft_tokens = drafts;
+    o.policy_factory = [](const SchedulerOptions&) { return NewFifoPolicy(); };
+    auto s = *Scheduler::Create(o);
+    Submit(*s, 6, 3);
+    Submit(*s, 8, 3);
+    for (int t = 1; t < 20; ++t) {
+      const StepPlan* p = *s->Plan(At(t));
+      CHECK(p->preempted.empty());
+      REQUIRE(s->Complete(Run(*p, 0)).ok());
+    }
+    CHECK(s->stats().preemptions == 0);
+    std::vector<RequestResult> results;
+    s->DrainResults(&results);
+    CHECK(results.size() == 2);
+  }
 }
 
 TEST_CASE("max_draft_tokens is validated", "[scheduler][speculative]") {

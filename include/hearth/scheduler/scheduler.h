@@ -158,14 +158,16 @@ class Scheduler {
   // counts against the new class from then on, as a borrower when beyond
   // its limits; one whose new class may not borrow and is full, or whose
   // hard KV budget cannot reserve it, is preempted (swapped when that
-  // pays) and waits to be admitted there. Metrics and events keep the
-  // class and targets a request arrived with (MetricsCollector judges its
-  // SLO by them).
+  // pays) and waits to be admitted there. Events after the change and the
+  // RequestResult carry the new class and targets; MetricsCollector keeps
+  // counting the request under the class and targets it arrived with (and
+  // judges its SLO by them).
   // OK means the change is recorded, like Cancel: a request that ends
   // first ends as it would have. Thread-safe; wakes a WaitForWork(). NotFound
   // for unknown ids and requests already terminal or being cancelled;
   // SetWorkClass: InvalidArgument for a class id not in
-  // SchedulerOptions::work_classes.
+  // SchedulerOptions::work_classes, or a class whose hard KV budget could
+  // never hold the request (as Submit would refuse it).
   absl::Status SetPriority(RequestId id, int32_t priority);
   absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
 

@@ -49,12 +49,15 @@ struct ModelConfig {
   // member) of the base model of that name, which must be a base model
   // itself. A request names the adapter as its model. The adapter shares
   // the base's KV layout (kv_bytes_per_token and vocab_size 0 or the
-  // base's; context_length at most the base's) but not its prefix cache,
-  // since its K/V differ; weights_bytes is the adapter's own size. With
-  // residency it is loaded only once its base is resident, an unfinished
-  // request of it keeps its base from being unloaded, and unloading the
-  // base unloads it first (ResidencyConfig::max_resident_adapters and
-  // max_adapters_per_step bound adapters).
+  // base's; a 0 reads as the base's in Scheduler::options(); context_length
+  // at most the base's) but not its prefix cache, since its K/V differ;
+  // weights_bytes is the adapter's own size. With residency it is loaded
+  // only once its base is ready; a request of it holding KV keeps the base
+  // resident, one only waiting keeps it as a busy model does (unloaded only
+  // when memory is needed, the request going back to preparation); and
+  // unloading the base unloads the adapter first
+  // (ResidencyConfig::max_resident_adapters and max_adapters_per_step bound
+  // adapters).
   std::string base_model;
 };
 
@@ -268,10 +271,11 @@ struct SchedulerOptions {
   // Speculative decoding: each decode may carry up to this many draft
   // tokens for the engine to verify (ScheduledSequence::draft_tokens). A
   // decode's drafts count against max_batched_tokens beside its one token,
-  // but only from what the step has left once every decode has its one
-  // token, and never past the request's max_new_tokens or its model's
-  // context; blocks are taken for them and those of rejected drafts given
-  // back at Complete. 0 (the default) plans plain decodes. In [0,
+  // but only from what the step has left once every decode, continuing
+  // prefill, admission and model load has its tokens and memory (blocks
+  // beyond the watermark, never by preemption), and never past the
+  // request's max_new_tokens or its model's context; blocks taken for them
+  // and those of rejected drafts are given back at Complete. 0 (the default) plans plain decodes. In [0,
   // kMaxDraftTokens].
   int32_t max_draft_tokens = 0;
 

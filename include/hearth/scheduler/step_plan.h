@@ -158,7 +158,8 @@ struct StepPlan {
   std::vector<BlockCopy> copy_on_write;
   std::vector<ModelCommand> model_commands;
 
-  // Sum of num_tokens over `sequences`; never above max_batched_tokens.
+  // Sum of num_tokens + draft_tokens over `sequences` (the positions the
+  // step may compute); never above max_batched_tokens.
   int32_t num_batched_tokens = 0;
   // Sequences with `decode` set.
   int32_t num_decodes = 0;

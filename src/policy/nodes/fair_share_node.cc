@@ -54,7 +54,9 @@ class FairShareNode final : public Node {
     Group& group = groups_[g];
     if (why != Offer::kReoffered) {
       if (group.waiting == 0) {
-        Lift(g);
+        // A request moved here is not new demand: lifting its group would
+        // move the counter only because it left the tree for a moment.
+        if (why != Offer::kChanged) Lift(g);
         backlog_.Push(g);
       }
       ++group.waiting;

@@ -40,6 +40,10 @@ enum class Offer {
   kPreempted,
   // It was hidden (declined) and may be offered again.
   kReoffered,
+  // It left the tree a moment ago to be re-ranked (a live priority or class
+  // change): like an arrival for counts, but the state it earned (MLFQ
+  // level and service, a fair-share group's place) is kept.
+  kChanged,
 };
 
 class Node {

@@ -109,11 +109,11 @@ class TreePolicy final : public Policy {
   }
 
   // The entry leaves the tree under its old priority and class and enters
-  // it again under the new ones, as an arrival would (a running one as an
-  // arrival admitted at once): nodes keep per-entry state by the path an
-  // entry took, and a new class may be a new subtree. It keeps its arrival
-  // time, workflow rank and the service charged to it; its reserved prefill
-  // moves along with it.
+  // it again under the new ones (a running one as if admitted at once):
+  // nodes keep per-entry state by the path an entry took, and a new class
+  // may be a new subtree. Offer::kChanged keeps what it earned (its arrival
+  // time, workflow rank, MLFQ level and attained service, the service
+  // charged to it); its reserved prefill moves along with it.
   void OnChanged(const RequestView& request, absl::Time now) override {
     Entry* e = Find(request.id);
     if (e == nullptr || e->retired) return;
@@ -132,7 +132,7 @@ class TreePolicy final : public Policy {
     // Nodes may reuse the split of the last decode batch into their groups
     // (ChargeDecodes' `repeat`); this entry's groups are no longer those.
     released_since_charge_ = true;
-    root_->AddWaiting(e, Offer::kArrived);
+    root_->AddWaiting(e, Offer::kChanged);
     if (e->running) {
       root_->RemoveWaiting(e, /*for_good=*/true);
       root_->AddRunning(e);
