@@ -205,10 +205,11 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
   if (DropDeviceState(r)) to_release_.push_back({r.id, r.handle});
-  // While a plan is built, its swap-outs may already copy into host blocks
-  // this request held (a class change swapped it out before a cancel or a
-  // deadline ended it in the same Plan): they are freed once that step ran.
-  if (planning_) {
+  // Swapped out by the plan being built (a class change, then a cancel or a
+  // deadline in the same Plan): its copies are still to run, so its host
+  // blocks are freed once that step ran, not reused by this plan. Host
+  // blocks of earlier swap-outs hold finished copies and go at once.
+  if (planning_ && r.preempted_step == plan_.step) {
     kv_.DeferHostRelease(r.kv);
   } else {
     kv_.ReleaseHost(r.kv);
