@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/options_validation.h"
 
 namespace hearth::internal {
 
@@ -22,9 +23,7 @@ ModelResidency::ModelResidency(const SchedulerOptions& o)
     m.keep_alive = o.models[i].keep_alive;
     m.resident = !enabled_ || o.models[i].preload;
     if (enabled_ && m.resident) weight_bytes_ += m.weights;
-    for (size_t b = 0; b < o.models.size() && !o.models[i].base_model.empty(); ++b) {
-      if (o.models[b].name == o.models[i].base_model) m.base = static_cast<int32_t>(b);
-    }
+    m.base = static_cast<int32_t>(BaseModelIndex(o, o.models[i]));
     if (enabled_ && m.resident && m.base >= 0) ++resident_adapters_;
   }
   Recompute();

@@ -94,13 +94,10 @@ int64_t MaxBlockBytes(const SchedulerOptions& o) {
 // The weights of `m`'s base when `m` is an adapter, else 0; clamped to the
 // device memory, since the base may not have been validated yet.
 int64_t BaseWeights(const SchedulerOptions& o, const ModelConfig& m) {
-  if (m.base_model.empty()) return 0;
-  for (const ModelConfig& b : o.models) {
-    if (b.name == m.base_model) {
-      return std::clamp<int64_t>(b.weights_bytes, 0, o.residency.device_memory_bytes);
-    }
-  }
-  return 0;
+  const int64_t base = BaseModelIndex(o, m);
+  if (base < 0) return 0;
+  return std::clamp<int64_t>(o.models[static_cast<size_t>(base)].weights_bytes, 0,
+                             o.residency.device_memory_bytes);
 }
 
 // An adapter's base: another model, itself a base, whose KV it shares.
@@ -108,12 +105,12 @@ absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
   const ModelConfig& m = o.models[i];
   if (m.base_model.empty()) return absl::OkStatus();
   const std::string field = absl::StrCat("models[", i, "].base_model");
-  const auto base = std::find_if(o.models.begin(), o.models.end(),
-                                 [&](const ModelConfig& b) { return b.name == m.base_model; });
-  if (base == o.models.end() || base == o.models.begin() + static_cast<int64_t>(i)) {
+  const int64_t found = BaseModelIndex(o, m);
+  if (found < 0 || found == static_cast<int64_t>(i)) {
     return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
                                        "\", which is not another model of SchedulerOptions.models"));
   }
+  const auto base = o.models.begin() + found;
   if (!base->base_model.empty()) {
     return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
                                        "\", itself an adapter; an adapter's base must be a base model"));
@@ -414,6 +411,14 @@ absl::Status ValidateIntake(const SchedulerOptions& o) {
 }
 
 }  // namespace
+
+int64_t BaseModelIndex(const SchedulerOptions& o, const ModelConfig& m) {
+  if (m.base_model.empty()) return -1;
+  for (size_t b = 0; b < o.models.size(); ++b) {
+    if (o.models[b].name == m.base_model) return static_cast<int64_t>(b);
+  }
+  return -1;
+}
 
 absl::Status ValidateOptions(const SchedulerOptions& o) {
   for (auto s : {ValidateNames(o.models, "models"), ValidateNames(o.users, "users"),

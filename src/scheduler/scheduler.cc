@@ -22,12 +22,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   // An adapter's 0 vocabulary and KV size read as its base's from here on,
   // so that token ids of its requests are checked like the base's.
   for (ModelConfig& m : options.models) {
-    if (m.base_model.empty()) continue;
-    for (const ModelConfig& base : options.models) {
-      if (base.name != m.base_model) continue;
-      if (m.vocab_size == 0) m.vocab_size = base.vocab_size;
-      if (m.kv_bytes_per_token == 0) m.kv_bytes_per_token = base.kv_bytes_per_token;
-    }
+    const int64_t base = internal::BaseModelIndex(options, m);
+    if (base < 0) continue;
+    const ModelConfig& b = options.models[static_cast<size_t>(base)];
+    if (m.vocab_size == 0) m.vocab_size = b.vocab_size;
+    if (m.kv_bytes_per_token == 0) m.kv_bytes_per_token = b.kv_bytes_per_token;
   }
   absl::StatusOr<BlockAllocator> allocator = BlockAllocator::Create(
       {.num_device_blocks = options.kv.num_device_blocks,

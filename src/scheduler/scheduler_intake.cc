@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/options_validation.h"
 #include "scheduler/scheduler_impl.h"
 
 namespace hearth {
@@ -264,7 +265,8 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
     // for it too: they end as well rather than ask for it forever.
     const std::string& name = options_.models[f.model.value()].name;
     for (size_t m = 0; m < options_.models.size(); ++m) {
-      const bool adapter = options_.models[m].base_model == name;
+      const bool adapter = internal::BaseModelIndex(options_, options_.models[m]) ==
+                           static_cast<int64_t>(f.model.value());
       if (m != f.model.value() && !adapter) continue;
       auto& waiting = preparing_[m];
       for (const auto& [slot, id] : waiting) {
