@@ -122,48 +122,46 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
   const ScheduledSequence* planned = plan_.sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const size_t n = outcome.sequences.size();
-  // Each sequence's accepted drafts are the next ids of draft_ids, judged
-  // by its own model's vocabulary.
-  const size_t num_ids = outcome.draft_ids.size();
-  size_t ids = 0;
+  size_t accepted = 0;
   for (size_t i = 0; i < n; ++i) {
     const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
     if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
-    if (got[i].accepted_drafts > 0) [[unlikely]] {
-      const size_t at = ids;
-      ids += static_cast<size_t>(got[i].accepted_drafts);
-      // Ids to check against a vocabulary, or too few of them.
-      if (ids > num_ids || vocab_size[planned[i].model.value()] > 0) {
-        if (absl::Status s = CheckDraftIds(outcome, i, at); !s.ok()) return s;
-      }
-    }
+    accepted += static_cast<size_t>(got[i].accepted_drafts);
   }
-  if (ids != num_ids) [[unlikely]] return CheckDraftIds(outcome, n, ids);
-  // Negative ids, whatever the vocabulary: one pass over the contiguous ids,
-  // then the per-sequence walk only to say where.
-  if (num_ids > 0 &&
-      *std::min_element(outcome.draft_ids.begin(), outcome.draft_ids.end()) < 0) [[unlikely]] {
-    size_t at = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (absl::Status s = CheckDraftIds(outcome, i, at); !s.ok()) return s;
-      at += static_cast<size_t>(got[i].accepted_drafts);
-    }
+  if (accepted > 0 || !outcome.draft_ids.empty()) [[unlikely]] {
+    return CheckDraftIds(outcome, accepted);
   }
   return absl::OkStatus();
 }
 
-absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t i,
-                                            size_t at) const {
-  const size_t accepted =
-      i < outcome.sequences.size() ? static_cast<size_t>(outcome.sequences[i].accepted_drafts) : 0;
-  if (at + accepted > outcome.draft_ids.size() || i == outcome.sequences.size()) {
-    size_t total = 0;
-    for (const SequenceOutcome& o : outcome.sequences) total += static_cast<size_t>(o.accepted_drafts);
+absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t accepted) const {
+  const std::vector<TokenId>& ids = outcome.draft_ids;
+  if (accepted != ids.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "outcome of step ", plan_.step, ": draft_ids holds ", outcome.draft_ids.size(),
-        " ids but the sequences accepted ", total,
+        "outcome of step ", plan_.step, ": draft_ids holds ", ids.size(),
+        " ids but the sequences accepted ", accepted,
         " drafts; list exactly the accepted drafts' ids, in plan order; nothing was applied"));
   }
+  // A sequence's accepted drafts are the next ids, judged by its own model's
+  // vocabulary. Models without one only rule out negative ids: one pass over
+  // the contiguous ids, and the walk below only when a vocabulary or a
+  // negative id asks for it.
+  const bool negative = *std::min_element(ids.begin(), ids.end()) < 0;
+  const bool vocabularies =
+      std::any_of(vocab_size_.begin(), vocab_size_.end(), [](int32_t v) { return v > 0; });
+  if (!negative && !vocabularies) return absl::OkStatus();
+  size_t at = 0;
+  for (size_t i = 0; i < outcome.sequences.size(); ++i) {
+    const auto n = static_cast<size_t>(outcome.sequences[i].accepted_drafts);
+    if (absl::Status s = CheckDraftRange(outcome, i, at); !s.ok()) return s;
+    at += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t i,
+                                              size_t at) const {
+  const auto accepted = static_cast<size_t>(outcome.sequences[i].accepted_drafts);
   const int32_t vocab = vocab_size_[plan_.sequences[i].model.value()];
   for (size_t d = at; d < at + accepted; ++d) {
     const TokenId id = outcome.draft_ids[d];

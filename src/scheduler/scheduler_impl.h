@@ -292,10 +292,11 @@ class Scheduler::Impl {
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
                             const SequenceOutcome& o, const int32_t* context_length,
                             const TokenId*& draft_ids, absl::Time done);
-  // Sequence `i`'s accepted drafts, at `at` in the outcome's draft_ids:
-  // there, and each in its model's vocabulary. With `i` past the last
-  // sequence: the error for ids left over.
-  absl::Status CheckDraftIds(const StepOutcome& outcome, size_t i, size_t at) const;
+  // The outcome's draft ids: exactly the `accepted` its sequences report,
+  // none negative, each in its sequence's model's vocabulary.
+  absl::Status CheckDraftIds(const StepOutcome& outcome, size_t accepted) const;
+  // Sequence `i`'s accepted drafts, at `at` in the outcome's draft_ids.
+  absl::Status CheckDraftRange(const StepOutcome& outcome, size_t i, size_t at) const;
   // A decode that carried drafts, when its tokens reach a limit or carry
   // ids (ApplySequenceOutcome applies the rest): applies the accepted ones
   // and the token after them, and gives back the blocks of the rejected
