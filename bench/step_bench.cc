@@ -29,10 +29,8 @@ PolicyFactory FifoFactory() {
 // sequence by 1 + k tokens).
 constexpr int32_t kSpeculativeSteps = 6000;
 
-void BM_SteadyDecodeStep(benchmark::State& state) {
-  const int32_t running = static_cast<int32_t>(state.range(0));
-  const int32_t waiting = static_cast<int32_t>(state.range(1));
-  SteadyDecode fixture(running, waiting, FifoFactory());
+// Times whole steps of `fixture`, counting heap allocations inside them.
+void TimeSteps(benchmark::State& state, SteadyDecode& fixture) {
   uint64_t allocations = 0;
   for (auto _ : state) {
     const uint64_t before = AllocationCount();
@@ -42,6 +40,13 @@ void BM_SteadyDecodeStep(benchmark::State& state) {
   state.counters["allocs/step"] = benchmark::Counter(
       static_cast<double>(allocations) / static_cast<double>(state.iterations()));
   state.counters["seqs/step"] = fixture.last_batch();
+}
+
+void BM_SteadyDecodeStep(benchmark::State& state) {
+  const int32_t running = static_cast<int32_t>(state.range(0));
+  const int32_t waiting = static_cast<int32_t>(state.range(1));
+  SteadyDecode fixture(running, waiting, FifoFactory());
+  TimeSteps(state, fixture);
 }
 
 // The same step, timing only the scheduler's share (Plan and Complete), not
@@ -56,6 +61,7 @@ void BM_SteadyDecodeSchedulerOnly(benchmark::State& state) {
     state.SetIterationTime(absl::ToDoubleSeconds(t));
   }
 }
+
 // Speculative decoding (issue 12): the same steady step with `k` draft
 // tokens per decode (range 2; 0 is the plain step measured alongside, on
 // the same shorter run), the engine accepting all drafts of half the
@@ -65,15 +71,7 @@ void BM_SpeculativeDecodeStep(benchmark::State& state) {
   const int32_t waiting = static_cast<int32_t>(state.range(1));
   const auto drafts = static_cast<int32_t>(state.range(2));
   SteadyDecode fixture(running, waiting, FifoFactory(), kSpeculativeSteps, 4, 0, drafts);
-  uint64_t allocations = 0;
-  for (auto _ : state) {
-    const uint64_t before = AllocationCount();
-    fixture.Step();
-    allocations += AllocationCount() - before;
-  }
-  state.counters["allocs/step"] = benchmark::Counter(
-      static_cast<double>(allocations) / static_cast<double>(state.iterations()));
-  state.counters["seqs/step"] = fixture.last_batch();
+  TimeSteps(state, fixture);
 }
 BENCHMARK(BM_SpeculativeDecodeStep)
     ->Args({1024, 10000, 0})
