@@ -103,7 +103,7 @@ class CpuReferenceExecutor::Impl {
     std::vector<TokenId> tokens;
   };
   // Appends this step's input tokens of `s` to its history.
-  History& Record(const ScheduledSequence& s);
+  History& Record(const ScheduledSequence& s, const PreparedSequence& prep);
   // Verifies a speculative decode: the greedy token at each of its rows,
   // the drafts accepted while they match, and the token after them.
   // Writes the logits row its token came from into last_logits() row
@@ -128,7 +128,7 @@ class CpuReferenceExecutor::Impl {
 };
 
 CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
-    const ScheduledSequence& s) {
+    const ScheduledSequence& s, const PreparedSequence& prep) {
   History& h = histories_[s.id];
   // A gap (the request came back after a swap without its earlier tokens
   // passing through here) restarts the history at this step.
@@ -138,7 +138,7 @@ CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
     h.tokens.clear();
   }
   h.tokens.resize(static_cast<size_t>(s.start_position - h.base));
-  h.tokens.insert(h.tokens.end(), s.token_ids.begin(), s.token_ids.end());
+  for (int32_t t = 0; t < s.num_tokens; ++t) h.tokens.push_back(prep.Input(s, t));
   return h;
 }
 
@@ -165,6 +165,7 @@ void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts
   std::copy_n(row_logits_.data() + int64_t{first_logits + accepted} * vocab, vocab,
               last_logits_.data() + int64_t{sample} * vocab);
   tables_.Advance(s.id, s.start_position + s.num_tokens + accepted);
+  tables_.NoteSampled(s.id, token);
   // The accepted drafts are computed positions now: the drafter sees them.
   History& h = histories_[s.id];
   h.tokens.insert(h.tokens.end(), drafts.tokens.begin(), drafts.tokens.begin() + accepted);
@@ -209,12 +210,11 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
       continue;
     }
     const ScheduledSequence& s = plan.sequences[i];
-    const History& history = Record(s);
+    const History& history = Record(s, prep[i]);
     const auto seq = static_cast<int32_t>(i);
     for (int32_t t = 0; t < s.num_tokens; ++t) {
       const bool last = t == s.num_tokens - 1;
-      rows.push_back({seq, s.start_position + t, s.token_ids[static_cast<size_t>(t)],
-                      s.sample && last});
+      rows.push_back({seq, s.start_position + t, prep[i].Input(s, t), s.sample && last});
     }
     if (s.decode && s.draft_tokens > 0) {
       // Only as far as the block table and the rotary table reach.

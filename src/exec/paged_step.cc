@@ -37,6 +37,7 @@ void FillPagedOutcome(const StepPlan& plan,
     if (!s.sample) continue;
     const TokenId token = sampled_token(sample++);
     RecordSampledToken(token, IsStopToken(token, stop_token), o);
+    tables.NoteSampled(s.id, token);
   }
 }
 

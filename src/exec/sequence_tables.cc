@@ -75,7 +75,14 @@ std::string SequenceTables::CheckSequence(const ScheduledSequence& s) const {
         s.id.value(), s.start_position, s.start_position, s.num_tokens,
         geometry_.max_positions);
   }
-  if (s.token_ids.size() != size_t(s.num_tokens)) {
+  if (s.input_pending) {
+    if (s.num_tokens != 1 || !s.token_ids.empty()) {
+      return absl::StrFormat(
+          "sequence %d: input_pending with %d positions and %d token ids (allowed: one "
+          "position, no ids)",
+          s.id.value(), s.num_tokens, s.token_ids.size());
+    }
+  } else if (s.token_ids.size() != size_t(s.num_tokens)) {
     return absl::StrFormat(
         "sequence %d: plan carries %d token ids for %d positions; this "
         "executor computes real tokens and needs requests submitted with "
@@ -192,6 +199,17 @@ std::vector<PreparedSequence> SequenceTables::PrepareSequences(
     }
     std::string error = CheckSequence(s);
     if (error.empty()) error = UpdateTable(s);
+    if (error.empty() && s.input_pending) {
+      const Entry& e = entries_[s.id];
+      if (e.sampled < 0 || e.cached != s.start_position) {
+        error = absl::StrFormat(
+            "sequence %d: input_pending at position %d, but this executor sampled no token "
+            "there for it in its previous step",
+            s.id.value(), s.start_position);
+      } else {
+        out[i].pending_input = e.sampled;
+      }
+    }
     if (!error.empty()) {
       entries_.erase(s.id);
       out[i].error = std::move(error);
@@ -215,7 +233,15 @@ std::vector<PreparedSequence> SequenceTables::PrepareSequences(
 
 void SequenceTables::Advance(RequestId id, int32_t positions) {
   auto it = entries_.find(id);
-  if (it != entries_.end()) it->second.cached = positions;
+  if (it != entries_.end()) {
+    it->second.cached = positions;
+    it->second.sampled = -1;
+  }
+}
+
+void SequenceTables::NoteSampled(RequestId id, TokenId token) {
+  auto it = entries_.find(id);
+  if (it != entries_.end()) it->second.sampled = token;
 }
 
 }  // namespace hearth::exec_internal

@@ -43,6 +43,13 @@ struct PreparedSequence {
   std::string error;
   // Valid while the step runs when `error` is empty.
   const std::vector<BlockId>* table = nullptr;
+  // ScheduledSequence::input_pending: the token this executor sampled for
+  // the request in its previous step, fed at start_position. -1 otherwise.
+  TokenId pending_input = -1;
+  // The sequence's input token `t` (of num_tokens).
+  TokenId Input(const ScheduledSequence& s, int32_t t) const {
+    return s.input_pending ? pending_input : s.token_ids[static_cast<size_t>(t)];
+  }
 };
 
 class SequenceTables {
@@ -63,6 +70,9 @@ class SequenceTables {
 
   // Records that `id` now has `positions` positions in the pool.
   void Advance(RequestId id, int32_t positions);
+  // Records the token sampled for `id` this step: the input of its next
+  // step when that step is planned ahead (ScheduledSequence::input_pending).
+  void NoteSampled(RequestId id, TokenId token);
 
   // Requests the engine holds state for.
   size_t size() const { return entries_.size(); }
@@ -72,6 +82,8 @@ class SequenceTables {
     std::vector<BlockId> table;
     // Positions [0, cached) hold computed K/V.
     int32_t cached = 0;
+    // The token last sampled for it, at position `cached`; -1 when none.
+    TokenId sampled = -1;
   };
   std::string CheckSequence(const ScheduledSequence& s) const;
   std::string UpdateTable(const ScheduledSequence& s);

@@ -334,6 +334,12 @@ void MetricsCollector::OnStep(const StepPlan& plan,
   busy_ += end - plan.now;
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     const ScheduledSequence& s = plan.sequences[i];
+    // Overlapped planning: entries voided while outstanding computed nothing
+    // that counts.
+    if (!plan.voided.empty() &&
+        std::find(plan.voided.begin(), plan.voided.end(), s.id) != plan.voided.end()) {
+      continue;
+    }
     auto it = tracks_.find(s.id);
     if (it == tracks_.end()) continue;
     int32_t produced = 0;

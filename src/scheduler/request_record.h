@@ -18,6 +18,7 @@
 #include "hearth/common/ids.h"
 #include "hearth/request/request_state.h"
 #include "hearth/request/request_view.h"
+#include "hearth/scheduler/step_plan.h"
 #include "kv/kv_manager.h"
 #include "scheduler/workflow_table.h"
 
@@ -141,6 +142,14 @@ static_assert(offsetof(RequestRecord, handle) < 64, "plan entries read the handl
 static_assert(offsetof(RequestRecord, kv) == 64,
               "the fields every step reads must fill the record's first cache line, "
               "and the block table start the second");
+
+// A plan and, per entry, the slot of its request's record.
+struct PlanBuffer {
+  StepPlan plan;
+  std::vector<uint32_t> slots;
+};
+// An entry of an outstanding plan that no longer speaks for its record.
+inline constexpr uint32_t kVoidSlot = UINT32_MAX;
 
 }  // namespace hearth::internal
 

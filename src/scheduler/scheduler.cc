@@ -80,6 +80,7 @@ absl::Status Scheduler::Complete(const StepOutcome& outcome) {
   return status;
 }
 bool Scheduler::plan_outstanding() const { return impl_->plan_outstanding(); }
+int Scheduler::plans_outstanding() const { return impl_->plans_outstanding(); }
 size_t Scheduler::DrainResults(std::vector<RequestResult>* out) {
   return impl_->DrainResults(out);
 }
@@ -158,7 +159,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     vocab_size_.push_back(m.vocab_size);
   }
   const auto running = static_cast<size_t>(options_.max_running);
-  for (auto* v : {&decoding_, &prefilling_, &snapshot_, &plan_slots_, &reclaimable_slots_}) {
+  for (auto* v : {&decoding_, &prefilling_, &snapshot_, &reclaimable_slots_}) {
     v->reserve(running);
   }
   reclaimable_.reserve(running);
@@ -170,18 +171,25 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     for (const WorkClassConfig& c : options_.work_classes) class_tpot_.push_back(c.tpot_slo);
   }
   pending_drops_.reserve(running);
-  plan_.sequences.reserve(running);
-  plan_.preempted.reserve(running);
   served_.reserve(running);
   // Copies are bounded by the blocks that exist.
   const auto swaps = std::min<size_t>(static_cast<size_t>(options_.kv.num_device_blocks),
                                       static_cast<size_t>(options_.kv.num_host_blocks));
-  plan_.swap_out.reserve(swaps);
-  plan_.swap_in.reserve(swaps);
-  plan_.copy_on_write.reserve(running);
+  for (internal::PlanBuffer& b : buffers_) {
+    b.slots.reserve(running);
+    b.plan.sequences.reserve(running);
+    b.plan.preempted.reserve(running);
+    b.plan.swap_out.reserve(swaps);
+    b.plan.swap_in.reserve(swaps);
+    b.plan.copy_on_write.reserve(running);
+    b.plan.released.reserve(running);
+    if (options_.overlap_planning) b.plan.voided.reserve(running);
+    // Only one buffer is used without overlap.
+    if (!options_.overlap_planning) break;
+  }
+  if (options_.overlap_planning) in_flight_.assign(backlog, -1);
   to_release_.reserve(running);
   ended_.reserve(running);
-  plan_.released.reserve(running);
 }
 
 absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {

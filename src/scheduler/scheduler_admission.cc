@@ -37,7 +37,7 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     Admission result = Admission::kDeclined;
     // Not readmitted in the step that preempted it: that would only undo
     // the preemption that made room for someone else.
-    if (r != nullptr && r->preempted_step != plan_.step &&
+    if (r != nullptr && r->preempted_step != plan_->step &&
         (r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kSwapped)) {
       result = TryAdmit(*r, now, spare_blocks);
     }
@@ -167,17 +167,17 @@ void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& nee
                                       absl::Time now) {
   const uint32_t cls = r.work_class.value();
   if (need.swapped) {
-    capacity_.AddBlocks(cls, kv_.SwapIn(r.kv, r.id, &plan_.swap_in));
+    capacity_.AddBlocks(cls, kv_.SwapIn(r.kv, r.id, &plan_->swap_in));
   } else {
     kv_.TakeHits(r.kv, need.hits);
     capacity_.AddBlocks(cls, need.hits);
-    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.kv, r.id, &plan_.copy_on_write);
+    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.kv, r.id, &plan_->copy_on_write);
     r.computed = need.start;
     r.cached_prompt_tokens = std::min(need.start, r.prompt_tokens);
     counters_.prefix_hit_tokens += static_cast<uint64_t>(need.start);
   }
   AppendBlocks(r, std::max(0, need.total_blocks - r.kv.num_blocks()));
-  r.admitted_step = plan_.step;
+  r.admitted_step = plan_->step;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   StartRunning(r);
   if (r.list == internal::RunList::kPrefilling) {
@@ -188,7 +188,7 @@ void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& nee
   if (need.beyond_limits) capacity_.MarkBorrowing(r.slot);
   SetPhase(r, RequestPhase::kRunning, now);
   Emit(RequestEventKind::kAdmit, r, now);
-  ScheduleSequence(r, need.chunk);
+  ScheduleSequence(r, {r.computed, r.length(), false}, need.chunk);
 }
 
 bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
@@ -208,7 +208,7 @@ bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
 bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
   if (!residency_.enabled()) return false;
   const int32_t owned = kv_.allocator().num_owned();
-  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &plan_.model_commands, &demoted_)) {
+  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &plan_->model_commands, &demoted_)) {
     return true;
   }
   // Swapped requests pin their model (their KV would need it back). When
@@ -221,17 +221,17 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
     if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
     kv_.DeferHostRelease(r.kv);
     r.computed = 0;
-    SetPhase(r, RequestPhase::kWaiting, plan_.now);
+    SetPhase(r, RequestPhase::kWaiting, plan_->now);
     unpinned = true;
   }
   return unpinned && residency_.MakeRoomForBlocks(blocks, kv_.allocator().num_owned(), keep,
-                                                  &plan_.model_commands, &demoted_);
+                                                  &plan_->model_commands, &demoted_);
 }
 
 bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
   // A request admitted or swapped in during this step may have copies queued
   // in the plan; it is left alone until the next step.
-  return r.phase == RequestPhase::kRunning && r.admitted_step != plan_.step;
+  return r.phase == RequestPhase::kRunning && r.admitted_step != plan_->step;
 }
 
 RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,

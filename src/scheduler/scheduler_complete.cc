@@ -24,15 +24,36 @@ absl::Status Mismatch(uint64_t step, size_t i, absl::string_view what) {
 }  // namespace
 
 absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
-  if (!plan_outstanding_) {
+  if (outstanding_ == 0) {
     return absl::FailedPreconditionError(
         "no plan is outstanding; call Plan() before Complete()");
   }
+  // With two plans outstanding, this outcome answers the older one.
+  const int newest = plan_ == &buffers_[0].plan ? 0 : 1;
+  const bool older = outstanding_ == 2;
+  if (older) SelectBuffer(1 - newest);
+  absl::Status applied = CompleteSelected(outcome);
+  if (older) {
+    if (applied.ok()) {
+      // Its sequences are no longer in flight.
+      for (uint32_t slot : *plan_slots_) {
+        if (slot != internal::kVoidSlot) in_flight_[slot] = -1;
+      }
+    }
+    SelectBuffer(newest);
+  }
+  if (applied.ok()) --outstanding_;
+  return applied;
+}
+
+absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
   const absl::Time done = outcome.completed_at == absl::InfinitePast()
-                              ? plan_.now : outcome.completed_at;
+                              ? plan_->now : outcome.completed_at;
   if (absl::Status valid = ValidateOutcome(outcome, done); !valid.ok()) return valid;
   if (!class_tpot_.empty() && outcome.completed_at != absl::InfinitePast()) {
-    step_budget_.Observe(plan_.num_batched_tokens, done - plan_.now);
+    // A step planned ahead started when the one before it ended.
+    step_budget_.Observe(plan_->num_batched_tokens, done - std::max(plan_->now, last_done_));
+    last_done_ = done;
   }
 
   served_.clear();
@@ -40,27 +61,33 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   // otherwise reload every vector's data pointer each iteration. Nothing in
   // the loop resizes these vectors.
   RequestRecord* slab = slab_.data();
-  const uint32_t* slots = plan_slots_.data();
-  const ScheduledSequence* planned = plan_.sequences.data();
+  const uint32_t* slots = plan_slots_->data();
+  const ScheduledSequence* planned = plan_->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const int32_t* context_length = context_length_.data();
   // Each speculative decode takes its accepted drafts' ids from here, in
   // plan order.
   const TokenId* draft_ids = outcome.draft_ids.data();
   const size_t n = outcome.sequences.size();
+  const bool any_void = !plan_->voided.empty();
   for (size_t i = 0; i < n; ++i) {
-    if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
+    if (any_void && slots[i] == internal::kVoidSlot) [[unlikely]] {
+      draft_ids += got[i].accepted_drafts;
+      continue;
+    }
+    if (i + kRecordPrefetch < n && slots[i + kRecordPrefetch] != internal::kVoidSlot) {
+      Prefetch(slots[i + kRecordPrefetch], 1);
+    }
     ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
   }
   if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
-  if (!plan_.model_commands.empty()) FinishModelLoads(outcome, done);
+  if (!plan_->model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now.
   kv_.ReleaseDeferredHost();
 
   policy_->OnServed(served_, done);
-  if (sink_ != nullptr) sink_->OnStep(plan_, outcome);
+  if (sink_ != nullptr) sink_->OnStep(*plan_, outcome);
   last_now_ = std::max(last_now_, done);
-  plan_outstanding_ = false;
   return absl::OkStatus();
 }
 
@@ -75,7 +102,8 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
 absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
   absl::Duration allowance = absl::InfiniteDuration();
   const RequestRecord* slab = slab_.data();
-  for (uint32_t slot : plan_slots_) {
+  for (uint32_t slot : *plan_slots_) {
+    if (slot == internal::kVoidSlot) continue;
     const RequestRecord& r = slab[slot];
     if (r.list != internal::RunList::kDecoding || r.awaiting_first_token) continue;
     const uint32_t cls = r.work_class.value();
@@ -89,42 +117,46 @@ absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
 
 absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
                                               absl::Time done) const {
-  if (outcome.step != plan_.step) {
+  if (outcome.step != plan_->step) {
     return absl::InvalidArgumentError(absl::StrCat(
         "outcome answers step ", outcome.step, " but the outstanding plan is step ",
-        plan_.step, "; nothing was applied"));
+        plan_->step, "; nothing was applied"));
   }
-  if (done < plan_.now || done == absl::InfiniteFuture()) {
+  if (done < plan_->now || done == absl::InfiniteFuture()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "completed_at (", absl::FormatTime(done), ") is before the plan's now (",
-        absl::FormatTime(plan_.now), ") or infinite; nothing was applied"));
+        absl::FormatTime(plan_->now), ") or infinite; nothing was applied"));
   }
-  if (outcome.sequences.size() != plan_.sequences.size()) {
+  if (outcome.sequences.size() != plan_->sequences.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "outcome has ", outcome.sequences.size(), " sequences but step ",
-        plan_.step, " planned ", plan_.sequences.size(),
+        plan_->step, " planned ", plan_->sequences.size(),
         "; report exactly one per planned sequence, in plan order"));
   }
   for (const ModelLoadFailure& f : outcome.failed_loads) {
     const bool planned = std::any_of(
-        plan_.model_commands.begin(), plan_.model_commands.end(), [&](const ModelCommand& c) {
+        plan_->model_commands.begin(), plan_->model_commands.end(), [&](const ModelCommand& c) {
           return c.kind == ModelCommandKind::kLoad && c.model == f.model;
         });
     if (!planned) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "failed_loads names model ", f.model.ToString(), ", which step ", plan_.step,
+          "failed_loads names model ", f.model.ToString(), ", which step ", plan_->step,
           " did not ask to load; nothing was applied"));
     }
   }
   // The check runs for every sequence of every step; the message is built
   // only for the one that fails it.
   const int32_t* vocab_size = vocab_size_.data();
-  const ScheduledSequence* planned = plan_.sequences.data();
+  const ScheduledSequence* planned = plan_->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
+  const uint32_t* slots = plan_slots_->data();
+  const bool any_void = !plan_->voided.empty();
   const size_t n = outcome.sequences.size();
   size_t accepted = 0;
   for (size_t i = 0; i < n; ++i) {
-    const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
+    const OutcomeFault fault = any_void && slots[i] == internal::kVoidSlot
+                                   ? FindVoidFault(planned[i], got[i])
+                                   : FindFault(planned[i], got[i], vocab_size);
     if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
     accepted += static_cast<size_t>(got[i].accepted_drafts);
   }
@@ -138,7 +170,7 @@ absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t a
   const std::vector<TokenId>& ids = outcome.draft_ids;
   if (accepted != ids.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "outcome of step ", plan_.step, ": draft_ids holds ", ids.size(),
+        "outcome of step ", plan_->step, ": draft_ids holds ", ids.size(),
         " ids but the sequences accepted ", accepted,
         " drafts; list exactly the accepted drafts' ids, in plan order; nothing was applied"));
   }
@@ -162,15 +194,24 @@ absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t a
 absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t i,
                                               size_t at) const {
   const auto accepted = static_cast<size_t>(outcome.sequences[i].accepted_drafts);
-  const int32_t vocab = vocab_size_[plan_.sequences[i].model.value()];
+  const int32_t vocab = vocab_size_[plan_->sequences[i].model.value()];
   for (size_t d = at; d < at + accepted; ++d) {
     const TokenId id = outcome.draft_ids[d];
     if (id < 0 || (vocab > 0 && id >= vocab)) {
-      return Mismatch(plan_.step, i, absl::StrCat("accepted draft token ", id, " is outside [0, ",
+      return Mismatch(plan_->step, i, absl::StrCat("accepted draft token ", id, " is outside [0, ",
                                                   vocab > 0 ? vocab : INT32_MAX, ")"));
     }
   }
   return absl::OkStatus();
+}
+
+Scheduler::Impl::OutcomeFault Scheduler::Impl::FindVoidFault(const ScheduledSequence& s,
+                                                              const SequenceOutcome& o) {
+  // Only what keeps the outcome's lists aligned: its id, and accepted drafts
+  // that StepOutcome::draft_ids holds.
+  if (o.id != s.id) return OutcomeFault::kId;
+  if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens) return OutcomeFault::kDrafts;
+  return OutcomeFault::kNone;
 }
 
 Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence& s,
@@ -199,26 +240,26 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
 
 absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
                                             const SequenceOutcome& o) const {
-  const ScheduledSequence& s = plan_.sequences[i];
+  const ScheduledSequence& s = plan_->sequences[i];
   switch (fault) {
     case OutcomeFault::kNone:
       return absl::OkStatus();
     case OutcomeFault::kId:
-      return Mismatch(plan_.step, i, absl::StrCat("id ", o.id.ToString(), " where the plan has ",
+      return Mismatch(plan_->step, i, absl::StrCat("id ", o.id.ToString(), " where the plan has ",
                                                   s.id.ToString(), " (outcomes must follow plan order)"));
     case OutcomeFault::kSampling:
-      return Mismatch(plan_.step, i, s.sample ? "the plan asked for a sampled token but none was produced"
+      return Mismatch(plan_->step, i, s.sample ? "the plan asked for a sampled token but none was produced"
                                               : "a token was produced where the plan did not sample");
     case OutcomeFault::kFinishLength:
-      return Mismatch(plan_.step, i, "finish kLength is decided by the scheduler; report kNone");
+      return Mismatch(plan_->step, i, "finish kLength is decided by the scheduler; report kNone");
     case OutcomeFault::kFinishUnknown:
-      return Mismatch(plan_.step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
+      return Mismatch(plan_->step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
                                                   " is not a FinishReason; report kNone, "
                                                   "kStopToken or kStopString"));
     case OutcomeFault::kFinishWithoutToken:
-      return Mismatch(plan_.step, i, "a finish reason needs a produced token");
+      return Mismatch(plan_->step, i, "a finish reason needs a produced token");
     case OutcomeFault::kDrafts:
-      return Mismatch(plan_.step, i, absl::StrCat("accepted_drafts is ", o.accepted_drafts,
+      return Mismatch(plan_->step, i, absl::StrCat("accepted_drafts is ", o.accepted_drafts,
                                                   "; the plan gave this sequence ",
                                                   int32_t{s.draft_tokens},
                                                   " draft tokens, so it must be in [0, ",
@@ -227,7 +268,7 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
                                                   "sequence that failed or ran out of KV"));
     case OutcomeFault::kTokenRange: {
       const int32_t vocab = vocab_size_[s.model.value()];
-      return Mismatch(plan_.step, i, absl::StrCat("token ", o.token, " is outside [0, ",
+      return Mismatch(plan_->step, i, absl::StrCat("token ", o.token, " is outside [0, ",
                                                   vocab > 0 ? vocab : INT32_MAX, ")"));
     }
   }

@@ -73,7 +73,10 @@ class Scheduler::Impl {
   // Engine thread.
   absl::StatusOr<const StepPlan*> Plan(absl::Time now);
   absl::Status Complete(const StepOutcome& outcome);
-  bool plan_outstanding() const { return plan_outstanding_; }
+  // Complete() of the plan `plan_` points at.
+  absl::Status CompleteSelected(const StepOutcome& outcome);
+  bool plan_outstanding() const { return outstanding_ > 0; }
+  int plans_outstanding() const { return outstanding_; }
   absl::StatusOr<RequestView> GetRequest(RequestId id) const;
   SchedulerStats stats() const;
   // Copies stats() where PublishedStats() reads it.
@@ -169,6 +172,16 @@ class Scheduler::Impl {
     return record.View(record.kv.num_blocks());
   }
 
+  // Where a running record's sequence stands for the plan being built: its
+  // own `computed` and `length`, or, when it is in the step in flight
+  // (overlapped planning), where that step leaves it, and whether its next
+  // input is the token that step samples.
+  struct Projection {
+    int32_t computed = 0;
+    int32_t length = 0;
+    bool input_pending = false;
+  };
+
   // --- Plan (scheduler_plan.cc).
   void StartPlan(absl::Time now);
   void ScheduleRunning(internal::RunList which, absl::Time now);
@@ -181,12 +194,42 @@ class Scheduler::Impl {
   // Growth of a class with a hard budget stops at the budget; returns the
   // capped `want`, or -1 when even `min` does not fit and `record` yielded.
   int32_t CapToHardBudget(Record& record, int32_t want, int32_t min, absl::Time now);
-  void ScheduleSequence(Record& record, int32_t num_tokens);
+  // Schedules `num_tokens` positions of `record` from `at.computed` (its
+  // own state, or projected past the step in flight).
+  void ScheduleSequence(Record& record, const Projection& at, int32_t num_tokens);
   // Speculative decoding: gives the step's decodes their draft tokens from
   // the budget and memory left after everything else (see the .cc).
   void PlanDrafts();
   bool ScheduledNow(const Record& record) const {
-    return planning_ && record.scheduled_step == plan_.step;
+    return planning_ && record.scheduled_step == plan_->step;
+  }
+  // --- Overlapped planning (scheduler_overlap.cc).
+  // Plan() with a plan outstanding: builds into the other buffer and marks
+  // the outstanding plan's sequences in flight.
+  void BeginPlanAhead();
+  // Index of `record`'s entry in the plan the engine is running while this
+  // one is built, or -1 when it has none (or nothing is in flight).
+  int32_t InFlightIndex(const Record& record) const {
+    return in_flight_.empty() ? -1 : in_flight_[record.slot];
+  }
+  bool InFlight(const Record& record) const { return InFlightIndex(record) >= 0; }
+  // Projects in-flight `record` (entry `index` of that plan); false when it
+  // must not be planned ahead (drafts in flight, or that step's token ends
+  // it by its limits).
+  bool Project(const Record& record, int32_t index, Projection* out) const;
+  // In-flight prefills whose step samples their first token decode in this
+  // plan, beside the decoding list.
+  void ScheduleFirstDecodes(absl::Time now);
+  // `record` leaves the running set while a plan holding it is outstanding
+  // (not the one being built): that entry's outcome is to be ignored.
+  void VoidOutstandingEntry(Record& record);
+  // The buffer holding the other outstanding plan than `plan_`.
+  internal::PlanBuffer& other_buffer() { return buffers_[plan_ == &buffers_[0].plan ? 1 : 0]; }
+  // Complete() of the older of two outstanding plans: points plan_ at it
+  // for the call, and back at the newer one when done.
+  void SelectBuffer(int index) {
+    plan_ = &buffers_[index].plan;
+    plan_slots_ = &buffers_[index].slots;
   }
   void Unschedule(Record& record);
   // The plan is built in segments (decodes, continuing prefills, then
@@ -285,6 +328,8 @@ class Scheduler::Impl {
   };
   static OutcomeFault FindFault(const ScheduledSequence& s, const SequenceOutcome& o,
                                 const int32_t* vocab_size);
+  // The same for an entry voided while outstanding.
+  static OutcomeFault FindVoidFault(const ScheduledSequence& s, const SequenceOutcome& o);
   // The message for outcome `i`'s fault.
   absl::Status DescribeFault(size_t i, OutcomeFault fault, const SequenceOutcome& o) const;
   // StepOutcome::draft_ids past the sequences already applied; advanced
@@ -398,9 +443,21 @@ class Scheduler::Impl {
   // of ended requests are skipped lazily.
   std::vector<std::pair<absl::Time, RequestId>> deadlines_;
 
-  // Per-step buffers, reserved once.
-  StepPlan plan_;
-  std::vector<uint32_t> plan_slots_;
+  // Per-step buffers, reserved once: two plans (one in flight while the
+  // next is built, with overlap_planning), each with the slots of its
+  // entries' records (kVoidSlot: the entry is voided). `plan_` and
+  // `plan_slots_` are the plan being built or completed.
+  internal::PlanBuffer buffers_[2];
+  StepPlan* plan_ = &buffers_[0].plan;
+  std::vector<uint32_t>* plan_slots_ = &buffers_[0].slots;
+  // Plans handed out and not yet completed (0..2).
+  int outstanding_ = 0;
+  // By slot, with overlap_planning while a plan is built ahead: the index
+  // of the record's entry in the in-flight plan, or -1. Empty otherwise.
+  std::vector<int32_t> in_flight_;
+  // When the previous outcome said its step ended: with overlap the next
+  // step's engine time starts there, not at its plan's `now`.
+  absl::Time last_done_ = absl::InfinitePast();
   // With speculative decoding, beside plan_slots_: the most draft tokens
   // each entry may take (0 for anything but a decode).
   std::vector<int32_t> draft_room_;
@@ -423,7 +480,6 @@ class Scheduler::Impl {
   int32_t budget_ = 0;
   // True inside Plan(): only then may a scheduled request be unscheduled.
   bool planning_ = false;
-  bool plan_outstanding_ = false;
   absl::Time last_now_ = absl::InfinitePast();
 
   SchedulerStats counters_;

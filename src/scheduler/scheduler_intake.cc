@@ -95,6 +95,9 @@ uint32_t Scheduler::Impl::TakeSlot() {
   }
   slab_.emplace_back();
   capacity_.AddSlot();
+  if (options_.overlap_planning && in_flight_.size() < slab_.size()) {
+    in_flight_.resize(slab_.size(), -1);
+  }
   return static_cast<uint32_t>(slab_.size() - 1);
 }
 
@@ -257,7 +260,7 @@ void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
 void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time now) {
   failed_models_.clear();
   for (const ModelLoadFailure& f : outcome.failed_loads) failed_models_.push_back(f.model);
-  residency_.FinishLoads(plan_.model_commands, failed_models_, &loaded_);
+  residency_.FinishLoads(plan_->model_commands, failed_models_, &loaded_);
   PromotePrepared(now);
   for (const ModelLoadFailure& f : outcome.failed_loads) {
     // Everyone waiting for the model ends, with the engine's reason; a later

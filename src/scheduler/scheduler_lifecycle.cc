@@ -77,6 +77,7 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
+  if (!in_flight_.empty() && outstanding_ > 0) VoidOutstandingEntry(r);
   kv_.DropPrefillReserve(r.kv);
   Unlink(r);
   const uint32_t cls = r.work_class.value();
@@ -122,15 +123,15 @@ void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   if (SwapsOut(r)) {
     mode = PreemptionMode::kSwap;
     to = RequestPhase::kSwapped;
-    kv_.SwapOut(r.kv, r.id, &plan_.swap_out);
+    kv_.SwapOut(r.kv, r.id, &plan_->swap_out);
   } else {
     r.computed = 0;
   }
   if (DropDeviceState(r)) {
-    plan_.preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
+    plan_->preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
   }
   ++r.preemptions;
-  r.preempted_step = plan_.step;
+  r.preempted_step = plan_->step;
   ++counters_.preemptions;
   SetPhase(r, to, now);
   if (sink_ != nullptr) {
@@ -195,8 +196,9 @@ void Scheduler::Impl::RequeueForRecompute(RequestRecord& r, PreemptionCause caus
   }
   r.computed = 0;
   // The next plan lists the drop; readmission waits a step more, so a plan
-  // never both drops and schedules the same request.
-  r.preempted_step = plan_.step + 1;
+  // never both drops and schedules the same request. (With a plan built
+  // ahead, the next plan is the one after it.)
+  r.preempted_step = counters_.steps + 1;
   SetPhase(r, RequestPhase::kWaiting, now);
 }
 
@@ -209,7 +211,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   // deadline in the same Plan): its copies are still to run, so its host
   // blocks are freed once that step ran, not reused by this plan. Host
   // blocks of earlier swap-outs hold finished copies and go at once.
-  if (planning_ && r.preempted_step == plan_.step) {
+  if (planning_ && r.preempted_step == plan_->step) {
     kv_.DeferHostRelease(r.kv);
   } else {
     kv_.ReleaseHost(r.kv);

@@ -19,10 +19,12 @@ using internal::RequestRecord;
 using internal::RunList;
 
 absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
-  if (plan_outstanding_) {
+  if (outstanding_ == 2 || (outstanding_ == 1 && !options_.overlap_planning)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "step ", plan_.step, " is still outstanding; call Complete() with its "
-        "outcome before planning the next step"));
+        "step ", plan_->step, " is still outstanding",
+        outstanding_ == 2 ? " behind the step before it" : "",
+        "; call Complete() with its outcome before planning the next step",
+        options_.overlap_planning ? "" : " (SchedulerOptions::overlap_planning allows one more)"));
   }
   if (now < last_now_) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -32,40 +34,43 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   if (now == absl::InfiniteFuture() || now == absl::InfinitePast()) {
     return absl::InvalidArgumentError("now must be a finite time");
   }
+  if (outstanding_ == 1) BeginPlanAhead();
   StartPlan(now);
   DrainInbox(now);
   ExpireDeadlines(now);
-  residency_.PlanUnloads(now, &plan_.model_commands);
+  residency_.PlanUnloads(now, &plan_->model_commands);
   plan_segment_ = 0;
   ScheduleRunning(RunList::kDecoding, now);
+  if (outstanding_ == 1) ScheduleFirstDecodes(now);
   EndPlanSegment();
   ScheduleRunning(RunList::kPrefilling, now);
   EndPlanSegment();
   DemoteUnloaded(now);
   AdmitWaiting(now);
   DemoteUnloaded(now);
-  residency_.PlanLoads(kv_.allocator().num_owned(), &plan_.model_commands);
+  residency_.PlanLoads(kv_.allocator().num_owned(), &plan_->model_commands);
   PlanDrafts();
   FinalizePlan();
   planning_ = false;
-  plan_outstanding_ = true;
-  return &plan_;
+  ++outstanding_;
+  return plan_;
 }
 
 void Scheduler::Impl::StartPlan(absl::Time now) {
   last_now_ = now;
-  plan_.step = ++counters_.steps;
-  plan_.now = now;
-  plan_.sequences.clear();
-  plan_.preempted.clear();
-  plan_.released.clear();
-  plan_.swap_out.clear();
-  plan_.swap_in.clear();
-  plan_.copy_on_write.clear();
-  plan_.model_commands.clear();
-  plan_.num_batched_tokens = 0;
-  plan_.num_decodes = 0;
-  plan_slots_.clear();
+  plan_->step = ++counters_.steps;
+  plan_->now = now;
+  plan_->sequences.clear();
+  plan_->preempted.clear();
+  plan_->released.clear();
+  plan_->swap_out.clear();
+  plan_->swap_in.clear();
+  plan_->copy_on_write.clear();
+  plan_->model_commands.clear();
+  plan_->voided.clear();
+  plan_->num_batched_tokens = 0;
+  plan_->num_decodes = 0;
+  plan_slots_->clear();
   draft_room_.clear();
   budget_ = StepTokenBudget();
   background_budget_ = decoding_.empty() ? INT32_MAX : background_prefill_cap_;
@@ -102,19 +107,27 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
+    Projection at{r.computed, r.length(), false};
+    if (const int32_t index = InFlightIndex(r); index >= 0) [[unlikely]] {
+      // Its step decides where it stands; a first token to come is
+      // ScheduleFirstDecodes' to plan.
+      if (!Project(r, index, &at) || (which == RunList::kPrefilling && at.input_pending)) {
+        continue;
+      }
+    }
     const int32_t want =
         which == RunList::kDecoding
             ? 1
-            : std::min({r.length() - r.computed, chunk_cap_, budget_,
+            : std::min({at.length - at.computed, chunk_cap_, budget_,
                         Background(r) ? background_budget_ : INT32_MAX});
     if (want <= 0) continue;
     // Most decode steps fit the last block: skip the growth path entirely.
     const int32_t capacity = r.kv.num_blocks() * block_size_;
-    const int32_t got = r.computed + want <= capacity
-                            ? r.computed + want
-                            : GrowTo(r, r.computed + want, r.computed + 1, now);
-    if (got <= r.computed) continue;
-    ScheduleSequence(r, got - r.computed);
+    const int32_t got = at.computed + want <= capacity
+                            ? at.computed + want
+                            : GrowTo(r, at.computed + want, at.computed + 1, now);
+    if (got <= at.computed) continue;
+    ScheduleSequence(r, at, got - at.computed);
   }
 }
 
@@ -182,13 +195,13 @@ void Scheduler::Impl::PlanDrafts() {
   // Plan order: entries and their rooms are read in sequence; a record
   // only when its drafts need a block.
   for (size_t i = 0; i < decodes && budget_ > 0; ++i) {
-    ScheduledSequence& s = plan_.sequences[i];
+    ScheduledSequence& s = plan_->sequences[i];
     if (!s.decode) continue;
     int32_t drafts = std::min({max_drafts, budget_, draft_room_[i]});
     if (drafts <= 0) continue;
     const auto held = static_cast<int32_t>(s.block_table.size());
     if (s.start_position + 1 + drafts > held * block_size_) {
-      RequestRecord& r = slab_[plan_slots_[i]];
+      RequestRecord& r = slab_[(*plan_slots_)[i]];
       const int32_t need = BlocksFor(s.start_position + 1 + drafts) - held;
       // Only blocks beyond the watermark, and within the class's budget.
       const uint32_t cls = r.work_class.value();
@@ -204,58 +217,62 @@ void Scheduler::Impl::PlanDrafts() {
     }
     s.draft_tokens = static_cast<int8_t>(drafts);
     budget_ -= drafts;
-    plan_.num_batched_tokens += drafts;
+    plan_->num_batched_tokens += drafts;
   }
 }
 
-void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
+void Scheduler::Impl::ScheduleSequence(RequestRecord& r, const Projection& at,
+                                       int32_t num_tokens) {
   // Everything this step allocates for `r` happened before this call, and
   // neither its block table nor its tokens reallocate (reserved at
   // arrival), so the spans can be filled in now.
-  const bool decode = r.decoding() && num_tokens == 1;
-  r.plan_index = static_cast<int32_t>(plan_.sequences.size());
-  r.scheduled_step = plan_.step;
-  ScheduledSequence& s = plan_.sequences.emplace_back();
+  const bool decode =
+      at.input_pending || (num_tokens == 1 && r.output_tokens > 0 && at.computed == at.length - 1);
+  r.plan_index = static_cast<int32_t>(plan_->sequences.size());
+  r.scheduled_step = plan_->step;
+  ScheduledSequence& s = plan_->sequences.emplace_back();
   s.id = r.id;
   s.handle = r.handle;
   s.model = r.model;
-  s.start_position = r.computed;
+  s.start_position = at.computed;
   s.num_tokens = num_tokens;
-  s.sample = r.computed + num_tokens == r.length();
+  s.sample = at.computed + num_tokens == at.length;
   s.decode = decode;
+  s.input_pending = at.input_pending;
   kv_.FillTables(r.kv, s);
-  if (r.has_token_ids) {
-    s.token_ids = absl::Span<const TokenId>(r.tokens.data() + r.computed,
+  if (r.has_token_ids && !at.input_pending) {
+    s.token_ids = absl::Span<const TokenId>(r.tokens.data() + at.computed,
                                             static_cast<size_t>(num_tokens));
   }
-  plan_slots_.push_back(r.slot);
+  plan_slots_->push_back(r.slot);
   if (options_.max_draft_tokens > 0) {
     // What PlanDrafts may give it, read now while the record is at hand:
     // never past the request's last token or its model's context (every
-    // accepted draft is one more token).
-    draft_room_.push_back(decode ? std::min(r.max_new_tokens - r.output_tokens,
-                                            context_length_[r.model.value()] - r.length()) - 1
+    // accepted draft is one more token; a pending input is one already).
+    const int32_t produced = r.output_tokens + (at.input_pending ? 1 : 0);
+    draft_room_.push_back(decode ? std::min(r.max_new_tokens - produced,
+                                            context_length_[r.model.value()] - at.length) - 1
                                  : 0);
   }
   budget_ -= num_tokens;
   if (!decode && Background(r)) background_budget_ -= num_tokens;
-  plan_.num_batched_tokens += num_tokens;
-  plan_.num_decodes += decode ? 1 : 0;
+  plan_->num_batched_tokens += num_tokens;
+  plan_->num_decodes += decode ? 1 : 0;
 }
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {
   const auto index = static_cast<size_t>(r.plan_index);
-  const ScheduledSequence& s = plan_.sequences[index];
+  const ScheduledSequence& s = plan_->sequences[index];
   budget_ += s.num_tokens + s.draft_tokens;
-  plan_.num_batched_tokens -= s.num_tokens + s.draft_tokens;
-  if (s.decode) --plan_.num_decodes;
+  plan_->num_batched_tokens -= s.num_tokens + s.draft_tokens;
+  if (s.decode) --plan_->num_decodes;
   RemovePlanEntry(index);
   r.plan_index = -1;
   r.scheduled_step = 0;
 }
 
 void Scheduler::Impl::EndPlanSegment() {
-  plan_segment_end_[plan_segment_++] = plan_.sequences.size();
+  plan_segment_end_[plan_segment_++] = plan_->sequences.size();
 }
 
 void Scheduler::Impl::RemovePlanEntry(size_t index) {
@@ -270,24 +287,24 @@ void Scheduler::Impl::RemovePlanEntry(size_t index) {
     MovePlanEntry(last, hole);
     hole = last;
   }
-  MovePlanEntry(plan_.sequences.size() - 1, hole);
-  plan_.sequences.pop_back();
-  plan_slots_.pop_back();
+  MovePlanEntry(plan_->sequences.size() - 1, hole);
+  plan_->sequences.pop_back();
+  plan_slots_->pop_back();
   if (!draft_room_.empty()) draft_room_.pop_back();
 }
 
 void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
   if (from == to) return;
-  plan_.sequences[to] = plan_.sequences[from];
-  plan_slots_[to] = plan_slots_[from];
+  plan_->sequences[to] = plan_->sequences[from];
+  (*plan_slots_)[to] = (*plan_slots_)[from];
   if (!draft_room_.empty()) draft_room_[to] = draft_room_[from];
-  slab_[plan_slots_[to]].plan_index = static_cast<int32_t>(to);
+  slab_[(*plan_slots_)[to]].plan_index = static_cast<int32_t>(to);
 }
 
 void Scheduler::Impl::FinalizePlan() {
-  plan_.released.swap(to_release_);
+  plan_->released.swap(to_release_);
   to_release_.clear();
-  plan_.preempted.insert(plan_.preempted.end(), pending_drops_.begin(), pending_drops_.end());
+  plan_->preempted.insert(plan_->preempted.end(), pending_drops_.begin(), pending_drops_.end());
   pending_drops_.clear();
 }
 

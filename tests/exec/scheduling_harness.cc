@@ -90,6 +90,48 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   size_t submitted = 0, done = 0;
   absl::Time now = absl::UnixEpoch();
   std::vector<RequestResult> drained;
+  // Takes a step's tokens once its Complete() accepted them, skipping
+  // entries voided while it was outstanding (overlapped planning).
+  const auto deliver = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
+    size_t draft_at = 0;
+    for (const SequenceOutcome& o : outcome.sequences) {
+      const size_t drafts_at = draft_at;
+      draft_at += static_cast<size_t>(o.accepted_drafts);
+      if (std::find(plan.voided.begin(), plan.voided.end(), o.id) != plan.voided.end()) continue;
+      if (!o.error.empty()) {
+        return absl::InternalError(absl::StrFormat(
+            "step %d: executor failed request %d: %s", plan.step,
+            o.id.value(), o.error));
+      }
+      if (!o.produced_token) continue;
+      std::vector<TokenId>& tokens = run.tokens[index.at(o.id)];
+      tokens.insert(tokens.end(), outcome.draft_ids.begin() + static_cast<int64_t>(drafts_at),
+                    outcome.draft_ids.begin() + static_cast<int64_t>(draft_at));
+      tokens.push_back(o.token);
+      run.accepted_drafts += o.accepted_drafts;
+    }
+    return absl::OkStatus();
+  };
+  const auto complete = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
+    absl::Status completed = s.Complete(outcome);
+    if (!completed.ok()) return completed;
+    absl::Status delivered = deliver(plan, outcome);
+    if (!delivered.ok()) return delivered;
+    absl::Status invariants = s.CheckInvariants();
+    if (!invariants.ok()) return invariants;
+    drained.clear();
+    s.DrainResults(&drained);
+    for (RequestResult& r : drained) {
+      run.results[index.at(r.id)] = std::move(r);
+      ++done;
+    }
+    return absl::OkStatus();
+  };
+  // With overlap_planning, step N+1 is planned and even executed before
+  // Complete(N), as an engine that launches it at once would.
+  const StepPlan* in_flight = nullptr;
+  StepOutcome outcomes[2];
+  int next_outcome = 0;
   for (int64_t step = 0; done < n; ++step) {
     if (step >= max_steps) {
       return absl::DeadlineExceededError(absl::StrFormat(
@@ -122,35 +164,26 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       if (!q.sample) ++run.chunked_prefill_steps;
       run.draft_tokens += q.draft_tokens;
     }
-    StepOutcome outcome;
+    for (const ScheduledSequence& q : plan.sequences) run.pending_inputs += q.input_pending;
+    StepOutcome& outcome = outcomes[next_outcome];
+    next_outcome ^= 1;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
     if (!executed.ok()) return executed;
-    size_t draft_at = 0;
-    for (const SequenceOutcome& o : outcome.sequences) {
-      if (!o.error.empty()) {
-        return absl::InternalError(absl::StrFormat(
-            "step %d: executor failed request %d: %s", plan.step,
-            o.id.value(), o.error));
+    if (options.overlap_planning) {
+      if (in_flight != nullptr) {
+        absl::Status completed = complete(*in_flight, outcomes[next_outcome]);
+        if (!completed.ok()) return completed;
       }
-      if (!o.produced_token) continue;
-      std::vector<TokenId>& tokens = run.tokens[index.at(o.id)];
-      tokens.insert(tokens.end(), outcome.draft_ids.begin() + static_cast<int64_t>(draft_at),
-                    outcome.draft_ids.begin() + static_cast<int64_t>(draft_at) + o.accepted_drafts);
-      draft_at += static_cast<size_t>(o.accepted_drafts);
-      tokens.push_back(o.token);
-      run.accepted_drafts += o.accepted_drafts;
-    }
-    absl::Status completed = s.Complete(outcome);
-    if (!completed.ok()) return completed;
-    absl::Status invariants = s.CheckInvariants();
-    if (!invariants.ok()) return invariants;
-    drained.clear();
-    s.DrainResults(&drained);
-    for (RequestResult& r : drained) {
-      run.results[index.at(r.id)] = std::move(r);
-      ++done;
+      in_flight = &plan;
+    } else {
+      absl::Status completed = complete(plan, outcome);
+      if (!completed.ok()) return completed;
     }
     run.steps = step + 1;
+  }
+  if (in_flight != nullptr) {
+    absl::Status completed = complete(*in_flight, outcomes[next_outcome ^ 1]);
+    if (!completed.ok()) return completed;
   }
   run.stats = s.stats();
   return run;

@@ -68,6 +68,8 @@ struct WorkloadRun {
   // Speculative decoding: draft tokens planned, and those the engine accepted.
   int64_t draft_tokens = 0;
   int64_t accepted_drafts = 0;
+  // Overlapped planning: decodes planned before their input token was known.
+  int64_t pending_inputs = 0;
 };
 
 using ExecutorFactory = std::function<absl::StatusOr<std::unique_ptr<StepExecutor>>(

@@ -199,6 +199,75 @@ TEST_CASE("Speculative decoding never changes tokens", "[exec][invariance]") {
   }
 }
 
+// The CPU reference executor ending a request when it samples `stop`.
+testing::ExecutorFactory StopTokenFactory(TokenId stop) {
+  return [stop](const SchedulerOptions& options)
+             -> absl::StatusOr<std::unique_ptr<StepExecutor>> {
+    CpuReferenceExecutorOptions o;
+    o.kv.block_size = options.kv.block_size;
+    o.kv.num_device_blocks = options.kv.num_device_blocks;
+    o.kv.num_host_blocks = options.kv.num_host_blocks;
+    o.kv.max_positions = options.models[0].context_length;
+    o.stop_token = stop;
+    absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> e = CpuReferenceExecutor::Create(o);
+    if (!e.ok()) return e.status();
+    return std::unique_ptr<StepExecutor>(std::move(*e));
+  };
+}
+
+TEST_CASE("Overlapped planning never changes tokens", "[exec][invariance][overlap]") {
+  WorkloadShape shape = Shape(9);
+  shape.max_new_tokens = 40;
+  const std::vector<WorkloadRequest> w = RandomWorkload(shape);
+  // A stop token the requests sample early (the first token of the request
+  // with the longest output): requests then end by a stop the scheduler
+  // cannot foresee, voiding the entry already planned after it.
+  const std::vector<std::vector<TokenId>> plain = Alone(w);
+  TokenId stop = -1;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    if (plain[i].size() > 3 && (stop < 0 || plain[i].size() > plain[0].size())) {
+      stop = plain[i][2];
+    }
+  }
+  REQUIRE(stop >= 0);
+  struct Config {
+    const char* what;
+    int32_t batched, chunk, blocks, host_blocks;
+    bool prefix;
+    PreemptionMode mode;
+    int32_t drafts;
+  };
+  for (bool with_stop : {false, true}) {
+    const testing::ExecutorFactory factory =
+        with_stop ? StopTokenFactory(stop) : testing::CpuExecutorFactory();
+    auto alone_run = RunAlone(BaseOptions(), w, factory);
+    REQUIRE(alone_run.ok());
+    const std::vector<std::vector<TokenId>> alone = *std::move(alone_run);
+    for (Config c : {Config{"roomy", 256, 0, 256, 0, false, PreemptionMode::kRecompute, 0},
+                     Config{"chunked", 40, 12, 256, 0, false, PreemptionMode::kRecompute, 0},
+                     Config{"prefix hits", 256, 16, 256, 0, true, PreemptionMode::kRecompute, 0},
+                     Config{"recompute", 64, 16, 14, 0, false, PreemptionMode::kRecompute, 0},
+                     Config{"swap", 64, 16, 14, 32, true, PreemptionMode::kSwap, 0},
+                     Config{"speculative", 64, 0, 256, 0, false, PreemptionMode::kRecompute, 4}}) {
+      SchedulerOptions o = BaseOptions();
+      o.overlap_planning = true;
+      o.max_batched_tokens = c.batched;
+      o.max_prefill_chunk_tokens = c.chunk;
+      o.max_running = std::min(16, c.batched);
+      o.kv.num_device_blocks = c.blocks;
+      o.kv.num_host_blocks = c.host_blocks;
+      o.kv.enable_prefix_caching = c.prefix;
+      o.preemption_mode = c.mode;
+      o.max_draft_tokens = c.drafts;
+      INFO(absl::StrFormat("%s, stop token %v", c.what, with_stop));
+      const WorkloadRun run = ExpectSameTokens(o, w, alone, factory);
+      CHECK(run.pending_inputs > 0);
+      if (c.blocks < 100) CHECK(run.stats.preemptions > 0);
+      if (c.drafts > 0) CHECK(run.accepted_drafts > 0);
+    }
+  }
+}
+
 // Passes the plan on without its swap-ins: what an engine that ignored them
 // would compute. The invariance check must notice.
 class DropSwapIns : public StepExecutor {

@@ -61,16 +61,20 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
       GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
   // Plain decodes, and speculative ones verifying up to 3 drafts.
   const int32_t drafts = GENERATE(0, 3);
+  // Step N+1 planned (and run) before step N completes.
+  const bool overlap = GENERATE(false, true);
   SchedulerOptions o = PolicyOptions(mode);
   o.max_draft_tokens = drafts;
+  o.overlap_planning = overlap;
   PolicyConfig config;
   config.vtc.preempt_for_admission = true;
   config.mlfq.base_quantum = 4.0;
   config.mlfq.num_levels = 4;
   REQUIRE(KnownPolicyNames().size() >= 5);
   for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute", drafts));
+    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens, overlap %v", name,
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute", drafts,
+                         overlap));
     absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
     INFO(factory.status().ToString());
     REQUIRE(factory.ok());
@@ -86,6 +90,7 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
     }
     CHECK(run->stats.preemptions > 0);
     if (drafts > 0) CHECK(run->accepted_drafts > 0);
+    if (overlap) CHECK(run->pending_inputs > 0);
   }
 }
 

@@ -2,7 +2,8 @@
 // then up to kMaxCalls public calls, as a careless engine and hostile hosts
 // would make them: Submit with edge-value fields, Cancel of live, ended and
 // made-up ids, Plan with times that go back and jump to infinity, Complete
-// with right, failed, corrupt, missing, repeated and planless outcomes.
+// with right, failed, corrupt, missing, repeated and planless outcomes; with
+// overlapped planning (chosen by the input) a second Plan before Complete.
 //
 // After every call the scheduler's own CheckInvariants() must pass and every
 // result must keep the exactly-once promise (result_ledger.h). At the end
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -135,16 +137,17 @@ class OpsRun {
   }
 
   void Plan() {
-    const bool outstanding = s_->plan_outstanding();
+    const int outstanding = s_->plans_outstanding();
     const absl::Time at = NextNow();
     const absl::StatusOr<const StepPlan*> plan = s_->Plan(at);
     if (!plan.ok()) {
-      Require(s_->plan_outstanding() == outstanding, "a failed Plan changed plan_outstanding()");
+      Require(s_->plans_outstanding() == outstanding, "a failed Plan changed plans_outstanding()");
       return;
     }
-    Require(!outstanding, "Plan succeeded while a plan was outstanding");
-    Require(s_->plan_outstanding(), "Plan succeeded but no plan is outstanding");
-    plan_ = *plan;
+    Require(outstanding < (s_->options().overlap_planning ? 2 : 1),
+            "Plan succeeded with the most plans already outstanding");
+    Require(s_->plans_outstanding() == outstanding + 1, "Plan succeeded but was not counted");
+    plans_.push_back(*plan);
     now_ = at;
   }
 
@@ -153,9 +156,10 @@ class OpsRun {
   // The outcome an honest engine reports for the outstanding plan, with the
   // input choosing tokens, stop reasons and failures.
   StepOutcome HonestOutcome(bool from_input) {
+    const StepPlan* plan = plans_.front();
     StepOutcome out;
-    out.step = plan_->step;
-    for (const ScheduledSequence& seq : plan_->sequences) {
+    out.step = plan->step;
+    for (const ScheduledSequence& seq : plan->sequences) {
       SequenceOutcome& o = out.sequences.emplace_back();
       o.id = seq.id;
       o.produced_token = seq.sample;
@@ -168,12 +172,12 @@ class OpsRun {
         default: break;
       }
     }
-    if (from_input && !plan_->model_commands.empty() && in_.ConsumeBool()) {
-      const ModelCommand& c = plan_->model_commands.front();
+    if (from_input && !plan->model_commands.empty() && in_.ConsumeBool()) {
+      const ModelCommand& c = plan->model_commands.front();
       if (c.kind == ModelCommandKind::kLoad) out.failed_loads.push_back({c.model, "no memory"});
     }
     if (from_input && in_.ConsumeBool()) {
-      out.completed_at = plan_->now + absl::Milliseconds(in_.ConsumeIntegralInRange(0, 50));
+      out.completed_at = plan->now + absl::Milliseconds(in_.ConsumeIntegralInRange(0, 50));
     }
     return out;
   }
@@ -215,22 +219,25 @@ class OpsRun {
     const bool corrupt = in_.ConsumeIntegralInRange(0, 3) == 0;
     if (corrupt) Corrupt(out);
     last_outcome_ = out;
+    const int outstanding = s_->plans_outstanding();
     const absl::Status st = s_->Complete(out);
     if (st.ok()) {
-      Require(!s_->plan_outstanding(), "Complete succeeded but the plan is still outstanding");
-      plan_ = nullptr;
+      Require(s_->plans_outstanding() == outstanding - 1,
+              "Complete succeeded but the plan is still outstanding");
+      plans_.pop_front();
       if (out.completed_at != absl::InfinitePast()) {
         completed_at_ = std::max(completed_at_, out.completed_at);
       }
     } else {
-      Require(s_->plan_outstanding(), "a rejected Complete dropped the outstanding plan");
+      Require(s_->plans_outstanding() == outstanding,
+              "a rejected Complete dropped the outstanding plan");
     }
   }
 
-  // The last outcome a second time: after a successful Complete there is
-  // no plan, so it must be refused.
+  // The last outcome a second time: its step is complete, so it must be
+  // refused (with a plan outstanding, it answers the wrong step).
   void CompleteAgain() {
-    if (s_->plan_outstanding() || !last_outcome_) return;
+    if (!last_outcome_ || (!plans_.empty() && plans_.front()->step == last_outcome_->step)) return;
     Require(!s_->Complete(*last_outcome_).ok(), "the same outcome was completed twice");
   }
 
@@ -256,6 +263,7 @@ class OpsRun {
       if (s_->plan_outstanding()) {
         const absl::Status st = s_->Complete(HonestOutcome(false));
         Require(st.ok(), absl::StrCat("an honest Complete was refused: ", st.ToString()));
+        plans_.pop_front();
         AfterCall("a drain Complete");
         continue;
       }
@@ -263,7 +271,7 @@ class OpsRun {
       now_ = std::max(now_, completed_at_) + absl::Milliseconds(1);
       const absl::StatusOr<const StepPlan*> plan = s_->Plan(now_);
       Require(plan.ok(), absl::StrCat("a drain Plan failed: ", plan.status().ToString()));
-      plan_ = *plan;
+      plans_.push_back(*plan);
       AfterCall("a drain Plan");
     }
     Require(ledger_.all_ended(), absl::StrCat(ledger_.live(), " accepted requests never ended"));
@@ -282,7 +290,8 @@ class OpsRun {
   ResultLedger ledger_;
   absl::Time now_ = absl::UnixEpoch() + absl::Hours(24 * 365 * 50);
   absl::Time completed_at_ = absl::InfinitePast();
-  const StepPlan* plan_ = nullptr;
+  // Outstanding plans, oldest first.
+  std::deque<const StepPlan*> plans_;
   std::optional<StepOutcome> last_outcome_;
 };
 
@@ -305,6 +314,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (made.ok()) metrics = *std::move(made);
     options.metrics_sink = metrics.get();
   }
+  options.overlap_planning = in.ConsumeBool();
   const bool callback_results = in.ConsumeBool();
   auto delivered = std::make_shared<std::vector<RequestResult>>();
   if (callback_results) {

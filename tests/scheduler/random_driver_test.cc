@@ -50,6 +50,9 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.live_changes > 200);
   CHECK(total.draft_tokens > 1000);
   CHECK(total.adapter_configs > 20);
+  CHECK(total.overlap_configs > 50);
+  CHECK(total.pending_inputs > 1000);
+  CHECK(total.voided_entries > 20);
 }
 
 }  // namespace

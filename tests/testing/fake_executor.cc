@@ -52,4 +52,15 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   return absl::OkStatus();
 }
 
+void FakeExecutor::Discard(const StepPlan& plan, const StepOutcome& outcome) {
+  for (const SequenceOutcome& o : outcome.sequences) {
+    if (!o.produced_token ||
+        std::find(plan.voided.begin(), plan.voided.end(), o.id) == plan.voided.end()) {
+      continue;
+    }
+    auto it = produced_.find(o.id);
+    if (it != produced_.end()) it->second -= 1 + o.accepted_drafts;
+  }
+}
+
 }  // namespace hearth::testing

@@ -33,6 +33,9 @@ class FakeExecutor : public StepExecutor {
   void set_load_failure_rate(double p) { load_failure_rate_ = p; }
 
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
+  // Overlapped planning: forgets the tokens of `plan`'s voided entries
+  // (call once their Complete() returned), as an engine drops them.
+  void Discard(const StepPlan& plan, const StepOutcome& outcome);
 
   // Deterministic token for (request, position): what "the model" says.
   static TokenId TokenFor(RequestId id, int32_t position, int32_t vocab) {

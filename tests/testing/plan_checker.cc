@@ -1,10 +1,13 @@
 #include "tests/testing/plan_checker.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace hearth::testing {
 
-absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
+absl::Status PlanChecker::CheckPlan(const StepPlan& plan,
+                                    const absl::flat_hash_set<RequestId>& excused) {
   auto fail = [&](auto&&... parts) {
     return absl::InternalError(absl::StrCat("step ", plan.step, ": ", parts...));
   };
@@ -37,6 +40,9 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
       return fail("request ", s.id.ToString(), " scheduled and preempted/released in one step");
     }
     if (s.num_tokens < 1) return fail("request ", s.id.ToString(), " scheduled with ", s.num_tokens, " tokens");
+    if (s.input_pending && (!options_.overlap_planning || !s.decode || !s.token_ids.empty())) {
+      return fail("request ", s.id.ToString(), " has a pending input outside an overlapped decode");
+    }
     if (s.draft_tokens < 0 || s.draft_tokens > options_.max_draft_tokens ||
         (s.draft_tokens > 0 && !s.decode)) {
       return fail("request ", s.id.ToString(), " has ", s.draft_tokens, " draft tokens (max ",
@@ -74,7 +80,7 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan) {
     prefill_seen = prefill_seen || s.num_tokens > 1 || !s.sample;
   }
   for (RequestId id : decoding_) {
-    if (!seen.contains(id) && !dropped.contains(id)) {
+    if (!seen.contains(id) && !dropped.contains(id) && !excused.contains(id)) {
       return fail("decoding request ", id.ToString(), " was skipped without preemption");
     }
   }
@@ -85,6 +91,7 @@ void PlanChecker::AfterComplete(const StepPlan& plan, const StepOutcome& outcome
   decoding_.clear();
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
+    if (std::find(plan.voided.begin(), plan.voided.end(), o.id) != plan.voided.end()) continue;
     // A request that produced a token and did not stop decodes next; whether
     // the scheduler ended it for length is known from the next plan's
     // `released`, which CheckPlan accepts.

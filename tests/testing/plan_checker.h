@@ -21,9 +21,13 @@ class PlanChecker {
  public:
   explicit PlanChecker(const SchedulerOptions& options) : options_(options) {}
 
-  // Call right after Plan().
-  absl::Status CheckPlan(const StepPlan& plan);
-  // Call right after a successful Complete() of `plan`.
+  // Call right after Plan(). `excused`: requests that may skip a decode
+  // without being dropped (overlapped planning: ones the step in flight
+  // ends by their limits, or whose drafts are in flight).
+  absl::Status CheckPlan(const StepPlan& plan,
+                         const absl::flat_hash_set<RequestId>& excused = {});
+  // Call right after a successful Complete() of `plan`; its voided entries
+  // say nothing.
   void AfterComplete(const StepPlan& plan, const StepOutcome& outcome);
 
  private:

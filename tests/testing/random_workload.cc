@@ -12,6 +12,7 @@ namespace hearth::testing {
 namespace {
 
 void CountPreemptions(const PlanCopy& plan, RandomWorkloadStats* stats) {
+  for (const PlanCopy::Sequence& s : plan.sequences) stats->pending_inputs += s.input_pending;
   for (const Preemption& p : plan.preempted) {
     if (p.cause == PreemptionCause::kEngineOutOfKv) ++stats->preemptions_out_of_kv;
     if (p.cause == PreemptionCause::kRetry) ++stats->retries;
@@ -113,6 +114,12 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     options.residency.max_resident_adapters = Uniform(adapter_rng, 0, 1);
     options.residency.max_adapters_per_step = Uniform(adapter_rng, 0, 1);
     ++stats->adapter_configs;
+  }
+  // Overlapped planning in a third of the seeds, from its own stream too.
+  std::mt19937_64 overlap_rng(seed ^ 0xbf58476d1ce4e5b9ULL);
+  if (overlap_rng() % 3 == 0) {
+    options.overlap_planning = true;
+    ++stats->overlap_configs;
   }
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
@@ -219,6 +226,8 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     CountPreemptions(h.last_plan(), stats);
     stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
   }
+  if (absl::Status s = h.FinishInFlight(); !s.ok()) return s;
+  stats->voided_entries += h.voided_entries();
   if (!h.live().empty()) {
     const SchedulerStats st = h.scheduler().stats();
     std::string detail = absl::StrCat(" waiting ", st.waiting, " running ", st.running, " swapped ",

@@ -32,12 +32,17 @@ struct RandomWorkloadStats {
   int64_t draft_tokens = 0;
   // Seeds whose models include an adapter.
   int64_t adapter_configs = 0;
+  // Overlapped planning: seeds with it, decodes planned with a pending
+  // input, and plan entries voided while outstanding.
+  int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
   void Add(const RandomWorkloadStats& o) {
     finished += o.finished; cancelled += o.cancelled; timed_out += o.timed_out;
     failed += o.failed; rejected_at_submit += o.rejected_at_submit;
     rejected_at_intake += o.rejected_at_intake;
     preemptions_recompute += o.preemptions_recompute; preemptions_swap += o.preemptions_swap;
     preemptions_out_of_kv += o.preemptions_out_of_kv; retries += o.retries;
+    overlap_configs += o.overlap_configs; pending_inputs += o.pending_inputs;
+    voided_entries += o.voided_entries;
     prefix_hit_tokens += o.prefix_hit_tokens; copy_on_write += o.copy_on_write;
     victims_checked += o.victims_checked; live_changes += o.live_changes;
     draft_tokens += o.draft_tokens;

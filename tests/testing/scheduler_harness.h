@@ -30,6 +30,7 @@ struct PlanCopy {
     std::vector<BlockId> block_table;
     std::vector<TokenId> token_ids;
     int32_t draft_tokens = 0;
+    bool input_pending = false;
   };
   uint64_t step = 0;
   std::vector<Sequence> sequences;
@@ -61,8 +62,14 @@ class SchedulerHarness {
 
   // Submits and records the id as live when accepted.
   absl::StatusOr<RequestId> Submit(const RequestSpec& spec);
-  // Plan, check, execute, complete, check.
+  // Plan, check, execute, complete, check. With overlap_planning: plan
+  // step N+1, check, complete step N, check, execute step N+1 (which stays
+  // in flight until the next Step or FinishInFlight).
   absl::Status Step();
+  // Completes the step in flight, if any (overlapped planning).
+  absl::Status FinishInFlight();
+  // Plan entries voided while outstanding, over all completed steps.
+  int64_t voided_entries() const { return voided_entries_; }
   // Steps until nothing is live or `max_steps` pass.
   absl::Status RunUntilIdle(int max_steps = 100000);
   // Steps until `id` has computed past its prompt (it decodes and holds its
@@ -95,6 +102,25 @@ class SchedulerHarness {
   PlanCopy last_plan_;
   std::vector<PlanCopy> history_;
   bool keep_history_ = false;
+
+  // Overlapped planning: the step in flight and its outcome, and what the
+  // plan checker needs to know which skipped decodes are excused.
+  absl::Status StepOverlapped();
+  absl::Status CompleteInFlight();
+  absl::flat_hash_set<RequestId> ExcusedSkips() const;
+  const StepPlan* in_flight_ = nullptr;
+  int64_t voided_entries_ = 0;
+  StepOutcome in_flight_outcome_;
+  struct Limits {
+    int32_t max_new_tokens = 0;
+    // Output tokens that reach the model's context.
+    int32_t context_room = 0;
+  };
+  absl::flat_hash_map<RequestId, Limits> limits_;
+  // Output tokens applied so far (voided entries excluded).
+  absl::flat_hash_map<RequestId, int32_t> produced_;
+  // Requests preempted or released by the step in flight.
+  absl::flat_hash_set<RequestId> dropped_in_flight_;
 };
 
 }  // namespace hearth::testing

@@ -22,6 +22,9 @@
 // accepted one is sampled as usual. Since every position is computed the
 // same way, a request's tokens are the same with speculation on or off.
 //
+// Overlapped planning: a decode with ScheduledSequence::input_pending feeds
+// the token this executor sampled for the request in its previous step.
+//
 // The executor needs token ids: requests must be submitted with
 // RequestSpec::prompt_token_ids, so that ScheduledSequence::token_ids is
 // filled. A sequence without them fails (SequenceOutcome::error).

@@ -14,8 +14,19 @@
 //                    outcome.step = plan->step;
 //                    scheduler->Complete(outcome);
 //                  }
-// Exactly one plan is outstanding at a time: Plan() after Plan() without
-// Complete() is a FailedPrecondition, as is Complete() without a plan.
+// One plan is outstanding at a time: Plan() after Plan() without Complete()
+// is a FailedPrecondition, as is Complete() without a plan. With
+// SchedulerOptions::overlap_planning, two may be: the host plans step N+1
+// while step N runs, then completes N and N+1 in that order:
+//                  plan = Plan(now);  launch(plan);
+//                  loop {
+//                    next = Plan(now);           // step N+1, N still running
+//                    outcome = wait();           // step N's
+//                    launch(next);               // may come before Complete
+//                    Complete(outcome);          // fills next->voided
+//                    deliver(outcome, next->voided);
+//                    plan = next;
+//                  }
 //
 // Every accepted request ends in exactly one terminal phase, reported once
 // through DrainResults() or SchedulerOptions::on_result.
@@ -208,20 +219,27 @@ class Scheduler {
   // Scheduler::Plan()
   //
   // Builds the next step. `now` must not go backwards (InvalidArgument).
-  // FailedPrecondition while a plan is outstanding. The returned plan stays
-  // valid until Complete(). Allocation-free in steady state.
+  // FailedPrecondition while a plan is outstanding (with overlap_planning:
+  // while two are). The returned plan stays valid until its Complete().
+  // Allocation-free in steady state.
   absl::StatusOr<const StepPlan*> Plan(absl::Time now);
 
   // Scheduler::Complete()
   //
-  // Applies the engine's outcome of the outstanding plan. InvalidArgument when
-  // it does not match the plan (step number, count, ids, order, a missing or
-  // unexpected token); nothing is applied then and the plan stays
-  // outstanding, so the engine may retry with a corrected outcome.
+  // Applies the engine's outcome of the outstanding plan (with two
+  // outstanding: of the older one; outcomes come in step order).
+  // InvalidArgument when it does not match the plan (step number, count, ids,
+  // order, a missing or unexpected token); nothing is applied then and the
+  // plan stays outstanding, so the engine may retry with a corrected
+  // outcome. Outcomes of the plan's `voided` entries are not read beyond
+  // their ids.
   absl::Status Complete(const StepOutcome& outcome);
 
   // Whether a plan is waiting for its Complete().
   bool plan_outstanding() const;
+  // How many plans are waiting for their Complete() (0, 1, or with
+  // overlap_planning 2).
+  int plans_outstanding() const;
 
   // Moves terminal results accumulated since the last call into `out`
   // (appending). Returns how many were moved. Thread-safe. A result is here

@@ -279,6 +279,24 @@ struct SchedulerOptions {
   // kMaxDraftTokens].
   int32_t max_draft_tokens = 0;
 
+  // Overlapped planning (vLLM's and SGLang's "async scheduling"): Plan() may
+  // be called once more while one plan is outstanding, so the host builds
+  // step N+1 while its accelerator runs step N. A sequence that step N
+  // samples for may then decode in step N+1 with ScheduledSequence::
+  // input_pending set: its input is the token step N samples, which the
+  // engine feeds from its own output. A sequence with draft tokens in
+  // flight is not planned ahead (its accepted count is unknown: with
+  // max_draft_tokens, a decode speculates every other step), nor is one
+  // that step N's token ends by its max_new_tokens or context. The next
+  // plan may preempt, cancel or time out a sequence of step N; that entry of
+  // step N is then voided (StepPlan::voided: its token is dropped and, after
+  // a preemption, computed again). Outcomes are completed in step order. The
+  // engine must run a plan's commands after the previous plan's forward pass
+  // (as one CUDA stream does): blocks a request gave up may be reused by
+  // the very next plan.
+  // Off (the default): exactly one plan is outstanding.
+  bool overlap_planning = false;
+
   // ---- Intake limits. The defaults keep one member from exhausting the
   // house: a flood of submissions can neither fill the queue for everyone
   // else nor stall the engine thread.

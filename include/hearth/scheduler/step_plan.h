@@ -21,7 +21,9 @@
 //
 // Ownership: the plan and every span in it are owned by the Scheduler and stay
 // valid until the matching Complete() (or the scheduler's destruction). Copy
-// what must outlive that.
+// what must outlive that. With overlapped planning two plans may be
+// outstanding; each stays valid until its own Complete(), and only `voided`
+// of the newer one changes meanwhile.
 
 #ifndef HEARTH_SCHEDULER_STEP_PLAN_H_
 #define HEARTH_SCHEDULER_STEP_PLAN_H_
@@ -71,6 +73,12 @@ struct ScheduledSequence {
   // (int8_t: it fits the padding after the flags, keeping a plan entry at
   // 80 bytes; at most kMaxDraftTokens.)
   int8_t draft_tokens = 0;
+  // Overlapped planning (SchedulerOptions::overlap_planning), decodes only:
+  // the input token (at start_position) is the one the previous step
+  // samples for this request, not yet known when this plan was made;
+  // `token_ids` is empty and the engine feeds the token from its own output
+  // of that step (and drafts after it, when draft_tokens allows).
+  bool input_pending = false;
   // The request's whole device block table after this step's allocations.
   absl::Span<const BlockId> block_table;
   // Blocks appended since the engine last saw this sequence (all of
@@ -157,6 +165,16 @@ struct StepPlan {
   std::vector<BlockCopy> swap_in;
   std::vector<BlockCopy> copy_on_write;
   std::vector<ModelCommand> model_commands;
+  // Overlapped planning only: requests whose entries in `sequences` became
+  // moot while this plan was outstanding, and whose outcomes Complete()
+  // ignores (an outcome must still be reported for each entry, with its
+  // id; its other fields are not read). An entry is voided when its request
+  // ended or went back to waiting after this plan was made: by the next
+  // Plan() (a cancel, a deadline: the request is then in that plan's
+  // `released`), or by the previous step's Complete() (a finish, a failure,
+  // out of KV). Read it after Complete() of the previous step, before
+  // delivering this step's tokens. Always empty without overlap.
+  std::vector<RequestId> voided;
 
   // Sum of num_tokens + draft_tokens over `sequences` (the positions the
   // step may compute); never above max_batched_tokens.

@@ -391,7 +391,7 @@ int32_t CudaExecutor::Impl::WriteMeta(const StepPlan& plan,
     }
     for (int32_t t = 0; t < q.num_tokens; ++t, ++row) {
       const int32_t pos = q.start_position + t;
-      h[meta.tokens + row] = q.token_ids[t];
+      h[meta.tokens + row] = prep[i].Input(q, t);
       h[meta.positions + row] = pos;
       h[meta.row_block + row] = static_cast<int32_t>(table[pos / bs].value());
       h[meta.row_table + row] = static_cast<int32_t>(table_at);

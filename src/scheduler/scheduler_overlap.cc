@@ -1,0 +1,91 @@
+// Scheduler::Impl overlapped planning (SchedulerOptions::overlap_planning):
+// Plan() for step N+1 while step N runs on the engine.
+//
+// The plan in flight is left to run as made. Its sequences are planned
+// ahead from where that step leaves them (Project): a prefill's next chunk,
+// or a decode whose input is the token step N samples (input_pending).
+// Whatever ends a request or takes it off the device while a plan holding it
+// is outstanding voids that entry (VoidOutstandingEntry): Complete() skips
+// it, and the plan's `voided` tells the engine. A preempted sequence thus
+// loses its in-flight token, as it loses its KV, and recomputes it; refusing
+// to preempt in-flight sequences instead would leave no victim at all in
+// steady state, where every running sequence is in every step. Blocks
+// freed meanwhile may be reused by the next plan at once: the engine runs
+// plans in order, so its writes of step N land before step N+1 reuses them,
+// and they never touch a block the prefix cache holds (only positions past
+// the computed prefix are written).
+
+#include <algorithm>
+
+#include "scheduler/scheduler_impl.h"
+
+namespace hearth {
+
+using internal::RequestRecord;
+using internal::RunList;
+
+void Scheduler::Impl::BeginPlanAhead() {
+  // plan_ is the plan in flight; the new one goes into the other buffer.
+  const std::vector<uint32_t>& slots = *plan_slots_;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] != internal::kVoidSlot) in_flight_[slots[i]] = static_cast<int32_t>(i);
+  }
+  SelectBuffer(plan_ == &buffers_[0].plan ? 1 : 0);
+}
+
+bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection* out) const {
+  const ScheduledSequence& s = buffers_[plan_ == &buffers_[0].plan ? 1 : 0]
+                                   .plan.sequences[static_cast<size_t>(index)];
+  // How many drafts the engine accepts is known only at Complete.
+  if (s.draft_tokens > 0) return false;
+  out->computed = s.start_position + s.num_tokens;
+  out->length = r.length();
+  out->input_pending = s.sample;
+  if (!s.sample) return true;
+  // The token the step samples is one more; if it reaches the request's
+  // limits, that step ends the request and nothing follows it.
+  ++out->length;
+  return r.output_tokens + 1 < r.max_new_tokens &&
+         out->length < context_length_[r.model.value()];
+}
+
+void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
+  // Prefills whose chunk in flight samples their first token are decodes
+  // from this plan on; they join the decode segment. O(prefilling).
+  snapshot_.assign(prefilling_.begin(), prefilling_.end());
+  for (uint32_t slot : snapshot_) {
+    if (budget_ <= 0) break;
+    RequestRecord& r = slab_[slot];
+    const int32_t index = InFlightIndex(r);
+    if (r.list != RunList::kPrefilling || index < 0 || ScheduledNow(r)) continue;
+    Projection at;
+    if (!Project(r, index, &at) || !at.input_pending) continue;
+    const int32_t capacity = r.kv.num_blocks() * block_size_;
+    const int32_t got = at.computed + 1 <= capacity
+                            ? at.computed + 1
+                            : GrowTo(r, at.computed + 1, at.computed + 1, now);
+    if (got <= at.computed) continue;
+    ScheduleSequence(r, at, 1);
+  }
+}
+
+void Scheduler::Impl::VoidOutstandingEntry(RequestRecord& r) {
+  internal::PlanBuffer& other = other_buffer();
+  if (planning_) {
+    // The plan being built drops its own entry (Unschedule); the one in
+    // flight keeps it, voided.
+    const int32_t index = InFlightIndex(r);
+    if (index < 0) return;
+    other.slots[static_cast<size_t>(index)] = internal::kVoidSlot;
+    other.plan.voided.push_back(r.id);
+    in_flight_[r.slot] = -1;
+    return;
+  }
+  // Complete() of the older plan: the newer one may hold it too.
+  if (outstanding_ == 2 && r.scheduled_step == other.plan.step) {
+    other.slots[static_cast<size_t>(r.plan_index)] = internal::kVoidSlot;
+    other.plan.voided.push_back(r.id);
+  }
+}
+
+}  // namespace hearth
