@@ -73,6 +73,23 @@ void BM_SpeculativeDecodeStep(benchmark::State& state) {
   SteadyDecode fixture(running, waiting, FifoFactory(), kSpeculativeSteps, 4, 0, drafts);
   TimeSteps(state, fixture);
 }
+// Overlapped planning (issue 12): the same steady step, each Plan made while
+// the step before is still outstanding (range 2: 1) or not (0), measured
+// side by side. Every decode then has a pending input. Target: on costs at
+// most 1.05x off.
+void BM_OverlapDecodeStep(benchmark::State& state) {
+  const int32_t running = static_cast<int32_t>(state.range(0));
+  const int32_t waiting = static_cast<int32_t>(state.range(1));
+  const bool overlap = state.range(2) != 0;
+  SteadyDecode fixture(running, waiting, FifoFactory(), 40000, 4, 0, 0, overlap);
+  TimeSteps(state, fixture);
+}
+BENCHMARK(BM_OverlapDecodeStep)
+    ->Args({1024, 10000, 0})
+    ->Args({1024, 10000, 1})
+    ->Iterations(20000)
+    ->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_SpeculativeDecodeStep)
     ->Args({1024, 10000, 0})
     ->Args({1024, 10000, 4})

@@ -34,11 +34,14 @@ class SteadyDecode {
   // max_draft_tokens), the stand-in engine accepting all of a decode's
   // drafts and none in turn, so that steps both grow tables by several
   // tokens and give blocks of rejected drafts back.
+  // `overlap`: overlapped planning (SchedulerOptions::overlap_planning),
+  // each Step() planning the next step before completing the one before.
   SteadyDecode(int32_t running, int32_t waiting, PolicyFactory policy,
                int32_t max_steps = 40000, int32_t users = 4, int32_t fixed_warmup = 0,
-               int32_t draft_tokens = 0)
-      : now_(absl::UnixEpoch()) {
+               int32_t draft_tokens = 0, bool overlap = false)
+      : now_(absl::UnixEpoch()), overlap_(overlap) {
     SchedulerOptions o;
+    o.overlap_planning = overlap;
     o.max_running = running;
     o.max_batched_tokens = (2 + draft_tokens) * running;
     o.max_draft_tokens = draft_tokens;
@@ -68,7 +71,7 @@ class SteadyDecode {
       auto id = scheduler_->Submit(spec);
       if (!id.ok()) Die(id.status());
     }
-    outcome_.sequences.reserve(static_cast<size_t>(running));
+    for (StepOutcome& outcome : outcomes_) outcome.sequences.reserve(static_cast<size_t>(running));
     // Plan takes in max_intake_per_plan submissions at a time: the measured
     // steps start once every request has been taken in.
     if (fixed_warmup > 0) {
@@ -90,6 +93,8 @@ class SteadyDecode {
     if (!plan.ok()) Die(plan.status());
     const absl::Time t1 = scheduler_time ? absl::Now() : absl::InfinitePast();
     const StepPlan& p = **plan;
+    // With overlap, the outcome completed below is the previous step's.
+    StepOutcome& outcome_ = outcomes_[next_];
     outcome_.step = p.step;
     outcome_.sequences.resize(p.sequences.size());
     outcome_.draft_ids.clear();
@@ -105,8 +110,17 @@ class SteadyDecode {
     last_decodes_ = p.num_decodes;
     preempted_ += p.preempted.size();
     const absl::Time t2 = scheduler_time ? absl::Now() : absl::InfinitePast();
-    absl::Status s = scheduler_->Complete(outcome_);
-    if (!s.ok()) Die(s);
+    if (overlap_) {
+      next_ ^= 1;
+      if (in_flight_) {
+        absl::Status s = scheduler_->Complete(outcomes_[next_]);
+        if (!s.ok()) Die(s);
+      }
+      in_flight_ = true;
+    } else {
+      absl::Status s = scheduler_->Complete(outcome_);
+      if (!s.ok()) Die(s);
+    }
     if (scheduler_time) *scheduler_time += (t1 - t0) + (absl::Now() - t2);
     now_ += absl::Milliseconds(20);
   }
@@ -118,8 +132,11 @@ class SteadyDecode {
 
  private:
   std::unique_ptr<Scheduler> scheduler_;
-  StepOutcome outcome_;
+  StepOutcome outcomes_[2];
+  int next_ = 0;
   absl::Time now_;
+  const bool overlap_;
+  bool in_flight_ = false;
   int32_t last_batch_ = 0;
   int32_t last_decodes_ = 0;
   uint64_t preempted_ = 0;

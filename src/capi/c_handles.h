@@ -52,7 +52,10 @@ struct hearth_scheduler {
   std::unique_ptr<hearth::Scheduler> scheduler;
   std::shared_ptr<const NameList> user_names;
   std::shared_ptr<const NameList> class_names;
-  hearth_plan plan_view;
+  // Views of the outstanding plans (two with overlapped planning), used in
+  // turn.
+  hearth_plan plan_views[2];
+  int next_view = 0;
 };
 
 struct hearth_outcome {

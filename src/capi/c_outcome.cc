@@ -207,8 +207,12 @@ hearth_status hearth_scheduler_complete(hearth_scheduler* scheduler,
         FromStatus(scheduler->scheduler->Complete(outcome->outcome), error);
     if (status == HEARTH_OK) {
       // The view's pointers die with the plan; a stale view reads as empty.
-      scheduler->plan_view.plan = nullptr;
-      scheduler->plan_view.sequences.clear();
+      for (hearth_plan& view : scheduler->plan_views) {
+        if (view.plan != nullptr && view.plan->step == outcome->outcome.step) {
+          view.plan = nullptr;
+          view.sequences.clear();
+        }
+      }
     }
     return status;
   });

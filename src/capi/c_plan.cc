@@ -71,6 +71,9 @@ hearth_status EntryAt(const hearth::StepPlan& plan, int list, size_t index,
   } else if (list == HEARTH_PLAN_RELEASED) {
     out.id = plan.released[index].id.value();
     out.handle = plan.released[index].handle;
+  } else if (list == HEARTH_PLAN_VOIDED) {
+    out.id = plan.voided[index].id.value();
+    out.handle = plan.voided[index].handle;
   } else if (list == HEARTH_PLAN_MODEL_COMMANDS) {
     const hearth::ModelCommand& m = plan.model_commands[index];
     out.kind = m.kind == hearth::ModelCommandKind::kUnload ? 1 : 0;
@@ -100,8 +103,11 @@ hearth_status hearth_scheduler_plan(hearth_scheduler* scheduler, double now_s,
     if (!now.ok()) return FromStatus(now.status(), error);
     absl::StatusOr<const hearth::StepPlan*> plan = scheduler->scheduler->Plan(*now);
     if (!plan.ok()) return FromStatus(plan.status(), error);
-    BuildView(**plan, scheduler->plan_view);
-    *out = &scheduler->plan_view;
+    // Two views, so that the one of a plan still outstanding stays valid.
+    hearth_plan& view = scheduler->plan_views[scheduler->next_view];
+    scheduler->next_view ^= 1;
+    BuildView(**plan, view);
+    *out = &view;
     return HEARTH_OK;
   });
 }
@@ -126,6 +132,7 @@ size_t hearth_plan_count(const hearth_plan* plan, hearth_plan_list list) {
     case HEARTH_PLAN_SWAP_IN: return p.swap_in.size();
     case HEARTH_PLAN_COPY_ON_WRITE: return p.copy_on_write.size();
     case HEARTH_PLAN_MODEL_COMMANDS: return p.model_commands.size();
+    case HEARTH_PLAN_VOIDED: return p.voided.size();
   }
   return 0;
 }
@@ -146,6 +153,13 @@ hearth_status hearth_plan_sequence(const hearth_plan* plan, size_t index,
   });
 }
 
+int32_t hearth_plan_sequence_input_pending(const hearth_plan* plan, size_t index) {
+  if (plan == nullptr || plan->plan == nullptr || index >= plan->plan->sequences.size()) {
+    return 0;
+  }
+  return plan->plan->sequences[index].input_pending ? 1 : 0;
+}
+
 int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan, size_t index) {
   if (plan == nullptr || plan->plan == nullptr || index >= plan->plan->sequences.size()) {
     return 0;
@@ -161,10 +175,10 @@ hearth_status hearth_plan_entry_at(const hearth_plan* plan,
     HEARTH_C_REQUIRE(plan, "hearth_plan_entry_at", error);
     HEARTH_C_REQUIRE(out, "hearth_plan_entry_at", error);
     const int raw = hearth::capi::RawEnum(list);
-    if (raw < HEARTH_PLAN_PREEMPTED || raw > HEARTH_PLAN_MODEL_COMMANDS) {
+    if (raw < HEARTH_PLAN_PREEMPTED || raw > HEARTH_PLAN_VOIDED) {
       return Fail(error, HEARTH_INVALID_ARGUMENT,
                   absl::StrCat("hearth_plan_entry_at: list ", raw,
-                               " is not one of PREEMPTED .. MODEL_COMMANDS "
+                               " is not one of PREEMPTED .. VOIDED "
                                "(sequences are read with hearth_plan_sequence)"));
     }
     const size_t count = hearth_plan_count(plan, list);

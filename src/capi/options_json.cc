@@ -182,6 +182,7 @@ absl::Status ReadLimits(const JsonFields& f, SchedulerOptions& o) {
   HEARTH_RETURN_IF_ERROR(f.Read("max_prefill_chunk_tokens", &o.max_prefill_chunk_tokens));
   HEARTH_RETURN_IF_ERROR(f.Read("max_draft_tokens", &o.max_draft_tokens));
   HEARTH_RETURN_IF_ERROR(f.Read("max_out_of_kv_reports", &o.max_out_of_kv_reports));
+  HEARTH_RETURN_IF_ERROR(f.Read("overlap_planning", &o.overlap_planning));
   return f.Read("max_admission_declines", &o.max_admission_declines);
 }
 
@@ -219,7 +220,7 @@ absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options) {
       "reserved_pending_share", "max_intake_per_plan", "max_label_bytes",
       "max_arrival_lead_s", "workflow_retention_s", "max_batched_tokens",
       "max_running", "max_prefill_chunk_tokens", "max_admission_declines",
-      "max_draft_tokens", "max_out_of_kv_reports", "metrics"}));
+      "max_draft_tokens", "max_out_of_kv_reports", "overlap_planning", "metrics"}));
   SchedulerOptions& o = options.scheduler;
   HEARTH_RETURN_IF_ERROR(ReadList(top, "models", o.models, ReadModel));
   HEARTH_RETURN_IF_ERROR(ReadList(top, "users", o.users, ReadUser));

@@ -336,10 +336,7 @@ void MetricsCollector::OnStep(const StepPlan& plan,
     const ScheduledSequence& s = plan.sequences[i];
     // Overlapped planning: entries voided while outstanding computed nothing
     // that counts.
-    if (!plan.voided.empty() &&
-        std::find(plan.voided.begin(), plan.voided.end(), s.id) != plan.voided.end()) {
-      continue;
-    }
+    if (!plan.voided.empty() && IsVoided(plan, s.id)) continue;
     auto it = tracks_.find(s.id);
     if (it == tracks_.end()) continue;
     int32_t produced = 0;

@@ -187,7 +187,6 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     // Only one buffer is used without overlap.
     if (!options_.overlap_planning) break;
   }
-  if (options_.overlap_planning) in_flight_.assign(backlog, -1);
   to_release_.reserve(running);
   ended_.reserve(running);
 }

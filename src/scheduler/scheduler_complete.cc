@@ -33,15 +33,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const bool older = outstanding_ == 2;
   if (older) SelectBuffer(1 - newest);
   absl::Status applied = CompleteSelected(outcome);
-  if (older) {
-    if (applied.ok()) {
-      // Its sequences are no longer in flight.
-      for (uint32_t slot : *plan_slots_) {
-        if (slot != internal::kVoidSlot) in_flight_[slot] = -1;
-      }
-    }
-    SelectBuffer(newest);
-  }
+  if (older) SelectBuffer(newest);
   if (applied.ok()) --outstanding_;
   return applied;
 }

@@ -209,20 +209,32 @@ class Scheduler::Impl {
   void BeginPlanAhead();
   // Index of `record`'s entry in the plan the engine is running while this
   // one is built, or -1 when it has none (or nothing is in flight).
+  // Its index there is still `plan_index` until this plan schedules it.
   int32_t InFlightIndex(const Record& record) const {
-    return in_flight_.empty() ? -1 : in_flight_[record.slot];
+    return record.scheduled_step == in_flight_step_ ? record.plan_index : -1;
   }
-  bool InFlight(const Record& record) const { return InFlightIndex(record) >= 0; }
   // Projects in-flight `record` (entry `index` of that plan); false when it
   // must not be planned ahead (drafts in flight, or that step's token ends
   // it by its limits).
   bool Project(const Record& record, int32_t index, Projection* out) const;
+  // The token the step in flight samples for `record` is one more; false
+  // when it reaches the request's limits (that step then ends it and
+  // nothing follows). `at`: projected with that token.
+  bool RoomAfterPending(const Record& record, const Projection& at) const {
+    return record.output_tokens + 1 < record.max_new_tokens &&
+           at.length < context_length_[record.model.value()];
+  }
   // In-flight prefills whose step samples their first token decode in this
   // plan, beside the decoding list.
   void ScheduleFirstDecodes(absl::Time now);
   // `record` leaves the running set while a plan holding it is outstanding
   // (not the one being built): that entry's outcome is to be ignored.
   void VoidOutstandingEntry(Record& record);
+  // Voids entry `index` of the plan in flight, `record`'s.
+  void VoidInFlight(Record& record, int32_t index);
+  // Voids `record`'s entry in the plan in flight, if it has one, once this
+  // plan has scheduled it too (its plan_index names this plan's entry).
+  void VoidInFlightOf(Record& record);
   // The buffer holding the other outstanding plan than `plan_`.
   internal::PlanBuffer& other_buffer() { return buffers_[plan_ == &buffers_[0].plan ? 1 : 0]; }
   // Complete() of the older of two outstanding plans: points plan_ at it
@@ -452,9 +464,8 @@ class Scheduler::Impl {
   std::vector<uint32_t>* plan_slots_ = &buffers_[0].slots;
   // Plans handed out and not yet completed (0..2).
   int outstanding_ = 0;
-  // By slot, with overlap_planning while a plan is built ahead: the index
-  // of the record's entry in the in-flight plan, or -1. Empty otherwise.
-  std::vector<int32_t> in_flight_;
+  // While a plan is built ahead: the step in flight (UINT64_MAX otherwise).
+  uint64_t in_flight_step_ = UINT64_MAX;
   // When the previous outcome said its step ended: with overlap the next
   // step's engine time starts there, not at its plan's `now`.
   absl::Time last_done_ = absl::InfinitePast();

@@ -95,9 +95,6 @@ uint32_t Scheduler::Impl::TakeSlot() {
   }
   slab_.emplace_back();
   capacity_.AddSlot();
-  if (options_.overlap_planning && in_flight_.size() < slab_.size()) {
-    in_flight_.resize(slab_.size(), -1);
-  }
   return static_cast<uint32_t>(slab_.size() - 1);
 }
 

@@ -77,7 +77,7 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
-  if (!in_flight_.empty() && outstanding_ > 0) VoidOutstandingEntry(r);
+  if (outstanding_ > 0 && options_.overlap_planning) VoidOutstandingEntry(r);
   kv_.DropPrefillReserve(r.kv);
   Unlink(r);
   const uint32_t cls = r.work_class.value();

@@ -26,10 +26,9 @@ using internal::RunList;
 
 void Scheduler::Impl::BeginPlanAhead() {
   // plan_ is the plan in flight; the new one goes into the other buffer.
-  const std::vector<uint32_t>& slots = *plan_slots_;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i] != internal::kVoidSlot) in_flight_[slots[i]] = static_cast<int32_t>(i);
-  }
+  // Its records keep their step and index there until this plan schedules
+  // them (InFlightIndex); VoidInFlightOf finds it for those it does.
+  in_flight_step_ = plan_->step;
   SelectBuffer(plan_ == &buffers_[0].plan ? 1 : 0);
 }
 
@@ -42,11 +41,8 @@ bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection*
   out->length = r.length();
   out->input_pending = s.sample;
   if (!s.sample) return true;
-  // The token the step samples is one more; if it reaches the request's
-  // limits, that step ends the request and nothing follows it.
   ++out->length;
-  return r.output_tokens + 1 < r.max_new_tokens &&
-         out->length < context_length_[r.model.value()];
+  return RoomAfterPending(r, *out);
 }
 
 void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
@@ -72,20 +68,32 @@ void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
 void Scheduler::Impl::VoidOutstandingEntry(RequestRecord& r) {
   internal::PlanBuffer& other = other_buffer();
   if (planning_) {
-    // The plan being built drops its own entry (Unschedule); the one in
-    // flight keeps it, voided.
+    // Not scheduled by this plan (Unschedule voids those it had scheduled).
     const int32_t index = InFlightIndex(r);
-    if (index < 0) return;
-    other.slots[static_cast<size_t>(index)] = internal::kVoidSlot;
-    other.plan.voided.push_back(r.id);
-    in_flight_[r.slot] = -1;
+    if (index >= 0) VoidInFlight(r, index);
     return;
   }
   // Complete() of the older plan: the newer one may hold it too.
   if (outstanding_ == 2 && r.scheduled_step == other.plan.step) {
     other.slots[static_cast<size_t>(r.plan_index)] = internal::kVoidSlot;
-    other.plan.voided.push_back(r.id);
+    other.plan.voided.push_back({r.id, r.handle});
   }
+}
+
+void Scheduler::Impl::VoidInFlightOf(RequestRecord& r) {
+  // A preemption of a sequence this plan scheduled: rare enough that a scan
+  // of the step in flight (O(its batch)) costs less than keeping every
+  // entry's index there. A slot in it is r's: an earlier holder of the slot
+  // left that step voided before the slot was reused.
+  const std::vector<uint32_t>& slots = other_buffer().slots;
+  const auto it = std::find(slots.begin(), slots.end(), r.slot);
+  if (it != slots.end()) VoidInFlight(r, static_cast<int32_t>(it - slots.begin()));
+}
+
+void Scheduler::Impl::VoidInFlight(RequestRecord& r, int32_t index) {
+  internal::PlanBuffer& other = other_buffer();
+  other.slots[static_cast<size_t>(index)] = internal::kVoidSlot;
+  other.plan.voided.push_back({r.id, r.handle});
 }
 
 }  // namespace hearth

@@ -52,6 +52,7 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   PlanDrafts();
   FinalizePlan();
   planning_ = false;
+  in_flight_step_ = UINT64_MAX;
   ++outstanding_;
   return plan_;
 }
@@ -108,10 +109,16 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     RequestRecord& r = slab[slots[i]];
     if (r.list != which || ScheduledNow(r)) continue;
     Projection at{r.computed, r.length(), false};
-    if (const int32_t index = InFlightIndex(r); index >= 0) [[unlikely]] {
-      // Its step decides where it stands; a first token to come is
+    if (r.scheduled_step == in_flight_step_) {
+      // Its step decides where it stands. A decode without drafts advances
+      // by its one token (read off the record, which every step has at
+      // hand); anything else by its entry there. A first token to come is
       // ScheduleFirstDecodes' to plan.
-      if (!Project(r, index, &at) || (which == RunList::kPrefilling && at.input_pending)) {
+      if (which == RunList::kDecoding && options_.max_draft_tokens == 0) {
+        at = {r.computed + 1, r.length() + 1, true};
+        if (!RoomAfterPending(r, at)) continue;
+      } else if (!Project(r, r.plan_index, &at) ||
+                 (which == RunList::kPrefilling && at.input_pending)) {
         continue;
       }
     }
@@ -262,6 +269,10 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, const Projection& at,
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {
   const auto index = static_cast<size_t>(r.plan_index);
+  // Leaving the running set after this plan scheduled it: its entry in the
+  // step in flight, if any, is voided here, while it is still known to be
+  // scheduled now.
+  if (in_flight_step_ != UINT64_MAX) VoidInFlightOf(r);
   const ScheduledSequence& s = plan_->sequences[index];
   budget_ += s.num_tokens + s.draft_tokens;
   plan_->num_batched_tokens -= s.num_tokens + s.draft_tokens;

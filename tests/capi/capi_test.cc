@@ -535,6 +535,56 @@ TEST_CASE("C API: speculative decodes", "[capi]") {
   CHECK_THAT(message, Catch::Contains("max_draft_tokens"));
 }
 
+TEST_CASE("C API: overlapped planning", "[capi]") {
+  Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"overlap_planning\": true}");
+  hearth_request r = Request(8, 20);
+  r.handle = 41;
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_OK);
+  const hearth_plan* first = nullptr;
+  const hearth_plan* second = nullptr;
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &first, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_plan(sch.s, 2.0, &second, nullptr) == HEARTH_OK);
+  const hearth_plan* third = nullptr;
+  CHECK(hearth_scheduler_plan(sch.s, 3.0, &third, nullptr) == HEARTH_FAILED_PRECONDITION);
+  // Both views stay readable: the prefill, then the decode of its token.
+  CHECK(hearth_plan_step(first) + 1 == hearth_plan_step(second));
+  CHECK(hearth_plan_sequence_input_pending(first, 0) == 0);
+  REQUIRE(hearth_plan_sequence_input_pending(second, 0) == 1);
+  CHECK(hearth_plan_sequence_input_pending(second, 1) == 0);
+  CHECK(hearth_plan_sequence_input_pending(nullptr, 0) == 0);
+  hearth_sequence seq;
+  REQUIRE(hearth_plan_sequence(second, 0, &seq, nullptr) == HEARTH_OK);
+  CHECK(seq.start_position == 8);
+  CHECK(seq.num_token_ids == 0);
+  // The prefill's token stops the request: the decode after it is voided.
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_outcome_begin(out, first, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_outcome_add(out, id, 1, 5, HEARTH_FINISH_STOP_TOKEN, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  CHECK(hearth_plan_count(first, HEARTH_PLAN_SEQUENCES) == 0);  // a completed view reads empty
+  REQUIRE(hearth_plan_count(second, HEARTH_PLAN_VOIDED) == 1);
+  hearth_plan_entry e;
+  REQUIRE(hearth_plan_entry_at(second, HEARTH_PLAN_VOIDED, 0, &e, nullptr) == HEARTH_OK);
+  CHECK(e.id == id);
+  CHECK(e.handle == 41);
+  REQUIRE(hearth_outcome_fill_from_plan(out, second, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  hearth_outcome_free(out);
+  hearth_results* results = nullptr;
+  REQUIRE(hearth_scheduler_drain(sch.s, &results, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_results_count(results) == 1);
+  hearth_result res;
+  REQUIRE(hearth_results_get(results, 0, &res, nullptr) == HEARTH_OK);
+  CHECK(res.phase == HEARTH_PHASE_FINISHED);
+  CHECK(res.output_tokens == 1);
+  hearth_results_free(results);
+  std::string message;
+  CHECK(OptionsStatus("{\"overlap_planning\": 3}", &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("overlap_planning"));
+}
+
 TEST_CASE("C API: adapters in the options JSON", "[capi]") {
   const char* json =
       "{\"kv\": {\"num_device_blocks\": 64},"

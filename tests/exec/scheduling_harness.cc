@@ -97,7 +97,7 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     for (const SequenceOutcome& o : outcome.sequences) {
       const size_t drafts_at = draft_at;
       draft_at += static_cast<size_t>(o.accepted_drafts);
-      if (std::find(plan.voided.begin(), plan.voided.end(), o.id) != plan.voided.end()) continue;
+      if (IsVoided(plan, o.id)) continue;
       if (!o.error.empty()) {
         return absl::InternalError(absl::StrFormat(
             "step %d: executor failed request %d: %s", plan.step,

@@ -61,7 +61,7 @@ const ScheduledSequence* Entry(const StepPlan& plan, RequestId id) {
 }
 
 bool Voided(const StepPlan& plan, RequestId id) {
-  return std::find(plan.voided.begin(), plan.voided.end(), id) != plan.voided.end();
+  return IsVoided(plan, id);
 }
 
 RequestResult ResultOf(Scheduler& s, RequestId id) {

@@ -55,7 +55,7 @@ absl::Status FakeExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
 void FakeExecutor::Discard(const StepPlan& plan, const StepOutcome& outcome) {
   for (const SequenceOutcome& o : outcome.sequences) {
     if (!o.produced_token ||
-        std::find(plan.voided.begin(), plan.voided.end(), o.id) == plan.voided.end()) {
+        !IsVoided(plan, o.id)) {
       continue;
     }
     auto it = produced_.find(o.id);

@@ -91,7 +91,7 @@ void PlanChecker::AfterComplete(const StepPlan& plan, const StepOutcome& outcome
   decoding_.clear();
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
-    if (std::find(plan.voided.begin(), plan.voided.end(), o.id) != plan.voided.end()) continue;
+    if (IsVoided(plan, o.id)) continue;
     // A request that produced a token and did not stop decodes next; whether
     // the scheduler ended it for length is known from the next plan's
     // `released`, which CheckPlan accepts.

@@ -142,10 +142,9 @@ absl::Status SchedulerHarness::CompleteInFlight() {
   if (!s.ok()) return s;
   checker_.AfterComplete(*in_flight_, in_flight_outcome_);
   executor_.Discard(*in_flight_, in_flight_outcome_);
-  const std::vector<RequestId>& voided = in_flight_->voided;
-  voided_entries_ += static_cast<int64_t>(voided.size());
+  voided_entries_ += static_cast<int64_t>(in_flight_->voided.size());
   for (const SequenceOutcome& o : in_flight_outcome_.sequences) {
-    if (!o.produced_token || std::find(voided.begin(), voided.end(), o.id) != voided.end()) {
+    if (!o.produced_token || IsVoided(*in_flight_, o.id)) {
       continue;
     }
     produced_[o.id] += 1 + o.accepted_drafts;

@@ -181,7 +181,8 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",
  *   "workflow_retention_s", "max_batched_tokens", "max_running",
  *   "max_prefill_chunk_tokens", "max_admission_declines",
- *   "max_draft_tokens" (speculative decoding, 0 .. 8), "max_out_of_kv_reports"
+ *   "max_draft_tokens" (speculative decoding, 0 .. 8), "max_out_of_kv_reports",
+ *   "overlap_planning" (true: plan step N+1 while step N runs)
  *   "metrics": {"prefill_weight", "decode_weight", "max_gap_users"}
  *              (the built-in collector behind hearth_scheduler_metrics and
  *              the Prometheus text)
@@ -336,7 +337,9 @@ HEARTH_C_API void hearth_scheduler_wake(hearth_scheduler* scheduler);
 typedef struct hearth_plan hearth_plan;
 
 /* Engine thread. Builds the next step at time `now_s` (finite, never going
- * backwards). FAILED_PRECONDITION while a plan awaits its complete. */
+ * backwards). FAILED_PRECONDITION while a plan awaits its complete (with
+ * "overlap_planning" in the options: while two do; each view stays valid
+ * until its own complete, and completes go in step order). */
 HEARTH_C_API hearth_status hearth_scheduler_plan(hearth_scheduler* scheduler,
                                                  double now_s,
                                                  const hearth_plan** out,
@@ -382,7 +385,11 @@ typedef enum hearth_plan_list {
   HEARTH_PLAN_SWAP_OUT = 3,
   HEARTH_PLAN_SWAP_IN = 4,
   HEARTH_PLAN_COPY_ON_WRITE = 5,
-  HEARTH_PLAN_MODEL_COMMANDS = 6
+  HEARTH_PLAN_MODEL_COMMANDS = 6,
+  /* Overlapped planning: requests whose sequences in this plan became moot
+   * while it was outstanding (StepPlan::voided); their outcomes are not
+   * read beyond the id. Read it after completing the step before. */
+  HEARTH_PLAN_VOIDED = 7
 } hearth_plan_list;
 
 /* Entries in one list (0 for a NULL plan or an unknown list). */
@@ -403,15 +410,23 @@ HEARTH_C_API hearth_status hearth_plan_sequence(const hearth_plan* plan,
 HEARTH_C_API int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan,
                                                        size_t index);
 
-/* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE or
- * MODEL_COMMANDS. id: the request (0 for model commands). kind: for
+/* 1 when sequence `index` is a decode planned ahead whose input token is
+ * the one the previous step samples for it (ScheduledSequence::
+ * input_pending, with "overlap_planning"): it has no token_ids, and the
+ * engine feeds that token from its own output. 0 otherwise, past the end
+ * and for a NULL plan. */
+HEARTH_C_API int32_t hearth_plan_sequence_input_pending(const hearth_plan* plan,
+                                                        size_t index);
+
+/* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE,
+ * MODEL_COMMANDS or VOIDED. id: the request (0 for model commands). kind: for
  * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
  * 1 = unload; else 0. source/target: the copy's blocks (swap_out: device ->
  * host; swap_in: host -> device; copy_on_write: device -> device); for
  * MODEL_COMMANDS source is the model index; for PREEMPTED source is the
  * cause (0 = the scheduler's, 1 = the engine's out-of-KV report, 2 = a retry
  * of an engine failure). handle: the request's hearth_request.handle for
- * PREEMPTED and RELEASED, else 0. */
+ * PREEMPTED, RELEASED and VOIDED, else 0. */
 typedef struct hearth_plan_entry {
   uint64_t id;
   int32_t kind;

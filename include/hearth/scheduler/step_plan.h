@@ -16,7 +16,7 @@
 // writes in the same step, so that order matters.
 //
 // Host handles: every entry that names a request (sequences, preempted,
-// released) carries its RequestSpec::handle beside its id, so an engine can
+// released, voided) carries its RequestSpec::handle beside its id, so an engine can
 // key its own state by handle and never needs the id Submit returned.
 //
 // Ownership: the plan and every span in it are owned by the Scheduler and stay
@@ -130,6 +130,13 @@ struct ReleasedSequence {
   uint64_t handle = 0;
 };
 
+// A plan entry voided while its plan was outstanding (StepPlan::voided).
+struct VoidedSequence {
+  RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
+};
+
 // One block copy. For swap_out, `source` is a device block and `target` a host
 // block; for swap_in the reverse; for copy_on_write both are device blocks.
 struct BlockCopy {
@@ -174,7 +181,7 @@ struct StepPlan {
   // `released`), or by the previous step's Complete() (a finish, a failure,
   // out of KV). Read it after Complete() of the previous step, before
   // delivering this step's tokens. Always empty without overlap.
-  std::vector<RequestId> voided;
+  std::vector<VoidedSequence> voided;
 
   // Sum of num_tokens + draft_tokens over `sequences` (the positions the
   // step may compute); never above max_batched_tokens.
@@ -188,6 +195,14 @@ struct StepPlan {
            model_commands.empty();
   }
 };
+
+// Whether `plan` lists `id` in `voided` (a linear scan: the list is short).
+inline bool IsVoided(const StepPlan& plan, RequestId id) {
+  for (const VoidedSequence& v : plan.voided) {
+    if (v.id == id) return true;
+  }
+  return false;
+}
 
 }  // namespace hearth
 
