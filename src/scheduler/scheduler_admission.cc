@@ -188,7 +188,7 @@ void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& nee
   if (need.beyond_limits) capacity_.MarkBorrowing(r.slot);
   SetPhase(r, RequestPhase::kRunning, now);
   Emit(RequestEventKind::kAdmit, r, now);
-  ScheduleSequence(r, {r.computed, r.length(), false}, need.chunk);
+  ScheduleSequence(r, need.chunk);
 }
 
 bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {

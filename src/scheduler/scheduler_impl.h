@@ -185,6 +185,9 @@ class Scheduler::Impl {
   // --- Plan (scheduler_plan.cc).
   void StartPlan(absl::Time now);
   void ScheduleRunning(internal::RunList which, absl::Time now);
+  // Its loop over the snapshot; kAhead: a plan is in flight.
+  template <bool kAhead>
+  void WalkRunning(internal::RunList which, absl::Time now);
   // Gives running `record` blocks for up to `want` positions (more than it
   // holds: ScheduleRunning takes the fast path itself), settling for
   // fewer (but at least `min`) rather than preempting anyone; preempts
@@ -194,9 +197,11 @@ class Scheduler::Impl {
   // Growth of a class with a hard budget stops at the budget; returns the
   // capped `want`, or -1 when even `min` does not fit and `record` yielded.
   int32_t CapToHardBudget(Record& record, int32_t want, int32_t min, absl::Time now);
-  // Schedules `num_tokens` positions of `record` from `at.computed` (its
-  // own state, or projected past the step in flight).
-  void ScheduleSequence(Record& record, const Projection& at, int32_t num_tokens);
+  // Schedules `num_tokens` positions of `record` from where it stands.
+  void ScheduleSequence(Record& record, int32_t num_tokens);
+  // The same from `at` (projected past the step in flight).
+  void ScheduleProjected(Record& record, const Projection& at, int32_t num_tokens);
+  void EmitSequence(Record& record, const Projection& at, int32_t num_tokens);
   // Speculative decoding: gives the step's decodes their draft tokens from
   // the budget and memory left after everything else (see the .cc).
   void PlanDrafts();
@@ -227,6 +232,19 @@ class Scheduler::Impl {
   // In-flight prefills whose step samples their first token decode in this
   // plan, beside the decoding list.
   void ScheduleFirstDecodes(absl::Time now);
+  // ScheduleRunning's projection of a record in the step in flight (in
+  // list `which`); false when it is not planned in this step. A decode
+  // without drafts advances by its one token, read off the record, which
+  // every step has at hand; anything else by its entry there. A first token
+  // to come is ScheduleFirstDecodes' to plan.
+  bool ProjectAhead(const Record& record, internal::RunList which, Projection* at) const {
+    if (which == internal::RunList::kDecoding && options_.max_draft_tokens == 0) {
+      *at = {record.computed + 1, record.length() + 1, true};
+      return RoomAfterPending(record, *at);
+    }
+    return Project(record, record.plan_index, at) &&
+           !(which == internal::RunList::kPrefilling && at->input_pending);
+  }
   // `record` leaves the running set while a plan holding it is outstanding
   // (not the one being built): that entry's outcome is to be ignored.
   void VoidOutstandingEntry(Record& record);

@@ -61,7 +61,7 @@ void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
                             ? at.computed + 1
                             : GrowTo(r, at.computed + 1, at.computed + 1, now);
     if (got <= at.computed) continue;
-    ScheduleSequence(r, at, 1);
+    ScheduleProjected(r, at, 1);
   }
 }
 

@@ -98,8 +98,23 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
              std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);
     });
   }
+  // Two instances of one loop: with a plan in flight every record is checked
+  // against it; without one (no overlap) that check costs nothing.
+  if (in_flight_step_ == UINT64_MAX) {
+    WalkRunning<false>(which, now);
+  } else {
+    WalkRunning<true>(which, now);
+  }
+}
+
+template <bool kAhead>
+void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
+  RequestRecord* slab = slab_.data();
   const uint32_t* slots = snapshot_.data();
   const size_t n = snapshot_.size();
+  // Fixed for the loop, though stores through records could alias them.
+  const uint64_t step = plan_->step;
+  const uint64_t in_flight = in_flight_step_;
   for (size_t i = 0; i < n; ++i) {
     if (budget_ <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
@@ -107,21 +122,10 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
     // waits on memory: fetch a few records ahead.
     if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 2);
     RequestRecord& r = slab[slots[i]];
-    if (r.list != which || ScheduledNow(r)) continue;
+    if (r.list != which || r.scheduled_step == step) continue;
     Projection at{r.computed, r.length(), false};
-    if (r.scheduled_step == in_flight_step_) {
-      // Its step decides where it stands. A decode without drafts advances
-      // by its one token (read off the record, which every step has at
-      // hand); anything else by its entry there. A first token to come is
-      // ScheduleFirstDecodes' to plan.
-      if (which == RunList::kDecoding && options_.max_draft_tokens == 0) {
-        at = {r.computed + 1, r.length() + 1, true};
-        if (!RoomAfterPending(r, at)) continue;
-      } else if (!Project(r, r.plan_index, &at) ||
-                 (which == RunList::kPrefilling && at.input_pending)) {
-        continue;
-      }
-    }
+    const bool ahead = kAhead && r.scheduled_step == in_flight;
+    if (ahead && !ProjectAhead(r, which, &at)) continue;
     const int32_t want =
         which == RunList::kDecoding
             ? 1
@@ -134,7 +138,11 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
                             ? at.computed + want
                             : GrowTo(r, at.computed + want, at.computed + 1, now);
     if (got <= at.computed) continue;
-    ScheduleSequence(r, at, got - at.computed);
+    if constexpr (kAhead) {
+      EmitSequence(r, at, got - at.computed);
+    } else {
+      ScheduleSequence(r, got - at.computed);
+    }
   }
 }
 
@@ -228,16 +236,18 @@ void Scheduler::Impl::PlanDrafts() {
   }
 }
 
-void Scheduler::Impl::ScheduleSequence(RequestRecord& r, const Projection& at,
-                                       int32_t num_tokens) {
+[[gnu::always_inline]] inline void Scheduler::Impl::EmitSequence(RequestRecord& r,
+                                                                 const Projection& at,
+                                                                 int32_t num_tokens) {
   // Everything this step allocates for `r` happened before this call, and
   // neither its block table nor its tokens reallocate (reserved at
   // arrival), so the spans can be filled in now.
   const bool decode =
       at.input_pending || (num_tokens == 1 && r.output_tokens > 0 && at.computed == at.length - 1);
-  r.plan_index = static_cast<int32_t>(plan_->sequences.size());
-  r.scheduled_step = plan_->step;
-  ScheduledSequence& s = plan_->sequences.emplace_back();
+  StepPlan& plan = *plan_;
+  r.plan_index = static_cast<int32_t>(plan.sequences.size());
+  r.scheduled_step = plan.step;
+  ScheduledSequence& s = plan.sequences.emplace_back();
   s.id = r.id;
   s.handle = r.handle;
   s.model = r.model;
@@ -263,8 +273,17 @@ void Scheduler::Impl::ScheduleSequence(RequestRecord& r, const Projection& at,
   }
   budget_ -= num_tokens;
   if (!decode && Background(r)) background_budget_ -= num_tokens;
-  plan_->num_batched_tokens += num_tokens;
-  plan_->num_decodes += decode ? 1 : 0;
+  plan.num_batched_tokens += num_tokens;
+  plan.num_decodes += decode ? 1 : 0;
+}
+
+void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {
+  EmitSequence(r, {r.computed, r.length(), false}, num_tokens);
+}
+
+void Scheduler::Impl::ScheduleProjected(RequestRecord& r, const Projection& at,
+                                        int32_t num_tokens) {
+  EmitSequence(r, at, num_tokens);
 }
 
 void Scheduler::Impl::Unschedule(RequestRecord& r) {

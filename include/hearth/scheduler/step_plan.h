@@ -62,7 +62,15 @@ struct ScheduledSequence {
   // swap-in, or a speculative decode whose rejected drafts gave blocks
   // back: `block_table` must then replace any engine-side table. Otherwise
   // the engine appends `new_blocks` to the table it already holds.
-  bool full_block_table = false;
+  // (This flag and input_pending are one-bit fields sharing a byte, so that
+  // a plan entry stays at 80 bytes.)
+  bool full_block_table : 1 = false;
+  // Overlapped planning (SchedulerOptions::overlap_planning), decodes only:
+  // the input token (at start_position) is the one the previous step
+  // samples for this request, not yet known when this plan was made;
+  // `token_ids` is empty and the engine feeds the token from its own output
+  // of that step (and drafts after it, when draft_tokens allows).
+  bool input_pending : 1 = false;
   // Speculative decoding (SchedulerOptions::max_draft_tokens), decodes
   // only: the engine may feed up to this many tokens of its own drafter
   // after the last sampled one, at positions start_position + 1 onward
@@ -73,12 +81,6 @@ struct ScheduledSequence {
   // (int8_t: it fits the padding after the flags, keeping a plan entry at
   // 80 bytes; at most kMaxDraftTokens.)
   int8_t draft_tokens = 0;
-  // Overlapped planning (SchedulerOptions::overlap_planning), decodes only:
-  // the input token (at start_position) is the one the previous step
-  // samples for this request, not yet known when this plan was made;
-  // `token_ids` is empty and the engine feeds the token from its own output
-  // of that step (and drafts after it, when draft_tokens allows).
-  bool input_pending = false;
   // The request's whole device block table after this step's allocations.
   absl::Span<const BlockId> block_table;
   // Blocks appended since the engine last saw this sequence (all of
@@ -89,6 +91,9 @@ struct ScheduledSequence {
   // sampled ids); empty otherwise.
   absl::Span<const TokenId> token_ids;
 };
+
+static_assert(sizeof(ScheduledSequence) <= 80,
+              "a plan entry is read and written per sequence per step; keep it small");
 
 enum class PreemptionMode : uint8_t {
   // Blocks freed; the request recomputes its prefix (prompt and the tokens
