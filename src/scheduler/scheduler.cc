@@ -188,6 +188,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     if (!options_.overlap_planning) break;
   }
   to_release_.reserve(running);
+  if (options_.overlap_planning) held_slots_.reserve(running);
   ended_.reserve(running);
 }
 

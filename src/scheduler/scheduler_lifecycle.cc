@@ -226,7 +226,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (phase == RequestPhase::kFinished) ++counters_.finished;
   DeliverResult(r, phase, reason, std::move(message), now);
   workflows_.Remember(r.id, r.workflow, now);
-  free_slots_.push_back(*slot_of_.find(r.id));
+  FreeSlot(*slot_of_.find(r.id));
   slot_of_.erase(r.id);
   r.id = RequestId();
 }

@@ -29,10 +29,16 @@ class BudgetSink : public MetricsSink {
   void OnRequestEvent(const RequestEvent&) override {}
   void OnStep(const StepPlan& plan, const StepOutcome&) override {
     int32_t sum = 0;
-    for (const ScheduledSequence& s : plan.sequences) sum += s.num_tokens;
+    for (const ScheduledSequence& s : plan.sequences) {
+      sum += s.num_tokens;
+      pending_inputs += s.input_pending;
+    }
+    voided += static_cast<int64_t>(plan.voided.size());
     plan_tokens.push_back(std::max(sum, plan.num_batched_tokens));
   }
   std::vector<int32_t> plan_tokens;
+  int64_t pending_inputs = 0;
+  int64_t voided = 0;
 };
 
 struct Observed {
@@ -42,6 +48,8 @@ struct Observed {
   LlamaExecutorStats executor;
   SchedulerStats scheduler;
   std::vector<int32_t> plan_tokens;
+  int64_t pending_inputs = 0;
+  int64_t voided = 0;
   int32_t n_batch = 0;
 };
 
@@ -72,6 +80,8 @@ Observed RunUnderHearth(const TinyLlama& tiny, const ContextOptions& copts,
   seen.executor = (*engine)->executor().stats();
   seen.scheduler = (*engine)->scheduler().stats();
   seen.plan_tokens = budget.plan_tokens;
+  seen.pending_inputs = budget.pending_inputs;
+  seen.voided = budget.voided;
   seen.n_batch = static_cast<int32_t>(llama_n_batch(ctx->get()));
   REQUIRE((*engine)->scheduler().CheckInvariants().ok());
   return seen;
@@ -202,6 +212,42 @@ TEST_CASE("llama.cpp under Hearth: out-of-KV returns evict, resubmit and lose no
   for (const Completion& c : seen.completions) evictions += c.kv_evictions;
   CHECK(evictions == static_cast<int>(seen.executor.evictions));
   CHECK(evictions > 0);
+}
+
+TEST_CASE("llama.cpp under Hearth: overlapped planning equals single runs", "[llama_cpp]") {
+  // llama_decode on the engine's worker while the next step is planned; in
+  // a roomy cache, under preemption, and with llama.cpp evicting sequences
+  // (their entries planned ahead are voided).
+  Fixture f;
+  testing::PromptSet set;
+  set.count = 8;
+  set.min_len = 20;
+  set.max_len = 40;
+  set.max_new_tokens = 32;
+  set.seed = 5;
+  const auto prompts = f.Prompts(set);
+  struct Case {
+    const char* what;
+    int32_t n_ctx, kv_blocks, chunk;
+  };
+  for (Case c : {Case{"roomy, chunked", 1024, 0, 7}, Case{"preempting", 1024, 12, 0},
+                 Case{"evicting", 256, 48, 0}}) {
+    INFO(c.what);
+    ContextOptions copts = f.copts;
+    copts.n_ctx = c.n_ctx;
+    LlamaEngineOptions options;
+    options.kv_blocks = c.kv_blocks;
+    options.scheduler.max_prefill_chunk_tokens = c.chunk;
+    options.scheduler.overlap_planning = true;
+    const Observed seen = RunUnderHearth(*f.tiny, copts, options, prompts);
+    // Logits are not compared: a voided entry is computed too, and the
+    // observer sees its row.
+    ExpectSameAsAlone(seen, prompts, /*logits=*/false);
+    CHECK(seen.pending_inputs > 100);
+    if (c.kv_blocks == 12) CHECK(seen.scheduler.preemptions > 0);
+    if (c.n_ctx == 256) CHECK(seen.voided > 0);
+    if (c.n_ctx == 256) CHECK(seen.executor.out_of_kv_returns > 0);
+  }
 }
 
 TEST_CASE("llama.cpp under Hearth: the token budget never exceeds n_batch", "[llama_cpp]") {

@@ -217,6 +217,36 @@ TEST_CASE("A cancel taken by the next plan voids the step in flight",
   CHECK(r.output_tokens == 1);  // step 2's token was dropped with the request
 }
 
+TEST_CASE("A slot freed while the engine may read it is not reused until that step completes",
+          "[scheduler][overlap]") {
+  SchedulerOptions o = Options(true);
+  o.max_prefill_chunk_tokens = 4;
+  auto s = Make(o);
+  const RequestId a = Submit(*s, 12, 4);
+  const StepPlan* p1 = *s->Plan(At(1));
+  const StepPlan* p2 = *s->Plan(At(2));
+  REQUIRE(Entry(*p2, a) != nullptr);
+  const absl::Span<const TokenId> a_tokens = Entry(*p2, a)->token_ids;
+  REQUIRE(a_tokens.size() == 4);
+  // A fails in step 1, while step 2 (reading its prompt) may be running.
+  StepOutcome o1 = Run(*p1);
+  o1.sequences[0].error = "engine failure";
+  REQUIRE(s->Complete(o1).ok());
+  CHECK(Voided(*p2, a));
+  // B arrives before step 2 completes and must not take A's token buffer.
+  RequestSpec b;
+  b.prompt_tokens = 12;
+  b.max_new_tokens = 4;
+  b.prompt_token_ids.assign(12, 9);
+  REQUIRE(s->Submit(b).ok());
+  const StepPlan* p3 = *s->Plan(At(3));
+  CHECK(p3->sequences.size() == 1);
+  CHECK(std::all_of(a_tokens.begin(), a_tokens.end(), [](TokenId t) { return t == 7; }));
+  REQUIRE(s->Complete(Run(*p2)).ok());
+  REQUIRE(s->Complete(Run(*p3)).ok());
+  CHECK(s->CheckInvariants().ok());
+}
+
 TEST_CASE("Out of KV in step N voids the entry after it and drops the sequence once",
           "[scheduler][overlap]") {
   auto s = Make(Options(true));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_executor.h"
+#include "step_worker.h"
 
 namespace hearth::llama_cpp {
 
@@ -56,7 +57,12 @@ LlamaEngine::LlamaEngine(std::unique_ptr<Scheduler> scheduler,
                          std::unique_ptr<LlamaStepExecutor> executor, int32_t max_evictions)
     : scheduler_(std::move(scheduler)),
       executor_(std::move(executor)),
-      max_evictions_(max_evictions) {}
+      max_evictions_(max_evictions) {
+  if (scheduler_->options().overlap_planning) worker_ = std::make_unique<StepWorker>(*executor_);
+}
+
+// The worker finishes a step it runs before the executor goes.
+LlamaEngine::~LlamaEngine() { worker_.reset(); }
 
 absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
   if (spec.prompt_token_ids.empty()) {
@@ -87,39 +93,72 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
   if (!plan.ok()) return plan.status();
   ++stats_.steps;
   const bool had_work = !(*plan)->sequences.empty();
+  if (worker_ != nullptr) {
+    absl::StatusOr<bool> ran = StepOverlapped(clock, **plan);
+    if (!ran.ok()) return ran.status();
+    return had_work;
+  }
   absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
   outcome_.completed_at = std::max(now, clock.Now());
-  CapEvictions(**plan);
-  const absl::Time complete_start = absl::Now();
-  absl::Status completed = scheduler_->Complete(outcome_);
-  stats_.complete_time += absl::Now() - complete_start;
+  absl::Status completed = CompleteStep(**plan, outcome_);
   if (!completed.ok()) return completed;
-
-  results_.clear();
-  scheduler_->DrainResults(&results_);
-  {
-    absl::MutexLock lock(&mu_);
-    RecordTokens(outcome_);
-    AbsorbResults();
-  }
   if (!executed.ok()) return executed;
   return had_work;
+}
+
+absl::StatusOr<bool> LlamaEngine::StepOverlapped(const Clock& clock, const StepPlan& next) {
+  // `next` was planned while the step in flight decoded. That step's
+  // outcome is complete once the worker is done; `next` decodes while it
+  // is applied (its pending inputs are in the executor already).
+  absl::Status executed = absl::OkStatus();
+  const StepPlan* done = in_flight_;
+  const int done_outcome = in_flight_outcome_;
+  if (done != nullptr) {
+    executed = worker_->Wait();
+    outcomes_[done_outcome].completed_at = std::max(done->now, clock.Now());
+  }
+  in_flight_outcome_ = done == nullptr ? 0 : 1 - done_outcome;
+  in_flight_ = &next;
+  worker_->Launch(next, &outcomes_[in_flight_outcome_]);
+  if (done == nullptr) return true;
+  absl::Status completed = CompleteStep(*done, outcomes_[done_outcome]);
+  if (!completed.ok()) return completed;
+  if (!executed.ok()) return executed;
+  return true;
+}
+
+absl::Status LlamaEngine::CompleteStep(const StepPlan& plan, StepOutcome& outcome) {
+  CapEvictions(plan, outcome);
+  const absl::Time complete_start = absl::Now();
+  absl::Status completed = scheduler_->Complete(outcome);
+  stats_.complete_time += absl::Now() - complete_start;
+  if (!completed.ok()) return completed;
+  results_.clear();
+  scheduler_->DrainResults(&results_);
+  absl::MutexLock lock(&mu_);
+  RecordTokens(outcome);
+  AbsorbResults();
+  return absl::OkStatus();
 }
 
 bool LlamaEngine::WaitForWork(absl::Time deadline) {
   return scheduler_->WaitForWork(std::min(deadline, scheduler_->NextEventTime()));
 }
 
-void LlamaEngine::CapEvictions(const StepPlan& plan) {
+void LlamaEngine::CapEvictions(const StepPlan& plan, StepOutcome& outcome) {
   step_handles_.clear();
-  for (const ScheduledSequence& s : plan.sequences) step_handles_.push_back(s.handle);
+  step_voided_.clear();
+  for (const ScheduledSequence& s : plan.sequences) {
+    step_handles_.push_back(s.handle);
+    step_voided_.push_back(!plan.voided.empty() && IsVoided(plan, s.id));
+  }
   bool any = false;
-  for (const SequenceOutcome& o : outcome_.sequences) any = any || o.out_of_kv;
+  for (const SequenceOutcome& o : outcome.sequences) any = any || o.out_of_kv;
   if (!any) return;
   absl::MutexLock lock(&mu_);
-  for (size_t i = 0; i < outcome_.sequences.size(); ++i) {
-    SequenceOutcome& o = outcome_.sequences[i];
-    if (!o.out_of_kv || !o.error.empty()) continue;
+  for (size_t i = 0; i < outcome.sequences.size(); ++i) {
+    SequenceOutcome& o = outcome.sequences[i];
+    if (!o.out_of_kv || !o.error.empty() || step_voided_[i]) continue;
     ++stats_.out_of_kv_reports;
     HostRequest& r = requests_[step_handles_[i]];
     if (++r.evictions > max_evictions_) {
@@ -132,7 +171,7 @@ void LlamaEngine::CapEvictions(const StepPlan& plan) {
 void LlamaEngine::RecordTokens(const StepOutcome& outcome) {
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
-    if (!o.produced_token || !o.error.empty() || o.out_of_kv) continue;
+    if (!o.produced_token || !o.error.empty() || o.out_of_kv || step_voided_[i]) continue;
     auto it = requests_.find(step_handles_[i]);
     if (it != requests_.end()) it->second.output.push_back(o.token);
   }

@@ -41,6 +41,18 @@ void LlamaStepExecutor::Drop(RequestId id) {
 }
 
 absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s) {
+  if (s.input_pending) {
+    // Overlapped planning: the input is the token this executor sampled for
+    // it in the step before.
+    auto it = slots_.find(s.id);
+    if (s.num_tokens != 1 || !s.token_ids.empty() || it == slots_.end() ||
+        it->second.sampled < 0 || it->second.next_pos != s.start_position) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "request ", s.id.ToString(), " decodes a pending token at position ",
+          s.start_position, ", but its previous step sampled none there here"));
+    }
+    return absl::OkStatus();
+  }
   if (s.num_tokens < 1 || static_cast<int32_t>(s.token_ids.size()) != s.num_tokens) {
     return absl::InvalidArgumentError(absl::StrCat(
         "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
@@ -80,14 +92,14 @@ void LlamaStepExecutor::BuildBatch(const StepPlan& plan) {
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     if (!entries_[i].active) continue;
     const ScheduledSequence& s = plan.sequences[i];
-    const llama_seq_id seq = slots_.at(s.id).seq;
+    const Slot& slot = slots_.at(s.id);
     entries_[i].batch_begin = batch_.n_tokens;
     for (int32_t k = 0; k < s.num_tokens; ++k) {
       const int32_t j = batch_.n_tokens++;
-      batch_.token[j] = s.token_ids[k];
+      batch_.token[j] = s.input_pending ? slot.sampled : s.token_ids[k];
       batch_.pos[j] = s.start_position + k;
       batch_.n_seq_id[j] = 1;
-      batch_.seq_id[j][0] = seq;
+      batch_.seq_id[j][0] = slot.seq;
       batch_.logits[j] = s.sample && k + 1 == s.num_tokens;
     }
   }
@@ -126,11 +138,14 @@ void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     if (!entries_[i].active) continue;
     const ScheduledSequence& s = plan.sequences[i];
-    slots_.at(s.id).next_pos = s.start_position + s.num_tokens;
+    Slot& slot = slots_.at(s.id);
+    slot.next_pos = s.start_position + s.num_tokens;
+    slot.sampled = -1;
     if (!s.sample) continue;
     const float* row = llama_get_logits_ith(ctx_, entries_[i].batch_begin + s.num_tokens - 1);
     absl::Span<const float> logits(row, static_cast<size_t>(n_vocab_));
     const GreedyPick pick = PickGreedy(logits);
+    slot.sampled = pick.token;
     RecordSampledToken(pick.token, llama_vocab_is_eog(vocab_, pick.token),
                        outcome->sequences[i]);
     if (observer_) observer_(s.id, logits);

@@ -20,6 +20,13 @@
 // engine fails the request instead, so a request that never fits cannot
 // cycle forever.
 //
+// Overlapped planning (options.scheduler.overlap_planning): llama_decode
+// runs on a worker thread while the engine thread plans the next step and
+// completes the one before; a decode planned ahead feeds the token the
+// executor sampled for it the step before. Tokens of entries voided
+// meanwhile (StepPlan::voided) are dropped, so completions are the same as
+// without overlap.
+//
 // Host data is keyed by RequestSpec::handle, stored before Scheduler::Submit
 // is called, so the engine thread finds it whenever the request first
 // appears in a plan or ends, with no lock held across Submit.
@@ -68,9 +75,11 @@
 
 namespace hearth::llama_cpp {
 
+class StepWorker;
+
 struct LlamaEngineOptions {
-  // Users, work classes, policy, metrics sink, prefill chunk size and
-  // kv.block_size are taken from here; the sizes listed in the file comment,
+  // Users, work classes, policy, metrics sink, prefill chunk size,
+  // overlap_planning and kv.block_size are taken from here; the sizes listed in the file comment,
   // the model registry, prefix caching, swap and on_result are set by the
   // engine.
   SchedulerOptions scheduler;
@@ -121,6 +130,8 @@ class LlamaEngine {
   // null context or options Hearth rejects (with Hearth's message).
   static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(llama_context* ctx,
                                                             LlamaEngineOptions options);
+  // Waits for a step the worker runs (overlapped planning).
+  ~LlamaEngine();
 
   // LlamaEngine::Submit()
   //
@@ -133,7 +144,9 @@ class LlamaEngine {
   // One iteration: Plan(clock.Now()) -> llama_decode -> Complete, then
   // collection of finished requests. Returns whether the plan had sequences
   // to run. A failed llama_decode() fails the step's sequences (no request
-  // is dropped silently) and returns the error.
+  // is dropped silently) and returns the error. With overlapped planning:
+  // Plan(clock.Now()) while the step before decodes, then that step's
+  // Complete while this one decodes.
   absl::StatusOr<bool> Step(const Clock& clock) ABSL_LOCKS_EXCLUDED(mu_);
 
   // LlamaEngine::WaitForWork()
@@ -164,10 +177,15 @@ class LlamaEngine {
 
   LlamaEngine(std::unique_ptr<Scheduler> scheduler, std::unique_ptr<LlamaStepExecutor> executor,
               int32_t max_evictions);
-  // Engine thread, before Complete: counts out-of-KV reports and turns the
-  // ones past max_evictions into failures.
-  void CapEvictions(const StepPlan& plan) ABSL_LOCKS_EXCLUDED(mu_);
+  // Engine thread, before Complete: notes the plan's handles and voided
+  // entries (the plan is gone after Complete), counts out-of-KV reports and
+  // turns the ones past max_evictions into failures.
+  void CapEvictions(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
   void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Complete(outcome) of `plan`, then the tokens and results it brings.
+  absl::Status CompleteStep(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<bool> StepOverlapped(const Clock& clock, const StepPlan& next)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Moves the drained results_ to the completions.
   void AbsorbResults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -175,9 +193,16 @@ class LlamaEngine {
   std::unique_ptr<LlamaStepExecutor> executor_;
   const int32_t max_evictions_;
   StepOutcome outcome_;
-  // The handles of the step's sequences, in plan order (the plan is gone
-  // after Complete).
+  // The handles of the step's sequences, in plan order, and whether each
+  // entry was voided (the plan is gone after Complete).
   std::vector<uint64_t> step_handles_;
+  std::vector<bool> step_voided_;
+  // Overlapped planning: the worker running llama_decode, the step it runs
+  // (or ran, not yet completed) and that step's outcome (the other of two).
+  std::unique_ptr<StepWorker> worker_;
+  const StepPlan* in_flight_ = nullptr;
+  StepOutcome outcomes_[2];
+  int in_flight_outcome_ = 0;
   std::vector<RequestResult> results_;
   LlamaEngineStats stats_;
 

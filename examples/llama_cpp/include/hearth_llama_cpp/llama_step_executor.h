@@ -103,6 +103,9 @@ class LlamaStepExecutor : public StepExecutor {
     llama_seq_id seq = 0;
     // The next position llama.cpp expects for this sequence.
     int32_t next_pos = 0;
+    // The token sampled for it by the last step that ran it, or -1: the
+    // input of a decode planned ahead (ScheduledSequence::input_pending).
+    TokenId sampled = -1;
   };
   // Per planned sequence, for one Execute.
   struct Entry {
