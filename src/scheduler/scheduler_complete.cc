@@ -62,16 +62,24 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
   // plan order.
   const TokenId* draft_ids = outcome.draft_ids.data();
   const size_t n = outcome.sequences.size();
-  const bool any_void = !plan_->voided.empty();
-  for (size_t i = 0; i < n; ++i) {
-    if (any_void && slots[i] == internal::kVoidSlot) [[unlikely]] {
-      draft_ids += got[i].accepted_drafts;
-      continue;
+  if (plan_->voided.empty()) [[likely]] {
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
+      ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
     }
-    if (i + kRecordPrefetch < n && slots[i + kRecordPrefetch] != internal::kVoidSlot) {
-      Prefetch(slots[i + kRecordPrefetch], 1);
+  } else {
+    // Overlapped planning: voided entries are skipped, their accepted
+    // drafts' ids too.
+    for (size_t i = 0; i < n; ++i) {
+      if (slots[i] == internal::kVoidSlot) {
+        draft_ids += got[i].accepted_drafts;
+        continue;
+      }
+      if (i + kRecordPrefetch < n && slots[i + kRecordPrefetch] != internal::kVoidSlot) {
+        Prefetch(slots[i + kRecordPrefetch], 1);
+      }
+      ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
     }
-    ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
   }
   if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
   if (!plan_->model_commands.empty()) FinishModelLoads(outcome, done);
@@ -142,16 +150,23 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
   const int32_t* vocab_size = vocab_size_.data();
   const ScheduledSequence* planned = plan_->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
-  const uint32_t* slots = plan_slots_->data();
-  const bool any_void = !plan_->voided.empty();
   const size_t n = outcome.sequences.size();
   size_t accepted = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const OutcomeFault fault = any_void && slots[i] == internal::kVoidSlot
-                                   ? FindVoidFault(planned[i], got[i])
-                                   : FindFault(planned[i], got[i], vocab_size);
-    if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
-    accepted += static_cast<size_t>(got[i].accepted_drafts);
+  if (plan_->voided.empty()) [[likely]] {
+    for (size_t i = 0; i < n; ++i) {
+      const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
+      if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
+      accepted += static_cast<size_t>(got[i].accepted_drafts);
+    }
+  } else {
+    const uint32_t* slots = plan_slots_->data();
+    for (size_t i = 0; i < n; ++i) {
+      const OutcomeFault fault = slots[i] == internal::kVoidSlot
+                                     ? FindVoidFault(planned[i], got[i])
+                                     : FindFault(planned[i], got[i], vocab_size);
+      if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
+      accepted += static_cast<size_t>(got[i].accepted_drafts);
+    }
   }
   if (accepted > 0 || !outcome.draft_ids.empty()) [[unlikely]] {
     return CheckDraftIds(outcome, accepted);

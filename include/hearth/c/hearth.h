@@ -388,7 +388,8 @@ typedef enum hearth_plan_list {
   HEARTH_PLAN_MODEL_COMMANDS = 6,
   /* Overlapped planning: requests whose sequences in this plan became moot
    * while it was outstanding (StepPlan::voided); their outcomes are not
-   * read beyond the id. Read it after completing the step before. */
+   * read beyond the id. Final when this plan is completed: read it just
+   * before hearth_scheduler_complete. */
   HEARTH_PLAN_VOIDED = 7
 } hearth_plan_list;
 

@@ -17,16 +17,7 @@
 // One plan is outstanding at a time: Plan() after Plan() without Complete()
 // is a FailedPrecondition, as is Complete() without a plan. With
 // SchedulerOptions::overlap_planning, two may be: the host plans step N+1
-// while step N runs, then completes N and N+1 in that order:
-//                  plan = Plan(now);  launch(plan);
-//                  loop {
-//                    next = Plan(now);           // step N+1, N still running
-//                    outcome = wait();           // step N's
-//                    launch(next);               // may come before Complete
-//                    Complete(outcome);          // fills next->voided
-//                    deliver(outcome, next->voided);
-//                    plan = next;
-//                  }
+// while step N runs, then completes N and N+1 in that order (example below).
 //
 // Every accepted request ends in exactly one terminal phase, reported once
 // through DrainResults() or SchedulerOptions::on_result.
@@ -53,6 +44,26 @@
 //   spec.max_new_tokens = 20;
 //   spec.handle = 7;  // the host's own key for this request
 //   absl::StatusOr<hearth::RequestId> id = (*scheduler)->Submit(spec);
+//
+// Example (overlapped planning, with options.overlap_planning set):
+//   // Step N runs (RunOnGpu stands for launching it and, later, awaiting
+//   // its outcome) while step N+1 is planned.
+//   const hearth::StepPlan* running = *scheduler.Plan(clock.Now());
+//   hearth::StepOutcome ran = RunOnGpu(*running);
+//   while (serving) {
+//     absl::StatusOr<const hearth::StepPlan*> next = scheduler.Plan(clock.Now());
+//     if (!next.ok()) return next.status();
+//     // Step N's voided entries are final now; their tokens are dropped.
+//     for (const hearth::SequenceOutcome& o : ran.sequences) {
+//       if (hearth::IsVoided(*running, o.id)) continue;
+//       // ... deliver o.token to its request ...
+//     }
+//     ran.step = running->step;
+//     if (absl::Status s = scheduler.Complete(ran); !s.ok()) return s;
+//     running = *next;
+//     // A decode with input_pending feeds the token step N sampled for it.
+//     ran = RunOnGpu(*running);
+//   }
 
 #ifndef HEARTH_SCHEDULER_SCHEDULER_H_
 #define HEARTH_SCHEDULER_SCHEDULER_H_

@@ -184,8 +184,9 @@ struct StepPlan {
   // ended or went back to waiting after this plan was made: by the next
   // Plan() (a cancel, a deadline: the request is then in that plan's
   // `released`), or by the previous step's Complete() (a finish, a failure,
-  // out of KV). Read it after Complete() of the previous step, before
-  // delivering this step's tokens. Always empty without overlap.
+  // out of KV). Both come before this plan's own Complete(), so the list is
+  // final then: read it just before calling Complete() and drop those
+  // entries' tokens. Always empty without overlap.
   std::vector<VoidedSequence> voided;
 
   // Sum of num_tokens + draft_tokens over `sequences` (the positions the
