@@ -44,7 +44,7 @@ for run in $MODELS; do
   "$BIN/hearth_fidelity_calibrate" --model="$model" --flash_attn=$flash --rounds="$ROUNDS" \
     --reps="$REPS" --profile="$OUT/${run}_profile.toml" --points="$OUT/${run}_points.csv" \
     > "$OUT/calibration_$run.txt" 2> "$OUT/calibration_$run.log"
-  grep -E "^c0=|^fit error|^held-out|^timing spread" "$OUT/calibration_$run.txt"
+  grep -E "^c0=|^base_by_tokens|^fit error|^held-out|^timing spread" "$OUT/calibration_$run.txt"
 done
 
 for run in $REPLAY_MODELS; do

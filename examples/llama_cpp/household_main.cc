@@ -36,6 +36,8 @@ ABSL_FLAG(std::string, policies, "fifo,household", "comma-separated policy names
 ABSL_FLAG(int32_t, n_ctx, 2048, "llama.cpp KV cells (the one shared pool)");
 ABSL_FLAG(int32_t, n_batch, 128, "llama.cpp n_batch = Hearth's token budget per step");
 ABSL_FLAG(int32_t, n_seq_max, 8, "llama.cpp sequences = Hearth's max running requests");
+ABSL_FLAG(bool, overlap_planning, false,
+          "plan the next step while llama_decode runs the current one on a worker thread");
 ABSL_FLAG(int32_t, threads, 1,
           "llama.cpp CPU threads (0: its default; more than the free cores makes its "
           "thread barriers spin, 1000x slower on a loaded 2-core machine)");
@@ -106,6 +108,7 @@ absl::Status RunPolicy(const std::string& policy, llama_model* model) {
   absl::StatusOr<hearth::PolicyFactory> factory = hearth::MakePolicyFactory(policy, config);
   if (!factory.ok()) return factory.status();
   options.scheduler.policy_factory = *factory;
+  options.scheduler.overlap_planning = absl::GetFlag(FLAGS_overlap_planning);
   absl::StatusOr<std::unique_ptr<lc::LlamaEngine>> engine = lc::LlamaEngine::Create(ctx->get(), options);
   if (!engine.ok()) return engine.status();
 
@@ -159,6 +162,8 @@ absl::Status RunPolicy(const std::string& policy, llama_model* model) {
   for (const absl::Status& e : errors) {
     if (!e.ok()) return e;
   }
+  // The last step planned ahead may still be running.
+  if (absl::Status s = (*engine)->Finish(clock); !s.ok()) return s;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - t0);
 
   std::vector<MemberStats> stats(members.size());

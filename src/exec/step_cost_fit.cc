@@ -14,26 +14,45 @@
 namespace hearth::exec_internal {
 namespace {
 
-constexpr int kTerms = 5;
+// The fit's columns: the intercept (c0), or one indicator per token-count
+// bucket, then P, P^2, D and K.
+class Terms {
+ public:
+  explicit Terms(int buckets) : buckets_(buckets) {}
+  int intercepts() const { return buckets_ > 0 ? buckets_ : 1; }
+  int size() const { return intercepts() + 4; }
+  void Fill(const StepCostSample& s, std::vector<double>& f) const {
+    f.assign(static_cast<size_t>(size()), 0.0);
+    if (buckets_ > 0) {
+      const int t = static_cast<int>(std::max(1.0, s.prefill_tokens + s.decode_seqs));
+      f[static_cast<size_t>(std::min(t, buckets_) - 1)] = 1.0;
+    } else {
+      f[0] = 1.0;
+    }
+    const size_t k = static_cast<size_t>(intercepts());
+    f[k] = s.prefill_tokens;
+    f[k + 1] = s.prefill_tokens * s.prefill_tokens;
+    f[k + 2] = s.decode_seqs;
+    f[k + 3] = s.kv_context;
+  }
 
-std::array<double, kTerms> Features(const StepCostSample& s) {
-  return {1.0, s.prefill_tokens, s.prefill_tokens * s.prefill_tokens,
-          s.decode_seqs, s.kv_context};
-}
+ private:
+  int buckets_;
+};
 
 // Solves the normal equations of min sum_i ((f_i . c) / y_i - 1)^2 over the
 // terms in `active` (others fixed at 0). Columns are scaled to unit norm
 // first, so P^2 (up to ~1e7) and the constant are equally conditioned.
 // Returns false when the system is singular.
-bool SolveActive(absl::Span<const StepCostSample> samples,
-                 const std::array<bool, kTerms>& active,
-                 std::array<double, kTerms>* c) {
+bool SolveActive(absl::Span<const StepCostSample> samples, const Terms& terms,
+                 const std::vector<bool>& active, std::vector<double>* c) {
   std::vector<int> cols;
-  for (int j = 0; j < kTerms; ++j) if (active[j]) cols.push_back(j);
+  for (int j = 0; j < terms.size(); ++j) if (active[static_cast<size_t>(j)]) cols.push_back(j);
   const int n = static_cast<int>(cols.size());
+  std::vector<double> f;
   std::vector<double> scale(n, 0.0);
   for (const StepCostSample& s : samples) {
-    const auto f = Features(s);
+    terms.Fill(s, f);
     for (int a = 0; a < n; ++a) {
       const double v = f[cols[a]] / s.seconds;
       scale[a] += v * v;
@@ -46,7 +65,7 @@ bool SolveActive(absl::Span<const StepCostSample> samples,
   // Augmented normal matrix [A^T A | A^T b] in scaled columns.
   std::vector<std::vector<double>> m(n, std::vector<double>(n + 1, 0.0));
   for (const StepCostSample& s : samples) {
-    const auto f = Features(s);
+    terms.Fill(s, f);
     for (int a = 0; a < n; ++a) {
       const double fa = f[cols[a]] / s.seconds * scale[a];
       for (int b = 0; b < n; ++b) m[a][b] += fa * f[cols[b]] / s.seconds * scale[b];
@@ -72,20 +91,45 @@ bool SolveActive(absl::Span<const StepCostSample> samples,
     for (int col = k + 1; col < n; ++col) v -= m[k][col] * x[col];
     x[k] = v / m[k][k];
   }
-  c->fill(0.0);
-  for (int a = 0; a < n; ++a) (*c)[cols[a]] = x[a] * scale[a];
+  c->assign(static_cast<size_t>(terms.size()), 0.0);
+  for (int a = 0; a < n; ++a) (*c)[static_cast<size_t>(cols[a])] = x[a] * scale[a];
   return true;
+}
+
+// Token counts no sample had: linear between the nearest ones that had
+// samples, or the nearest one beyond the ends.
+void FillUnobserved(const std::vector<bool>& observed, std::vector<double>& base) {
+  const int n = static_cast<int>(base.size());
+  for (int t = 0; t < n; ++t) {
+    if (observed[static_cast<size_t>(t)]) continue;
+    int lo = t - 1, hi = t + 1;
+    while (lo >= 0 && !observed[static_cast<size_t>(lo)]) --lo;
+    while (hi < n && !observed[static_cast<size_t>(hi)]) ++hi;
+    if (lo >= 0 && hi < n) {
+      const double w = static_cast<double>(t - lo) / (hi - lo);
+      base[static_cast<size_t>(t)] = base[static_cast<size_t>(lo)] * (1 - w) + base[static_cast<size_t>(hi)] * w;
+    } else if (lo >= 0) {
+      base[static_cast<size_t>(t)] = base[static_cast<size_t>(lo)];
+    } else if (hi < n) {
+      base[static_cast<size_t>(t)] = base[static_cast<size_t>(hi)];
+    }
+  }
 }
 
 }  // namespace
 
-absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples) {
-  if (samples.size() < kTerms) {
+absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples,
+                                        int batch_buckets) {
+  if (batch_buckets < 0 || batch_buckets > kMaxBatchBuckets) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "FitStepCost: %d samples; at least %d are needed", samples.size(), kTerms));
+        "FitStepCost: batch_buckets %d is outside [0, %d]", batch_buckets, kMaxBatchBuckets));
   }
-  std::array<bool, kTerms> active;
-  active.fill(true);
+  const Terms terms(batch_buckets);
+  const int num_terms = terms.size();
+  if (samples.size() < static_cast<size_t>(std::min(num_terms, 5))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "FitStepCost: %d samples; at least %d are needed", samples.size(), 5));
+  }
   for (size_t i = 0; i < samples.size(); ++i) {
     const StepCostSample& s = samples[i];
     if (!(s.seconds > 0) || !std::isfinite(s.seconds) || s.prefill_tokens < 0 ||
@@ -96,27 +140,44 @@ absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples
           i, s.seconds, s.prefill_tokens, s.decode_seqs, s.kv_context));
     }
   }
-  // Terms no sample exercises stay at 0 instead of making the system singular.
-  for (int j = 1; j < kTerms; ++j) {
-    bool used = false;
-    for (const StepCostSample& s : samples) used = used || Features(s)[j] != 0;
-    active[j] = used;
+  // Terms no sample exercises stay at 0 instead of making the system
+  // singular (the intercept always is exercised without buckets).
+  std::vector<bool> active(static_cast<size_t>(num_terms), false);
+  std::vector<double> f;
+  for (const StepCostSample& s : samples) {
+    terms.Fill(s, f);
+    for (int j = 0; j < num_terms; ++j) {
+      if (f[static_cast<size_t>(j)] != 0) active[static_cast<size_t>(j)] = true;
+    }
   }
-  // Active set: solve, drop the most negative term, repeat. With five terms
-  // this ends after at most five solves.
-  StepCostFit fit;
-  for (int round = 0; round < kTerms; ++round) {
-    if (!SolveActive(samples, active, &fit.c)) {
+  const int k = terms.intercepts();
+  const std::vector<bool> observed(active.begin(), active.begin() + k);
+  // Active set: solve, drop the most negative term, repeat; at most one
+  // round per term.
+  std::vector<double> c;
+  for (int round = 0; round <= num_terms; ++round) {
+    if (!SolveActive(samples, terms, active, &c)) {
       return absl::InvalidArgumentError(
           "FitStepCost: the samples do not determine the coefficients (vary "
           "prefill tokens, decode batch and context independently)");
     }
     int worst = -1;
-    for (int j = 0; j < kTerms; ++j) {
-      if (active[j] && fit.c[j] < 0 && (worst < 0 || fit.c[j] < fit.c[worst])) worst = j;
+    for (int j = 0; j < num_terms; ++j) {
+      const auto u = static_cast<size_t>(j);
+      if (active[u] && c[u] < 0 && (worst < 0 || c[u] < c[static_cast<size_t>(worst)])) worst = j;
     }
-    if (worst < 0) return fit;
-    active[worst] = false;
+    if (worst < 0) {
+      StepCostFit fit;
+      if (batch_buckets > 0) {
+        fit.base_by_tokens.assign(c.begin(), c.begin() + k);
+        FillUnobserved(observed, fit.base_by_tokens);
+      } else {
+        fit.c[0] = c[0];
+      }
+      for (int j = 0; j < 4; ++j) fit.c[static_cast<size_t>(j + 1)] = c[static_cast<size_t>(k + j)];
+      return fit;
+    }
+    active[static_cast<size_t>(worst)] = false;
   }
   return absl::InternalError("FitStepCost: active set did not settle");
 }
@@ -147,12 +208,20 @@ std::string FormatStepCostProfile(const StepCostFit& fit, const ProfileInfo& inf
   absl::StrAppend(&t, "[fitted]\n");
   absl::StrAppend(&t, "gpu = ", quoted(info.gpu), "\n");
   absl::StrAppend(&t, "model = ", quoted(info.model), "\n");
-  static constexpr const char* kNames[kTerms] = {"c0", "c1", "c2", "c3", "c4"};
-  static constexpr const char* kUnits[kTerms] = {
+  static constexpr const char* kNames[5] = {"c0", "c1", "c2", "c3", "c4"};
+  static constexpr const char* kUnits[5] = {
       "s per iteration", "s per prefill token", "s per prefill token squared",
       "s per decode sequence", "s per token of KV context"};
-  for (int j = 0; j < kTerms; ++j) {
+  for (int j = 0; j < 5; ++j) {
     absl::StrAppend(&t, absl::StrFormat("%s = %.6e  # %s\n", kNames[j], fit.c[j], kUnits[j]));
+  }
+  if (!fit.base_by_tokens.empty()) {
+    absl::StrAppend(&t, "# s per iteration by tokens computed: 1, 2, ..., and the last for more\n");
+    absl::StrAppend(&t, "base_by_tokens = [");
+    for (size_t i = 0; i < fit.base_by_tokens.size(); ++i) {
+      absl::StrAppend(&t, i == 0 ? "" : ", ", absl::StrFormat("%.6e", fit.base_by_tokens[i]));
+    }
+    absl::StrAppend(&t, "]\n");
   }
   if (info.host_link_bandwidth > 0) {
     absl::StrAppend(&t, absl::StrFormat("host_link_bandwidth = %.6e  # bytes/s\n",

@@ -1,10 +1,15 @@
 // File: src/exec/step_cost_fit.h
 //
 // Fits the simulator's per-iteration cost model (hearth/sim/fitted_cost_model.h)
-//   time = c0 + c1 * P + c2 * P^2 + c3 * D + c4 * K
+//   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K
 // to measured steps (P prefill tokens, D decode sequences, K total KV context
-// = sum over sequences of start_position + num_tokens), and writes the
-// profile file the simulator loads. The fit minimises squared *relative*
+// = sum over sequences of start_position + num_tokens, T = P + D tokens the
+// step computes), and writes the profile file the simulator loads. With
+// `batch_buckets` = B > 0, base[T] is fitted per token count (T = 1 .. B-1,
+// and one value for T >= B) in place of c0: CPU backends switch kernels by
+// batch size (a lone decode runs matrix-vector products, two run
+// matrix-matrix ones at several times the cost), which no term linear in D
+// follows. Token counts no sample has are interpolated between neighbours. The fit minimises squared *relative*
 // error (what the held-out check reports) with non-negative coefficients
 // (the profile format requires them). Used by the GPU calibration program;
 // plain C++, so it is tested on every machine. Not part of the public API.
@@ -12,6 +17,7 @@
 #ifndef HEARTH_EXEC_STEP_COST_FIT_H_
 #define HEARTH_EXEC_STEP_COST_FIT_H_
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -31,16 +37,29 @@ struct StepCostSample {
 struct StepCostFit {
   // c0..c4, all >= 0.
   std::array<double, 5> c = {0, 0, 0, 0, 0};
+  // base[T] by token count (FittedCoefficients::base_by_tokens); empty when
+  // not fitted.
+  std::vector<double> base_by_tokens;
+  double Base(const StepCostSample& s) const {
+    if (base_by_tokens.empty()) return 0;
+    const auto t = static_cast<size_t>(std::max(1.0, s.prefill_tokens + s.decode_seqs));
+    return base_by_tokens[std::min(t, base_by_tokens.size()) - 1];
+  }
   double Predict(const StepCostSample& s) const {
-    return c[0] + c[1] * s.prefill_tokens +
+    return c[0] + Base(s) + c[1] * s.prefill_tokens +
            c[2] * s.prefill_tokens * s.prefill_tokens + c[3] * s.decode_seqs +
            c[4] * s.kv_context;
   }
 };
 
-// InvalidArgument with fewer than 5 samples, a non-positive or non-finite
-// time, or samples that cannot determine any coefficient.
-absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples);
+// The largest batch_buckets FitStepCost takes.
+inline constexpr int kMaxBatchBuckets = 64;
+
+// InvalidArgument with fewer samples than terms, a non-positive or
+// non-finite time, batch_buckets outside [0, kMaxBatchBuckets], or samples
+// that cannot determine any coefficient.
+absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples,
+                                        int batch_buckets = 0);
 
 struct RelativeError {
   double mean = 0;  // mean |predicted - measured| / measured

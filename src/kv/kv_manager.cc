@@ -157,9 +157,11 @@ void KvManager::DeferHostRelease(SequenceKv& seq) {
   seq.host.clear();
 }
 
-void KvManager::ReleaseDeferredHost() {
-  for (BlockId host : host_release_after_step_) (void)allocator_.ReleaseHost(host);
-  host_release_after_step_.clear();
+void KvManager::ReleaseDeferredHost(size_t count) {
+  count = std::min(count, host_release_after_step_.size());
+  for (size_t i = 0; i < count; ++i) (void)allocator_.ReleaseHost(host_release_after_step_[i]);
+  host_release_after_step_.erase(host_release_after_step_.begin(),
+                                 host_release_after_step_.begin() + static_cast<ptrdiff_t>(count));
 }
 
 void KvManager::ReservePrefill(SequenceKv& seq, int32_t blocks) {

@@ -151,7 +151,9 @@ class KvManager {
   // Frees the host copies once the outstanding step ran (the copies may be
   // in flight).
   void DeferHostRelease(SequenceKv& seq);
-  void ReleaseDeferredHost();
+  // The first `count` deferred blocks (all by default): with a plan built
+  // ahead, those of the older step, whose copies have run.
+  void ReleaseDeferredHost(size_t count = SIZE_MAX);
 
   // --- Prefill reservation.
   void ReservePrefill(SequenceKv& seq, int32_t blocks);

@@ -331,7 +331,10 @@ void MetricsCollector::OnStep(const StepPlan& plan,
                               const StepOutcome& outcome) {
   const absl::Time end = StepEnd(plan, outcome, options_.clock);
   ++steps_;
-  busy_ += end - plan.now;
+  // With overlapped planning a step is planned before the one before it
+  // ended; its engine time starts where that one's stopped.
+  busy_ += std::max(absl::ZeroDuration(), end - std::max(plan.now, last_step_end_));
+  last_step_end_ = std::max(last_step_end_, end);
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     const ScheduledSequence& s = plan.sequences[i];
     // Overlapped planning: entries voided while outstanding computed nothing

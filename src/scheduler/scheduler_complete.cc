@@ -2,7 +2,9 @@
 // outstanding plan as a whole, then apply it.
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,8 +85,10 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
   }
   if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
   if (!plan_->model_commands.empty()) FinishModelLoads(outcome, done);
-  // Swap-ins of this step have been copied: their host blocks are free now.
-  kv_.ReleaseDeferredHost();
+  // Swap-ins of this step have been copied: their host blocks are free now
+  // (not those of a step planned after it, whose copies have not run).
+  kv_.ReleaseDeferredHost(outstanding_ == 2 ? std::exchange(host_deferred_in_flight_, 0)
+                                            : SIZE_MAX);
 
   policy_->OnServed(served_, done);
   if (sink_ != nullptr) sink_->OnStep(*plan_, outcome);

@@ -492,6 +492,9 @@ class Scheduler::Impl {
   int outstanding_ = 0;
   // While a plan is built ahead: the step in flight (UINT64_MAX otherwise).
   uint64_t in_flight_step_ = UINT64_MAX;
+  // Deferred host blocks (KvManager) that belong to the step in flight:
+  // freed at its Complete, the rest at the next one.
+  size_t host_deferred_in_flight_ = 0;
   // When the previous outcome said its step ended: with overlap the next
   // step's engine time starts there, not at its plan's `now`.
   absl::Time last_done_ = absl::InfinitePast();

@@ -29,6 +29,9 @@ void Scheduler::Impl::BeginPlanAhead() {
   // Its records keep their step and index there until this plan schedules
   // them (InFlightIndex); VoidInFlightOf finds it for those it does.
   in_flight_step_ = plan_->step;
+  // Host blocks deferred until now wait for the step in flight's copies;
+  // those this plan defers wait for its own.
+  host_deferred_in_flight_ = kv_.deferred_host_releases().size();
   SelectBuffer(plan_ == &buffers_[0].plan ? 1 : 0);
 }
 

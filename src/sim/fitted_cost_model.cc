@@ -1,6 +1,8 @@
 #include "hearth/sim/fitted_cost_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -9,6 +11,11 @@
 #include "sim/toml_util.h"
 
 namespace hearth {
+namespace {
+
+constexpr size_t kMaxBaseByTokens = 256;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::Create(
     const FittedCoefficients& c) {
@@ -20,9 +27,23 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::Create(
           "fitted coefficient ", name, " must be finite and >= 0; got ", v));
     }
   }
-  if (c.c0 + c.c1 + c.c2 + c.c3 + c.c4 <= 0) {
+  if (c.base_by_tokens.size() > kMaxBaseByTokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fitted base_by_tokens has ", c.base_by_tokens.size(), " entries; at most ",
+        kMaxBaseByTokens));
+  }
+  double base = 0;
+  for (size_t i = 0; i < c.base_by_tokens.size(); ++i) {
+    const double v = c.base_by_tokens[i];
+    if (!(v >= 0) || !std::isfinite(v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fitted base_by_tokens[", i, "] must be finite and >= 0; got ", v));
+    }
+    base += v;
+  }
+  if (c.c0 + c.c1 + c.c2 + c.c3 + c.c4 + base <= 0) {
     return absl::InvalidArgumentError(
-        "fitted coefficients c0..c4 are all zero; steps would take no time");
+        "fitted coefficients c0..c4 and base_by_tokens are all zero; steps would take no time");
   }
   if (!(c.host_link_bandwidth > 0) || !(c.memory_bandwidth > 0)) {
     return absl::InvalidArgumentError(
@@ -47,8 +68,8 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       *t,
-      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "host_link_bandwidth",
-       "memory_bandwidth"},
+      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "base_by_tokens",
+       "host_link_bandwidth", "memory_bandwidth"},
       file, "fitted"));
   FittedCoefficients c;
   double* slots[] = {&c.c0, &c.c1, &c.c2, &c.c3, &c.c4};
@@ -60,6 +81,22 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
       return internal::TomlError(file, t->get(names[i])->source(),
                                  absl::StrCat("fitted.", names[i]),
                                  "must be finite and >= 0");
+    }
+  }
+  if (const toml::node* node = t->get("base_by_tokens"); node != nullptr) {
+    const toml::array* list = node->as_array();
+    if (list == nullptr || list->size() > kMaxBaseByTokens) {
+      return internal::TomlError(file, node->source(), "fitted.base_by_tokens",
+                                 absl::StrCat("must be an array of at most ", kMaxBaseByTokens,
+                                              " numbers (seconds)"));
+    }
+    for (const toml::node& entry : *list) {
+      const std::optional<double> v = entry.value<double>();
+      if (!v || !(*v >= 0) || !std::isfinite(*v)) {
+        return internal::TomlError(file, entry.source(), "fitted.base_by_tokens",
+                                   "entries must be finite numbers >= 0 (seconds)");
+      }
+      c.base_by_tokens.push_back(*v);
     }
   }
   HEARTH_ASSIGN_OR_RETURN(c.host_link_bandwidth,
@@ -86,6 +123,7 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
     double prefill = 0;
     double decodes = 0;
     double context = 0;
+    size_t tokens = 0;
     for (const SequenceWork& s : work.sequences) {
       if (s.decode) {
         decodes += 1;
@@ -93,9 +131,13 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
         prefill += s.tokens;
       }
       context += static_cast<double>(s.context) + s.tokens;
+      tokens += static_cast<size_t>(s.tokens);
     }
     seconds = c_.c0 + c_.c1 * prefill + c_.c2 * prefill * prefill +
               c_.c3 * decodes + c_.c4 * context;
+    if (const std::vector<double>& base = c_.base_by_tokens; !base.empty()) {
+      seconds += base[std::min(std::max<size_t>(tokens, 1), base.size()) - 1];
+    }
   }
   seconds += static_cast<double>(work.host_copy_bytes) / c_.host_link_bandwidth;
   seconds += 2.0 * static_cast<double>(work.device_copy_bytes) /
@@ -104,10 +146,14 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
 }
 
 std::string FittedCostModel::Describe() const {
-  return absl::StrFormat(
+  std::string d = absl::StrFormat(
       "fitted %s / %s: %.3g + %.3g*P + %.3g*P^2 + %.3g*D + %.3g*K s",
       c_.gpu.empty() ? "?" : c_.gpu, c_.model.empty() ? "?" : c_.model, c_.c0,
       c_.c1, c_.c2, c_.c3, c_.c4);
+  if (!c_.base_by_tokens.empty()) {
+    absl::StrAppend(&d, absl::StrFormat(" + base[T] (%d token counts)", c_.base_by_tokens.size()));
+  }
+  return d;
 }
 
 }  // namespace hearth

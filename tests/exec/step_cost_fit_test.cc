@@ -81,6 +81,65 @@ TEST_CASE("Bad samples are rejected", "[exec][calibration]") {
   CHECK(absl::IsInvalidArgument(FitStepCost(same).status()));
 }
 
+// A CPU backend's shape: a lone decode is cheap (matrix-vector), two to
+// five cost a flat step more, eight more again; the rest is linear.
+StepCostFit BucketTruth() {
+  StepCostFit truth;
+  truth.c = {0, 1.1e-3, 0, 2e-4, 3e-6};
+  truth.base_by_tokens = {3e-3, 9e-3, 9.5e-3, 9.5e-3, 1e-2, 1.1e-2, 1.3e-2, 1.6e-2};
+  return truth;
+}
+
+std::vector<StepCostSample> BucketGrid(const StepCostFit& truth, bool skip_five) {
+  std::vector<StepCostSample> out;
+  for (double d = 1; d <= 8; ++d) {
+    if (skip_five && d == 5) continue;
+    for (double ctx : {24.0, 128.0, 320.0}) {
+      StepCostSample s{0, d, d * (ctx + 1), 0};
+      s.seconds = truth.Predict(s);
+      out.push_back(s);
+    }
+  }
+  for (double d : {0.0, 1.0, 4.0, 8.0}) {
+    for (double p : {8.0, 32.0, 120.0}) {
+      StepCostSample s{p, d, d * 129 + p + 192, 0};
+      s.seconds = truth.Predict(s);
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+TEST_CASE("The fit by token count recovers a batch-size step function", "[exec][calibration]") {
+  const StepCostFit truth = BucketTruth();
+  const auto samples = BucketGrid(truth, /*skip_five=*/false);
+  absl::StatusOr<StepCostFit> fit = FitStepCost(samples, 8);
+  INFO(fit.status().ToString());
+  REQUIRE(fit.ok());
+  REQUIRE(fit->base_by_tokens.size() == 8);
+  for (size_t t = 0; t < 8; ++t) {
+    INFO("T = " << t + 1);
+    CHECK(fit->base_by_tokens[t] == Approx(truth.base_by_tokens[t]).epsilon(1e-6));
+  }
+  CHECK(fit->c[0] == 0.0);
+  CHECK(fit->c[1] == Approx(truth.c[1]).epsilon(1e-6));
+  CHECK(FitError(*fit, samples).max < 1e-9);
+  // The linear model cannot follow it.
+  absl::StatusOr<StepCostFit> linear = FitStepCost(samples);
+  REQUIRE(linear.ok());
+  CHECK(linear->base_by_tokens.empty());
+  CHECK(FitError(*linear, samples).max > 0.2);
+}
+
+TEST_CASE("A token count without samples is interpolated", "[exec][calibration]") {
+  const StepCostFit truth = BucketTruth();
+  absl::StatusOr<StepCostFit> fit = FitStepCost(BucketGrid(truth, /*skip_five=*/true), 8);
+  REQUIRE(fit.ok());
+  CHECK(fit->base_by_tokens[4] == Approx((truth.base_by_tokens[3] + truth.base_by_tokens[5]) / 2));
+  CHECK(absl::IsInvalidArgument(FitStepCost(BucketGrid(truth, false), -1).status()));
+  CHECK(absl::IsInvalidArgument(FitStepCost(BucketGrid(truth, false), kMaxBatchBuckets + 1).status()));
+}
+
 TEST_CASE("The profile is in the simulator's format", "[exec][calibration]") {
   StepCostFit fit;
   fit.c = {5.2e-3, 1.1e-4, 2e-9, 4e-5, 1.3e-7};
@@ -101,6 +160,22 @@ TEST_CASE("The profile is in the simulator's format", "[exec][calibration]") {
   CHECK((*model)->coefficients().c4 == Approx(1.3e-7));
   CHECK((*model)->coefficients().memory_bandwidth == Approx(4.3e12));
   CHECK((*model)->coefficients().gpu == "NVIDIA H200");
+  CHECK((*model)->coefficients().base_by_tokens.empty());
+  // With a table by token count, the simulator prices steps as the fit does.
+  const StepCostFit bucketed = BucketTruth();
+  auto with_table = FittedCostModel::ParseProfile(FormatStepCostProfile(bucketed, info), "b.toml");
+  INFO(with_table.status().ToString());
+  REQUIRE(with_table.ok());
+  REQUIRE((*with_table)->coefficients().base_by_tokens.size() == 8);
+  for (const StepCostSample& s : BucketGrid(bucketed, false)) {
+    std::vector<SequenceWork> work;
+    for (int d = 0; d < s.decode_seqs; ++d) work.push_back({128, 1, true});
+    if (s.prefill_tokens > 0) work.push_back({192, static_cast<int32_t>(s.prefill_tokens), false});
+    StepCostSample priced = s;
+    priced.kv_context = s.decode_seqs * 129 + (s.prefill_tokens > 0 ? s.prefill_tokens + 192 : 0);
+    CHECK(absl::ToDoubleSeconds((*with_table)->StepTime({.sequences = work})) ==
+          Approx(bucketed.Predict(priced)).epsilon(1e-6));
+  }
 #else
   WARN("hearth_sim not built: profile not parsed by FittedCostModel");
 #endif

@@ -72,6 +72,8 @@ absl::StatusOr<std::vector<Completion>> RunToCompletion(LlamaEngine& engine, Man
     clock.Advance(absl::Milliseconds(1));
     for (Completion& c : engine.TakeCompletions()) done.push_back(std::move(c));
   }
+  // With overlapped planning the last step is still in flight.
+  if (absl::Status s = engine.Finish(clock); !s.ok()) return s;
   for (Completion& c : engine.TakeCompletions()) done.push_back(std::move(c));
   return done;
 }

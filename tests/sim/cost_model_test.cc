@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "hearth/sim/fitted_cost_model.h"
 #include "hearth/sim/gpu_catalog.h"
 #include "hearth/sim/model_catalog.h"
@@ -133,6 +134,39 @@ c4 = 1e-7
   CHECK(absl::ToDoubleSeconds((*m)->StepTime({.sequences = w})) ==
         Approx(expected).epsilon(1e-9));
   CHECK((*m)->StepTime({}) == absl::ZeroDuration());
+}
+
+TEST_CASE("fitted base_by_tokens prices a step by the tokens it computes", "[sim]") {
+  auto m = FittedCostModel::ParseProfile(R"(
+[fitted]
+c0 = 0.001
+c1 = 0
+c2 = 0
+c3 = 0
+c4 = 0
+base_by_tokens = [0.003, 0.010, 0.012]
+)",
+                                         "p.toml");
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  auto time = [&](std::vector<SequenceWork> w) {
+    return absl::ToDoubleSeconds((*m)->StepTime({.sequences = w}));
+  };
+  CHECK(time({{10, 1, true}}) == Approx(0.004));
+  CHECK(time({{10, 1, true}, {20, 1, true}}) == Approx(0.011));
+  CHECK(time({{0, 64, false}}) == Approx(0.013));  // 64 tokens: the last entry
+  for (const char* bad : {"base_by_tokens = [-0.001]", "base_by_tokens = 3",
+                          "base_by_tokens = [\"x\"]"}) {
+    INFO(bad);
+    auto r = FittedCostModel::ParseProfile(
+        absl::StrCat("[fitted]\nc0 = 0.001\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\n", bad, "\n"),
+        "p.toml");
+    CHECK(absl::IsInvalidArgument(r.status()));
+    CHECK_THAT(std::string(r.status().message()), Catch::Contains("base_by_tokens"));
+  }
+  FittedCoefficients c;
+  c.base_by_tokens.assign(257, 0.001);
+  CHECK(absl::IsInvalidArgument(FittedCostModel::Create(c).status()));
 }
 
 TEST_CASE("fitted profile errors name file, line and key", "[sim]") {

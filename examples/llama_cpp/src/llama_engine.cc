@@ -86,6 +86,7 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
 }
 
 absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
+  if (!failed_.ok()) return failed_;
   const absl::Time now = clock.Now();
   const absl::Time plan_start = absl::Now();
   absl::StatusOr<const StepPlan*> plan = scheduler_->Plan(now);
@@ -106,6 +107,22 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
   return had_work;
 }
 
+absl::Status LlamaEngine::Finish(const Clock& clock) {
+  if (!failed_.ok()) return failed_;
+  if (worker_ == nullptr || in_flight_ == nullptr) return absl::OkStatus();
+  const StepPlan* done = in_flight_;
+  in_flight_ = nullptr;
+  absl::Status executed = worker_->Wait();
+  StepOutcome& outcome = outcomes_[in_flight_outcome_];
+  outcome.completed_at = std::max(done->now, clock.Now());
+  absl::Status completed = CompleteStep(*done, outcome);
+  if (!completed.ok()) {
+    failed_ = completed;
+    return completed;
+  }
+  return executed;
+}
+
 absl::StatusOr<bool> LlamaEngine::StepOverlapped(const Clock& clock, const StepPlan& next) {
   // `next` was planned while the step in flight decoded. That step's
   // outcome is complete once the worker is done; `next` decodes while it
@@ -122,7 +139,14 @@ absl::StatusOr<bool> LlamaEngine::StepOverlapped(const Clock& clock, const StepP
   worker_->Launch(next, &outcomes_[in_flight_outcome_]);
   if (done == nullptr) return true;
   absl::Status completed = CompleteStep(*done, outcomes_[done_outcome]);
-  if (!completed.ok()) return completed;
+  if (!completed.ok()) {
+    // Both plans stay outstanding: the engine cannot plan again. (Our own
+    // executor's outcome was refused, which is a bug to report, not retry.)
+    failed_ = absl::InternalError(absl::StrCat(
+        "the llama.cpp engine stopped: Complete refused its outcome of step ", done->step,
+        ": ", completed.message()));
+    return failed_;
+  }
   if (!executed.ok()) return executed;
   return true;
 }

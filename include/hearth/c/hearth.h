@@ -387,8 +387,9 @@ typedef enum hearth_plan_list {
   HEARTH_PLAN_COPY_ON_WRITE = 5,
   HEARTH_PLAN_MODEL_COMMANDS = 6,
   /* Overlapped planning: requests whose sequences in this plan became moot
-   * while it was outstanding (StepPlan::voided); their outcomes are not
-   * read beyond the id. Final when this plan is completed: read it just
+   * while it was outstanding (StepPlan::voided); their outcomes are read
+   * only for the id and the accepted drafts' count. Final when this plan
+   * is completed: read it just
    * before hearth_scheduler_complete. */
   HEARTH_PLAN_VOIDED = 7
 } hearth_plan_list;

@@ -205,6 +205,7 @@ class MetricsCollector : public MetricsSink {
   absl::Time last_time_ = absl::InfinitePast();
   absl::Time next_sample_ = absl::InfiniteFuture();
   absl::Duration busy_ = absl::ZeroDuration();
+  absl::Time last_step_end_ = absl::InfinitePast();
   uint64_t steps_ = 0;
   int32_t waiting_ = 0;
   int32_t running_ = 0;

@@ -242,8 +242,8 @@ class Scheduler {
   // InvalidArgument when it does not match the plan (step number, count, ids,
   // order, a missing or unexpected token); nothing is applied then and the
   // plan stays outstanding, so the engine may retry with a corrected
-  // outcome. Outcomes of the plan's `voided` entries are not read beyond
-  // their ids.
+  // outcome. Outcomes of the plan's `voided` entries are read only for
+  // their ids and accepted_drafts (see StepPlan::voided).
   absl::Status Complete(const StepOutcome& outcome);
 
   // Whether a plan is waiting for its Complete().

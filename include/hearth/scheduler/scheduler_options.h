@@ -294,7 +294,7 @@ struct SchedulerOptions {
   // engine must run a plan's commands after the previous plan's forward pass
   // (as one CUDA stream does): blocks a request gave up may be reused by
   // the very next plan.
-  // Off (the default): exactly one plan is outstanding.
+  // Off (the default): at most one plan is outstanding.
   bool overlap_planning = false;
 
   // ---- Intake limits. The defaults keep one member from exhausting the

@@ -22,8 +22,9 @@
 // Ownership: the plan and every span in it are owned by the Scheduler and stay
 // valid until the matching Complete() (or the scheduler's destruction). Copy
 // what must outlive that. With overlapped planning two plans may be
-// outstanding; each stays valid until its own Complete(), and only `voided`
-// of the newer one changes meanwhile.
+// outstanding; each stays valid until its own Complete(), and only their
+// `voided` lists change meanwhile (the next Plan() and the previous step's
+// Complete() append to them, on the engine thread: read them there).
 
 #ifndef HEARTH_SCHEDULER_STEP_PLAN_H_
 #define HEARTH_SCHEDULER_STEP_PLAN_H_
@@ -179,12 +180,14 @@ struct StepPlan {
   std::vector<ModelCommand> model_commands;
   // Overlapped planning only: requests whose entries in `sequences` became
   // moot while this plan was outstanding, and whose outcomes Complete()
-  // ignores (an outcome must still be reported for each entry, with its
-  // id; its other fields are not read). An entry is voided when its request
-  // ended or went back to waiting after this plan was made: by the next
-  // Plan() (a cancel, a deadline: the request is then in that plan's
-  // `released`), or by the previous step's Complete() (a finish, a failure,
-  // out of KV). Both come before this plan's own Complete(), so the list is
+  // ignores (an outcome must still be reported for each entry, with its id
+  // and an accepted_drafts within its draft_tokens, whose ids stay in
+  // StepOutcome::draft_ids; its other fields are not read). An entry is
+  // voided when its request ended or left the device after this plan was
+  // made: by the next Plan() (a cancel, a deadline, a preemption, a class
+  // change that preempts: the request is then in that plan's `released` or
+  // `preempted`), or by the previous step's Complete() (a finish, a
+  // failure, out of KV). Both come before this plan's own Complete(), so the list is
   // final then: read it just before calling Complete() and drop those
   // entries' tokens. Always empty without overlap.
   std::vector<VoidedSequence> voided;

@@ -3,12 +3,16 @@
 // `FittedCostModel` prices an iteration with a linear model fitted to
 // measurements, in the style of DistServe's and Vidur's step-time models:
 //
-//   time = c0 + c1 * P + c2 * P^2 + c3 * D + c4 * K
+//   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K
 //
 // where P is the step's total prefill tokens (prompt chunks and recomputes),
 // D the number of decode sequences, K the total KV context the step touches
-// (sum over sequences of context + tokens). Copies are priced as in the
-// roofline model when `host_link_bandwidth` / `memory_bandwidth` are given.
+// (sum over sequences of context + tokens) and T the tokens the step
+// computes. base[T] (optional `base_by_tokens`, 0 without it) is a
+// per-iteration cost by T: entry i for T = i + 1, the last entry for T at
+// least that; CPU backends switch kernels by batch size, which no linear
+// term follows. Copies are priced as in the roofline model when
+// `host_link_bandwidth` / `memory_bandwidth` are given.
 //
 // Profile file (TOML; every key in seconds, all >= 0 and finite):
 //
@@ -21,10 +25,12 @@
 //   c2 = 2.0e-9                   # per prefill token squared
 //   c3 = 4.0e-5                   # per decode sequence
 //   c4 = 1.3e-7                   # per token of KV context
+//   base_by_tokens = [3.4e-3, 1.1e-2]   # optional, per iteration by T
 //   host_link_bandwidth = 25e9    # optional, bytes/s, for swaps
 //   memory_bandwidth = 1.008e12   # optional, bytes/s, for copy-on-write
 //
-// c0..c4 are required. Errors name the file, line and key.
+// c0..c4 are required; base_by_tokens has at most 256 entries, each finite
+// and >= 0. Errors name the file, line and key.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<hearth::FittedCostModel>> m =
@@ -36,6 +42,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hearth/sim/cost_model.h"
@@ -48,6 +55,8 @@ struct FittedCoefficients {
   double c2 = 0;  // s per prefill token^2
   double c3 = 0;  // s per decode sequence
   double c4 = 0;  // s per KV context token
+  // s per iteration by tokens computed (see the file comment); empty: none.
+  std::vector<double> base_by_tokens;
   double host_link_bandwidth = 25e9;
   double memory_bandwidth = 1e12;
   std::string gpu;
@@ -56,8 +65,9 @@ struct FittedCoefficients {
 
 class FittedCostModel : public StepCostModel {
  public:
-  // InvalidArgument when a coefficient is negative or not finite, or all of
-  // c0..c4 are zero.
+  // InvalidArgument when a coefficient or base_by_tokens entry is negative
+  // or not finite, base_by_tokens has more than 256 entries, or c0..c4 and
+  // base_by_tokens are all zero.
   static absl::StatusOr<std::unique_ptr<FittedCostModel>> Create(
       const FittedCoefficients& c);
   // Reads a profile file (format above). NotFound when unreadable;

@@ -24,8 +24,12 @@
 // runs on a worker thread while the engine thread plans the next step and
 // completes the one before; a decode planned ahead feeds the token the
 // executor sampled for it the step before. Tokens of entries voided
-// meanwhile (StepPlan::voided) are dropped, so completions are the same as
-// without overlap.
+// meanwhile (StepPlan::voided) are dropped, so the tokens are the same as
+// without overlap (the scheduler's choices, e.g. of preemption victims, may
+// differ). The last step launched is still running when Step() returns:
+// Finish() waits for it and completes it. Until then the executor (its
+// stats, its logits observer, which runs on the worker thread) belongs to
+// the worker.
 //
 // Host data is keyed by RequestSpec::handle, stored before Scheduler::Submit
 // is called, so the engine thread finds it whenever the request first
@@ -159,6 +163,14 @@ class LlamaEngine {
   // Makes a WaitForWork in progress return. Thread-safe.
   void Wake() { scheduler_->Wake(); }
 
+  // LlamaEngine::Finish()
+  //
+  // Overlapped planning: waits for the step in flight and completes it, so
+  // that no plan is outstanding and the executor is the engine thread's
+  // again; a no-op otherwise. `clock` as for Step. Call before reading
+  // executor() or stats(). Engine thread.
+  absl::Status Finish(const Clock& clock) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Moves out the requests that ended since the last call. Thread-safe.
   std::vector<Completion> TakeCompletions() ABSL_LOCKS_EXCLUDED(mu_);
   // Submitted requests not yet ended. Thread-safe.
@@ -201,6 +213,9 @@ class LlamaEngine {
   // (or ran, not yet completed) and that step's outcome (the other of two).
   std::unique_ptr<StepWorker> worker_;
   const StepPlan* in_flight_ = nullptr;
+  // A Complete() that failed with two plans outstanding leaves the engine
+  // unable to plan again: every later Step returns this.
+  absl::Status failed_;
   StepOutcome outcomes_[2];
   int in_flight_outcome_ = 0;
   std::vector<RequestResult> results_;
