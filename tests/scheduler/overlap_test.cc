@@ -281,6 +281,38 @@ TEST_CASE("Out of KV in step N voids the entry after it and drops the sequence o
   CHECK(s->block_allocator().num_owned() == 0);
 }
 
+TEST_CASE("Host blocks a plan built ahead copies from stay in use until that plan completes",
+          "[scheduler][overlap]") {
+  // A cache that holds two of the four requests' outputs: decode growth
+  // swaps some out and back in, with every plan built ahead.
+  SchedulerOptions o = Options(true);
+  o.kv.num_device_blocks = 12;
+  o.kv.num_host_blocks = 32;
+  o.kv.growth_headroom_tokens = 0;
+  o.preemption_mode = PreemptionMode::kSwap;
+  auto s = Make(o);
+  for (int i = 0; i < 4; ++i) Submit(*s, 8, 12);
+  int swap_ins_ahead = 0;
+  const StepPlan* in_flight = *s->Plan(At(1));
+  for (int t = 2; t < 400 && (s->plans_outstanding() > 0); ++t) {
+    absl::StatusOr<const StepPlan*> next = s->Plan(At(t));
+    REQUIRE(next.ok());
+    REQUIRE(s->Complete(Run(*in_flight)).ok());
+    REQUIRE(s->CheckInvariants().ok());
+    // The step before has run its copies; this one's have not.
+    for (const BlockCopy& c : (*next)->swap_in) {
+      CHECK(s->block_allocator().host_in_use(c.source));
+      ++swap_ins_ahead;
+    }
+    for (const BlockCopy& c : (*next)->swap_out) CHECK(s->block_allocator().host_in_use(c.target));
+    in_flight = *next;
+    if (s->stats().running + s->stats().waiting + s->stats().swapped == 0) break;
+  }
+  REQUIRE(s->Complete(Run(*in_flight)).ok());
+  CHECK(swap_ins_ahead > 0);
+  CHECK(s->block_allocator().num_free_host() == 32);
+}
+
 TEST_CASE("Voided entries are not counted as served tokens", "[scheduler][overlap]") {
   MetricsOptions m;
   auto metrics = MetricsCollector::Create(m);
