@@ -298,8 +298,8 @@ absl::Status Report(const std::vector<Composition>& grid,
   const std::string spread_line = absl::StrFormat(
       "timing spread (p90-p10)/median over %d samples each: median %.1f%%, p90 %.1f%%, max %.1f%%",
       samples.front().size(), 100 * f->spread.median, 100 * f->spread.p90, 100 * f->spread.max);
-  std::printf("c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g\n", f->fit.c[0], f->fit.c[1], f->fit.c[2],
-              f->fit.c[3], f->fit.c[4]);
+  std::printf("c0=%.4g c1=%.4g c2=%.4g c3=%.4g c4=%.4g c5=%.4g\n", f->fit.c[0], f->fit.c[1],
+              f->fit.c[2], f->fit.c[3], f->fit.c[4], f->fit.c[5]);
   if (!f->fit.base_by_tokens.empty()) {
     std::printf("base_by_tokens (ms, T = 1 ..):");
     for (double b : f->fit.base_by_tokens) std::printf(" %.3f", 1e3 * b);

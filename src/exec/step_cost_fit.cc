@@ -15,12 +15,12 @@ namespace hearth::exec_internal {
 namespace {
 
 // The fit's columns: the intercept (c0), or one indicator per token-count
-// bucket, then P, P^2, D and K.
+// bucket, then P, P^2, D, K and T x K.
 class Terms {
  public:
   explicit Terms(int buckets) : buckets_(buckets) {}
   int intercepts() const { return buckets_ > 0 ? buckets_ : 1; }
-  int size() const { return intercepts() + 4; }
+  int size() const { return intercepts() + 5; }
   void Fill(const StepCostSample& s, std::vector<double>& f) const {
     f.assign(static_cast<size_t>(size()), 0.0);
     if (buckets_ > 0) {
@@ -34,6 +34,7 @@ class Terms {
     f[k + 1] = s.prefill_tokens * s.prefill_tokens;
     f[k + 2] = s.decode_seqs;
     f[k + 3] = s.kv_context;
+    f[k + 4] = (s.prefill_tokens + s.decode_seqs) * s.kv_context;
   }
 
  private:
@@ -174,7 +175,7 @@ absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples
       } else {
         fit.c[0] = c[0];
       }
-      for (int j = 0; j < 4; ++j) fit.c[static_cast<size_t>(j + 1)] = c[static_cast<size_t>(k + j)];
+      for (int j = 0; j < 5; ++j) fit.c[static_cast<size_t>(j + 1)] = c[static_cast<size_t>(k + j)];
       return fit;
     }
     active[static_cast<size_t>(worst)] = false;
@@ -208,11 +209,12 @@ std::string FormatStepCostProfile(const StepCostFit& fit, const ProfileInfo& inf
   absl::StrAppend(&t, "[fitted]\n");
   absl::StrAppend(&t, "gpu = ", quoted(info.gpu), "\n");
   absl::StrAppend(&t, "model = ", quoted(info.model), "\n");
-  static constexpr const char* kNames[5] = {"c0", "c1", "c2", "c3", "c4"};
-  static constexpr const char* kUnits[5] = {
+  static constexpr const char* kNames[6] = {"c0", "c1", "c2", "c3", "c4", "c5"};
+  static constexpr const char* kUnits[6] = {
       "s per iteration", "s per prefill token", "s per prefill token squared",
-      "s per decode sequence", "s per token of KV context"};
-  for (int j = 0; j < 5; ++j) {
+      "s per decode sequence", "s per token of KV context",
+      "s per computed token x token of KV context"};
+  for (int j = 0; j < 6; ++j) {
     absl::StrAppend(&t, absl::StrFormat("%s = %.6e  # %s\n", kNames[j], fit.c[j], kUnits[j]));
   }
   if (!fit.base_by_tokens.empty()) {

@@ -20,7 +20,7 @@ constexpr size_t kMaxBaseByTokens = 256;
 absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::Create(
     const FittedCoefficients& c) {
   const std::pair<const char*, double> all[] = {
-      {"c0", c.c0}, {"c1", c.c1}, {"c2", c.c2}, {"c3", c.c3}, {"c4", c.c4}};
+      {"c0", c.c0}, {"c1", c.c1}, {"c2", c.c2}, {"c3", c.c3}, {"c4", c.c4}, {"c5", c.c5}};
   for (const auto& [name, v] : all) {
     if (!(v >= 0) || !std::isfinite(v)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::Create(
     }
     base += v;
   }
-  if (c.c0 + c.c1 + c.c2 + c.c3 + c.c4 + base <= 0) {
+  if (c.c0 + c.c1 + c.c2 + c.c3 + c.c4 + c.c5 + base <= 0) {
     return absl::InvalidArgumentError(
         "fitted coefficients c0..c4 and base_by_tokens are all zero; steps would take no time");
   }
@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       *t,
-      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "base_by_tokens",
+      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "c5", "base_by_tokens",
        "host_link_bandwidth", "memory_bandwidth"},
       file, "fitted"));
   FittedCoefficients c;
@@ -82,6 +82,10 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
                                  absl::StrCat("fitted.", names[i]),
                                  "must be finite and >= 0");
     }
+  }
+  HEARTH_ASSIGN_OR_RETURN(c.c5, internal::GetNumber(*t, "c5", file, "fitted", 0.0));
+  if (!(c.c5 >= 0) || !std::isfinite(c.c5)) {
+    return internal::TomlError(file, t->get("c5")->source(), "fitted.c5", "must be finite and >= 0");
   }
   if (const toml::node* node = t->get("base_by_tokens"); node != nullptr) {
     const toml::array* list = node->as_array();
@@ -134,7 +138,8 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
       tokens += static_cast<size_t>(s.tokens);
     }
     seconds = c_.c0 + c_.c1 * prefill + c_.c2 * prefill * prefill +
-              c_.c3 * decodes + c_.c4 * context;
+              c_.c3 * decodes + c_.c4 * context +
+              c_.c5 * static_cast<double>(tokens) * context;
     if (const std::vector<double>& base = c_.base_by_tokens; !base.empty()) {
       seconds += base[std::min(std::max<size_t>(tokens, 1), base.size()) - 1];
     }
@@ -147,9 +152,9 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
 
 std::string FittedCostModel::Describe() const {
   std::string d = absl::StrFormat(
-      "fitted %s / %s: %.3g + %.3g*P + %.3g*P^2 + %.3g*D + %.3g*K s",
+      "fitted %s / %s: %.3g + %.3g*P + %.3g*P^2 + %.3g*D + %.3g*K + %.3g*T*K s",
       c_.gpu.empty() ? "?" : c_.gpu, c_.model.empty() ? "?" : c_.model, c_.c0,
-      c_.c1, c_.c2, c_.c3, c_.c4);
+      c_.c1, c_.c2, c_.c3, c_.c4, c_.c5);
   if (!c_.base_by_tokens.empty()) {
     absl::StrAppend(&d, absl::StrFormat(" + base[T] (%d token counts)", c_.base_by_tokens.size()));
   }

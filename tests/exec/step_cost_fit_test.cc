@@ -110,6 +110,16 @@ std::vector<StepCostSample> BucketGrid(const StepCostFit& truth, bool skip_five)
   return out;
 }
 
+TEST_CASE("The fit recovers attention over the whole cache span (T x K)", "[exec][calibration]") {
+  StepCostFit truth;
+  truth.c = {1e-3, 1e-5, 0, 2e-5, 1e-7, 3e-9};
+  const auto samples = Grid(truth, 0.0);
+  absl::StatusOr<StepCostFit> fit = FitStepCost(samples);
+  REQUIRE(fit.ok());
+  CHECK(fit->c[5] == Approx(truth.c[5]).epsilon(1e-6));
+  CHECK(FitError(*fit, samples).max < 1e-9);
+}
+
 TEST_CASE("The fit by token count recovers a batch-size step function", "[exec][calibration]") {
   const StepCostFit truth = BucketTruth();
   const auto samples = BucketGrid(truth, /*skip_five=*/false);

@@ -155,6 +155,13 @@ base_by_tokens = [0.003, 0.010, 0.012]
   CHECK(time({{10, 1, true}}) == Approx(0.004));
   CHECK(time({{10, 1, true}, {20, 1, true}}) == Approx(0.011));
   CHECK(time({{0, 64, false}}) == Approx(0.013));  // 64 tokens: the last entry
+  // c5: every computed token attends over the step's whole KV context.
+  auto span = FittedCostModel::ParseProfile(
+      "[fitted]\nc0 = 0\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc5 = 1e-6\n", "s.toml");
+  REQUIRE(span.ok());
+  std::vector<SequenceWork> mixed = {{100, 1, true}, {20, 10, false}};  // T = 11, K = 101 + 30
+  CHECK(absl::ToDoubleSeconds((*span)->StepTime({.sequences = mixed})) ==
+        Approx(1e-6 * 11 * 131).epsilon(1e-6));
   for (const char* bad : {"base_by_tokens = [-0.001]", "base_by_tokens = 3",
                           "base_by_tokens = [\"x\"]"}) {
     INFO(bad);
@@ -179,9 +186,12 @@ TEST_CASE("fitted profile errors name file, line and key", "[sim]") {
   CHECK_THAT(std::string(negative.status().message()),
              Catch::Contains("p.toml:5: fitted.c3"));
   auto typo = FittedCostModel::ParseProfile(
-      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc5 = 1\n", "p.toml");
+      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc6 = 1\n", "p.toml");
   CHECK_THAT(std::string(typo.status().message()),
-             Catch::Contains("p.toml:7: fitted.c5: unknown key"));
+             Catch::Contains("p.toml:7: fitted.c6: unknown key"));
+  auto negative_c5 = FittedCostModel::ParseProfile(
+      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc5 = -1\n", "p.toml");
+  CHECK_THAT(std::string(negative_c5.status().message()), Catch::Contains("p.toml:7: fitted.c5"));
   auto text = FittedCostModel::ParseProfile("[fitted]\nc0 = \"a\"\n", "p.toml");
   CHECK_THAT(std::string(text.status().message()),
              Catch::Contains("p.toml:2: fitted.c0: must be a number"));

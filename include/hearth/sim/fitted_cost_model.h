@@ -3,12 +3,15 @@
 // `FittedCostModel` prices an iteration with a linear model fitted to
 // measurements, in the style of DistServe's and Vidur's step-time models:
 //
-//   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K
+//   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K + c5 * T * K
 //
 // where P is the step's total prefill tokens (prompt chunks and recomputes),
 // D the number of decode sequences, K the total KV context the step touches
 // (sum over sequences of context + tokens) and T the tokens the step
-// computes. base[T] (optional `base_by_tokens`, 0 without it) is a
+// computes. c5 (optional, 0 without it) prices attention over the whole
+// cache span, as llama.cpp's unified KV cache computes it (every token of a
+// batch attends over all cells in use). base[T] (optional `base_by_tokens`,
+// 0 without it) is a
 // per-iteration cost by T: entry i for T = i + 1, the last entry for T at
 // least that; CPU backends switch kernels by batch size, which no linear
 // term follows. Copies are priced as in the roofline model when
@@ -25,6 +28,7 @@
 //   c2 = 2.0e-9                   # per prefill token squared
 //   c3 = 4.0e-5                   # per decode sequence
 //   c4 = 1.3e-7                   # per token of KV context
+//   c5 = 0                        # optional, per token x KV context token
 //   base_by_tokens = [3.4e-3, 1.1e-2]   # optional, per iteration by T
 //   host_link_bandwidth = 25e9    # optional, bytes/s, for swaps
 //   memory_bandwidth = 1.008e12   # optional, bytes/s, for copy-on-write
@@ -55,6 +59,7 @@ struct FittedCoefficients {
   double c2 = 0;  // s per prefill token^2
   double c3 = 0;  // s per decode sequence
   double c4 = 0;  // s per KV context token
+  double c5 = 0;  // s per computed token x KV context token
   // s per iteration by tokens computed (see the file comment); empty: none.
   std::vector<double> base_by_tokens;
   double host_link_bandwidth = 25e9;
