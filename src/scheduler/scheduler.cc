@@ -172,10 +172,19 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   }
   pending_drops_.reserve(running);
   served_.reserve(running);
+  ReservePlanBuffers(running);
+  to_release_.reserve(running);
+  if (options_.overlap_planning) held_slots_.reserve(running);
+  ended_.reserve(running);
+}
+
+void Scheduler::Impl::ReservePlanBuffers(size_t running) {
   // Copies are bounded by the blocks that exist.
   const auto swaps = std::min<size_t>(static_cast<size_t>(options_.kv.num_device_blocks),
                                       static_cast<size_t>(options_.kv.num_host_blocks));
-  for (internal::PlanBuffer& b : buffers_) {
+  // Only the first buffer is used without overlap.
+  for (int i = 0; i < (options_.overlap_planning ? 2 : 1); ++i) {
+    internal::PlanBuffer& b = buffers_[i];
     b.slots.reserve(running);
     b.plan.sequences.reserve(running);
     b.plan.preempted.reserve(running);
@@ -184,12 +193,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     b.plan.copy_on_write.reserve(running);
     b.plan.released.reserve(running);
     if (options_.overlap_planning) b.plan.voided.reserve(running);
-    // Only one buffer is used without overlap.
-    if (!options_.overlap_planning) break;
   }
-  to_release_.reserve(running);
-  if (options_.overlap_planning) held_slots_.reserve(running);
-  ended_.reserve(running);
 }
 
 absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {

@@ -31,7 +31,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
         "no plan is outstanding; call Plan() before Complete()");
   }
   // With two plans outstanding, this outcome answers the older one.
-  const int newest = plan_ == &buffers_[0].plan ? 0 : 1;
+  const int newest = 1 - other_index();
   const bool older = outstanding_ == 2;
   if (older) SelectBuffer(1 - newest);
   absl::Status applied = CompleteSelected(outcome);

@@ -248,13 +248,18 @@ class Scheduler::Impl {
   // `record` leaves the running set while a plan holding it is outstanding
   // (not the one being built): that entry's outcome is to be ignored.
   void VoidOutstandingEntry(Record& record);
-  // Voids entry `index` of the plan in flight, `record`'s.
-  void VoidInFlight(Record& record, int32_t index);
+  // Voids `record`'s entry `index` in the other outstanding plan than
+  // `plan_` (the one in flight while a plan is built; the newer one during
+  // Complete of the older).
+  void VoidOtherEntry(Record& record, int32_t index);
   // Voids `record`'s entry in the plan in flight, if it has one, once this
   // plan has scheduled it too (its plan_index names this plan's entry).
   void VoidInFlightOf(Record& record);
+  // Reserves what the plan buffers fill each step (both with overlap).
+  void ReservePlanBuffers(size_t running);
   // The buffer holding the other outstanding plan than `plan_`.
-  internal::PlanBuffer& other_buffer() { return buffers_[plan_ == &buffers_[0].plan ? 1 : 0]; }
+  int other_index() const { return plan_ == &buffers_[0].plan ? 1 : 0; }
+  internal::PlanBuffer& other_buffer() { return buffers_[other_index()]; }
   // Complete() of the older of two outstanding plans: points plan_ at it
   // for the call, and back at the newer one when done.
   void SelectBuffer(int index) {

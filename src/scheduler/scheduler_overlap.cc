@@ -32,12 +32,11 @@ void Scheduler::Impl::BeginPlanAhead() {
   // Host blocks deferred until now wait for the step in flight's copies;
   // those this plan defers wait for its own.
   host_deferred_in_flight_ = kv_.deferred_host_releases().size();
-  SelectBuffer(plan_ == &buffers_[0].plan ? 1 : 0);
+  SelectBuffer(other_index());
 }
 
 bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection* out) const {
-  const ScheduledSequence& s = buffers_[plan_ == &buffers_[0].plan ? 1 : 0]
-                                   .plan.sequences[static_cast<size_t>(index)];
+  const ScheduledSequence& s = buffers_[other_index()].plan.sequences[static_cast<size_t>(index)];
   // How many drafts the engine accepts is known only at Complete.
   if (s.draft_tokens > 0) return false;
   out->computed = s.start_position + s.num_tokens;
@@ -69,17 +68,15 @@ void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
 }
 
 void Scheduler::Impl::VoidOutstandingEntry(RequestRecord& r) {
-  internal::PlanBuffer& other = other_buffer();
   if (planning_) {
     // Not scheduled by this plan (Unschedule voids those it had scheduled).
     const int32_t index = InFlightIndex(r);
-    if (index >= 0) VoidInFlight(r, index);
+    if (index >= 0) VoidOtherEntry(r, index);
     return;
   }
   // Complete() of the older plan: the newer one may hold it too.
-  if (outstanding_ == 2 && r.scheduled_step == other.plan.step) {
-    other.slots[static_cast<size_t>(r.plan_index)] = internal::kVoidSlot;
-    other.plan.voided.push_back({r.id, r.handle});
+  if (outstanding_ == 2 && r.scheduled_step == other_buffer().plan.step) {
+    VoidOtherEntry(r, r.plan_index);
   }
 }
 
@@ -90,7 +87,7 @@ void Scheduler::Impl::VoidInFlightOf(RequestRecord& r) {
   // left that step voided before the slot was reused.
   const std::vector<uint32_t>& slots = other_buffer().slots;
   const auto it = std::find(slots.begin(), slots.end(), r.slot);
-  if (it != slots.end()) VoidInFlight(r, static_cast<int32_t>(it - slots.begin()));
+  if (it != slots.end()) VoidOtherEntry(r, static_cast<int32_t>(it - slots.begin()));
 }
 
 void Scheduler::Impl::FreeSlot(uint32_t slot) {
@@ -117,7 +114,7 @@ void Scheduler::Impl::ReleaseHeldSlots(uint64_t step) {
   held_slots_.resize(kept);
 }
 
-void Scheduler::Impl::VoidInFlight(RequestRecord& r, int32_t index) {
+void Scheduler::Impl::VoidOtherEntry(RequestRecord& r, int32_t index) {
   internal::PlanBuffer& other = other_buffer();
   other.slots[static_cast<size_t>(index)] = internal::kVoidSlot;
   other.plan.voided.push_back({r.id, r.handle});

@@ -212,14 +212,15 @@ absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
   return out;
 }
 
-ExecutorFactory CpuExecutorFactory() {
-  return [](const SchedulerOptions& options)
+ExecutorFactory CpuExecutorFactory(TokenId stop_token) {
+  return [stop_token](const SchedulerOptions& options)
              -> absl::StatusOr<std::unique_ptr<StepExecutor>> {
     CpuReferenceExecutorOptions o;
     o.kv.block_size = options.kv.block_size;
     o.kv.num_device_blocks = options.kv.num_device_blocks;
     o.kv.num_host_blocks = options.kv.num_host_blocks;
     o.kv.max_positions = options.models[0].context_length;
+    o.stop_token = stop_token;
     absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> e =
         CpuReferenceExecutor::Create(o);
     if (!e.ok()) return e.status();

@@ -90,8 +90,9 @@ absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
     const ExecutorFactory& make_executor);
 
 // An ExecutorFactory for the CPU reference executor with the default model,
-// sized from the scheduler options.
-ExecutorFactory CpuExecutorFactory();
+// sized from the scheduler options; sampling `stop_token` (when >= 0) ends
+// a request.
+ExecutorFactory CpuExecutorFactory(TokenId stop_token = -1);
 
 }  // namespace hearth::testing
 

@@ -199,22 +199,6 @@ TEST_CASE("Speculative decoding never changes tokens", "[exec][invariance]") {
   }
 }
 
-// The CPU reference executor ending a request when it samples `stop`.
-testing::ExecutorFactory StopTokenFactory(TokenId stop) {
-  return [stop](const SchedulerOptions& options)
-             -> absl::StatusOr<std::unique_ptr<StepExecutor>> {
-    CpuReferenceExecutorOptions o;
-    o.kv.block_size = options.kv.block_size;
-    o.kv.num_device_blocks = options.kv.num_device_blocks;
-    o.kv.num_host_blocks = options.kv.num_host_blocks;
-    o.kv.max_positions = options.models[0].context_length;
-    o.stop_token = stop;
-    absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> e = CpuReferenceExecutor::Create(o);
-    if (!e.ok()) return e.status();
-    return std::unique_ptr<StepExecutor>(std::move(*e));
-  };
-}
-
 TEST_CASE("Overlapped planning never changes tokens", "[exec][invariance][overlap]") {
   WorkloadShape shape = Shape(9);
   shape.max_new_tokens = 40;
@@ -239,7 +223,7 @@ TEST_CASE("Overlapped planning never changes tokens", "[exec][invariance][overla
   };
   for (bool with_stop : {false, true}) {
     const testing::ExecutorFactory factory =
-        with_stop ? StopTokenFactory(stop) : testing::CpuExecutorFactory();
+        testing::CpuExecutorFactory(with_stop ? stop : -1);
     auto alone_run = RunAlone(BaseOptions(), w, factory);
     REQUIRE(alone_run.ok());
     const std::vector<std::vector<TokenId>> alone = *std::move(alone_run);

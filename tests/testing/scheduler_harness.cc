@@ -95,18 +95,10 @@ absl::Status SchedulerHarness::CollectResults() {
 
 absl::Status SchedulerHarness::Step() {
   if (scheduler_->options().overlap_planning) return StepOverlapped();
-  auto plan = scheduler_->Plan(now_);
+  auto plan = PlanChecked({});
   if (!plan.ok()) return plan.status();
-  absl::Status s = checker_.CheckPlan(**plan);
-  if (!s.ok()) return s;
-  s = CheckHandles(**plan);
-  if (!s.ok()) return s;
-  s = scheduler_->CheckInvariants();
-  if (!s.ok()) return s;
-  last_plan_ = PlanCopy::Of(**plan);
-  if (keep_history_) history_.push_back(last_plan_);
   StepOutcome outcome;
-  s = executor_.Execute(**plan, &outcome);
+  absl::Status s = executor_.Execute(**plan, &outcome);
   if (!s.ok()) return s;
   s = scheduler_->Complete(outcome);
   if (!s.ok()) return s;
@@ -160,10 +152,11 @@ absl::Status SchedulerHarness::FinishInFlight() {
   return CollectResults();
 }
 
-absl::Status SchedulerHarness::StepOverlapped() {
+absl::StatusOr<const StepPlan*> SchedulerHarness::PlanChecked(
+    const absl::flat_hash_set<RequestId>& excused) {
   auto plan = scheduler_->Plan(now_);
   if (!plan.ok()) return plan.status();
-  absl::Status s = checker_.CheckPlan(**plan, ExcusedSkips());
+  absl::Status s = checker_.CheckPlan(**plan, excused);
   if (!s.ok()) return s;
   s = CheckHandles(**plan);
   if (!s.ok()) return s;
@@ -171,6 +164,13 @@ absl::Status SchedulerHarness::StepOverlapped() {
   if (!s.ok()) return s;
   last_plan_ = PlanCopy::Of(**plan);
   if (keep_history_) history_.push_back(last_plan_);
+  return plan;
+}
+
+absl::Status SchedulerHarness::StepOverlapped() {
+  auto plan = PlanChecked(ExcusedSkips());
+  if (!plan.ok()) return plan.status();
+  absl::Status s;
   if (in_flight_ != nullptr) {
     s = CompleteInFlight();
     if (!s.ok()) return s;

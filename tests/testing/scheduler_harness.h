@@ -106,6 +106,9 @@ class SchedulerHarness {
   // Overlapped planning: the step in flight and its outcome, and what the
   // plan checker needs to know which skipped decodes are excused.
   absl::Status StepOverlapped();
+  // Plan, then the plan checks (`excused` as PlanChecker::CheckPlan), the
+  // handles and the invariants; records the plan's copy.
+  absl::StatusOr<const StepPlan*> PlanChecked(const absl::flat_hash_set<RequestId>& excused);
   absl::Status CompleteInFlight();
   absl::flat_hash_set<RequestId> ExcusedSkips() const;
   const StepPlan* in_flight_ = nullptr;

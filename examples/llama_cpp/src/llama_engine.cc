@@ -95,8 +95,7 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
   ++stats_.steps;
   const bool had_work = !(*plan)->sequences.empty();
   if (worker_ != nullptr) {
-    absl::StatusOr<bool> ran = StepOverlapped(clock, **plan);
-    if (!ran.ok()) return ran.status();
+    if (absl::Status s = StepOverlapped(clock, **plan); !s.ok()) return s;
     return had_work;
   }
   absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
@@ -110,45 +109,44 @@ absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
 absl::Status LlamaEngine::Finish(const Clock& clock) {
   if (!failed_.ok()) return failed_;
   if (worker_ == nullptr || in_flight_ == nullptr) return absl::OkStatus();
-  const StepPlan* done = in_flight_;
-  in_flight_ = nullptr;
-  absl::Status executed = worker_->Wait();
+  const StepPlan* done = std::exchange(in_flight_, nullptr);
   StepOutcome& outcome = outcomes_[in_flight_outcome_];
+  absl::Status executed = worker_->Wait();
   outcome.completed_at = std::max(done->now, clock.Now());
-  absl::Status completed = CompleteStep(*done, outcome);
-  if (!completed.ok()) {
-    failed_ = completed;
-    return completed;
-  }
-  return executed;
+  return CompleteLaunched(*done, outcome, executed);
 }
 
-absl::StatusOr<bool> LlamaEngine::StepOverlapped(const Clock& clock, const StepPlan& next) {
+absl::Status LlamaEngine::StepOverlapped(const Clock& clock, const StepPlan& next) {
   // `next` was planned while the step in flight decoded. That step's
   // outcome is complete once the worker is done; `next` decodes while it
   // is applied (its pending inputs are in the executor already).
-  absl::Status executed = absl::OkStatus();
   const StepPlan* done = in_flight_;
   const int done_outcome = in_flight_outcome_;
+  absl::Status executed = absl::OkStatus();
   if (done != nullptr) {
     executed = worker_->Wait();
     outcomes_[done_outcome].completed_at = std::max(done->now, clock.Now());
   }
-  in_flight_outcome_ = done == nullptr ? 0 : 1 - done_outcome;
+  in_flight_outcome_ = 1 - done_outcome;
   in_flight_ = &next;
   worker_->Launch(next, &outcomes_[in_flight_outcome_]);
-  if (done == nullptr) return true;
-  absl::Status completed = CompleteStep(*done, outcomes_[done_outcome]);
+  if (done == nullptr) return absl::OkStatus();
+  return CompleteLaunched(*done, outcomes_[done_outcome], executed);
+}
+
+absl::Status LlamaEngine::CompleteLaunched(const StepPlan& done, StepOutcome& outcome,
+                                           const absl::Status& executed) {
+  absl::Status completed = CompleteStep(done, outcome);
   if (!completed.ok()) {
-    // Both plans stay outstanding: the engine cannot plan again. (Our own
-    // executor's outcome was refused, which is a bug to report, not retry.)
+    // The scheduler keeps the plan outstanding: the engine cannot plan
+    // again. (Our own executor's outcome was refused, which is a bug to
+    // report, not retry.)
     failed_ = absl::InternalError(absl::StrCat(
-        "the llama.cpp engine stopped: Complete refused its outcome of step ", done->step,
+        "the llama.cpp engine stopped: Complete refused its outcome of step ", done.step,
         ": ", completed.message()));
     return failed_;
   }
-  if (!executed.ok()) return executed;
-  return true;
+  return executed;
 }
 
 absl::Status LlamaEngine::CompleteStep(const StepPlan& plan, StepOutcome& outcome) {

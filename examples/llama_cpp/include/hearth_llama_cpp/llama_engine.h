@@ -196,8 +196,11 @@ class LlamaEngine {
   void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Complete(outcome) of `plan`, then the tokens and results it brings.
   absl::Status CompleteStep(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<bool> StepOverlapped(const Clock& clock, const StepPlan& next)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status StepOverlapped(const Clock& clock, const StepPlan& next) ABSL_LOCKS_EXCLUDED(mu_);
+  // CompleteStep of a step the worker ran (`executed`: its status); a
+  // refused outcome stops the engine (failed_). Returns the first error.
+  absl::Status CompleteLaunched(const StepPlan& done, StepOutcome& outcome,
+                                const absl::Status& executed) ABSL_LOCKS_EXCLUDED(mu_);
   // Moves the drained results_ to the completions.
   void AbsorbResults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
