@@ -128,6 +128,44 @@ TEST_CASE("mlfq: no request waits past the promotion bound",
   CHECK(control.request(starved).first_admit_step < 0);
 }
 
+TEST_CASE("mlfq: a request preempted for memory growth keeps the starving lane",
+          "[policy][mlfq]") {
+  // Three slots and room for 750 tokens of KV. A long-running job (100 +
+  // 600 tokens) and a later one (300 + 200) outgrow the cache together, so
+  // the first one's growth preempts the second, which waits at a demoted
+  // level while short jobs (level 0) arrive faster than they are served
+  // until step 3,000. Starving after 50 steps, the preempted job is the
+  // earliest arrival waiting: the lane readmits it (and the first job's
+  // growth may evict it again while that job runs: this driver admits
+  // without checking memory, where the core admits only into free memory and
+  // stops naming a request as a victim after max_preemptions_per_request), so
+  // it finishes soon after the first job frees its memory, not after the
+  // flood.
+  DriverOptions machine;
+  machine.max_running = 3;
+  machine.token_budget = 128;
+  machine.max_chunk = 64;
+  machine.kv_capacity_tokens = 750;
+  MlfqOptions options;
+  options.starvation_bound = absl::Milliseconds(500);  // 50 steps
+  // No time-slicing (as on fastserve_azure_conv): only growth preempts.
+  options.max_preemptions_per_step = 0;
+  PolicyDriver d(MakeMlfq(options), machine);
+  const RequestId first = d.Add(0, 100, 600, 0);
+  const RequestId second = d.Add(0, 300, 200, 1);
+  for (int64_t s = 5; s < 3000; ++s) d.Add(1, 8, 4, s);
+  d.Run(3200);
+  const auto& a = d.request(first);
+  const auto& b = d.request(second);
+  INFO("first finished at step " << a.finish_step << ", second at " << b.finish_step
+                                 << " after " << b.view.preemptions << " preemptions");
+  REQUIRE(a.finish_step >= 0);
+  REQUIRE(b.view.preemptions >= 1);
+  REQUIRE(b.finish_step >= 0);
+  CHECK(b.finish_step < a.finish_step + 400);
+  CHECK(d.errors().empty());
+}
+
 TEST_CASE("mlfq: options are validated", "[policy][mlfq]") {
   MlfqOptions o;
   CHECK(ValidateMlfqOptions(o).ok());

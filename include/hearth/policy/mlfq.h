@@ -23,13 +23,16 @@
 // Starvation: a waiting request that arrived longer than `starvation_bound`
 // ago is starving (its job completion time already exceeds the bound). While
 // any request starves, a share `starving_share` of admissions goes to the
-// earliest arrival waiting, of any level, that was never admitted (the
-// starving lane; a preempted request waits at its level, so it is never
-// offered before the request it was preempted for); the rest keep
+// earliest arrival waiting, of any level (the starving lane); the rest keep
 // the level order: the oldest work keeps moving without turning the levels
-// into one FIFO queue under overload. A request admitted by the starving lane does not
-// preempt (with recompute, two long jobs could otherwise preempt each other
-// forever); it takes the next slot that frees.
+// into one FIFO queue under overload. A request preempted to admit a waiting
+// one (time-slicing) stays out of the lane until it is admitted again, so it
+// is never offered before the request it yielded to, and long jobs cannot
+// take back half the admissions from the short ones that passed them; one
+// preempted for a running request's memory growth joins the lane at once,
+// so growth under overload cannot starve it. A request admitted by the
+// starving lane does not preempt (with recompute, two long jobs could
+// otherwise preempt each other forever); it takes the next slot that frees.
 //
 // Preemption: for a waiting beneficiary the victim is a running request of a
 // strictly lower level (the lowest level, latest arrival first) whose
