@@ -166,6 +166,31 @@ TEST_CASE("mlfq: a request preempted for memory growth keeps the starving lane",
   CHECK(d.errors().empty());
 }
 
+TEST_CASE("mlfq: the last level yields after each base quantum since admission",
+          "[policy][mlfq]") {
+  // One slot. A 5,000-token prompt skip-joins the last level (its bound is
+  // 32 * 2^6 = 2,048), so no demotion ever ends its quantum; a short job
+  // arriving while it runs must still get the slot within a step or two,
+  // not after the long job's 200 decodes.
+  DriverOptions machine;
+  machine.max_running = 1;
+  machine.token_budget = 256;
+  machine.max_chunk = 256;
+  machine.recompute = GENERATE(false, true);
+  PolicyDriver d(MakeMlfq(MlfqOptions{}), machine);
+  const RequestId long_job = d.Add(0, 5000, 200, 0);
+  const RequestId short_job = d.Add(1, 8, 4, 30);
+  d.Run(1000);
+  const auto& l = d.request(long_job);
+  const auto& s = d.request(short_job);
+  INFO("short admitted at step " << s.first_admit_step << ", long finished at " << l.finish_step);
+  REQUIRE(s.first_admit_step >= 0);
+  CHECK(s.first_admit_step - s.arrival_step <= 2);
+  CHECK(l.finish_step >= 0);
+  CHECK(d.preemptions() == 1);
+  CHECK(d.errors().empty());
+}
+
 TEST_CASE("mlfq: options are validated", "[policy][mlfq]") {
   MlfqOptions o;
   CHECK(ValidateMlfqOptions(o).ok());

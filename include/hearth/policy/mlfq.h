@@ -36,10 +36,12 @@
 //
 // Preemption: for a waiting beneficiary the victim is a running request of a
 // strictly lower level (the lowest level, latest arrival first) whose
-// level dropped since it was admitted, so urgent work preempts demoted long
-// jobs when memory or the sequence cap is short, at quantum boundaries as in
-// FastServe (each admission buys at least one quantum of service), at most
-// `max_preemptions_per_step` of them per step.
+// quantum ended since it was admitted: its level dropped, or, in the last
+// level, which has no lower one, it received `base_quantum` service units
+// since admission (the last level is round-robin). So urgent work preempts
+// long jobs when memory or the sequence cap is short, at quantum boundaries
+// as in FastServe (each admission buys at least one quantum of service), at
+// most `max_preemptions_per_step` of them per step.
 // For a running beneficiary (memory for its growth) the victim is a running
 // request that arrived after it, taken from the lowest level that has one:
 // levels move but arrival order does not, so the earliest running request is
