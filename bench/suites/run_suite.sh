@@ -31,6 +31,15 @@ echo "== slo_capacity household_evening_90" >&2
 "$cli" --config="$here/household_evening_90.toml" --slo_capacity \
   > "$out/slo_capacity_household_evening_90.md"
 
+# Sarathi-Serve's capacity, chunked vs unchunked, under its two SLOs
+# (papers/sarathi_serve.md; about 20 s at -O3).
+for v in relaxed strict; do
+  echo "== capacity sarathi_serve_mistral7b_$v" >&2
+  mkdir -p "$out/sarathi_serve_mistral7b_$v"
+  "$cli" --config="$here/sarathi_serve_mistral7b_$v.toml" --capacity \
+    > "$out/sarathi_serve_mistral7b_$v/capacity.md" 2> "$out/sarathi_serve_mistral7b_$v.log"
+done
+
 # No collapse: every scenario at 70-110% of FIFO's capacity, every policy
 # against FIFO (about half an hour at -O1 on a shared 2-core machine).
 "$here/run_load_grid.sh" "$cli"

@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "hearth/sim/fifo_equivalence.h"
+#include "hearth/sim/latency_capacity.h"
 #include "hearth/sim/report_writer.h"
 #include "hearth/sim/scenario_config.h"
 #include "hearth/sim/scenario_keys.h"
@@ -61,6 +62,10 @@ ABSL_FLAG(std::string, load_grid, "",
 ABSL_FLAG(double, load_grid_reference_capacity, 0,
           "--load_grid: requests/s that load 1.0 stands for; 0 measures FIFO's saturated "
           "capacity.");
+ABSL_FLAG(bool, capacity, false,
+          "Each policy's capacity (requests/s) under the scenario's [capacity] latency "
+          "criterion, once per token budget it lists, by bisection on the rate, with its "
+          "[paper] capacity figures (see hearth/sim/latency_capacity.h).");
 ABSL_FLAG(int32_t, load_grid_seeds, 1,
           "--load_grid: workload draws per cell (seeds seed .. seed+N-1, in [1, 64]), their "
           "counts summed, so that a preemption ratio is not judged on one draw's handful.");
@@ -100,6 +105,19 @@ void PrintCalibration(const hearth::Scenario& s, const hearth::WorkloadCalibrati
     std::fprintf(stderr, "%s: load_scale %.4f (set in the scenario; %.3f calls/s at scale 1)\n",
                  s.name.c_str(), c.load_scale, c.offered_per_s_at_unit_scale);
   }
+}
+
+int PrintCapacity(const hearth::Scenario& s) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<hearth::LatencyCapacityResult> r = hearth::RunLatencyCapacity(
+      s, [&](const std::string& policy, int32_t budget, double rate) {
+        std::fprintf(stderr, "%s: %s, token budget %d, %.4g requests/s (%.0f s so far)\n",
+                     s.name.c_str(), policy.c_str(), budget, rate,
+                     absl::ToDoubleSeconds(absl::Now() - start));
+      });
+  if (!r.ok()) return Fail(std::string(r.status().message()));
+  std::cout << hearth::LatencyCapacityMarkdown(s, *r);
+  return 0;
 }
 
 }  // namespace
@@ -143,6 +161,7 @@ int main(int argc, char** argv) {
     std::cout << *report;
     return 0;
   }
+  if (absl::GetFlag(FLAGS_capacity)) return PrintCapacity(*scenario);
   if (!absl::GetFlag(FLAGS_load_grid).empty()) {
     absl::StatusOr<std::vector<double>> loads =
         hearth_cli::ParseLoadList("--load_grid", absl::GetFlag(FLAGS_load_grid));

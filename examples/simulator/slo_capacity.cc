@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hearth/sim/capacity_search.h"
 #include "hearth/sim/load_scaling.h"
 #include "hearth/sim/simulator.h"
 
@@ -81,19 +82,15 @@ absl::StatusOr<std::string> SloCapacityReport(const hearth::Scenario& scenario,
   double fifo_capacity = 0;
   for (const std::string& policy : scenario.policies) {
     if (options.steps <= 0) break;
-    double lo = options.low, hi = options.high;
-    absl::StatusOr<Point> at_low = runner.Run(policy, lo);
-    if (!at_low.ok()) return at_low.status();
-    if (at_low->worst < options.target) {
-      hi = lo;
-      lo = 0;
-    }
-    for (int i = 0; i < options.steps && hi > lo; ++i) {
-      const double mid = (lo + hi) / 2;
-      absl::StatusOr<Point> p = runner.Run(policy, mid);
-      if (!p.ok()) return p.status();
-      (p->worst >= options.target ? lo : hi) = mid;
-    }
+    absl::StatusOr<hearth::BisectionResult> found = hearth::BisectCapacity(
+        {.low = options.low, .high = options.high, .steps = options.steps},
+        [&](double load) -> absl::StatusOr<bool> {
+          absl::StatusOr<Point> p = runner.Run(policy, load);
+          if (!p.ok()) return p.status();
+          return p->worst >= options.target;
+        });
+    if (!found.ok()) return found.status();
+    const double lo = found->capacity;
     if (policy == "fifo") fifo_capacity = lo;
     absl::StrAppendFormat(&out, "| %s | %.3f | %.3f | %s |\n", policy, lo, lo * scaling->capacity_per_s(),
                           fifo_capacity > 0 ? absl::StrFormat("%.2fx", lo / fifo_capacity) : "");

@@ -16,4 +16,11 @@ absl::StatusOr<double> MeasuredFigure(std::string_view figure, const SimulationR
                                                  absl::StrJoin(kReferenceFigureNames, ", ")));
 }
 
+bool IsCapacityFigure(std::string_view figure) {
+  for (const char* name : kCapacityFigureNames) {
+    if (figure == name) return true;
+  }
+  return false;
+}
+
 }  // namespace hearth

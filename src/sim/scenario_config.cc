@@ -285,7 +285,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   std::vector<std::string_view> top = ScenarioKeysOf("");
   for (std::string_view table :
        {"gpu", "model", "cost", "engine", "intake", "hints", "users", "classes", "policy",
-        "workload", "paper"}) {
+        "workload", "capacity", "paper"}) {
     top.push_back(table);
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(root, top, file_name, ""));
@@ -302,6 +302,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseHints(r, root, s));
+  HEARTH_RETURN_IF_ERROR(internal::ParseCapacity(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParsePolicy(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseWorkload(r, root, s));

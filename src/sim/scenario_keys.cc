@@ -210,6 +210,26 @@ constexpr ScenarioKey kKeys[] = {
     {"policy.quotas", "max_share", "-", "0 (no cap)",
      "Largest share of a window's tokens, in [0, 1]; set this or tokens_per_window "
      "(LevelQuota::max_share)."},
+
+    {"capacity", "p99_itl_ms", "ms or \"off\"", "\"off\"",
+     "`--capacity`: bound on the P99 time between tokens, over every gap of every request of a "
+     "run, stalls included (LatencyCriterion::p99_itl)."},
+    {"capacity", "p50_queue_wait_s", "s or \"off\"", "\"off\"",
+     "`--capacity`: bound on the median scheduling delay, arrival to first admission "
+     "(LatencyCriterion::p50_queue_wait)."},
+    {"capacity", "p50_ttft_s", "s or \"off\"", "\"off\"",
+     "`--capacity`: bound on the median TTFT (LatencyCriterion::p50_ttft)."},
+    {"capacity", "token_budgets", "list of tokens", "[] (the engine's)",
+     "`--capacity`: one search per budget, each setting engine.max_batched_tokens to it and "
+     "max_prefill_chunk_tokens to 0 (chunks as large as the budget); each whole, >= "
+     "engine.max_running (CapacitySpec::token_budgets)."},
+    {"capacity", "low_per_s", "requests/s", "0.25",
+     "`--capacity`: the rate tried first; when it fails, [0, low] is bisected instead "
+     "(BisectionOptions::low)."},
+    {"capacity", "high_per_s", "requests/s", "16",
+     "`--capacity`: the highest rate searched, >= low_per_s (BisectionOptions::high)."},
+    {"capacity", "steps", "-", "10",
+     "`--capacity`: bisection steps after the first try, in [0, 64] (BisectionOptions::steps)."},
 };
 
 std::string TableTitle(std::string_view table) {

@@ -24,10 +24,13 @@ absl::StatusOr<ReferenceFigure> ParseFigure(const ScenarioReader& r, const toml:
   }
   HEARTH_ASSIGN_OR_RETURN(out.figure, r.String(f, "figure", path, std::nullopt));
   if (std::find(std::begin(kReferenceFigureNames), std::end(kReferenceFigureNames),
-                out.figure) == std::end(kReferenceFigureNames)) {
+                out.figure) == std::end(kReferenceFigureNames) &&
+      !IsCapacityFigure(out.figure)) {
     return r.Error(*f.get("figure"), path + ".figure",
                    absl::StrCat("unknown figure \"", out.figure, "\"; known: ",
-                                absl::StrJoin(kReferenceFigureNames, ", ")));
+                                absl::StrJoin(kReferenceFigureNames, ", "), ", ",
+                                absl::StrJoin(kCapacityFigureNames, ", "),
+                                " (the last two measured by --capacity)"));
   }
   HEARTH_ASSIGN_OR_RETURN(out.value, r.Number(f, "value", path, std::nullopt, 0, 1e15));
   HEARTH_ASSIGN_OR_RETURN(out.note, r.String(f, "note", path, ""));

@@ -124,6 +124,9 @@ absl::Status ParseTraceKind(const ScenarioReader& r, const toml::table& w, std::
 // The workload of those kinds, read from s.workload.trace_path.
 absl::StatusOr<Workload> LoadTraceKind(const Scenario& s);
 
+// The [capacity] section (CapacitySpec); after [engine].
+absl::Status ParseCapacity(const ScenarioReader& r, const toml::table& root, Scenario& s);
+
 // The optional [paper] section (reference_figures.h); after the policies.
 absl::Status ParsePaper(const ScenarioReader& r, const toml::table& root, Scenario& s);
 

@@ -193,6 +193,7 @@ absl::Status SimulationRun::Setup() {
   mo.prefill_weight = o_.prefill_weight;
   mo.decode_weight = o_.decode_weight;
   mo.series_interval = o_.series_interval;
+  mo.max_samples_per_series = o_.latency_samples_per_series;
   mo.clock = &clock_;
   HEARTH_ASSIGN_OR_RETURN(metrics_, MetricsCollector::Create(mo));
   std::vector<MetricsSink*> sinks = {metrics_.get(), &preemption_tally_};

@@ -70,7 +70,9 @@ TEST_CASE("bad paper-table figures are rejected with the key and what is allowed
                              "policies (fifo, vtc)"));
   CHECK_THAT(ParseError(head + Figure("vtc", "speed", "1")),
              Catch::Contains("paper.figure[0].figure: unknown figure \"speed\"; known: "
-                             "max_accumulated_service_difference"));
+                             "max_accumulated_service_difference") &&
+                 Catch::Contains("capacity_gain, capacity_per_s (the last two measured by "
+                                 "--capacity)"));
   CHECK_THAT(ParseError(head + Figure("vtc", "finished_per_s", "1") +
                         Figure("vtc", "finished_per_s", "2")),
              Catch::Contains("paper.figure[1]: repeats finished_per_s for vtc"));
@@ -103,6 +105,37 @@ TEST_CASE("the report prints each figure beside the run's measure and their rati
   CHECK(ReferenceFiguresMarkdown(*ParseScenario(ScenarioText(""), "p.toml", "."), {vtc}).empty());
   for (const char* name : kReferenceFigureNames) CHECK(MeasuredFigure(name, vtc.result).ok());
   CHECK_FALSE(MeasuredFigure("speed", vtc.result).ok());
+}
+
+TEST_CASE("each oracle run gets a column measuring the paper's figure", "[sim]") {
+  absl::StatusOr<Scenario> s = ParseScenario(
+      ScenarioText("[paper]\nsource = \"the paper\"\n" + Figure("vtc", "finished_per_s", "4")),
+      "p.toml", ".");
+  REQUIRE(s.ok());
+  PolicyRun vtc{"vtc", {}};
+  vtc.result.report.finished_per_s = 2;
+  PolicyRun oracle{"oracle_srpt", {}};
+  oracle.result.report.finished_per_s = 3;
+  const std::string table = ReferenceFiguresMarkdown(*s, {vtc, oracle});
+  CHECK_THAT(table, Catch::Contains("| Hearth / paper | oracle_srpt | note |"));
+  CHECK_THAT(table, Catch::Contains("| vtc | finished_per_s | 4 | 2 | 0.500 | 3 |"));
+}
+
+TEST_CASE("capacity figures parse, and only the capacity report prints them", "[sim]") {
+  absl::StatusOr<Scenario> s = ParseScenario(
+      ScenarioText("[paper]\nsource = \"the paper\"\n" + Figure("fifo", "capacity_gain", "2.6")),
+      "p.toml", ".");
+  REQUIRE(s.ok());
+  CHECK(IsCapacityFigure("capacity_gain"));
+  CHECK_FALSE(IsCapacityFigure("finished_per_s"));
+  CHECK(ReferenceFiguresMarkdown(*s, {PolicyRun{"fifo", {}}}).empty());
+  const std::string table = ReferenceFiguresTable(
+      s->paper, /*capacity=*/true, {"oracle_srpt"},
+      [](const std::string& policy, const std::string&) -> absl::StatusOr<double> {
+        if (policy == "fifo") return 1.3;
+        return absl::NotFoundError("not run");
+      });
+  CHECK_THAT(table, Catch::Contains("| fifo | capacity_gain | 2.6 | 1.3 | 0.500 | not run |"));
 }
 
 }  // namespace

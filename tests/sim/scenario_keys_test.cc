@@ -84,6 +84,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kBase = {
     {"policy", {}},
     {"workload", {"kind = \"household\"", "duration_s = 60",
                   "classes = { chat = \"chat\" }"}},
+    {"capacity", {}},
 };
 
 // The base scenario with `lines` added to the first entry of `section`
@@ -266,6 +267,15 @@ std::vector<Probe> Probes() {
        [](const Scenario& s) { return s.policy_config.priority.quotas.empty() ? -1 : double(s.policy_config.priority.quotas[0].tokens_per_window); }, 70, false},
       {"policy.quotas", "max_share", {"quotas = [{ priority = 0, max_share = 0.4 }]"},
        [](const Scenario& s) { return QuotaField(s, &LevelQuota::max_share); }, 0.4, false},
+
+      {"capacity", "p99_itl_ms", {"p99_itl_ms = 100"}, [](const Scenario& s) { return Ms(s.capacity.criterion.p99_itl); }, 100},
+      {"capacity", "p50_queue_wait_s", {"p50_queue_wait_s = 2"}, [](const Scenario& s) { return Seconds(s.capacity.criterion.p50_queue_wait); }, 2},
+      {"capacity", "p50_ttft_s", {"p50_ttft_s = 3"}, [](const Scenario& s) { return Seconds(s.capacity.criterion.p50_ttft); }, 3},
+      {"capacity", "token_budgets", {"token_budgets = [8192, 512]"},
+       [](const Scenario& s) { return s.capacity.token_budgets == std::vector<int32_t>{8192, 512}; }, 1, false},
+      {"capacity", "low_per_s", {"low_per_s = 0.5"}, [](const Scenario& s) { return s.capacity.bisection.low; }, 0.5},
+      {"capacity", "high_per_s", {"high_per_s = 9"}, [](const Scenario& s) { return s.capacity.bisection.high; }, 9},
+      {"capacity", "steps", {"steps = 4"}, [](const Scenario& s) { return double(s.capacity.bisection.steps); }, 4},
   };
 }
 

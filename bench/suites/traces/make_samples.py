@@ -135,6 +135,46 @@ def requests(path):
             f.write(json.dumps(l) + "\n")
 
 
+# Quantiles (every 2.5%, min to max) of the lengths in Sarathi-Serve's chat
+# trace, data/processed_traces/sharegpt_8k_filtered_stats_llama2_tokenizer.csv
+# in github.com/microsoft/sarathi-serve (commit 72339db; 30,731 requests of
+# openchat_sharegpt4 under 8k tokens, Llama-2 tokenizer): prompt median 1730,
+# P90 5696; output median 415, P90 834, the figures of the paper's dataset
+# table. Only these statistics are kept here, not the trace's rows.
+SARATHI_PROMPT_QUANTILES = [
+    1, 18, 29, 46, 74, 114, 180, 271, 382, 484, 580, 681, 777, 876, 973, 1081,
+    1203, 1328, 1457, 1592, 1730, 1885, 2060, 2228, 2401, 2598, 2799, 3005,
+    3235, 3472, 3735, 3992, 4278, 4577, 4918, 5288, 5696, 6106, 6563, 7056, 8141]
+SARATHI_OUTPUT_QUANTILES = [
+    2, 24, 44, 64, 84, 106, 130, 156, 181, 204, 228, 251, 271, 292, 312, 329,
+    346, 363, 381, 397, 415, 433, 453, 472, 493, 512, 534, 557, 581, 604, 628,
+    653, 683, 717, 754, 793, 834, 876, 920, 965, 1024]
+
+
+def from_quantiles(r, table):
+    # Inverse CDF, linear between the tabulated quantiles.
+    u = r.random() * (len(table) - 1)
+    i = min(int(u), len(table) - 2)
+    return int(round(table[i] + (u - i) * (table[i + 1] - table[i])))
+
+
+def sarathi_lengths(path, count=2048):
+    # Length pairs drawn from those quantiles, prompt and output independently
+    # (their log-lengths correlate at 0.06 in the trace), as many as each of
+    # the paper's capacity runs sends. Its own generator, so that adding it
+    # left the other samples as they were.
+    # A pair over 8,192 tokens is drawn again: the trace kept none (its "8k"
+    # filter), and the paper's runs cap sequences there (max_seq_len 8192).
+    r = random.Random(2403)
+    with open(path, "w") as f:
+        for _ in range(count):
+            prompt, output = 8192, 1
+            while prompt + output > 8192:
+                prompt = from_quantiles(r, SARATHI_PROMPT_QUANTILES)
+                output = from_quantiles(r, SARATHI_OUTPUT_QUANTILES)
+            f.write(json.dumps({"prompt_len": prompt, "output_len": output}) + "\n")
+
+
 if __name__ == "__main__":
     import os
     here = os.path.dirname(os.path.abspath(__file__))
@@ -144,3 +184,4 @@ if __name__ == "__main__":
     sharegpt(f"{here}/sharegpt_sample.json")
     burstgpt(f"{here}/burstgpt_sample.csv")
     requests(f"{here}/requests_sample.jsonl")
+    sarathi_lengths(f"{here}/sarathi_sharegpt_lengths.jsonl")

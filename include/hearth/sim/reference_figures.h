@@ -22,6 +22,7 @@
 #ifndef HEARTH_SIM_REFERENCE_FIGURES_H_
 #define HEARTH_SIM_REFERENCE_FIGURES_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,16 @@ inline constexpr const char* kReferenceFigureNames[] = {
     "max_accumulated_service_difference", "max_backlogged_service_gap",
     "output_tokens_per_s", "finished_per_s"};
 
+// Figures `hearth_sim_cli --capacity` measures (latency_capacity.h), per
+// policy, over the token budgets of the scenario's [capacity] table:
+//   capacity_gain    its capacity at the last budget / at the first (x)
+//   capacity_per_s   its capacity at the last budget, requests per second
+// The plain report leaves them out; the capacity report prints only them.
+inline constexpr const char* kCapacityFigureNames[] = {"capacity_gain", "capacity_per_s"};
+
 struct ReferenceFigure {
-  // A policy of the scenario's list, and one of kReferenceFigureNames.
+  // A policy of the scenario's list, and one of kReferenceFigureNames or
+  // kCapacityFigureNames.
   std::string policy;
   std::string figure;
   // Finite, >= 0, in the measure's unit.
@@ -60,6 +69,22 @@ struct ReferenceFigures {
 // What `result` measured for `figure`; InvalidArgument naming the known
 // measures when `figure` is none of kReferenceFigureNames.
 absl::StatusOr<double> MeasuredFigure(std::string_view figure, const SimulationResult& result);
+
+bool IsCapacityFigure(std::string_view figure);
+
+// What a run measured for `figure` under `policy`: NotFound when the policy
+// was not run (printed "not run"), any other error printed as its message.
+using FigureMeasure =
+    std::function<absl::StatusOr<double>(const std::string& policy, const std::string& figure)>;
+
+// The Markdown table of `paper`'s figures (those of kCapacityFigureNames when
+// `capacity`, the others otherwise) beside Hearth's, one row per figure:
+// policy, figure, paper, Hearth, Hearth / paper, then one column per policy
+// of `oracles` measuring the same figure, then the note. Empty when no
+// figure is of the kind asked.
+std::string ReferenceFiguresTable(const ReferenceFigures& paper, bool capacity,
+                                  const std::vector<std::string>& oracles,
+                                  const FigureMeasure& measure);
 
 }  // namespace hearth
 

@@ -34,6 +34,7 @@
 #include "hearth/scheduler/scheduler_options.h"
 #include "hearth/sim/agent_trace.h"
 #include "hearth/sim/burstgpt_trace.h"
+#include "hearth/sim/capacity_search.h"
 #include "hearth/sim/cost_model.h"
 #include "hearth/sim/gpu_catalog.h"
 #include "hearth/sim/household_workload.h"
@@ -126,6 +127,9 @@ struct Scenario {
   WorkloadSpec workload;
   // [hints]: predicted output lengths passed with each request.
   OutputHintOptions output_hints;
+  // [capacity]: what `hearth_sim_cli --capacity` searches for
+  // (latency_capacity.h).
+  CapacitySpec capacity;
   // [paper]: published figures printed beside Hearth's in the report.
   ReferenceFigures paper;
 };
