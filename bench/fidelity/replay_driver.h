@@ -127,9 +127,20 @@ absl::StatusOr<PolicyOutcome> CompareAndReport(const std::string& policy,
                                                const StepCostModel& cost,
                                                const std::string& out_dir);
 
+// PrintSummary()
+//
+// One line per run (policy, real and simulated voice p90 TTFT, TTFT and E2E
+// error median / p90, target met), then per policy the worst of its runs.
+void PrintSummary(const std::vector<PolicyOutcome>& outcomes);
+
+// PrintOrdering()
+//
 // Prints, for each pair of policies, whether the simulator orders their
-// voice p90 TTFT as the real engine does. Returns whether all pairs agree.
-bool PrintOrdering(const std::vector<PolicyOutcome>& outcomes);
+// voice p90 TTFT as the real engine does (JudgeOrder, policy_order.h).
+// `outcomes` may hold several runs of a policy (repeats, by name); one run
+// each is judged with the 5% floor alone. Returns whether all pairs agree;
+// InvalidArgument from JudgeOrder (a policy without voice requests).
+absl::StatusOr<bool> PrintOrdering(const std::vector<PolicyOutcome>& outcomes);
 
 }  // namespace hearth::fidelity
 
