@@ -111,7 +111,18 @@ absl::StatusOr<SchedulerOptions> ReplaySchedulerOptions(const std::string& polic
   SchedulerOptions o;
   o.users.clear();
   for (const std::string& u : ReplayUsers()) o.users.push_back({u, 1.0});
-  o.work_classes = {{"voice", 2}, {"chat", 1}, {"agent", 0}};
+  // The library's default household classes, as a host that configures none
+  // gets them: their TTFT targets are what the household policy serves by
+  // (without them every class is background and it orders as FIFO does).
+  o.work_classes.clear();
+  for (const std::string& name : ReplayClasses()) {
+    for (const WorkClassConfig& c : HouseholdWorkClasses()) {
+      if (c.name == name) o.work_classes.push_back(c);
+    }
+  }
+  if (o.work_classes.size() != ReplayClasses().size()) {
+    return absl::InternalError("HouseholdWorkClasses() lacks a class the replay list names");
+  }
   absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(policy, PolicyConfig{});
   if (!factory.ok()) return factory.status();
   o.policy_factory = *factory;

@@ -85,8 +85,10 @@ class PricedClock : public ReplayClock {
 
 // ReplaySchedulerOptions()
 //
-// Users and work classes of the replay list (voice > chat > agent in
-// priority) and `policy` from the registry. The caller sizes KV and the step
+// Users of the replay list, its work classes as HouseholdWorkClasses()
+// configures them (voice > chat > agent in priority; TTFT targets 0.5, 2 and
+// 5 s, which the household policy serves by), and `policy` from the
+// registry. The caller sizes KV and the step
 // budget for its executor. InvalidArgument for an unknown policy.
 absl::StatusOr<SchedulerOptions> ReplaySchedulerOptions(const std::string& policy);
 

@@ -74,6 +74,17 @@ TEST_CASE("Simulated replays are deterministic and compare to themselves with no
   }
 }
 
+TEST_CASE("The replay's classes carry the household TTFT targets", "[fidelity]") {
+  auto o = ReplaySchedulerOptions("household");
+  REQUIRE(o.ok());
+  REQUIRE(o->work_classes.size() == ReplayClasses().size());
+  for (const WorkClassConfig& c : o->work_classes) {
+    CHECK(c.ttft_slo < absl::InfiniteDuration());
+  }
+  CHECK(o->work_classes[0].name == "voice");
+  CHECK(o->work_classes[0].ttft_slo < o->work_classes[2].ttft_slo);
+}
+
 TEST_CASE("ReplaySchedulerOptions refuses an unknown policy", "[fidelity]") {
   CHECK(!ReplaySchedulerOptions("no-such-policy").ok());
 }
