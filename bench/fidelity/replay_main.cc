@@ -19,9 +19,11 @@
 // whether the simulator orders the policies as the real runs do, beyond
 // their spread (policy_order.h). Writes requests.jsonl (the list, in the
 // simulator's format), and per policy requests_<policy>.csv and
-// steps_<policy>.csv of the first run for the plot (replay.gp).
+// steps_<policy>.csv, the first run's for the plot (replay.gp), later
+// runs' in run<k>/.
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -132,6 +134,18 @@ absl::StatusOr<PolicyOutcome> ReplayPolicy(llama_model* model, const StepCostMod
   return CompareAndReport(policy, list, *real, *sim, cost, out_dir);
 }
 
+// The first run's CSVs go to --out_dir itself (the plot reads them), a later
+// run's to run<k>/ under it, to look into a run whose errors stand out.
+absl::StatusOr<std::string> RunDir(int32_t run) {
+  const std::string out = absl::GetFlag(FLAGS_out_dir);
+  if (out.empty() || run == 1) return out;
+  const std::string dir = absl::StrCat(out, "/run", run);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", error.message()));
+  return dir;
+}
+
 absl::Status Run() {
   if (absl::GetFlag(FLAGS_profile).empty()) return absl::InvalidArgumentError("--profile is required");
   const int32_t repeats = absl::GetFlag(FLAGS_repeats);
@@ -179,9 +193,9 @@ absl::Status Run() {
   for (int32_t run = 1; run <= repeats; ++run) {
     for (const std::string& policy : policies) {
       std::printf("\n=== run %d of %d, policy %s\n", run, repeats, policy.c_str());
-      // The first run's CSVs are the ones plotted; later runs only print.
-      absl::StatusOr<PolicyOutcome> o = ReplayPolicy(
-          model->get(), **cost, policy, *list, run == 1 ? absl::GetFlag(FLAGS_out_dir) : "");
+      absl::StatusOr<std::string> dir = RunDir(run);
+      if (!dir.ok()) return dir.status();
+      absl::StatusOr<PolicyOutcome> o = ReplayPolicy(model->get(), **cost, policy, *list, *dir);
       if (!o.ok()) return o.status();
       outcomes.push_back(*o);
       std::fflush(stdout);

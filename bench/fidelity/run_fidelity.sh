@@ -11,8 +11,8 @@
 #   replay_<model>_load<L>.txt   step / TTFT / E2E errors per run, a summary,
 #                                the policy order judged over the runs
 #   replay_<model>_load<L>/      per-request and per-step CSVs of the first
-#                                run, the request list as JSONL, replay.svg
-#                                (with gnuplot)
+#                                run (later runs' in run<k>/), the request
+#                                list as JSONL, replay.svg (with gnuplot)
 # Each .txt ends with the machine's load average before and after: timings,
 # so run it on a quiet machine if you can; on a shared one, read the spread
 # lines. About 15 minutes on one free core. Usage:
