@@ -15,8 +15,8 @@
 #                                list as JSONL, replay.svg (with gnuplot)
 # Each .txt ends with the machine's load average before and after: timings,
 # so run it on a quiet machine if you can; on a shared one, read the spread
-# lines. About 15 minutes on one free core. Usage:
-#   bench/fidelity/run_fidelity.sh            # ROUNDS=6 REPS=3 REPEATS=3 LOADS="1 1.5"
+# lines. About 17 minutes on one free core. Usage:
+#   bench/fidelity/run_fidelity.sh            # ROUNDS=6 REPS=3 REPEATS=3 LOADS="0.75 1 1.5"
 #   ROUNDS=2 REPEATS=2 bench/fidelity/run_fidelity.sh   # quicker, noisier
 #   MODELS=wide REPLAY_MODELS=wide bench/fidelity/run_fidelity.sh
 set -euo pipefail
@@ -29,7 +29,7 @@ REPS=${REPS:-3}
 MODELS=${MODELS:-"tiny wide tiny-noflash"}
 REPLAY_MODELS=${REPLAY_MODELS:-"wide"}
 REPEATS=${REPEATS:-3}
-LOADS=${LOADS:-"1 1.5"}
+LOADS=${LOADS:-"0.75 1 1.5"}
 mkdir -p "$OUT"
 T0=$(date +%s)
 stage() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
