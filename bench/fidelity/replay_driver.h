@@ -85,8 +85,10 @@ class PricedClock : public ReplayClock {
 
 // ReplaySchedulerOptions()
 //
-// Users and work classes of the replay list (voice > chat > agent in
-// priority) and `policy` from the registry. The caller sizes KV and the step
+// Users of the replay list, its work classes as HouseholdWorkClasses()
+// configures them (voice > chat > agent in priority; TTFT targets 0.5, 2 and
+// 5 s, which the household policy serves by), and `policy` from the
+// registry. The caller sizes KV and the step
 // budget for its executor. InvalidArgument for an unknown policy.
 absl::StatusOr<SchedulerOptions> ReplaySchedulerOptions(const std::string& policy);
 
@@ -127,9 +129,20 @@ absl::StatusOr<PolicyOutcome> CompareAndReport(const std::string& policy,
                                                const StepCostModel& cost,
                                                const std::string& out_dir);
 
+// PrintSummary()
+//
+// One line per run (policy, real and simulated voice p90 TTFT, TTFT and E2E
+// error median / p90, target met), then per policy the worst of its runs.
+void PrintSummary(const std::vector<PolicyOutcome>& outcomes);
+
+// PrintOrdering()
+//
 // Prints, for each pair of policies, whether the simulator orders their
-// voice p90 TTFT as the real engine does. Returns whether all pairs agree.
-bool PrintOrdering(const std::vector<PolicyOutcome>& outcomes);
+// voice p90 TTFT as the real engine does (JudgeOrder, policy_order.h).
+// `outcomes` may hold several runs of a policy (repeats, by name); one run
+// each is judged with the 5% floor alone. Returns whether all pairs agree;
+// InvalidArgument from JudgeOrder (a policy without voice requests).
+absl::StatusOr<bool> PrintOrdering(const std::vector<PolicyOutcome>& outcomes);
 
 }  // namespace hearth::fidelity
 

@@ -9,16 +9,21 @@
 // output lengths as their hidden lengths (the self-written models never end
 // early, so these equal max_new_tokens).
 //
-//   hearth_fidelity_replay --model=wide --profile=wide.toml --out_dir=fidelity_out
+//   hearth_fidelity_replay --model=wide --profile=wide.toml --out_dir=fidelity_out --repeats=3
+//   hearth_fidelity_replay --model=wide --profile=wide.toml --sim_only   # seconds: try a workload
 //
-// Prints per policy: per-step time error (each real plan priced by the
-// profile against its measured time), per-request TTFT and end-to-end
-// latency error (median, p90), voice p90 TTFT real and simulated, and
-// whether the simulator orders the policies as the real engine does. Writes
-// requests.jsonl (the list, in the simulator's format), and per policy
-// requests_<policy>.csv and steps_<policy>.csv for the plot (replay.gp).
+// Prints per run and policy (policies take turns, --repeats runs each):
+// per-step time error (each real plan priced by the profile against its
+// measured time), per-request TTFT and end-to-end latency error (median,
+// p90), voice p90 TTFT real and simulated; then a summary of the runs and
+// whether the simulator orders the policies as the real runs do, beyond
+// their spread (policy_order.h). Writes requests.jsonl (the list, in the
+// simulator's format), and per policy requests_<policy>.csv and
+// steps_<policy>.csv, the first run's for the plot (replay.gp), later
+// runs' in run<k>/.
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,14 +56,22 @@ ABSL_FLAG(int32_t, n_seq_max, 8, "llama.cpp sequences = Hearth's max running req
 ABSL_FLAG(int32_t, threads, 1, "llama.cpp CPU threads");
 ABSL_FLAG(bool, flash_attn, true, "let llama.cpp use flash attention (as the calibration did)");
 ABSL_FLAG(std::string, out_dir, "", "folder for the CSV and JSONL files (none when empty)");
+ABSL_FLAG(int32_t, repeats, 3,
+          "real runs per policy, taking turns between policies; the policy order is judged "
+          "against their spread");
+ABSL_FLAG(bool, sim_only, false,
+          "only the simulator, with every output at its max_new_tokens (as the self-written "
+          "models run): seconds instead of minutes, to try a workload before timing it");
 
 namespace hearth::fidelity {
 namespace {
 
 namespace lc = llama_cpp;
 
-absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
-                                  const std::vector<ReplayRequest>& list, SchedulerOptions* sized) {
+// A llama.cpp context from the flags, and `policy`'s options sized from it
+// exactly as LlamaEngine sizes them (so the simulated side schedules alike).
+absl::StatusOr<lc::ContextPtr> SizedContext(llama_model* model, const std::string& policy,
+                                            SchedulerOptions* sized) {
   lc::ContextOptions copts;
   copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
   copts.n_batch = absl::GetFlag(FLAGS_n_batch);
@@ -71,6 +84,13 @@ absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
   if (!options.ok()) return options.status();
   *sized = *std::move(options);
   if (absl::Status s = lc::SizeSchedulerForContext(ctx->get(), 0, *sized); !s.ok()) return s;
+  return ctx;
+}
+
+absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
+                                  const std::vector<ReplayRequest>& list, SchedulerOptions* sized) {
+  absl::StatusOr<lc::ContextPtr> ctx = SizedContext(model, policy, sized);
+  if (!ctx.ok()) return ctx.status();
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(*sized);
   if (!scheduler.ok()) return scheduler.status();
   absl::StatusOr<std::unique_ptr<lc::LlamaStepExecutor>> executor =
@@ -80,19 +100,59 @@ absl::StatusOr<RunRecord> RunReal(llama_model* model, const std::string& policy,
   return Drive(**scheduler, **executor, clock, list, nullptr, {});
 }
 
+// The simulator alone, every output at its max_new_tokens (the self-written
+// models never end early, so the real run would give the same lengths).
+absl::Status SimulateOnly(llama_model* model, const StepCostModel& cost, const std::string& policy,
+                          const std::vector<ReplayRequest>& list) {
+  SchedulerOptions options;
+  if (absl::StatusOr<lc::ContextPtr> ctx = SizedContext(model, policy, &options); !ctx.ok()) {
+    return ctx.status();
+  }
+  std::vector<int32_t> lengths;
+  for (const ReplayRequest& r : list) lengths.push_back(r.max_new_tokens);
+  absl::StatusOr<RunRecord> sim = RunSimulated(options, cost, list, lengths);
+  if (!sim.ok()) return sim.status();
+  std::printf("policy %s (simulated): %.2f s in %zu steps, %llu preemptions\n", policy.c_str(),
+              sim->seconds, sim->steps.size(),
+              static_cast<unsigned long long>(sim->preemptions));
+  for (const std::string& c : ReplayClasses()) {
+    std::printf("  %-6s TTFT p50 %.3f s, p90 %.3f s\n", c.c_str(),
+                ClassTtftQuantile(sim->requests, c, 0.5), ClassTtftQuantile(sim->requests, c, 0.9));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PolicyOutcome> ReplayPolicy(llama_model* model, const StepCostModel& cost,
                                            const std::string& policy,
-                                           const std::vector<ReplayRequest>& list) {
+                                           const std::vector<ReplayRequest>& list,
+                                           const std::string& out_dir) {
   SchedulerOptions options;
   absl::StatusOr<RunRecord> real = RunReal(model, policy, list, &options);
   if (!real.ok()) return real.status();
   absl::StatusOr<RunRecord> sim = RunSimulated(options, cost, list, real->output_tokens);
   if (!sim.ok()) return sim.status();
-  return CompareAndReport(policy, list, *real, *sim, cost, absl::GetFlag(FLAGS_out_dir));
+  return CompareAndReport(policy, list, *real, *sim, cost, out_dir);
+}
+
+// The first run's CSVs go to --out_dir itself (the plot reads them), a later
+// run's to run<k>/ under it, to look into a run whose errors stand out.
+absl::StatusOr<std::string> RunDir(int32_t run) {
+  const std::string out = absl::GetFlag(FLAGS_out_dir);
+  if (out.empty() || run == 1) return out;
+  const std::string dir = absl::StrCat(out, "/run", run);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", error.message()));
+  return dir;
 }
 
 absl::Status Run() {
   if (absl::GetFlag(FLAGS_profile).empty()) return absl::InvalidArgumentError("--profile is required");
+  const int32_t repeats = absl::GetFlag(FLAGS_repeats);
+  if (repeats < 1 || repeats > 100) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--repeats is %d; must be in [1, 100]", repeats));
+  }
   absl::StatusOr<std::unique_ptr<FittedCostModel>> cost =
       FittedCostModel::LoadProfile(absl::GetFlag(FLAGS_profile));
   if (!cost.ok()) return cost.status();
@@ -113,17 +173,37 @@ absl::Status Run() {
   std::printf("model %s; profile %s (%s); %zu requests over %.1f s\n", name.c_str(),
               absl::GetFlag(FLAGS_profile).c_str(), (*cost)->Describe().c_str(), list->size(),
               wo.horizon_s);
-  std::vector<PolicyOutcome> outcomes;
+  std::vector<std::string> policies;
   for (absl::string_view policy : absl::StrSplit(absl::GetFlag(FLAGS_policies), ',')) {
-    if (absl::StatusOr<PolicyFactory> f = MakePolicyFactory(std::string(policy), PolicyConfig{}); !f.ok()) {
+    if (absl::StatusOr<PolicyFactory> f = MakePolicyFactory(std::string(policy), PolicyConfig{});
+        !f.ok()) {
       return f.status();
     }
-    absl::StatusOr<PolicyOutcome> o = ReplayPolicy(model->get(), **cost, std::string(policy), *list);
-    if (!o.ok()) return o.status();
-    outcomes.push_back(*o);
-    std::fflush(stdout);
+    policies.emplace_back(policy);
   }
-  PrintOrdering(outcomes);
+  if (absl::GetFlag(FLAGS_sim_only)) {
+    for (const std::string& policy : policies) {
+      if (absl::Status s = SimulateOnly(model->get(), **cost, policy, *list); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  // Policies take turns run by run, so a change in the machine's load
+  // between runs falls on both rather than on one policy's runs.
+  std::vector<PolicyOutcome> outcomes;
+  for (int32_t run = 1; run <= repeats; ++run) {
+    for (const std::string& policy : policies) {
+      std::printf("\n=== run %d of %d, policy %s\n", run, repeats, policy.c_str());
+      absl::StatusOr<std::string> dir = RunDir(run);
+      if (!dir.ok()) return dir.status();
+      absl::StatusOr<PolicyOutcome> o = ReplayPolicy(model->get(), **cost, policy, *list, *dir);
+      if (!o.ok()) return o.status();
+      outcomes.push_back(*o);
+      std::fflush(stdout);
+    }
+  }
+  PrintSummary(outcomes);
+  absl::StatusOr<bool> same = PrintOrdering(outcomes);
+  if (!same.ok()) return same.status();
   return absl::OkStatus();
 }
 

@@ -6,7 +6,8 @@
 //   mom      voice  short questions, Poisson arrivals
 //   dad      chat   medium prompts, Poisson arrivals
 //   grandma  chat   long letters, Poisson arrivals
-//   kid      agent  two bursts of long tasks (one at the start, one halfway)
+//   kid      agent  three bursts of long tasks (at 0, 1/3 and 2/3 of the
+//                   horizon)
 // so that under FIFO the voice questions queue behind the agent bursts and
 // the household policy's class priority shows in voice TTFT.
 //

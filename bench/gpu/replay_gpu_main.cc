@@ -122,7 +122,11 @@ int Run() {
     outcomes.push_back(*o);
     std::fflush(stdout);
   }
-  fidelity::PrintOrdering(outcomes);
+  fidelity::PrintSummary(outcomes);
+  if (absl::StatusOr<bool> same = fidelity::PrintOrdering(outcomes); !same.ok()) {
+    std::fprintf(stderr, "%s\n", same.status().ToString().c_str());
+    return 1;
+  }
   return 0;
 }
 

@@ -74,6 +74,34 @@ TEST_CASE("Simulated replays are deterministic and compare to themselves with no
   }
 }
 
+TEST_CASE("The replay's classes carry the household TTFT targets", "[fidelity]") {
+  auto o = ReplaySchedulerOptions("household");
+  REQUIRE(o.ok());
+  REQUIRE(o->work_classes.size() == ReplayClasses().size());
+  for (const WorkClassConfig& c : o->work_classes) {
+    CHECK(c.ttft_slo < absl::InfiniteDuration());
+  }
+  CHECK(o->work_classes[0].name == "voice");
+  CHECK(o->work_classes[0].ttft_slo < o->work_classes[2].ttft_slo);
+}
+
+TEST_CASE("In the simulator household serves voice ahead of the agent bursts", "[fidelity]") {
+  // Step costs about the wide CPU model's: the bursts' prefills fill the
+  // step budget for a second, and a voice question arriving then waits for
+  // them under FIFO only.
+  auto list = MakeReplayWorkload({});
+  REQUIRE(list.ok());
+  std::vector<int32_t> lengths;
+  for (const ReplayRequest& r : *list) lengths.push_back(r.max_new_tokens);
+  auto cost = Cost(0.004, 0.00064, 0.00063);
+  auto fifo = RunSimulated(SmallEngine("fifo"), *cost, *list, lengths);
+  auto household = RunSimulated(SmallEngine("household"), *cost, *list, lengths);
+  REQUIRE(fifo.ok());
+  REQUIRE(household.ok());
+  CHECK(ClassTtftQuantile(household->requests, "voice", 0.9) <
+        0.8 * ClassTtftQuantile(fifo->requests, "voice", 0.9));
+}
+
 TEST_CASE("ReplaySchedulerOptions refuses an unknown policy", "[fidelity]") {
   CHECK(!ReplaySchedulerOptions("no-such-policy").ok());
 }

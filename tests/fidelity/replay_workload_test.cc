@@ -31,7 +31,7 @@ TEST_CASE("The replay list is deterministic, sorted and within its ranges", "[fi
     agent += r.work_class == "agent";
   }
   CHECK(voice >= 10);   // 24 s at one question per 1.2 s on average
-  CHECK(agent == 16);   // two bursts of eight
+  CHECK(agent == 24);   // three bursts of eight
   auto other = MakeReplayWorkload({.seed = 2});
   REQUIRE(other.ok());
   bool differs = other->size() != a->size();
