@@ -142,6 +142,37 @@ TEST_CASE("slo level: a request's own TTFT target ranks it, not its class's",
   CHECK(FirstAdmitted(absl::Milliseconds(100)) == RequestId(1));
 }
 
+TEST_CASE("slo level: on-time work goes earliest deadline first; late work only before "
+          "an on-time head with slack to spare",
+          "[policy][tree][slo]") {
+  const SchedulerOptions options = Classes();
+  absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(HouseholdTreeConfig());
+  REQUIRE(factory.ok());
+  const absl::Time t0 = absl::UnixEpoch();
+  auto first = [&](bool with_late, absl::Duration at) {
+    std::unique_ptr<Policy> policy = (*factory)(options);
+    // A late chat (deadline t0 - 600 ms), an on-time chat (deadline t0 +
+    // 400 ms) and a voice command (60 ms target, deadline t0 + 350 ms).
+    if (with_late) policy->OnArrival(Arriving(3, kChat, t0 - absl::Seconds(1)), t0);
+    policy->OnArrival(Arriving(1, kChat, t0), t0);
+    policy->OnArrival(Arriving(2, kVoice, t0 + absl::Milliseconds(290)),
+                      t0 + absl::Milliseconds(290));
+    policy->BeginAdmission(t0 + at);
+    const RequestId id = policy->NextAdmission();
+    policy->EndAdmission();
+    return id;
+  };
+  // At 300 ms the chat has 100 ms of its 400 left (urgent by its own
+  // target) and the voice 50 of its 60 (not yet): the voice's deadline is
+  // the earlier, so it goes first; an agent or chat due later never passes
+  // a voice command that is due sooner.
+  CHECK(first(false, absl::Milliseconds(300)) == RequestId(2));
+  // With slack to spare the voice lets late work go first...
+  CHECK(first(true, absl::Milliseconds(300)) == RequestId(3));
+  // ...but not once it is urgent itself (20 ms of its 60 left).
+  CHECK(first(true, absl::Milliseconds(330)) == RequestId(2));
+}
+
 TEST_CASE("slo level: without aging, background work never outranks an on-time target",
           "[policy][tree][slo]") {
   const SchedulerOptions options = Classes();

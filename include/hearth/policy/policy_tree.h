@@ -62,7 +62,9 @@ enum class ClassLevel {
   kWeightedShares,
   // Groups by work class, served by deadline: arrival (rank time) + the
   // class's WorkClassConfig::ttft_slo, earliest first, so requests with
-  // slack yield to those without. Classes without a target are background:
+  // slack yield to those without. A request past its deadline waits for
+  // on-time ones, except that it goes before an on-time earliest deadline
+  // with more than half its own target left. Classes without a target are background:
   // they rank at arrival + PriorityQuotaOptions::aging_interval (after every
   // interactive class with aging off), and only they are preempted to admit
   // a waiting request (none with background_kv_reserve, below).

@@ -285,16 +285,24 @@ class PriorityNode final : public Node {
                         std::get<0>(level.oldest.begin()->first));
   }
   // SLO mode: the candidate each level's child would offer, ranked within
-  // quota first, then by band, then by deadline. Bands: on time with under
-  // half its target left; late, or background past its aging deadline; on
-  // time with slack to spare; background within its aging. A request past
-  // its TTFT deadline has missed its SLO whatever happens next; serving it
-  // before one that can still make it only when that one is urgent would
-  // make that one late too (EDF's domino under overload), but one with slack
-  // to spare can wait for it. O(levels) child Best() calls.
+  // quota first, then by band, then by deadline. Bands: on time; late, or
+  // background past its aging deadline; background within its aging. A
+  // request past its TTFT deadline has missed its SLO whatever happens next,
+  // so on-time work goes first, earliest deadline first; but the late head
+  // goes before the on-time head when that one has more than half its own
+  // target left (just in time: it can let late work go first and still make
+  // it; serving late work before urgent on-time work instead would make that
+  // late too, EDF's domino under overload). Only the earliest on-time
+  // deadline decides: a short target with little slack left (a voice
+  // command) is never passed by on-time work due later (an agent's call).
+  // O(levels) child Best() calls.
   Entry* BestByDeadline() {
+    using Key = std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t>;
     Entry* best = nullptr;
-    std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> best_key;
+    Key best_key;
+    Entry* late = nullptr;
+    Key late_key;
+    bool best_relaxed = false;
     for (Level& level : levels_) {
       if (level.oldest.empty()) continue;
       Entry* e = level.child->Best();
@@ -304,20 +312,25 @@ class PriorityNode final : public Node {
       if (level.background) {
         // Aged: beside late work. Without aging (tier 1) it never ages, and
         // its offset is no deadline.
-        band = level.tier == 0 && deadline < now_ ? 1 : 3;
-      } else if (deadline < now_) {
-        band = 1;
+        band = level.tier == 0 && deadline < now_ ? 1 : 2;
       } else {
-        // On time with less than half its target left: urgent; with more,
-        // it can afford to let late work go first (just in time).
-        band = deadline - now_ <= Offset(level, e) / 2 ? 0 : 2;
+        band = deadline < now_ ? 1 : 0;
       }
-      std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> key{
-          !InQuota(level), band, level.tier, deadline, e->arrival_seq};
+      const Key key{!InQuota(level), band, level.tier, deadline, e->arrival_seq};
+      if (band == 1 && (late == nullptr || key < late_key)) {
+        late = e;
+        late_key = key;
+      }
       if (best == nullptr || key < best_key) {
         best = e;
         best_key = key;
+        best_relaxed = band == 0 && deadline - now_ > Offset(level, e) / 2;
       }
+    }
+    // The on-time head with slack to spare lets the late head (of the same
+    // quota standing) go first.
+    if (best_relaxed && late != nullptr && std::get<0>(late_key) == std::get<0>(best_key)) {
+      return late;
     }
     return best;
   }
