@@ -142,7 +142,7 @@ TEST_CASE("slo level: a request's own TTFT target ranks it, not its class's",
   CHECK(FirstAdmitted(absl::Milliseconds(100)) == RequestId(1));
 }
 
-TEST_CASE("slo level: on-time work goes earliest deadline first; late work only before "
+TEST_CASE("slo level: on-time work goes earliest deadline first, late work only before "
           "an on-time head with slack to spare",
           "[policy][tree][slo]") {
   const SchedulerOptions options = Classes();
