@@ -148,7 +148,7 @@ class MlfqNode final : public Node {
     preemptions_left_ = options_.max_preemptions_per_step;
     now_ = now;
     starving_pick_ = nullptr;
-    growth_decision_ = false;
+    ForgetGrowthDecision();
   }
 
   // The starving lane first when it has credit (the earliest arrival of all
@@ -156,7 +156,7 @@ class MlfqNode final : public Node {
   // level's longest waiting.
   Entry* Best() override {
     starving_pick_ = nullptr;
-    growth_decision_ = false;
+    ForgetGrowthDecision();
     if (!all_waiting_.empty() && starving_credit_ > -kCreditSlack) {
       Entry* oldest = all_waiting_.Top();
       if (now_ - oldest->arrival_time > options_.starvation_bound) {
@@ -177,7 +177,7 @@ class MlfqNode final : public Node {
       NoteGrowthDecision(beneficiary, absl::MakeConstSpan(&candidate, candidate != nullptr ? 1 : 0));
       return candidate;
     }
-    growth_decision_ = false;
+    ForgetGrowthDecision();
     if (candidate == nullptr || beneficiary == nullptr) return candidate;
     // The starving lane waits for a free slot instead: if it could preempt,
     // two long jobs recomputing after each preemption could take turns
@@ -256,9 +256,12 @@ class MlfqNode final : public Node {
   // admission path of Victim() forget this one), so a preemption that
   // matches it was for growth.
   void NoteGrowthDecision(const Entry* beneficiary, absl::Span<Entry* const> listed) {
-    growth_decision_ = true;
     growth_beneficiary_ = beneficiary;
     growth_listed_.assign(listed.begin(), listed.end());
+  }
+  void ForgetGrowthDecision() {
+    growth_beneficiary_ = nullptr;
+    growth_listed_.clear();
   }
 
   // Whether the starving lane may offer `e`, just preempted. Preempted for a
@@ -275,9 +278,8 @@ class MlfqNode final : public Node {
   // its mean JCT gain (0.43x FIFO's at 1.5x load became 0.97x).
   void BarFromLane(Entry* e) {
     const bool for_growth =
-        growth_decision_ &&
-        (e == growth_beneficiary_ ||
-         std::find(growth_listed_.begin(), growth_listed_.end(), e) != growth_listed_.end());
+        e == growth_beneficiary_ ||
+        std::find(growth_listed_.begin(), growth_listed_.end(), e) != growth_listed_.end();
     Slot(e).lane_barred = !for_growth;
   }
 
@@ -378,8 +380,8 @@ class MlfqNode final : public Node {
   double starving_credit_ = 0;
   Entry* starving_pick_ = nullptr;
   // The last victim question, when it was for a running request's growth:
-  // its beneficiary and the victims named (at most one per level).
-  bool growth_decision_ = false;
+  // its beneficiary and the victims named (at most one per level); null and
+  // empty after any other question.
   const Entry* growth_beneficiary_ = nullptr;
   std::vector<const Entry*> growth_listed_;
 };
