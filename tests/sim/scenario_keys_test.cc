@@ -368,11 +368,22 @@ TEST_CASE("a scenario key outside the table is an unknown key", "[sim]") {
 
 TEST_CASE("every suite scenario reads with the documented keys", "[sim]") {
   int read = 0;
-  const std::filesystem::path suites = std::filesystem::path(HEARTH_SOURCE_DIR) / "bench/suites";
+  const std::filesystem::path root(HEARTH_SOURCE_DIR);
+  const std::filesystem::path suites = root / "bench/suites";
+  // The public traces live beside the repository (../shared/traces), not in
+  // it; a clone elsewhere cannot read the scenarios that list their folders
+  // while parsing, and those are skipped there, with a warning.
+  const bool have_shared_traces = std::filesystem::exists(root / "../shared/traces");
   for (const auto& entry : std::filesystem::directory_iterator(suites)) {
     if (entry.path().extension() != ".toml") continue;
     INFO(entry.path().string());
     absl::StatusOr<Scenario> s = LoadScenario(entry.path().string());
+    if (!s.ok() && !have_shared_traces &&
+        absl::StrContains(s.status().message(), "/shared/traces/")) {
+      WARN("skipped " << entry.path().filename().string()
+                      << ": ../shared/traces is not beside this clone");
+      continue;
+    }
     INFO(s.status().message());
     CHECK(s.ok());
     ++read;
