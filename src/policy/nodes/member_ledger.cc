@@ -106,19 +106,21 @@ void MemberLedger::Reserve(const Entry* e, int32_t tokens) {
 // member's counter moves as if charged one token at a time (a product would
 // round differently from the per-request charges of the other calls).
 void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) {
+  // A removed entry can be in the batch only if one was removed since the
+  // last split: a repeated batch without removals needs no entry visited.
   if (!repeat || removed_since_split_) {
     for (int32_t m : decoded_) members_[m].decodes = 0;
     decoded_.clear();
     for (const Entry* e : entries) {
       // Removed entries are charged their last step but hold nothing.
-      if (!e->running) continue;
+      if (!e->running) {
+        AddService(SlotOf(e), params_.decode_token_weight);
+        continue;
+      }
       const int32_t m = SlotOf(e);
       if (members_[m].decodes++ == 0) decoded_.push_back(m);
     }
     removed_since_split_ = false;
-  }
-  for (const Entry* e : entries) {
-    if (!e->running) AddService(SlotOf(e), params_.decode_token_weight);
   }
   for (int32_t m : decoded_) {
     Member& member = members_[m];
