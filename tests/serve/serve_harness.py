@@ -219,6 +219,8 @@ def percentile(values, q):
     k = (len(values) - 1) * q
     lo = int(k)
     hi = min(lo + 1, len(values) - 1)
+    if k == lo or values[hi] == values[lo]:
+        return values[lo]  # also keeps an infinite value from turning into NaN
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
