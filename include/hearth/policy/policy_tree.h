@@ -145,11 +145,12 @@ struct PolicyTreeConfig {
   //     and an urgent on-time head only when that head's member leads by
   //     more than `member_guard_gap`;
   //   - a waiting request with a TTFT target may preempt another member's
-  //     running request of a less urgent class (a looser TTFT target: at
-  //     once; background: once it has spent half its own target) when that
-  //     member keeps at least the beneficiary's member's weighted share of
-  //     the sequence cap or the KV cache (whichever is larger) after the
-  //     move, even with background_kv_reserve (which keeps room, not
+  //     running interactive request whose TTFT target is at least 4 times
+  //     its own (voice over chat, not chat over agent work; background work
+  //     is never preempted this way, its recompute costs more than the wait
+  //     it saves) when that member keeps at least the beneficiary's
+  //     member's weighted share of the sequence cap or the KV cache
+  //     (whichever is larger) after the move, even with background_kv_reserve (which keeps room, not
   //     shares). Such a move never hands the lead back, so members cannot
   //     preempt each other in turns, and the core still prices each victim
   //     (SchedulerOptions::max_admission_waste_per_block).

@@ -232,12 +232,15 @@ class PriorityNode final : public Node {
   }
 
   // Member guard: running `v` of another member may make room for waiting
-  // `b` (which has a TTFT target) when v's class is less urgent (background
-  // once b has spent half its slack, as for any waiting beneficiary;
-  // interactive with a looser target at once: a voice command cannot wait
-  // for a chat turn to end), v's member holds more than its entitlement and
-  // more than b's member will (MemberLedger::Outweighs), and, waiting again,
-  // v would be offered after b (RanksAfter). Least urgent first, boundedly.
+  // `b` (which has a TTFT target) when v's class is interactive with a
+  // target at least kReclaimTargetRatio times b's (a voice command cannot
+  // wait for a chat turn to end), v's member holds more than its entitlement
+  // and more than b's member will (MemberLedger::Outweighs), and, waiting
+  // again, v would be offered after b (RanksAfter). Least urgent first,
+  // boundedly. Background work is never reclaimed this way: its prompts are
+  // long, so recomputing an evicted one costs the household more than the
+  // wait it saves (the interactive reserve and growth eviction keep it from
+  // holding interactive work out).
   size_t GuardVictims(const Entry* b, absl::Span<Entry*> out) override {
     if (ledger_ == nullptr || !HasTarget(b)) return 0;
     size_t n = 0;
@@ -261,9 +264,12 @@ class PriorityNode final : public Node {
            ledger_->Outweighs(v, b);
   }
 
+  // A target only somewhat looser (chat against agent work) is no reason to
+  // evict: on a busy evening such reclaims turn over constantly, each one
+  // recomputing the victim's context, and buy its member little.
+  static constexpr int kReclaimTargetRatio = 4;
   bool LessUrgentThan(const Entry* v, const Entry* b) {
-    if (LevelOf(v).background) return SlackSpent(b);
-    return Target(v) > Target(b);
+    return !LevelOf(v).background && Target(v) >= Target(b) * kReclaimTargetRatio;
   }
 
   // Whether BestByDeadline, offered only `b` and `v`, would offer b first
