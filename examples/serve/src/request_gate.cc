@@ -21,8 +21,11 @@ GuardedServer::Gate KeyGate(const HouseholdDirectory& directory) {
     absl::StatusOr<Caller> caller = CallerOf(directory, req);
     if (caller.ok()) return std::nullopt;
     HttpError e = ErrorFor(caller.status());
-    if (req.path == "/") {
-      e.headers.assign({{"WWW-Authenticate", "Basic realm=\"hearth-serve\", charset=\"UTF-8\""}});
+    // The dashboard and the status it fetches: a browser asks for a name
+    // and the key as the password (Basic), and sends them with every later
+    // request of the page.
+    if (req.path == "/" || req.path == "/v1/hearth/status") {
+      e.headers.emplace_back("WWW-Authenticate", "Basic realm=\"hearth-serve\", charset=\"UTF-8\"");
     }
     return e;
   };
