@@ -48,8 +48,8 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
   return out + "data: [DONE]\n\n";
 }
 
+// REQUIRES: the request finished (end.status is OK).
 std::string WholeBody(const Answer& a, const RequestEnd& end) {
-  if (!end.status.ok()) return Dump(ErrorFor(end.status).body);
   return Dump(Completion(a.shape, a.text, end.finish_reason,
                          Usage(end.prompt_tokens, end.completion_tokens)));
 }

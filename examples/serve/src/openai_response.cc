@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace hearth::serve {
 
 using Json = nlohmann::json;
@@ -125,8 +127,13 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
       e.status = 500;
       break;
   }
+  std::string message(status.message());
+  if (e.status == 429 && retry_after_s > kMaxRetryAfterS) {
+    // Retry-After stops at kMaxRetryAfterS: the message keeps the true wait.
+    absl::StrAppend(&message, "; it renews in ", retry_after_s, " s");
+  }
   e.body = {{"error",
-             {{"message", std::string(status.message())},
+             {{"message", message},
               {"type", type},
               {"param", nullptr},
               {"code", code}}}};
