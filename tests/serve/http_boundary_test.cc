@@ -263,7 +263,7 @@ TEST_CASE("pages: a member sees the totals, its own entry and its own requests o
   CHECK(MetricsView(*d.AuthenticateKey("sk-scrape"), s.report).users.size() == 2);
 }
 
-TEST_CASE("refusals: Retry-After is at most 60 s; a longer wait says do not retry", "[serve]") {
+TEST_CASE("refusals: Retry-After is at most 60 s, and a longer wait says do not retry", "[serve]") {
   auto header = [](const HttpError& e, const std::string& name) {
     for (const auto& [n, v] : ErrorHeaders(e)) {
       if (n == name) return v;

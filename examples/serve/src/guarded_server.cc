@@ -145,7 +145,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
                                           "every connection of this server (or of this client "
                                           "address) is serving a request; retry shortly"),
                                       1));
-    CloseLingering(sock, 64 << 10, absl::Milliseconds(200));
+    CloseLingering(sock, 64 << 10, absl::Milliseconds(50));
     return true;
   }
   const ConnectionLimits& limits = guard_.limits();
