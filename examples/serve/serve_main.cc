@@ -194,7 +194,7 @@ void ConfigureHttp(httplib::Server& server, int* listen_fd) {
 
 // Waits for SIGTERM or SIGINT, then drains: no new requests, in-flight ones
 // finish (or end as unavailable at the drain timeout), then the server stops.
-void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* server) {
+void DrainOnSignal(sigset_t signals, ServeEngine* engine, GuardedServer* server) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "hearth-serve: signal " << sig << ", draining " << engine->live()
@@ -206,6 +206,7 @@ void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* serve
   // Lets the HTTP threads write the last events of what just ended.
   absl::SleepFor(absl::Milliseconds(300));
   server->stop();
+  server->guard().ShedIdle();
 }
 
 int Main() {

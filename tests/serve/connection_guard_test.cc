@@ -96,6 +96,11 @@ TEST_CASE("connection guard: the per-client cap sheds only that client's connect
   CHECK(c != nullptr);
   CHECK(pairs[1].shut_down());
   CHECK_FALSE(pairs[0].shut_down());
+  // Stopping: everything not serving a member goes, at once.
+  guard.ShedIdle();
+  CHECK(pairs[3].shut_down());
+  CHECK_FALSE(pairs[0].shut_down());
+  CHECK(guard.Stats().open == 1);
   guard.Release(a);
   guard.Release(b);
   guard.Release(c);

@@ -124,6 +124,13 @@ void ConnectionGuard::SetTrust(Connection* c, ConnectionTrust trust) {
   c->since_ = absl::Now();
 }
 
+void ConnectionGuard::ShedIdle() {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [ptr, c] : open_) {
+    if (!c->shed_ && c->trust_ != ConnectionTrust::kServingMember) Shed(c.get());
+  }
+}
+
 void ConnectionGuard::CountTimeout(bool head) {
   absl::MutexLock lock(&mu_);
   ++(head ? stats_.head_timeouts : stats_.body_timeouts);

@@ -133,6 +133,10 @@ class ConnectionGuard {
   // The connection the calling thread is serving; nullptr outside one.
   Connection* Current() const ABSL_LOCKS_EXCLUDED(mu_);
   void SetTrust(Connection* c, ConnectionTrust trust) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sheds every connection not serving a member's request (the server is
+  // stopping: their threads would otherwise wait out a head or keep-alive
+  // deadline before the HTTP pool can join them).
+  void ShedIdle() ABSL_LOCKS_EXCLUDED(mu_);
   void CountTimeout(bool head) ABSL_LOCKS_EXCLUDED(mu_);
 
   ConnectionStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
