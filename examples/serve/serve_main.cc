@@ -23,10 +23,13 @@
 #include "hearth_llama_cpp/llama_runtime.h"
 #include "hearth_llama_cpp/tiny_gguf.h"
 #include "household_config.h"
+#include "guarded_server.h"
 #include "household_directory.h"
 #include "http_routes.h"
 #include "job_call.h"
 #include "model_text.h"
+#include "public_request_ids.h"
+#include "request_gate.h"
 #include "serve_context.h"
 #include "serve_engine.h"
 #include "serve_job_queues.h"
@@ -49,8 +52,17 @@ ABSL_FLAG(int32_t, prefill_chunk, 128,
 ABSL_FLAG(int32_t, block_size, 16, "tokens per Hearth KV block");
 ABSL_FLAG(int32_t, default_max_tokens, 256, "max_tokens when a request names none");
 ABSL_FLAG(int64_t, max_body_bytes, 1 << 20, "largest request body accepted (larger: 413)");
-ABSL_FLAG(int32_t, http_threads, 256, "HTTP worker threads (one per open connection)");
-ABSL_FLAG(absl::Duration, io_timeout, absl::Seconds(10), "read/write timeout per socket operation (slow clients)");
+ABSL_FLAG(int32_t, http_threads, 256,
+          "connections served at once (each holds an HTTP thread); at the cap a new connection "
+          "sheds one that showed no valid key, else it is refused 503");
+ABSL_FLAG(int32_t, max_connections_per_client, 64,
+          "connections served at once from one client address (same rule at the cap)");
+ABSL_FLAG(absl::Duration, header_timeout, absl::Seconds(10),
+          "a request's head must arrive whole within this (408 after)");
+ABSL_FLAG(absl::Duration, body_timeout, absl::Seconds(30),
+          "a request's body must arrive whole within this after its head (408 after)");
+ABSL_FLAG(absl::Duration, io_timeout, absl::Seconds(10),
+          "longest wait for one socket read or write to make progress");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30), "after SIGTERM, how long in-flight requests may finish");
 ABSL_FLAG(bool, verbose, false, "pass llama.cpp's logs through");
 ABSL_FLAG(int32_t, job_threads, 0,
@@ -152,6 +164,16 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   return o;
 }
 
+ConnectionLimits ConnectionLimitsFromFlags() {
+  ConnectionLimits l;
+  l.max_connections = std::max(1, absl::GetFlag(FLAGS_http_threads));
+  l.max_per_client = std::max(1, absl::GetFlag(FLAGS_max_connections_per_client));
+  l.header_timeout = std::max(absl::Milliseconds(100), absl::GetFlag(FLAGS_header_timeout));
+  l.body_timeout = std::max(absl::Milliseconds(100), absl::GetFlag(FLAGS_body_timeout));
+  l.io_timeout = std::max(absl::Milliseconds(100), absl::GetFlag(FLAGS_io_timeout));
+  return l;
+}
+
 // httplib (0.11) listens with a backlog of 5: a burst of clients connecting
 // at once overflows it, and the kernel drops their SYNs (retried a second
 // or more later) or resets them. The listening socket is captured when it
@@ -162,19 +184,17 @@ void ConfigureHttp(httplib::Server& server, int* listen_fd) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     *listen_fd = sock;
   });
-  const int threads = std::max(1, absl::GetFlag(FLAGS_http_threads));
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server.set_payload_max_length(static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_body_bytes))));
+  // The accepted sockets' own timeouts; GuardedStream polls with
+  // --io_timeout before each read and write.
   const auto io = absl::ToChronoSeconds(absl::GetFlag(FLAGS_io_timeout));
   server.set_read_timeout(io);
   server.set_write_timeout(io);
-  server.set_keep_alive_timeout(5);
   server.set_tcp_nodelay(true);
 }
 
 // Waits for SIGTERM or SIGINT, then drains: no new requests, in-flight ones
 // finish (or end as unavailable at the drain timeout), then the server stops.
-void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* server) {
+void DrainOnSignal(sigset_t signals, ServeEngine* engine, GuardedServer* server) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "hearth-serve: signal " << sig << ", draining " << engine->live()
@@ -186,6 +206,7 @@ void DrainOnSignal(sigset_t signals, ServeEngine* engine, httplib::Server* serve
   // Lets the HTTP threads write the last events of what just ended.
   absl::SleepFor(absl::Milliseconds(300));
   server->stop();
+  server->guard().ShedIdle();
 }
 
 int Main() {
@@ -233,10 +254,15 @@ int Main() {
     return 1;
   }
   HouseholdDirectory directory(*household, model_name);
-  ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household};
+  PublicRequestIds ids;
+  GuardedServer server(ConnectionLimitsFromFlags(),
+                       static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_body_bytes))));
+  server.set_gate(KeyGate(directory));
+  server.set_key_check(ValidKeyCheck(directory));
+  ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household, &ids,
+                     &server.guard()};
   serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
 
-  httplib::Server server;
   int listen_fd = -1;
   ConfigureHttp(server, &listen_fd);
   InstallGenerationRoutes(server, serve);

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from serve_harness import KEYS, Checks, Server, chat_body, server_binary, wait_for
+from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, chat_body, server_binary, wait_for
 
 checks = Checks("serve/api")
 check = checks.check
@@ -80,7 +80,7 @@ def classes_and_workflows(s):
         return next(c for c in s.status()["classes"] if c["name"] == cls)["finished"]
     time.sleep(0.6)  # the status is a snapshot taken every 250 ms
     before = {c: ended(c) for c in ("voice", "agent", "maintenance")}
-    s.request("POST", "/v1/chat/completions", chat_body(max_tokens=2, model="tiny-voice"), key=KEYS["ana"])
+    s.request("POST", "/v1/chat/completions", chat_body(max_tokens=2, model="tiny-voice"), key=KEYS["ben"])
     s.request("POST", "/v1/chat/completions", chat_body(max_tokens=2), key=KEYS["ana"],
               headers={"X-Hearth-Class": "maintenance"})
     st, h, parent = s.request("POST", "/v1/chat/completions", chat_body(max_tokens=2), key=KEYS["cleo"])
@@ -92,9 +92,16 @@ def classes_and_workflows(s):
                    ended("agent") == before["agent"] + 2),
           "model alias, X-Hearth-Class and key default choose the class (%s -> %s)" %
           (before, {c: ended(c) for c in before}))
-    check(is_error(s.request("POST", "/v1/chat/completions", chat_body(), key=KEYS["ana"],
-                             headers={"X-Hearth-Parent": parent["id"]}), 400),
-          "a parent of another member is 400")
+    foreign = s.request("POST", "/v1/chat/completions", chat_body(), key=KEYS["ana"],
+                        headers={"X-Hearth-Parent": parent["id"]})
+    check(is_error(foreign, 400) and "cleo" not in foreign[2]["error"]["message"],
+          "a parent of another member is 400, and the error does not name its owner (%s)" %
+          foreign[2]["error"]["message"])
+    never = s.request("POST", "/v1/chat/completions", chat_body(), key=KEYS["ana"],
+                      headers={"X-Hearth-Parent": "chatcmpl-0123456789abcdef01234567"})
+    check(is_error(never, 400) and never[2]["error"]["message"].replace(
+        "chatcmpl-0123456789abcdef01234567", parent["id"]) == foreign[2]["error"]["message"],
+          "another member's request id reads exactly as an id never issued")
     check(is_error(s.request("POST", "/v1/chat/completions", chat_body(), key=KEYS["ana"],
                              headers={"X-Hearth-Class": "nope"}), 400), "unknown class is 400")
 
@@ -120,7 +127,7 @@ def bad_inputs(s):
     check(is_error(s.request("POST", url, chat_body(max_tokens=9000), key=KEYS["ana"]), 413,
                    "context_length_exceeded"), "prompt + max_tokens over the context is 413")
     check(is_error(s.request("POST", url, "x" * (2 << 20), key=KEYS["ana"]), 413), "a huge body is 413")
-    check(is_error(s.request("GET", "/nowhere"), 404), "an unknown path is a JSON 404")
+    check(is_error(s.request("GET", "/nowhere", key=KEYS["ana"]), 404), "an unknown path is a JSON 404")
     # Quota: dan may use 5,000 tokens an hour (prompt + max_tokens, charged
     # at intake and refunded to what was generated).
     st, h, body = s.request("POST", "/v1/completions",
@@ -170,14 +177,14 @@ def disconnect_cancels(s):
             return False
         return True
     r = s.stream("/v1/chat/completions", chat_body(max_tokens=7000), key=KEYS["ana"], on_event=stop_after_three)
-    rid = int(r["request_id"])
+    rid = r["request_id"]
     check(len(seen) == 3 and not r["done"], "client left after three events")
     status = wait_for(lambda: (lambda st: st if chat_class()["cancelled"] == cancelled_before + 1 and
                                st["kv"]["used_blocks"] == 0 and
                                all(x["id"] != rid for x in st["running"]) else None)(s.status()))
     check(status is not None, "the scheduler shows the request cancelled and its KV blocks freed")
     check(status is not None and status["disconnect_cancels"] >= 1, "counted as a disconnect")
-    metrics = s.request("GET", "/metrics")[2]
+    metrics = s.metrics()
     check('hearth_requests_ended_total{class="chat",outcome="cancelled"} %d' % (cancelled_before + 1) in metrics,
           "/metrics counts the cancellation")
     # A client of a whole (non-streamed) answer that leaves is noticed too.
@@ -193,7 +200,7 @@ def disconnect_cancels(s):
 
 
 def metrics_and_health(s):
-    st, h, text = s.request("GET", "/metrics")
+    st, h, text = s.request("GET", "/metrics", key=SCRAPE_KEY)
     check(st == 200 and "hearth_ttft_seconds_bucket" in text and "vllm:num_requests_running" in text
           and "hearth_user_requests_arrived_total" in text, "/metrics is Prometheus text with Hearth's families")
     st, _, body = s.request("GET", "/healthz")

@@ -2,7 +2,8 @@
 chromium) loads / from a running server while members are using it, the
 test checks the rendered members, queues, running sequences and CPU job
 queues in the DOM, and writes a screenshot (dashboard.png in the output
-folder)."""
+folder). The page needs a key (Basic authentication, the key as the
+password): the admin's shows everyone, a member's only itself."""
 
 import os
 import re
@@ -12,7 +13,7 @@ import sys
 import threading
 import time
 
-from serve_harness import KEYS, Checks, Server, chat_body, server_binary, wait_for
+from serve_harness import ADMIN_KEY, KEYS, Checks, Server, chat_body, server_binary, wait_for
 
 checks = Checks("serve/dashboard")
 
@@ -57,7 +58,7 @@ def main():
             t.start()
         wait_for(lambda: s.status()["kv"]["used_blocks"] > 0 and
                  sum(c["waiting"] for c in s.status()["classes"]) > 0)
-        url = "http://127.0.0.1:%d/" % s.port
+        url = "http://admin:%s@127.0.0.1:%d/" % (ADMIN_KEY, s.port)
         dom = browse(browser, url, "--dump-dom")
         html = dom.stdout
         checks.check(dom.returncode == 0 and "<table" in html, "chromium rendered the page")
@@ -77,6 +78,14 @@ def main():
         running_rows = html.count("<td>ana</td>") + html.count("<td>dan</td>") + html.count("<td>ben</td>")
         checks.check(running_rows > 0, "running sequences are listed with their members")
         checks.check('id="kv-bar" style="width: 0%' not in html, "the KV bar shows use")
+        # A member's key: the household's queues, and only its own row and
+        # its own running requests.
+        own = browse(browser, "http://ana:%s@127.0.0.1:%d/" % (KEYS["ana"], s.port), "--dump-dom").stdout
+        checks.check('data-member="ana"' in own and '<b id="model">tiny</b>' in own and
+                     'data-class="voice"' in own, "ana's key renders the page with the queues")
+        checks.check(not any('data-member="%s"' % n in own or "<td>%s</td>" % n in own
+                             for n in ("ben", "cleo", "dan", "eve")),
+                     "ana's page shows no other member nor their running requests")
         shot = os.path.join(out_dir, "dashboard.png")
         if os.path.exists(shot):
             os.remove(shot)

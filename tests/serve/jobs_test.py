@@ -56,7 +56,7 @@ def check_queues_at_start(s):
     st = s.status()
     checks.check(status == 200 and queue(st, "interactive")["ended"]["done"] >= 1,
                  "a chat's templating and tokenisation ran on the interactive queue")
-    metrics = s.request("GET", "/metrics")[2]
+    metrics = s.metrics()
     checks.check(metric(metrics, "hearth_jobs_ended_total", '{queue="model_load",outcome="done"}') == 1,
                  "/metrics has the job queues' families (model_load done 1)")
 
@@ -151,7 +151,7 @@ def check_give_back(s):
                      "documents gave back to 1 core (%d)" % queue(peak, "documents")["concurrency_limit"])
         checks.check(queue(peak, "library")["concurrency_limit"] == 0, "library scans paused (limit 0)")
         checks.check(queue(peak, "interactive")["concurrency_limit"] == 4, "the interactive queue keeps its 4 cores")
-        metrics = s.request("GET", "/metrics")[2]
+        metrics = s.metrics()
         checks.check(metric(metrics, "hearth_jobs_concurrency_limit", '{queue="library"}') == 0 and
                      metric(metrics, "hearth_jobs_interactive_pressure") == 1,
                      "/metrics shows it: library limit 0, pressure 1")

@@ -62,7 +62,8 @@ def one_round(s, round_no):
 
 def main():
     binary = server_binary()
-    with Server(binary, "--n_ctx=8192", "--n_seq_max=64", "--http_threads=512") as s:
+    with Server(binary, "--n_ctx=8192", "--n_seq_max=64", "--http_threads=512",
+                "--max_connections_per_client=512") as s:
         start_rss = s.rss_kib()
         rss = []
         for round_no in range(ROUNDS):

@@ -59,12 +59,24 @@ default_class = "documents"
 key = "sk-eve"
 member = "eve"
 
+[[key]]
+key = "sk-admin"
+role = "admin"
+
+[[key]]
+key = "sk-scrape"
+role = "metrics"
+
 [[alias]]
 model = "tiny-voice"
 class = "voice"
 """
 
 KEYS = {"ana": "sk-ana", "ben": "sk-ben", "cleo": "sk-cleo", "dan": "sk-dan", "eve": "sk-eve"}
+# Keys of no member: the household's admin (sees every page whole) and a
+# Prometheus scrape key.
+ADMIN_KEY = "sk-admin"
+SCRAPE_KEY = "sk-scrape"
 
 
 class Server:
@@ -140,8 +152,11 @@ class Server:
             parsed = data
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, parsed
 
-    def status(self):
-        return self.request("GET", "/v1/hearth/status")[2]
+    def status(self, key=ADMIN_KEY):
+        return self.request("GET", "/v1/hearth/status", key=key)[2]
+
+    def metrics(self, key=ADMIN_KEY):
+        return self.request("GET", "/metrics", key=key)[2]
 
     def stream(self, path, body, key=None, headers=None, on_event=None, timeout=120):
         """Streams a completion. Returns dict(status, events, text, ttft_s,

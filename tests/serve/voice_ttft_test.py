@@ -42,8 +42,10 @@ def document(i):
 def run(binary, policy):
     # dan's summaries are many; no token quota here.
     household = HOUSEHOLD_TOML.replace("token_quota = 5000", "token_quota = 0")
+    # Every document holds a connection from this one address until it is
+    # answered: more than the default per-client cap.
     with Server(binary, "--policy=" + policy, "--n_ctx=8192", "--n_batch=256", "--n_seq_max=8", "--prefill_chunk=128",
-                household=household) as s:
+                "--max_connections_per_client=256", household=household) as s:
         docs, voice = [], []
         lock = threading.Lock()
 

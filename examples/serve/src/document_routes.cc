@@ -15,9 +15,10 @@
 //                   "finish_reason", "prompt_tokens", "completion_tokens"}],
 //       "usage": {"prompt_tokens", "completion_tokens", "total_tokens"}}
 // A chunk that fails fails the whole answer (its error, the other chunks
-// cancelled). As for completions, an answer not ready after
-// keepalive_after is sent as a chunked body with whitespace before its
-// JSON, so that a client that leaves is noticed and its chunks cancelled.
+// cancelled). As for whole completions, the answer is written once it is
+// known, with its true status; meanwhile a client that leaves is noticed
+// (connection_guard.h) and its chunks cancelled. Request ids are the ones
+// clients are shown (public_request_ids.h).
 
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@
 #include "document_request.h"
 #include "http_routes.h"
 #include "prepare_generation.h"
+#include "page_views.h"
+#include "raw_head.h"
+#include "request_gate.h"
 
 namespace hearth::serve {
 namespace {
@@ -37,19 +41,19 @@ using Json = nlohmann::json;
 
 struct ChunkCall {
   Submission submission;
+  std::string shown_id;
   int64_t text_bytes = 0;
   std::string text;
   bool ended = false;
 };
 
-// Shared by the response's provider and releaser (httplib copies both).
+// One document's answer: its chunks' calls.
 struct DocumentAnswer {
   const ServeContext* ctx = nullptr;
   std::string model;
   std::string work_class;
   int64_t created = 0;
   std::vector<ChunkCall> chunks;
-  bool ended = false;
 
   void CancelAll() const {
     for (const ChunkCall& c : chunks) {
@@ -86,7 +90,7 @@ Json AnswerJson(const DocumentAnswer& a) {
     const ChunkCall& c = a.chunks[i];
     const RequestEnd end = c.submission.channel->end();
     chunks.push_back({{"index", i},
-                      {"request_id", absl::StrCat("cmpl-", c.submission.id.value())},
+                      {"request_id", absl::StrCat("cmpl-", c.shown_id)},
                       {"text_bytes", c.text_bytes},
                       {"summary", c.text},
                       {"finish_reason", end.finish_reason},
@@ -96,7 +100,7 @@ Json AnswerJson(const DocumentAnswer& a) {
     prompt += end.prompt_tokens;
     completion += end.completion_tokens;
   }
-  return {{"id", absl::StrCat("doc-", a.chunks.front().submission.id.value())},
+  return {{"id", absl::StrCat("doc-", a.chunks.front().shown_id)},
           {"object", "hearth.document"},
           {"created", a.created},
           {"model", a.model},
@@ -106,11 +110,6 @@ Json AnswerJson(const DocumentAnswer& a) {
           {"usage", {{"prompt_tokens", prompt},
                      {"completion_tokens", completion},
                      {"total_tokens", prompt + completion}}}};
-}
-
-std::string BodyOf(const DocumentAnswer& a) {
-  const absl::Status failed = a.Failure();
-  return Dump(failed.ok() ? AnswerJson(a) : ErrorFor(failed).body);
 }
 
 // Submits every chunk; on a refusal cancels those already in and returns it.
@@ -131,39 +130,26 @@ absl::Status SubmitChunks(const ServeContext& ctx, const Caller& caller,
     }
     ChunkCall& call = answer.chunks.emplace_back();
     call.submission = *std::move(s);
+    call.shown_id = ctx.ids->Issue(call.submission.id, caller.user);
     call.text_bytes = p.text_bytes;
   }
   return absl::OkStatus();
 }
 
-void Respond(std::shared_ptr<DocumentAnswer> a, httplib::Response& res) {
-  const ServeContext& ctx = *a->ctx;
-  res.set_header("X-Hearth-Request-Id", std::to_string(a->chunks.front().submission.id.value()));
-  if (a->Wait(ctx.limits.keepalive_after)) {
-    a->ended = true;
-    const absl::Status failed = a->Failure();
-    if (!failed.ok()) return ReplyError(res, ErrorFor(failed));
-    res.set_content(Dump(AnswerJson(*a)), "application/json");
-    return;
+void Respond(DocumentAnswer& a, httplib::Response& res) {
+  const ServeContext& ctx = *a.ctx;
+  res.set_header("X-Hearth-Request-Id", a.chunks.front().shown_id);
+  const Connection* conn = ctx.connections == nullptr ? nullptr : ctx.connections->Current();
+  bool cancelled = false;
+  while (!a.Wait(ctx.limits.keepalive_every)) {
+    if (!cancelled && conn != nullptr && conn->PeerGone()) {
+      a.CancelAll();
+      cancelled = true;
+    }
   }
-  res.set_chunked_content_provider(
-      "application/json",
-      [a](size_t, httplib::DataSink& sink) {
-        const bool ended = a->Wait(a->ctx->limits.keepalive_every);
-        const std::string out = ended ? BodyOf(*a) : std::string(" ");
-        if (!sink.write(out.data(), out.size())) {
-          a->CancelAll();
-          return false;
-        }
-        if (ended) {
-          a->ended = true;
-          sink.done();
-        }
-        return true;
-      },
-      [a](bool) {
-        if (!a->ended) a->CancelAll();
-      });
+  const absl::Status failed = a.Failure();
+  if (!failed.ok()) return ReplyError(res, ErrorFor(failed));
+  res.set_content(Dump(AnswerJson(a)), "application/json");
 }
 
 void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
@@ -171,9 +157,9 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   if (ctx.engine->intake_closed()) {
     return ReplyError(res, ErrorFor(absl::UnavailableError("the server is shutting down")));
   }
-  absl::StatusOr<Caller> caller = ctx.directory->Authenticate(
-      req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
-  if (!caller.ok()) return ReplyError(res, ErrorFor(caller.status()));
+  absl::StatusOr<Caller> caller = CallerOf(*ctx.directory, req);
+  absl::Status may = caller.ok() ? MayCall(*caller) : caller.status();
+  if (!may.ok()) return ReplyError(res, ErrorFor(may));
   QueryParams query(req.params.begin(), req.params.end());
   absl::StatusOr<DocumentRequest> request =
       ParseDocumentRequest(req.get_header_value("Content-Type"), req.body, query);
@@ -181,7 +167,7 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   if (request->model.empty()) request->model = ctx.directory->model_name();
   // Documents go to the documents class whatever the key's default; a
   // header may still name another.
-  const std::string header = req.get_header_value("X-Hearth-Class");
+  const std::string header = RawHeader(req, "X-Hearth-Class");
   if (absl::Status s = ctx.directory->ResolveClass(request->model,
                                                    header.empty() ? "documents" : header, *caller);
       !s.ok()) {
@@ -192,17 +178,17 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   if (prompts->empty()) {
     return ReplyError(res, ErrorFor(absl::InvalidArgumentError("'text' gives no chunks")));
   }
-  auto answer = std::make_shared<DocumentAnswer>();
-  answer->ctx = &ctx;
-  answer->model = request->model;
-  answer->work_class = ctx.household->classes[caller->work_class.value()].name;
-  answer->created = absl::ToUnixSeconds(absl::Now());
-  if (absl::Status s = SubmitChunks(ctx, *caller, *request, *std::move(prompts), *answer);
+  DocumentAnswer answer;
+  answer.ctx = &ctx;
+  answer.model = request->model;
+  answer.work_class = ctx.household->classes[caller->work_class.value()].name;
+  answer.created = absl::ToUnixSeconds(absl::Now());
+  if (absl::Status s = SubmitChunks(ctx, *caller, *request, *std::move(prompts), answer);
       !s.ok()) {
     const bool refused = s.code() == absl::StatusCode::kResourceExhausted;
     return ReplyError(res, ErrorFor(s, refused ? RetryAfterSeconds(ctx, caller->user, s) : 0));
   }
-  Respond(std::move(answer), res);
+  Respond(answer, res);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // POST /v1/chat/completions and /v1/completions: prepare, submit, then
-// answer whole or as server-sent events. A client that goes away is noticed
-// when a write fails (tokens, or the keep-alives written while it waits) or
-// when httplib releases the response early; either cancels its request.
+// answer whole or as server-sent events. A streaming client that goes away
+// is noticed when a write fails (tokens, or the keep-alive comments written
+// while it waits) or when httplib releases the response early. A whole
+// answer is written once it is known, with its true status (an error is
+// never sent under a 200 already committed); meanwhile the connection is
+// checked for a client that left (a FIN, a reset, or unanswered TCP
+// keep-alive probes: connection_guard.h). Either cancels the request.
 
 #include <memory>
 #include <optional>
@@ -10,6 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "http_routes.h"
 #include "prepare_generation.h"
+#include "page_views.h"
+#include "raw_head.h"
+#include "request_gate.h"
 
 namespace hearth::serve {
 namespace {
@@ -41,8 +48,8 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
   return out + "data: [DONE]\n\n";
 }
 
+// REQUIRES: the request finished (end.status is OK).
 std::string WholeBody(const Answer& a, const RequestEnd& end) {
-  if (!end.status.ok()) return Dump(ErrorFor(end.status).body);
   return Dump(Completion(a.shape, a.text, end.finish_reason,
                          Usage(end.prompt_tokens, end.completion_tokens)));
 }
@@ -75,11 +82,18 @@ bool StreamSome(Answer& a, httplib::DataSink& sink) {
   return Send(a, sink, out, ended);
 }
 
-// One call of the late non-streamed provider: whitespace until the end,
-// then the JSON (leading whitespace is valid JSON).
-bool WholeSome(Answer& a, httplib::DataSink& sink) {
-  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &a.text);
-  return Send(a, sink, ended ? WholeBody(a, a.channel->end()) : std::string(" "), ended);
+// Waits for a whole answer's end, cancelling the request if its client
+// leaves meanwhile.
+void AwaitWhole(const ServeContext& ctx, Answer& a) {
+  const Connection* conn = ctx.connections == nullptr ? nullptr : ctx.connections->Current();
+  bool cancelled = false;
+  while (!a.channel->Wait(ctx.limits.keepalive_every, &a.text)) {
+    if (!cancelled && conn != nullptr && conn->PeerGone()) {
+      ctx.engine->Cancel(a.id, /*disconnected=*/true);
+      cancelled = true;
+    }
+  }
+  a.ended = true;
 }
 
 void Respond(const ServeContext& ctx, const PreparedGeneration& prepared, const Submission& s,
@@ -89,37 +103,25 @@ void Respond(const ServeContext& ctx, const PreparedGeneration& prepared, const 
   a->id = s.id;
   a->channel = s.channel;
   a->shape.chat = prepared.request.chat;
-  a->shape.id = absl::StrCat(prepared.request.chat ? "chatcmpl-" : "cmpl-", s.id.value());
+  const std::string shown = ctx.ids->Issue(s.id, prepared.job.user);
+  a->shape.id = absl::StrCat(prepared.request.chat ? "chatcmpl-" : "cmpl-", shown);
   a->shape.created = absl::ToUnixSeconds(absl::Now());
   a->shape.model = prepared.request.model;
   a->include_usage = prepared.request.include_usage;
-  res.set_header("X-Hearth-Request-Id", std::to_string(s.id.value()));
-  auto release = [a](bool) {
-    if (!a->ended) a->ctx->engine->Cancel(a->id, /*disconnected=*/true);
-  };
+  res.set_header("X-Hearth-Request-Id", shown);
   if (prepared.request.stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream", [a](size_t, httplib::DataSink& sink) { return StreamSome(*a, sink); },
-        release);
+        [a](bool) {
+          if (!a->ended) a->ctx->engine->Cancel(a->id, /*disconnected=*/true);
+        });
     return;
   }
-  // Most answers come before keepalive_after: they get their true status.
-  const absl::Time until = absl::Now() + ctx.limits.keepalive_after;
-  bool ended = false;
-  while (!ended && absl::Now() < until) {
-    ended = a->channel->Wait(until - absl::Now(), &a->text);
-  }
-  if (ended) {
-    a->ended = true;
-    const RequestEnd end = a->channel->end();
-    if (!end.status.ok()) return ReplyError(res, ErrorFor(end.status));
-    res.set_content(WholeBody(*a, end), "application/json");
-    return;
-  }
-  res.set_chunked_content_provider(
-      "application/json", [a](size_t, httplib::DataSink& sink) { return WholeSome(*a, sink); },
-      release);
+  AwaitWhole(ctx, *a);
+  const RequestEnd end = a->channel->end();
+  if (!end.status.ok()) return ReplyError(res, ErrorFor(end.status));
+  res.set_content(WholeBody(*a, end), "application/json");
 }
 
 void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,
@@ -127,9 +129,12 @@ void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Res
   if (ctx.engine->intake_closed()) {
     return ReplyError(res, ErrorFor(absl::UnavailableError("the server is shutting down")));
   }
-  CallHeaders headers{req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"),
-                      req.get_header_value("X-Hearth-Class"),
-                      req.get_header_value("X-Hearth-Parent")};
+  absl::StatusOr<Caller> caller = CallerOf(*ctx.directory, req);
+  absl::Status may = caller.ok() ? MayCall(*caller) : caller.status();
+  if (!may.ok()) return ReplyError(res, ErrorFor(may));
+  // Raw values (raw_head.h): no percent-decoding, NUL bytes kept.
+  CallHeaders headers{RawHeader(req, "Authorization"), RawHeader(req, "X-Api-Key"),
+                      RawHeader(req, "X-Hearth-Class"), RawHeader(req, "X-Hearth-Parent")};
   absl::StatusOr<PreparedGeneration> prepared = PrepareGeneration(ctx, headers, req.body, chat);
   if (!prepared.ok()) return ReplyError(res, ErrorFor(prepared.status()));
   const UserId user = prepared->job.user;
@@ -147,7 +152,7 @@ void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Res
 
 void ReplyError(httplib::Response& res, const HttpError& error) {
   res.status = error.status;
-  if (error.retry_after_s > 0) res.set_header("Retry-After", std::to_string(error.retry_after_s));
+  for (const auto& [name, value] : ErrorHeaders(error)) res.set_header(name, value);
   res.set_content(Dump(error.body), "application/json");
 }
 

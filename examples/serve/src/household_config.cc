@@ -1,5 +1,6 @@
 #include "household_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -8,6 +9,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "request_credentials.h"
 #include "toml++/toml.h"
 
 namespace hearth::serve {
@@ -42,6 +45,19 @@ class TableReader {
       return Wrong(key, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
     }
     return v;
+  }
+  absl::StatusOr<std::optional<std::vector<std::string>>> StringList(absl::string_view key) {
+    const toml::node* node = Find(key);
+    if (node == nullptr) return std::optional<std::vector<std::string>>();
+    const toml::array* array = node->as_array();
+    std::vector<std::string> out;
+    for (size_t i = 0; array != nullptr && i < array->size(); ++i) {
+      std::optional<std::string_view> v = (*array)[i].value<std::string_view>();
+      if (!v) break;
+      out.emplace_back(*v);
+    }
+    if (array == nullptr || out.size() != array->size()) return Wrong(key, "an array of strings");
+    return std::optional<std::vector<std::string>>(std::move(out));
   }
   absl::StatusOr<std::optional<bool>> Bool(absl::string_view key) {
     const toml::node* node = Find(key);
@@ -127,11 +143,25 @@ absl::Status ParseClass(TableReader& r, WorkClassConfig& c, SloTarget& slo) {
 }
 
 absl::Status ParseKey(TableReader& r, ApiKeyConfig& k) {
+  absl::StatusOr<std::optional<std::string>> role = r.String("role");
+  if (!role.ok()) return role.status();
+  const std::string role_name = role->value_or("member");
+  if (role_name == "admin") {
+    k.role = KeyRole::kAdmin;
+  } else if (role_name == "metrics") {
+    k.role = KeyRole::kMetrics;
+  } else if (role_name != "member") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        r.path(), ".role is \"", role_name, "\"; must be \"member\", \"admin\" or \"metrics\""));
+  }
   for (auto [field, out] : {std::pair{"key", &k.key}, std::pair{"member", &k.member},
                             std::pair{"default_class", &k.default_class}}) {
     absl::StatusOr<std::optional<std::string>> v = r.String(field);
     if (!v.ok()) return v.status();
-    const bool needed = absl::string_view(field) != "default_class";
+    const absl::string_view f(field);
+    // Only a member key must belong to someone: an admin or scrape key may
+    // read pages without making calls.
+    const bool needed = f == "key" || (f == "member" && k.role == KeyRole::kMember);
     if (absl::Status s = r.Required(field, !needed || (v->has_value() && !(*v)->empty()));
         !s.ok()) {
       return s;
@@ -139,6 +169,20 @@ absl::Status ParseKey(TableReader& r, ApiKeyConfig& k) {
     if (v->has_value()) *out = **v;
   }
   if (k.default_class.empty()) k.default_class = "chat";
+  absl::StatusOr<std::optional<std::vector<std::string>>> allowed = r.StringList("allowed_classes");
+  if (!allowed.ok()) return allowed.status();
+  if (allowed->has_value()) {
+    if ((*allowed)->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          r.path(), ".allowed_classes is empty; list at least the key's default_class"));
+    }
+    k.allowed_classes = **std::move(allowed);
+  }
+  if (!IsToken68(k.key) || k.key.size() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        r.path(), ".key is not a token68 of at most 4096 bytes (letters, digits, -._~+/ then "
+        "'=' padding), so no Authorization header could carry it"));
+  }
   return r.NoUnknownKeys();
 }
 
@@ -189,13 +233,26 @@ absl::Status CheckReferences(const HouseholdConfig& c, absl::string_view origin)
     const ApiKeyConfig& k = c.keys[i];
     const std::string path = absl::StrCat(origin, ": key[", i, "]");
     if (!keys.insert(k.key).second) return absl::InvalidArgumentError(path + ".key is used twice");
-    if (!members.contains(k.member)) {
+    if (!k.member.empty() && !members.contains(k.member)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".member \"", k.member,
                                                      "\" is not a [[member]]"));
     }
     if (!classes.contains(k.default_class)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ".default_class \"", k.default_class,
                                                      "\" is not a class"));
+    }
+    for (size_t j = 0; j < k.allowed_classes.size(); ++j) {
+      if (!classes.contains(k.allowed_classes[j])) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ".allowed_classes[", j, "] \"",
+                                                       k.allowed_classes[j], "\" is not a class"));
+      }
+    }
+    if (!k.allowed_classes.empty() &&
+        std::find(k.allowed_classes.begin(), k.allowed_classes.end(), k.default_class) ==
+            k.allowed_classes.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ".allowed_classes [", absl::StrJoin(k.allowed_classes, ", "),
+          "] leaves out its default_class \"", k.default_class, "\"; list it too"));
     }
   }
   for (size_t i = 0; i < c.aliases.size(); ++i) {
@@ -288,6 +345,22 @@ absl::StatusOr<HouseholdConfig> ParseHouseholdToml(absl::string_view text,
   if (c.classes.empty()) DefaultClasses(&c.classes, &c.slos);
   if (absl::Status refs = CheckReferences(c, origin); !refs.ok()) return refs;
   return c;
+}
+
+std::vector<bool> AllowedClasses(const HouseholdConfig& config, const ApiKeyConfig& key) {
+  std::vector<bool> out(config.classes.size(), false);
+  int32_t default_priority = 0;
+  for (const WorkClassConfig& c : config.classes) {
+    if (c.name == key.default_class) default_priority = c.priority;
+  }
+  for (size_t i = 0; i < config.classes.size(); ++i) {
+    const WorkClassConfig& c = config.classes[i];
+    out[i] = key.allowed_classes.empty()
+                 ? c.name == key.default_class || c.priority < default_priority
+                 : std::find(key.allowed_classes.begin(), key.allowed_classes.end(), c.name) !=
+                       key.allowed_classes.end();
+  }
+  return out;
 }
 
 absl::StatusOr<HouseholdConfig> LoadHouseholdConfig(const std::string& path) {

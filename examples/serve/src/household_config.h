@@ -2,7 +2,8 @@
 //
 // The household a hearth-serve instance serves, read from a TOML file:
 // members (share weights, token quotas, queue limits), API keys (each
-// belongs to one member and names the work class its calls default to),
+// belongs to one member, names the work class its calls default to and
+// the classes it may use, and has a role that says which pages it reads),
 // model aliases (a model name that selects a work class, e.g.
 // "hearth-voice") and, optionally, the work classes with their SLOs.
 //
@@ -14,9 +15,14 @@
 //   max_queued_requests = 64     # unfinished requests at once; 0 = none
 //
 //   [[key]]
-//   key = "sk-ana-phone"
-//   member = "ana"
-//   default_class = "voice"
+//   key = "sk-ana-phone"         # a token68: letters, digits, -._~+/ then '='s
+//   member = "ana"               # optional for role "admin" and "metrics"
+//   default_class = "voice"      # default "chat"
+//   allowed_classes = ["voice", "chat"]   # default: default_class and every
+//                                # class of lower priority than it
+//   role = "member"              # "member": calls, and its own requests on
+//                                # the pages; "admin": also every member's;
+//                                # "metrics": scrapes /metrics, nothing else
 //
 //   [[alias]]
 //   model = "hearth-voice"
@@ -48,10 +54,18 @@
 
 namespace hearth::serve {
 
+// What a key may read and do beyond its member's calls (see the file
+// comment).
+enum class KeyRole { kMember, kAdmin, kMetrics };
+
 struct ApiKeyConfig {
   std::string key;
+  // Empty only for an admin or metrics key that makes no calls.
   std::string member;
   std::string default_class;
+  // Empty: the default (default_class and the classes of lower priority).
+  std::vector<std::string> allowed_classes;
+  KeyRole role = KeyRole::kMember;
 };
 
 struct ModelAliasConfig {
@@ -84,13 +98,21 @@ HouseholdConfig OpenHousehold();
 // ParseHouseholdToml()
 //
 // InvalidArgument naming `origin` and the field for malformed TOML, unknown
-// or mistyped keys, out-of-range values, duplicate names or keys, and keys
-// or aliases naming an unknown member or class.
+// or mistyped keys, out-of-range values, duplicate names or keys, a key
+// that is not a token68 (an Authorization header could not carry it), keys
+// or aliases naming an unknown member or class, and allowed_classes that
+// name an unknown class or leave out the key's default_class. Errors never
+// quote a key.
 absl::StatusOr<HouseholdConfig> ParseHouseholdToml(absl::string_view text,
                                                    absl::string_view origin);
 
 // Reads and parses `path` (NotFound when it cannot be read).
 absl::StatusOr<HouseholdConfig> LoadHouseholdConfig(const std::string& path);
+
+// The classes `key` may use, index for index over `config.classes`: its
+// allowed_classes, or by default its default class and every class of
+// strictly lower priority. REQUIRES: `key` passed ParseHouseholdToml.
+std::vector<bool> AllowedClasses(const HouseholdConfig& config, const ApiKeyConfig& key);
 
 }  // namespace hearth::serve
 

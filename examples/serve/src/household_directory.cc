@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "request_credentials.h"
 
 namespace hearth::serve {
 
@@ -19,6 +20,9 @@ HouseholdDirectory::HouseholdDirectory(const HouseholdConfig& config, std::strin
     }
     caller.member = k.member;
     caller.work_class = *FindClass(k.default_class);
+    caller.role = k.role;
+    caller.allowed_classes = k.member.empty() ? std::vector<bool>(class_names_.size(), false)
+                                              : AllowedClasses(config, k);
     keys_.emplace(k.key, caller);
   }
   for (const ModelAliasConfig& a : config.aliases) {
@@ -36,17 +40,22 @@ absl::StatusOr<WorkClassId> HouseholdDirectory::FindClass(absl::string_view name
 
 absl::StatusOr<Caller> HouseholdDirectory::Authenticate(absl::string_view authorization,
                                                         absl::string_view api_key) const {
-  absl::string_view key = api_key;
-  if (key.empty()) {
-    key = authorization;
-    if (!absl::ConsumePrefix(&key, "Bearer ") && !absl::ConsumePrefix(&key, "bearer ")) key = "";
-    key = absl::StripAsciiWhitespace(key);
-  }
+  std::vector<absl::string_view> auth_values, key_values;
+  if (!authorization.empty()) auth_values.push_back(authorization);
+  if (!api_key.empty()) key_values.push_back(api_key);
+  absl::StatusOr<std::string> key = PresentedKey(auth_values, key_values);
+  if (!key.ok() && keys_required_) return key.status();
+  return AuthenticateKey(key.ok() ? *key : "");
+}
+
+absl::StatusOr<Caller> HouseholdDirectory::AuthenticateKey(absl::string_view key) const {
   if (!keys_required_) {
     Caller open;
     open.user = UserId(0);
     open.member = member_names_[0];
     open.work_class = FindClass("chat").value_or(WorkClassId(0));
+    open.role = KeyRole::kAdmin;
+    open.allowed_classes.assign(class_names_.size(), true);
     return open;
   }
   if (key.empty()) {
@@ -58,9 +67,16 @@ absl::StatusOr<Caller> HouseholdDirectory::Authenticate(absl::string_view author
   return it->second;
 }
 
+absl::Status HouseholdDirectory::RequireMember(const Caller& caller) {
+  if (caller.user.valid()) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      "this key belongs to no member: it reads the server's pages and makes no calls");
+}
+
 absl::Status HouseholdDirectory::ResolveClass(absl::string_view model,
                                               absl::string_view class_header,
                                               Caller& caller) const {
+  if (absl::Status s = RequireMember(caller); !s.ok()) return s;
   bool known = model == model_name_;
   for (const auto& [alias, work_class] : aliases_) {
     if (alias == model) {
@@ -76,6 +92,16 @@ absl::Status HouseholdDirectory::ResolveClass(absl::string_view model,
     absl::StatusOr<WorkClassId> c = FindClass(class_header);
     if (!c.ok()) return c.status();
     caller.work_class = *c;
+  }
+  const uint32_t c = caller.work_class.value();
+  if (c >= caller.allowed_classes.size() || !caller.allowed_classes[c]) {
+    std::vector<std::string> allowed;
+    for (size_t i = 0; i < class_names_.size() && i < caller.allowed_classes.size(); ++i) {
+      if (caller.allowed_classes[i]) allowed.push_back(class_names_[i]);
+    }
+    return absl::PermissionDeniedError(absl::StrCat(
+        "this key may not use the work class \"", class_names_[c], "\"; it may use: ",
+        absl::StrJoin(allowed, ", ")));
   }
   return absl::OkStatus();
 }

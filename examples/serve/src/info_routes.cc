@@ -1,8 +1,10 @@
 // GET routes that describe the server: the models, health, Prometheus
 // metrics (the scheduler's, the server's and the job queues'), the status
 // JSON and the dashboard page; and the error handler that gives httplib's
-// own errors an OpenAI-shaped body.
+// own errors an OpenAI-shaped body. All but /healthz need a key (the gate,
+// request_gate.h), and show each key what page_views.h lets it see.
 
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -11,10 +13,27 @@
 #include "hearth/metrics/prometheus.h"
 #include "http_routes.h"
 #include "jobs_status_json.h"
-#include "status_json.h"
+#include "page_views.h"
+#include "request_gate.h"
 
 namespace hearth::serve {
 namespace {
+
+std::string ConnectionMetrics(const ConnectionStats& c) {
+  return absl::StrCat(
+      "# HELP hearth_serve_connections Open HTTP connections; strangers have shown no valid key.\n"
+      "# TYPE hearth_serve_connections gauge\n"
+      "hearth_serve_connections{kind=\"member\"} ", c.open - c.strangers, "\n",
+      "hearth_serve_connections{kind=\"stranger\"} ", c.strangers, "\n",
+      "# HELP hearth_serve_connections_ended_early_total Connections refused at a cap, shed to make "
+      "room, or cut at a head or body deadline.\n"
+      "# TYPE hearth_serve_connections_ended_early_total counter\n"
+      "hearth_serve_connections_ended_early_total{reason=\"refused\"} ", c.refused, "\n",
+      "hearth_serve_connections_ended_early_total{reason=\"shed\"} ", c.shed, "\n",
+      "hearth_serve_connections_ended_early_total{reason=\"head_timeout\"} ", c.head_timeouts, "\n",
+      "hearth_serve_connections_ended_early_total{reason=\"body_timeout\"} ", c.body_timeouts,
+      "\n");
+}
 
 std::string ServerMetrics(const ServeContext& ctx, const EngineSnapshot& s) {
   return absl::StrCat(
@@ -26,13 +45,30 @@ std::string ServerMetrics(const ServeContext& ctx, const EngineSnapshot& s) {
       "hearth_serve_disconnect_cancels_total ", s.disconnect_cancels, "\n",
       "# HELP hearth_serve_draining 1 once SIGTERM closed intake.\n"
       "# TYPE hearth_serve_draining gauge\n"
-      "hearth_serve_draining ", ctx.engine->intake_closed() ? 1 : 0, "\n");
+      "hearth_serve_draining ", ctx.engine->intake_closed() ? 1 : 0, "\n",
+      ctx.connections != nullptr ? ConnectionMetrics(ctx.connections->Stats()) : "");
 }
+
+// The caller, or the error already written to `res`.
+std::optional<Caller> CallerOr(const ServeContext& ctx, const httplib::Request& req,
+                               httplib::Response& res, absl::Status (*may)(const Caller&)) {
+  absl::StatusOr<Caller> caller = CallerOf(*ctx.directory, req);
+  absl::Status allowed = caller.ok() ? may(*caller) : caller.status();
+  if (!allowed.ok()) {
+    ReplyError(res, ErrorFor(allowed));
+    return std::nullopt;
+  }
+  return *std::move(caller);
+}
+
+absl::Status AnyKey(const Caller&) { return absl::OkStatus(); }
 
 }  // namespace
 
 void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
-  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  server.Get("/", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    if (!CallerOr(ctx, req, res, MayReadStatus)) return;
+    res.set_header("Cache-Control", "no-store");
     res.set_content(std::string(DashboardHtml()), "text/html; charset=utf-8");
   });
   server.Get("/healthz", [&ctx](const httplib::Request&, httplib::Response& res) {
@@ -41,26 +77,30 @@ void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
     res.set_content(draining ? R"({"status":"draining"})" : R"({"status":"ok"})",
                     "application/json");
   });
-  server.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
+  server.Get("/metrics", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    std::optional<Caller> caller = CallerOr(ctx, req, res, AnyKey);
+    if (!caller) return;
     std::shared_ptr<const EngineSnapshot> s = ctx.engine->snapshot();
     PrometheusOptions po;
     po.gauges = s->gauges;
     po.router_names = true;
     po.model_name = s->model;
-    std::string body = PrometheusText(s->report, po) + ServerMetrics(ctx, *s);
+    std::string body = PrometheusText(MetricsView(*caller, s->report), po) + ServerMetrics(ctx, *s);
     if (ctx.jobs != nullptr) body += JobsPrometheusText(ctx.jobs->Stats());
+    res.set_header("Cache-Control", "no-store");
     res.set_content(body, "text/plain; version=0.0.4; charset=utf-8");
   });
-  server.Get("/v1/hearth/status", [&ctx](const httplib::Request&, httplib::Response& res) {
+  server.Get("/v1/hearth/status", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    std::optional<Caller> caller = CallerOr(ctx, req, res, MayReadStatus);
+    if (!caller) return;
     res.set_header("Cache-Control", "no-store");
-    nlohmann::json status = StatusJson(*ctx.engine->snapshot(), ctx.engine->live());
+    nlohmann::json status =
+        StatusView(*caller, *ctx.engine->snapshot(), ctx.engine->live(), *ctx.ids);
     if (ctx.jobs != nullptr) status["jobs"] = JobsStatusJson(ctx.jobs->Stats());
     res.set_content(Dump(status), "application/json");
   });
   server.Get("/v1/models", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<Caller> caller = ctx.directory->Authenticate(
-        req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
-    if (!caller.ok()) return ReplyError(res, ErrorFor(caller.status()));
+    if (!CallerOr(ctx, req, res, MayCall)) return;
     nlohmann::json data = nlohmann::json::array();
     for (const std::string& name : ctx.directory->ModelNames()) {
       data.push_back({{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "hearth"}});

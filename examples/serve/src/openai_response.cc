@@ -1,5 +1,9 @@
 #include "openai_response.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
 namespace hearth::serve {
 
 using Json = nlohmann::json;
@@ -82,6 +86,13 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
       e.status = 401;
       type = "invalid_request_error";
       code = "invalid_api_key";
+      // RFC 9110: a 401 names the scheme that would be accepted.
+      e.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"hearth-serve\"");
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      e.status = 403;
+      type = "invalid_request_error";
+      code = "permission_denied";
       break;
     case absl::StatusCode::kNotFound:
       e.status = 404;
@@ -116,12 +127,40 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
       e.status = 500;
       break;
   }
+  std::string message(status.message());
+  if (e.status == 429 && retry_after_s > kMaxRetryAfterS) {
+    // Retry-After stops at kMaxRetryAfterS: the message keeps the true wait.
+    absl::StrAppend(&message, "; it renews in ", retry_after_s, " s");
+  }
   e.body = {{"error",
-             {{"message", std::string(status.message())},
+             {{"message", message},
               {"type", type},
               {"param", nullptr},
               {"code", code}}}};
   return e;
+}
+
+HttpError HttpErrorOf(int http_status, absl::string_view message, absl::string_view code) {
+  HttpError e;
+  e.status = http_status;
+  e.body = {{"error",
+             {{"message", std::string(message)},
+              {"type", "invalid_request_error"},
+              {"param", nullptr},
+              {"code", code.empty() ? Json(nullptr) : Json(std::string(code))}}}};
+  return e;
+}
+
+std::vector<std::pair<std::string, std::string>> ErrorHeaders(const HttpError& error) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (error.retry_after_s > 0) {
+    out.emplace_back("Retry-After", std::to_string(std::min(error.retry_after_s, kMaxRetryAfterS)));
+    // Clients that obey Retry-After (the OpenAI SDKs) would otherwise sleep
+    // inside a call for up to the quota window, or retry far too early.
+    if (error.retry_after_s > kMaxRetryAfterS) out.emplace_back("x-should-retry", "false");
+  }
+  out.insert(out.end(), error.headers.begin(), error.headers.end());
+  return out;
 }
 
 }  // namespace hearth::serve

@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
@@ -57,15 +59,30 @@ std::string Dump(const nlohmann::json& j);
 struct HttpError {
   int status = 500;
   nlohmann::json body;
-  // Seconds, for 429 and 503; 0: no Retry-After header.
+  // Seconds until a retry may succeed, for 429 and 503; 0: no Retry-After
+  // header. The header says at most kMaxRetryAfterS; a longer wait adds
+  // `x-should-retry: false` (clients should not sleep that long in a call).
   int retry_after_s = 0;
+  // More response headers (WWW-Authenticate, Connection).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
+inline constexpr int kMaxRetryAfterS = 60;
+
 // The HTTP status and OpenAI error object for `status` (REQUIRES: not OK):
-// InvalidArgument 400, Unauthenticated 401, NotFound 404, OutOfRange 413
-// (too long for the context), ResourceExhausted 429, Unavailable 503,
-// DeadlineExceeded 504, Cancelled 499, anything else 500.
+// InvalidArgument 400, Unauthenticated 401 (with a Bearer challenge),
+// PermissionDenied 403, NotFound 404, OutOfRange 413 (too long for the
+// context), ResourceExhausted 429, Unavailable 503, DeadlineExceeded 504,
+// Cancelled 499, anything else 500.
 HttpError ErrorFor(const absl::Status& status, int retry_after_s = 0);
+
+// An OpenAI-shaped error for an HTTP status no absl code stands for (408,
+// 411, 431, ...): type "invalid_request_error", `code` (empty: null).
+HttpError HttpErrorOf(int http_status, absl::string_view message, absl::string_view code);
+
+// The headers `error` is sent with: Retry-After (capped), x-should-retry,
+// then error.headers.
+std::vector<std::pair<std::string, std::string>> ErrorHeaders(const HttpError& error);
 
 }  // namespace hearth::serve
 

@@ -13,16 +13,22 @@
 namespace hearth::serve {
 namespace {
 
-absl::StatusOr<RequestId> ParseParent(absl::string_view text) {
+// The request an X-Hearth-Parent names: one of the caller's own, by the id
+// its client was shown. Another member's id reads as no id at all, so the
+// answer cannot tell whose it is.
+absl::StatusOr<RequestId> ParseParent(const ServeContext& ctx, absl::string_view text,
+                                      UserId caller) {
   if (text.empty()) return RequestId();
-  absl::string_view digits = text;
-  if (!absl::ConsumePrefix(&digits, "chatcmpl-")) absl::ConsumePrefix(&digits, "cmpl-");
-  uint64_t id = 0;
-  if (!absl::SimpleAtoi(digits, &id) || !RequestId(id).valid()) {
+  absl::string_view shown = text;
+  if (!absl::ConsumePrefix(&shown, "chatcmpl-")) absl::ConsumePrefix(&shown, "cmpl-");
+  std::optional<RequestId> id =
+      ctx.ids == nullptr ? std::nullopt : ctx.ids->Resolve(shown, caller);
+  if (!id) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "X-Hearth-Parent \"", text, "\" is not a request id (\"chatcmpl-<n>\" or \"<n>\")"));
+        "X-Hearth-Parent \"", text, "\" names no recent request of this member (send the id of "
+        "one of your answers: \"chatcmpl-<id>\", \"cmpl-<id>\" or X-Hearth-Request-Id)"));
   }
-  return RequestId(id);
+  return *id;
 }
 
 // The generation budget: what was asked, or the default, within the context.
@@ -83,7 +89,7 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<RequestId> parent = ParseParent(headers.hearth_parent);
+  absl::StatusOr<RequestId> parent = ParseParent(ctx, headers.hearth_parent, caller->user);
   if (!parent.ok()) return parent.status();
   absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request);
   if (!tokens.ok()) return tokens.status();

@@ -28,8 +28,9 @@ struct CallHeaders {
   std::string authorization;
   std::string api_key;
   std::string hearth_class;
-  // The id of the request whose answer triggered this call: "chatcmpl-12",
-  // "cmpl-12" or "12".
+  // The id of the request whose answer triggered this call, as its client
+  // was shown it (public_request_ids.h): "chatcmpl-<id>", "cmpl-<id>" or
+  // "<id>".
   std::string hearth_parent;
 };
 
@@ -45,6 +46,7 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
 
 // Seconds a member refused with `refusal` (ResourceExhausted from Submit)
 // should wait: to its next quota window when the quota refused it, else 1.
+// (The Retry-After header caps it: openai_response.h.)
 int RetryAfterSeconds(const ServeContext& ctx, UserId user, const absl::Status& refusal);
 
 }  // namespace hearth::serve

@@ -2,8 +2,9 @@
 //
 // What the HTTP handlers share: the engine, the job queues (templating,
 // tokenisation and document parsing run there, not on the HTTP thread), the
-// model's text functions, the household directory and the server's limits.
-// Owned by main(), which outlives the HTTP server.
+// model's text functions, the household directory, the public request ids,
+// the connection register and the server's limits. Owned by main(), which
+// outlives the HTTP server.
 
 #ifndef HEARTH_SERVE_SERVE_CONTEXT_H_
 #define HEARTH_SERVE_SERVE_CONTEXT_H_
@@ -11,10 +12,12 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "connection_guard.h"
 #include "hearth/jobs/job_pool.h"
 #include "household_config.h"
 #include "household_directory.h"
 #include "model_text.h"
+#include "public_request_ids.h"
 #include "serve_engine.h"
 
 namespace hearth::serve {
@@ -22,12 +25,9 @@ namespace hearth::serve {
 struct ServeLimits {
   // max_tokens when a request names none (clipped to the context left).
   int32_t default_max_tokens = 256;
-  // A non-streamed answer not ready after this long is sent as a chunked
-  // body with whitespace keep-alives before its JSON (valid JSON), so that
-  // a client that left is noticed and its request cancelled. Its status is
-  // then 200 whatever happens later; a failure is an error object in it.
-  absl::Duration keepalive_after = absl::Seconds(2);
-  // Streams write an SSE comment this often while no token comes.
+  // Streams write an SSE comment this often while no token comes; a
+  // non-streamed answer, sent whole with its true status once it is known,
+  // checks this often meanwhile whether its client left (and cancels).
   absl::Duration keepalive_every = absl::Milliseconds(250);
   // Longest wait for a job queue before the call ends 504: templating and
   // tokenisation (interactive queue), parsing and chunking a document
@@ -42,6 +42,9 @@ struct ServeContext {
   const ModelText* text = nullptr;
   const HouseholdDirectory* directory = nullptr;
   const HouseholdConfig* household = nullptr;
+  PublicRequestIds* ids = nullptr;
+  // May be null (no disconnect checks, no connection metrics).
+  const ConnectionGuard* connections = nullptr;
   ServeLimits limits;
 };
 
