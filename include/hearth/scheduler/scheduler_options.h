@@ -66,7 +66,12 @@ struct ModelConfig {
 // queue apart from runnable work (they never delay requests of resident
 // models, as in Bidaw); loads are issued as plan commands, a bounded number
 // at a time, after evicting idle models least recently used first. KV blocks
-// are limited to the memory left after resident weights.
+// are limited to the memory left after resident weights. A load takes only
+// memory that requests holding KV do not need to reach their full length;
+// base models load in request order, adapters as soon as their base is
+// ready and they fit; a base kept only by requests waiting for one of its
+// adapters to load may be unloaded for another model. So no order of
+// requests leaves one waiting forever for a model.
 //
 // The engine performs a step's model commands before its forward pass; a
 // load counts as done when Complete() answers that plan without listing it
