@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "capi/c_time.h"
+#include "hearth/common/names.h"
+#include "internal/status_macros.h"
 
 namespace hearth::capi {
 namespace {
@@ -124,6 +126,15 @@ absl::Status JsonFields::Read(std::string_view key, std::string* out) const {
                                                     "; must be a string"));
   }
   *out = value->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::ReadName(std::string_view key, std::string* out) const {
+  std::string name = *out;
+  HEARTH_RETURN_IF_ERROR(Read(key, &name));
+  if (Find(key) == nullptr) return absl::OkStatus();
+  HEARTH_RETURN_IF_ERROR(ValidateName(name, absl::StrCat("options JSON: \"", PathOf(key), "\"")));
+  *out = std::move(name);
   return absl::OkStatus();
 }
 

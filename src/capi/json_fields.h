@@ -35,6 +35,8 @@ class JsonFields {
   absl::Status Read(std::string_view key, double* out) const;
   absl::Status Read(std::string_view key, bool* out) const;
   absl::Status Read(std::string_view key, std::string* out) const;
+  // A string that must be a valid name (hearth/common/names.h).
+  absl::Status ReadName(std::string_view key, std::string* out) const;
   // Seconds; null is InfiniteDuration.
   absl::Status ReadSeconds(std::string_view key, absl::Duration* out) const;
 

@@ -42,8 +42,8 @@ absl::Status ReadModel(const JsonFields& f, ModelConfig& m) {
   HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "context_length", "vocab_size",
                                       "kv_bytes_per_token", "weights_bytes",
                                       "preload", "keep_alive_s", "base_model"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("base_model", &m.base_model));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &m.name));
+  HEARTH_RETURN_IF_ERROR(f.ReadName("base_model", &m.base_model));
+  HEARTH_RETURN_IF_ERROR(f.ReadName("name", &m.name));
   HEARTH_RETURN_IF_ERROR(f.Read("context_length", &m.context_length));
   HEARTH_RETURN_IF_ERROR(f.Read("vocab_size", &m.vocab_size));
   HEARTH_RETURN_IF_ERROR(f.Read("kv_bytes_per_token", &m.kv_bytes_per_token));
@@ -55,7 +55,7 @@ absl::Status ReadModel(const JsonFields& f, ModelConfig& m) {
 absl::Status ReadUser(const JsonFields& f, UserConfig& u) {
   HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "weight", "max_queued_requests",
                                       "token_quota", "quota_window_s"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &u.name));
+  HEARTH_RETURN_IF_ERROR(f.ReadName("name", &u.name));
   HEARTH_RETURN_IF_ERROR(f.Read("weight", &u.weight));
   HEARTH_RETURN_IF_ERROR(f.Read("max_queued_requests", &u.max_queued_requests));
   HEARTH_RETURN_IF_ERROR(f.Read("token_quota", &u.token_quota));
@@ -67,7 +67,7 @@ absl::Status ReadWorkClass(const JsonFields& f, WorkClassConfig& c) {
                                       "kv_block_budget", "borrow",
                                       "queue_timeout_s", "max_retries",
                                       "weight", "ttft_slo_s", "tpot_slo_s"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &c.name));
+  HEARTH_RETURN_IF_ERROR(f.ReadName("name", &c.name));
   HEARTH_RETURN_IF_ERROR(f.Read("priority", &c.priority));
   HEARTH_RETURN_IF_ERROR(f.Read("max_running", &c.max_running));
   HEARTH_RETURN_IF_ERROR(f.Read("kv_block_budget", &c.kv_block_budget));

@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/common/names.h"
 #include "internal/status_macros.h"
 #include "hearth/scheduler/step_plan.h"
 #include "scheduler/pending_shares.h"
@@ -71,6 +73,8 @@ absl::Status ValidateNames(const std::vector<Config>& configs, absl::string_view
     if (configs[i].name.empty()) {
       return Invalid(absl::StrCat(field, "[", i, "].name"), "is empty; names must be non-empty");
     }
+    HEARTH_RETURN_IF_ERROR(
+        ValidateName(configs[i].name, absl::StrCat("SchedulerOptions.", field, "[", i, "].name")));
     if (!seen.insert(configs[i].name).second) {
       return Invalid(absl::StrCat(field, "[", i, "].name"),
                      absl::StrCat("\"", configs[i].name, "\" is used twice; names must be unique"));
@@ -107,7 +111,7 @@ absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
   const std::string field = absl::StrCat("models[", i, "].base_model");
   const int64_t found = BaseModelIndex(o, m);
   if (found < 0 || found == static_cast<int64_t>(i)) {
-    return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
+    return Invalid(field, absl::StrCat("names \"", absl::CHexEscape(m.base_model.substr(0, 64)),
                                        "\", which is not another model of SchedulerOptions.models"));
   }
   const auto base = o.models.begin() + found;
@@ -424,6 +428,14 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
   for (auto s : {ValidateNames(o.models, "models"), ValidateNames(o.users, "users"),
                  ValidateNames(o.work_classes, "work_classes")}) {
     if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < o.users.size(); ++i) {
+    if (o.users[i].name == kOtherUsersName) {
+      return Invalid(absl::StrCat("users[", i, "].name"),
+                     absl::StrCat("is \"", kOtherUsersName,
+                                  "\", which is reserved: Prometheus series sum the users beyond "
+                                  "PrometheusOptions::max_user_series under it"));
+    }
   }
   for (auto check : {ValidateModels, ValidateUsers, ValidateWorkClasses, ValidateKvCache,
                      ValidateResidency, ValidateLimits, ValidateIntake}) {

@@ -209,13 +209,16 @@ HEARTH_C_API hearth_status hearth_options_set_policy(hearth_options* options,
 HEARTH_C_API hearth_status hearth_options_set_context_length(
     hearth_options* options, int32_t context_length, hearth_error** error);
 /* Replaces the user list with this user the first time it is called, then
- * appends. */
+ * appends. `name` must be a valid name (hearth/common/names.h: 1 to 256
+ * bytes of UTF-8 without control characters), not "_other"; checked here,
+ * reading at most 257 bytes. */
 HEARTH_C_API hearth_status hearth_options_add_user(hearth_options* options,
                                                    const char* name,
                                                    double weight,
                                                    hearth_error** error);
 /* Replaces the class list with this class the first time it is called, then
- * appends. queue_timeout_s: INFINITY for none. */
+ * appends. `name` as for hearth_options_add_user. queue_timeout_s: INFINITY
+ * for none. */
 HEARTH_C_API hearth_status hearth_options_add_work_class(
     hearth_options* options, const char* name, int32_t priority,
     int32_t max_running, double queue_timeout_s, hearth_error** error);

@@ -24,7 +24,8 @@ namespace hearth {
 class MetricsSink;
 
 struct ModelConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h: 1 to 256 bytes of UTF-8,
+  // no control characters).
   std::string name = "default";
   // Maximum sequence length (prompt + generated tokens). Must be in
   // [2, 2^30].
@@ -96,7 +97,8 @@ struct ResidencyConfig {
 };
 
 struct UserConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h), not kOtherUsersName
+  // ("_other", the Prometheus series of users beyond max_user_series).
   std::string name = "default";
   // Share weight for fairness policies. Must be in (0, 1e9].
   double weight = 1.0;
@@ -121,7 +123,7 @@ struct UserConfig {
 // them on capacity nobody else is using, and such borrowed sequences are the
 // first to be preempted when a class within its entitlement needs room.
 struct WorkClassConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h).
   std::string name = "default";
   // Higher is more urgent. Priority-ranking policies add it to each request's
   // RequestSpec::priority (see RequestView::priority).
