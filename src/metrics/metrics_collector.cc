@@ -340,7 +340,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
 
 void MetricsCollector::OnStep(const StepPlan& plan,
                               const StepOutcome& outcome) {
-  const absl::Time end = StepEnd(plan, outcome, options_.clock);
+  const absl::Time end = StepEnd(plan, outcome, options_.clock, last_step_end_);
   ++steps_;
   // With overlapped planning a step is planned before the one before it
   // ended; its engine time starts where that one's stopped.
