@@ -61,8 +61,7 @@ json ParseRefusingDuplicates(std::string_view text) {
     absl::flat_hash_set<std::string> keys;
   };
   std::vector<Frame> frames;
-  // Called before a value (a scalar, an object or an array) begins in the
-  // innermost frame, and after it ends.
+  // The path of key `last` of the innermost object.
   auto path_to = [&frames](std::string_view last) {
     std::string path;
     for (size_t i = 0; i < frames.size(); ++i) {
@@ -77,6 +76,8 @@ json ParseRefusingDuplicates(std::string_view text) {
     }
     return path;
   };
+  // After a value (a scalar, an object or an array) ends: the next element
+  // of an array is the next index.
   auto value_ended = [&frames] {
     if (!frames.empty() && frames.back().array) ++frames.back().index;
   };
