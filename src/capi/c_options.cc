@@ -7,6 +7,7 @@
 #include "capi/c_handles.h"
 #include "capi/c_status.h"
 #include "capi/options_json.h"
+#include "hearth/common/names.h"
 
 using hearth::capi::Fail;
 using hearth::capi::FromStatus;
@@ -100,10 +101,21 @@ hearth_status hearth_options_add_user(hearth_options* options, const char* name,
   return Guard(error, "hearth_options_add_user", [&] {
     HEARTH_C_REQUIRE(options, "hearth_options_add_user", error);
     HEARTH_C_REQUIRE(name, "hearth_options_add_user", error);
+    const std::string_view text = BoundedString(name, hearth::kMaxNameBytes);
+    if (hearth_status s = FromStatus(
+            hearth::ValidateName(text, "hearth_options_add_user: name"), error);
+        s != HEARTH_OK) {
+      return s;
+    }
+    if (text == hearth::kOtherUsersName) {
+      return Fail(error, HEARTH_INVALID_ARGUMENT,
+                  "hearth_options_add_user: name \"_other\" is reserved (the Prometheus "
+                  "series of users beyond the per-user series)");
+    }
     if (!options->users_added) options->scheduler.users.clear();
     options->users_added = true;
     hearth::UserConfig& user = options->scheduler.users.emplace_back();
-    user.name = name;
+    user.name = std::string(text);
     user.weight = weight;
     return HEARTH_OK;
   });
@@ -117,6 +129,12 @@ hearth_status hearth_options_add_work_class(hearth_options* options,
   return Guard(error, "hearth_options_add_work_class", [&] {
     HEARTH_C_REQUIRE(options, "hearth_options_add_work_class", error);
     HEARTH_C_REQUIRE(name, "hearth_options_add_work_class", error);
+    const std::string_view text = BoundedString(name, hearth::kMaxNameBytes);
+    if (hearth_status s = FromStatus(
+            hearth::ValidateName(text, "hearth_options_add_work_class: name"), error);
+        s != HEARTH_OK) {
+      return s;
+    }
     // Checked here, not at create: absl::Seconds(NaN) would hide the NaN.
     if (std::isnan(queue_timeout_s) || queue_timeout_s == -INFINITY) {
       return Fail(error, HEARTH_INVALID_ARGUMENT,
@@ -126,7 +144,7 @@ hearth_status hearth_options_add_work_class(hearth_options* options,
     if (!options->classes_added) options->scheduler.work_classes.clear();
     options->classes_added = true;
     hearth::WorkClassConfig& c = options->scheduler.work_classes.emplace_back();
-    c.name = name;
+    c.name = std::string(text);
     c.priority = priority;
     c.max_running = max_running;
     c.queue_timeout = queue_timeout_s == INFINITY ? absl::InfiniteDuration()

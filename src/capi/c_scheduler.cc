@@ -12,9 +12,11 @@
 #include "capi/c_handles.h"
 #include "capi/c_status.h"
 #include "capi/c_time.h"
+#include "hearth/common/names.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/policy/policy_registry.h"
 #include "internal/status_macros.h"
+#include "scheduler/options_validation.h"
 
 using hearth::capi::Fail;
 using hearth::capi::FromStatus;
@@ -22,9 +24,6 @@ using hearth::capi::Guard;
 
 namespace {
 
-// A name a request gives is looked up in a registry of configured names,
-// none longer than this needs to be; reading a caller's string stops there.
-constexpr size_t kMaxNameBytes = size_t{1} << 16;
 
 absl::StatusOr<std::unique_ptr<hearth::MetricsCollector>> MakeCollector(
     const hearth_options& o) {
@@ -41,6 +40,9 @@ absl::Status Create(const hearth_options& o, hearth_scheduler& out) {
   hearth::SchedulerOptions options = o.scheduler;
   HEARTH_ASSIGN_OR_RETURN(options.policy_factory,
                           hearth::MakePolicyFactory(o.policy, o.policy_config));
+  // First, so that a bad name is reported as the options' field it came
+  // from, not as the collector's copy of it.
+  HEARTH_RETURN_IF_ERROR(hearth::internal::ValidateOptions(options));
   HEARTH_ASSIGN_OR_RETURN(out.collector, MakeCollector(o));
   options.metrics_sink = out.collector.get();
   HEARTH_ASSIGN_OR_RETURN(out.scheduler, hearth::Scheduler::Create(std::move(options)));
@@ -59,10 +61,12 @@ absl::Status Create(const hearth_options& o, hearth_scheduler& out) {
 template <typename Id, typename Find>
 absl::StatusOr<Id> Lookup(const char* name, Find find) {
   if (name == nullptr) return Id(0);
-  const size_t length = strnlen(name, kMaxNameBytes + 1);
-  if (length > kMaxNameBytes) {
+  // Configured names are at most kMaxNameBytes long; reading a caller's
+  // string stops one byte past that.
+  const size_t length = strnlen(name, hearth::kMaxNameBytes + 1);
+  if (length > hearth::kMaxNameBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("name is longer than ", kMaxNameBytes, " bytes"));
+        absl::StrCat("name is longer than ", hearth::kMaxNameBytes, " bytes"));
   }
   return find(std::string_view(name, length));
 }

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "capi/c_time.h"
+#include "hearth/common/names.h"
+#include "internal/status_macros.h"
 
 namespace hearth::capi {
 namespace {
@@ -36,23 +38,34 @@ const nlohmann::json* JsonFields::Find(std::string_view key) const {
   return it == object_.end() ? nullptr : &*it;
 }
 
-absl::Status JsonFields::CheckKeys(
-    std::initializer_list<std::string_view> known) const {
-  if (!object_.is_object()) {
-    return JsonFieldError(path_, absl::StrCat("is ", object_.type_name(),
-                                              "; must be an object"));
+namespace {
+
+template <typename Keys>
+absl::Status CheckKeysOf(const nlohmann::json& object, const JsonFields& f,
+                         const std::string& path, const Keys& known) {
+  if (!object.is_object()) {
+    return JsonFieldError(path, absl::StrCat("is ", object.type_name(), "; must be an object"));
   }
-  for (auto it = object_.begin(); it != object_.end(); ++it) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
     bool found = false;
     for (std::string_view k : known) found = found || k == it.key();
     if (!found) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "options JSON: unknown key \"", PathOf(it.key()), "\"; known keys",
-          path_.empty() ? "" : absl::StrCat(" of \"", path_, "\""), ": ",
-          JoinNames(known)));
+          "options JSON: unknown key \"", f.PathOf(it.key()), "\"; known keys",
+          path.empty() ? "" : absl::StrCat(" of \"", path, "\""), ": ", JoinNames(known)));
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status JsonFields::CheckKeys(std::initializer_list<std::string_view> known) const {
+  return CheckKeysOf(object_, *this, path_, known);
+}
+
+absl::Status JsonFields::CheckKeys(const std::vector<std::string>& known) const {
+  return CheckKeysOf(object_, *this, path_, known);
 }
 
 absl::Status JsonFields::ReadInteger(std::string_view key, int64_t min,
@@ -124,6 +137,15 @@ absl::Status JsonFields::Read(std::string_view key, std::string* out) const {
                                                     "; must be a string"));
   }
   *out = value->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::ReadName(std::string_view key, std::string* out) const {
+  std::string name = *out;
+  HEARTH_RETURN_IF_ERROR(Read(key, &name));
+  if (Find(key) == nullptr) return absl::OkStatus();
+  HEARTH_RETURN_IF_ERROR(ValidateName(name, absl::StrCat("options JSON: \"", PathOf(key), "\"")));
+  *out = std::move(name);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@ class JsonFields {
   // InvalidArgument unless the value is an object whose keys are all in
   // `known` (the message lists them).
   absl::Status CheckKeys(std::initializer_list<std::string_view> known) const;
+  absl::Status CheckKeys(const std::vector<std::string>& known) const;
 
   // Each leaves *out alone when `key` is absent. Integers must be integral
   // JSON numbers within the type's range.
@@ -35,6 +37,8 @@ class JsonFields {
   absl::Status Read(std::string_view key, double* out) const;
   absl::Status Read(std::string_view key, bool* out) const;
   absl::Status Read(std::string_view key, std::string* out) const;
+  // A string that must be a valid name (hearth/common/names.h).
+  absl::Status ReadName(std::string_view key, std::string* out) const;
   // Seconds; null is InfiniteDuration.
   absl::Status ReadSeconds(std::string_view key, absl::Duration* out) const;
 

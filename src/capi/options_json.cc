@@ -1,15 +1,21 @@
 #include "capi/options_json.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "capi/c_status.h"
 #include "capi/json_fields.h"
 #include "capi/policy_json.h"
 #include "hearth/policy/policy_registry.h"
 #include "internal/status_macros.h"
+#include "scheduler/options_schema.h"
 
 namespace hearth::capi {
 namespace {
@@ -38,45 +44,197 @@ int NestingDepth(std::string_view text) {
   return deepest;
 }
 
+// A key seen twice in one object, with its path ("users[1].name").
+struct DuplicateKey {
+  std::string path;
+};
+
+// nlohmann keeps the last of repeated keys; options are refused instead,
+// so that what the host wrote twice is never silently one of the two. The
+// parser's callback follows where it is (objects' current keys, arrays'
+// indices) and throws DuplicateKey.
+json ParseRefusingDuplicates(std::string_view text) {
+  struct Frame {
+    bool array = false;
+    size_t index = 0;
+    std::string key;
+    absl::flat_hash_set<std::string> keys;
+  };
+  std::vector<Frame> frames;
+  // The path of key `last` of the innermost object.
+  auto path_to = [&frames](std::string_view last) {
+    std::string path;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const Frame& f = frames[i];
+      const bool innermost = i + 1 == frames.size();
+      if (f.array) {
+        absl::StrAppend(&path, "[", f.index, "]");
+      } else {
+        const std::string_view key = innermost ? last : std::string_view(f.key);
+        absl::StrAppend(&path, path.empty() ? "" : ".", AbslView(key.substr(0, 64)));
+      }
+    }
+    return path;
+  };
+  // After a value (a scalar, an object or an array) ends: the next element
+  // of an array is the next index.
+  auto value_ended = [&frames] {
+    if (!frames.empty() && frames.back().array) ++frames.back().index;
+  };
+  json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames.emplace_back().array = event == json::parse_event_t::array_start;
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) throw DuplicateKey{path_to(f.key)};
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        value_ended();
+        break;
+      case json::parse_event_t::value:
+        value_ended();
+        break;
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), callback);
+}
+
+// A table field's key: its last path segment, seconds for a Duration.
+template <typename T>
+std::string KeyOf(std::string_view segment) {
+  std::string key(segment);
+  if constexpr (std::is_same_v<T, absl::Duration>) key += "_s";
+  return key;
+}
+
+absl::Status ReadValue(const JsonFields& f, const std::string& key, int32_t* v) {
+  return f.Read(key, v);
+}
+absl::Status ReadValue(const JsonFields& f, const std::string& key, int64_t* v) {
+  return f.Read(key, v);
+}
+absl::Status ReadValue(const JsonFields& f, const std::string& key, double* v) {
+  return f.Read(key, v);
+}
+absl::Status ReadValue(const JsonFields& f, const std::string& key, bool* v) {
+  return f.Read(key, v);
+}
+absl::Status ReadValue(const JsonFields& f, const std::string& key, absl::Duration* v) {
+  return f.ReadSeconds(key, v);
+}
+// Every string field of the options is a name, or names a model.
+absl::Status ReadValue(const JsonFields& f, const std::string& key, std::string* v) {
+  return f.ReadName(key, v);
+}
+absl::Status ReadValue(const JsonFields& f, const std::string& key, PreemptionMode* v) {
+  std::string mode;
+  HEARTH_RETURN_IF_ERROR(f.Read(key, &mode));
+  if (mode == "recompute") {
+    *v = PreemptionMode::kRecompute;
+  } else if (mode == "swap") {
+    *v = PreemptionMode::kSwap;
+  } else if (f.Find(key) != nullptr) {
+    return JsonFieldError(f.PathOf(key), "must be \"recompute\" or \"swap\"");
+  }
+  return absl::OkStatus();
+}
+
+// Reads the fields a visitor of options_schema.h walks from the object
+// `f`: "kv.block_size" from f's "kv" object, key "block_size".
+class TableReader {
+ public:
+  explicit TableReader(const JsonFields& f) : f_(f) {}
+
+  template <typename T>
+  void operator()(const internal::OptionField& field, T& value) {
+    if (!status_.ok()) return;
+    const size_t dot = field.path.find('.');
+    if (dot == std::string_view::npos) {
+      status_ = ReadValue(f_, KeyOf<T>(field.path), &value);
+      return;
+    }
+    const std::string object(field.path.substr(0, dot));
+    const json* nested = f_.Find(object);
+    if (nested == nullptr) return;
+    if (!nested->is_object()) {
+      status_ = JsonFieldError(f_.PathOf(object),
+                               absl::StrCat("is ", nested->type_name(), "; must be an object"));
+      return;
+    }
+    status_ = ReadValue(JsonFields(*nested, f_.PathOf(object)), KeyOf<T>(field.path.substr(dot + 1)),
+                        &value);
+  }
+
+  absl::Status status() const { return status_; }
+
+ private:
+  const JsonFields& f_;
+  absl::Status status_;
+};
+
+// The keys a visitor's fields take in an object (top-level segments, with
+// nested objects' names once) and, in `nested`, each nested object's.
+class KeyLister {
+ public:
+  template <typename T>
+  void operator()(const internal::OptionField& field, const T&) {
+    const size_t dot = field.path.find('.');
+    if (dot == std::string_view::npos) {
+      Add(&keys_, KeyOf<T>(field.path));
+      return;
+    }
+    const std::string object(field.path.substr(0, dot));
+    Add(&keys_, object);
+    Add(&nested_[object], KeyOf<T>(field.path.substr(dot + 1)));
+  }
+
+  std::vector<std::string>& keys() { return keys_; }
+  const std::map<std::string, std::vector<std::string>>& nested() const { return nested_; }
+
+ private:
+  static void Add(std::vector<std::string>* list, std::string key) {
+    if (std::find(list->begin(), list->end(), key) == list->end()) list->push_back(std::move(key));
+  }
+  std::vector<std::string> keys_;
+  std::map<std::string, std::vector<std::string>> nested_;
+};
+
+// Checks `f`'s keys against a visitor's (and `extra`), nested objects'
+// too, then reads every field.
+template <typename Config, typename Visit>
+absl::Status ReadTable(const JsonFields& f, Config& config, Visit visit,
+                       std::initializer_list<std::string_view> extra = {}) {
+  KeyLister lister;
+  visit(config, lister);
+  for (std::string_view k : extra) lister.keys().emplace_back(k);
+  HEARTH_RETURN_IF_ERROR(f.CheckKeys(lister.keys()));
+  for (const auto& [object, keys] : lister.nested()) {
+    const json* nested = f.Find(object);
+    if (nested != nullptr) HEARTH_RETURN_IF_ERROR(JsonFields(*nested, f.PathOf(object)).CheckKeys(keys));
+  }
+  TableReader reader(f);
+  visit(config, reader);
+  return reader.status();
+}
+
 absl::Status ReadModel(const JsonFields& f, ModelConfig& m) {
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "context_length", "vocab_size",
-                                      "kv_bytes_per_token", "weights_bytes",
-                                      "preload", "keep_alive_s", "base_model"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("base_model", &m.base_model));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &m.name));
-  HEARTH_RETURN_IF_ERROR(f.Read("context_length", &m.context_length));
-  HEARTH_RETURN_IF_ERROR(f.Read("vocab_size", &m.vocab_size));
-  HEARTH_RETURN_IF_ERROR(f.Read("kv_bytes_per_token", &m.kv_bytes_per_token));
-  HEARTH_RETURN_IF_ERROR(f.Read("weights_bytes", &m.weights_bytes));
-  HEARTH_RETURN_IF_ERROR(f.Read("preload", &m.preload));
-  return f.ReadSeconds("keep_alive_s", &m.keep_alive);
+  return ReadTable(f, m, [](auto& c, auto& v) { internal::VisitModelFields(c, v); });
 }
 
 absl::Status ReadUser(const JsonFields& f, UserConfig& u) {
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "weight", "max_queued_requests",
-                                      "token_quota", "quota_window_s"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &u.name));
-  HEARTH_RETURN_IF_ERROR(f.Read("weight", &u.weight));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_queued_requests", &u.max_queued_requests));
-  HEARTH_RETURN_IF_ERROR(f.Read("token_quota", &u.token_quota));
-  return f.ReadSeconds("quota_window_s", &u.quota_window);
+  return ReadTable(f, u, [](auto& c, auto& v) { internal::VisitUserFields(c, v); });
 }
 
 absl::Status ReadWorkClass(const JsonFields& f, WorkClassConfig& c) {
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"name", "priority", "max_running",
-                                      "kv_block_budget", "borrow",
-                                      "queue_timeout_s", "max_retries",
-                                      "weight", "ttft_slo_s", "tpot_slo_s"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("name", &c.name));
-  HEARTH_RETURN_IF_ERROR(f.Read("priority", &c.priority));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_running", &c.max_running));
-  HEARTH_RETURN_IF_ERROR(f.Read("kv_block_budget", &c.kv_block_budget));
-  HEARTH_RETURN_IF_ERROR(f.Read("borrow", &c.borrow));
-  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("queue_timeout_s", &c.queue_timeout));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_retries", &c.max_retries));
-  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("ttft_slo_s", &c.ttft_slo));
-  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("tpot_slo_s", &c.tpot_slo));
-  return f.Read("weight", &c.weight);
+  return ReadTable(f, c, [](auto& x, auto& v) { internal::VisitWorkClassFields(x, v); });
 }
 
 // A list of objects replacing `out` whole, each read by `read_one`.
@@ -113,32 +271,6 @@ absl::Status ReadWorkClasses(const JsonFields& top, SchedulerOptions& o) {
   return ReadList(top, "work_classes", o.work_classes, ReadWorkClass);
 }
 
-absl::Status ReadKv(const JsonFields& top, KvCacheConfig& kv) {
-  const json* object = top.Find("kv");
-  if (object == nullptr) return absl::OkStatus();
-  JsonFields f(*object, "kv");
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"block_size", "num_device_blocks",
-                                      "num_host_blocks", "watermark_blocks",
-                                      "enable_prefix_caching"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("block_size", &kv.block_size));
-  HEARTH_RETURN_IF_ERROR(f.Read("num_device_blocks", &kv.num_device_blocks));
-  HEARTH_RETURN_IF_ERROR(f.Read("num_host_blocks", &kv.num_host_blocks));
-  HEARTH_RETURN_IF_ERROR(f.Read("watermark_blocks", &kv.watermark_blocks));
-  return f.Read("enable_prefix_caching", &kv.enable_prefix_caching);
-}
-
-absl::Status ReadResidency(const JsonFields& top, ResidencyConfig& r) {
-  const json* object = top.Find("residency");
-  if (object == nullptr) return absl::OkStatus();
-  JsonFields f(*object, "residency");
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"device_memory_bytes", "max_concurrent_loads",
-                                      "max_resident_adapters", "max_adapters_per_step"}));
-  HEARTH_RETURN_IF_ERROR(f.Read("device_memory_bytes", &r.device_memory_bytes));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_resident_adapters", &r.max_resident_adapters));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_adapters_per_step", &r.max_adapters_per_step));
-  return f.Read("max_concurrent_loads", &r.max_concurrent_loads);
-}
-
 absl::Status ReadMetrics(const JsonFields& top, hearth_options& o) {
   const json* object = top.Find("metrics");
   if (object == nullptr) return absl::OkStatus();
@@ -157,33 +289,7 @@ absl::Status ReadPolicy(const JsonFields& top, hearth_options& o) {
   HEARTH_RETURN_IF_ERROR(top.Read("policy", &name));
   HEARTH_RETURN_IF_ERROR(CheckPolicyName(name));
   o.policy = std::move(name);
-  std::string mode;
-  HEARTH_RETURN_IF_ERROR(top.Read("preemption_mode", &mode));
-  if (mode == "recompute") {
-    o.scheduler.preemption_mode = PreemptionMode::kRecompute;
-  } else if (mode == "swap") {
-    o.scheduler.preemption_mode = PreemptionMode::kSwap;
-  } else if (!mode.empty()) {
-    return JsonFieldError("preemption_mode", "must be \"recompute\" or \"swap\"");
-  }
   return ReadPolicyConfig(top, o.policy_config);
-}
-
-absl::Status ReadLimits(const JsonFields& f, SchedulerOptions& o) {
-  HEARTH_RETURN_IF_ERROR(f.Read("max_pending_requests", &o.max_pending_requests));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_pending_bytes", &o.max_pending_bytes));
-  HEARTH_RETURN_IF_ERROR(f.Read("reserved_pending_share", &o.reserved_pending_share));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_intake_per_plan", &o.max_intake_per_plan));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_label_bytes", &o.max_label_bytes));
-  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("max_arrival_lead_s", &o.max_arrival_lead));
-  HEARTH_RETURN_IF_ERROR(f.ReadSeconds("workflow_retention_s", &o.workflow_retention));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_batched_tokens", &o.max_batched_tokens));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_running", &o.max_running));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_prefill_chunk_tokens", &o.max_prefill_chunk_tokens));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_draft_tokens", &o.max_draft_tokens));
-  HEARTH_RETURN_IF_ERROR(f.Read("max_out_of_kv_reports", &o.max_out_of_kv_reports));
-  HEARTH_RETURN_IF_ERROR(f.Read("overlap_planning", &o.overlap_planning));
-  return f.Read("max_admission_declines", &o.max_admission_declines);
 }
 
 }  // namespace
@@ -208,27 +314,25 @@ absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options) {
   }
   json document;
   try {
-    document = json::parse(text);
+    document = ParseRefusingDuplicates(text);
+  } catch (const DuplicateKey& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options JSON: key \"", e.path, "\" appears twice; each key may appear once per object"));
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("options JSON: ", e.what()));
   }
   JsonFields top(document, "");
-  HEARTH_RETURN_IF_ERROR(top.CheckKeys({
-      "models", "users", "work_classes", "kv", "residency", "policy", "vtc", "priority",
-      "mlfq", "household", "workflow_head_start_s",
-      "preemption_mode", "max_pending_requests", "max_pending_bytes",
-      "reserved_pending_share", "max_intake_per_plan", "max_label_bytes",
-      "max_arrival_lead_s", "workflow_retention_s", "max_batched_tokens",
-      "max_running", "max_prefill_chunk_tokens", "max_admission_declines",
-      "max_draft_tokens", "max_out_of_kv_reports", "overlap_planning", "metrics"}));
   SchedulerOptions& o = options.scheduler;
+  // Every field of the options' table, the registries, and what only the C
+  // API has (the policy by name and its settings, the collector's).
+  HEARTH_RETURN_IF_ERROR(ReadTable(
+      top, o, [](auto& c, auto& v) { internal::VisitOptionFields(c, v); },
+      {"models", "users", "work_classes", "policy", "vtc", "priority", "mlfq", "household",
+       "workflow_head_start_s", "metrics"}));
   HEARTH_RETURN_IF_ERROR(ReadList(top, "models", o.models, ReadModel));
   HEARTH_RETURN_IF_ERROR(ReadList(top, "users", o.users, ReadUser));
   HEARTH_RETURN_IF_ERROR(ReadWorkClasses(top, o));
-  HEARTH_RETURN_IF_ERROR(ReadKv(top, o.kv));
-  HEARTH_RETURN_IF_ERROR(ReadResidency(top, o.residency));
   HEARTH_RETURN_IF_ERROR(ReadPolicy(top, options));
-  HEARTH_RETURN_IF_ERROR(ReadLimits(top, o));
   return ReadMetrics(top, options);
 }
 

@@ -1,8 +1,11 @@
 #include "hearth/jobs/jobs_prometheus.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "metrics/exposition_writer.h"
 
@@ -11,6 +14,42 @@ namespace {
 
 using metrics_internal::ExpositionWriter;
 using metrics_internal::Label;
+
+// Adds what the families write of `from` into `into`.
+void AddQueue(const JobQueueStats& from, JobQueueStats& into) {
+  into.paused = into.paused || from.paused;
+  into.queued += from.queued;
+  into.backing_off += from.backing_off;
+  into.oldest_wait = std::max(into.oldest_wait, from.oldest_wait);
+  into.running += from.running;
+  into.io_in_flight += from.io_in_flight;
+  into.effective_concurrency += from.effective_concurrency;
+  into.max_concurrency += from.max_concurrency;
+  into.submitted += from.submitted;
+  into.retries += from.retries;
+  for (int e = 0; e < kNumJobEnds; ++e) into.ended[e] += from.ended[e];
+  into.queue_wait.Merge(from.queue_wait);
+  into.run_time.Merge(from.run_time);
+  into.done_latency.Merge(from.done_latency);
+}
+
+// The queues with no two alike in their `queue` label: a pool's names are
+// unique and plain, but stats a host built itself may repeat a name or
+// hold bytes Label() replaces alike; those are summed into one series.
+JobPoolStats UniqueQueues(const JobPoolStats& stats) {
+  JobPoolStats out = stats;
+  out.queues.clear();
+  absl::flat_hash_map<std::string, size_t> index;
+  for (const JobQueueStats& q : stats.queues) {
+    const auto [at, fresh] = index.try_emplace(Label("queue", q.name), out.queues.size());
+    if (fresh) {
+      out.queues.push_back(q);
+    } else {
+      AddQueue(q, out.queues[at->second]);
+    }
+  }
+  return out;
+}
 
 class JobsWriter {
  public:
@@ -103,7 +142,8 @@ void QueueCounters(JobsWriter& w) {
 }  // namespace
 
 std::string JobsPrometheusText(const JobPoolStats& stats, std::string_view prefix) {
-  JobsWriter w(stats, std::string(prefix));
+  const JobPoolStats unique = UniqueQueues(stats);
+  JobsWriter w(unique, std::string(prefix));
   QueueGauges(w);
   QueueCounters(w);
   w.PoolGauge("worker_slots", "Worker slots lent to jobs.", stats.worker_slots);

@@ -4,9 +4,12 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "internal/utf8.h"
 
 namespace hearth::metrics_internal {
 namespace {
+
+constexpr int32_t kReplacementCharacter = 0xFFFD;
 
 // HELP text escapes backslash and newline; label values also double quotes.
 void AppendEscaped(std::string* out, absl::string_view v, bool quotes) {
@@ -38,7 +41,19 @@ bool ValidMetricName(absl::string_view name) {
 
 std::string Label(absl::string_view key, absl::string_view value) {
   std::string out = absl::StrCat(key, "=\"");
-  AppendEscaped(&out, value, /*quotes=*/true);
+  // Validated names never need it, but a report or stats a host built
+  // itself may hold anything: one invalid byte would fail the whole scrape.
+  std::string clean;
+  const std::string_view text(value.data(), value.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const int32_t cp = internal::NextCodePoint(text, &pos);
+    if (cp < 0 || internal::IsControlCodePoint(cp)) {
+      internal::AppendCodePoint(kReplacementCharacter, &clean);
+    } else {
+      internal::AppendCodePoint(cp, &clean);
+    }
+  }
+  AppendEscaped(&out, clean, /*quotes=*/true);
   out.push_back('"');
   return out;
 }

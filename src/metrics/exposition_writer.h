@@ -19,8 +19,11 @@ namespace hearth::metrics_internal {
 // Whether `name` matches [a-zA-Z_:][a-zA-Z0-9_:]*.
 bool ValidMetricName(absl::string_view name);
 
-// `key="value"` with the value escaped (backslash, double quote, newline), for
-// a label list. Label names are the caller's constants.
+// `key="value"` with the value escaped (backslash, double quote), for a
+// label list; bytes that are not UTF-8 and control characters (newline
+// included, hearth/common/names.h lists them) become U+FFFD, so the
+// exposition stays valid whatever the value.
+// Label names are the caller's constants.
 std::string Label(absl::string_view key, absl::string_view value);
 // Joins two label lists, either possibly empty.
 std::string JoinLabels(absl::string_view a, absl::string_view b);

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/common/names.h"
 #include "metrics/slo_attainment.h"
 #include "metrics/step_end.h"
 
@@ -58,11 +59,13 @@ absl::Status CheckNames(const std::vector<std::string>& names,
         absl::StrCat("MetricsOptions.", field, " must not be empty"));
   }
   absl::flat_hash_set<std::string> seen;
-  for (const std::string& n : names) {
-    if (n.empty() || !seen.insert(n).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MetricsOptions.", field, " must hold unique non-empty names; bad: '",
-          n, "'"));
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    const std::string path = absl::StrCat("MetricsOptions.", field, "[", i, "]");
+    if (absl::Status s = ValidateName(n, path); !s.ok()) return s;
+    if (!seen.insert(n).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " is \"", n, "\", which is used twice; names must be unique"));
     }
   }
   return absl::OkStatus();
@@ -71,6 +74,14 @@ absl::Status CheckNames(const std::vector<std::string>& names,
 absl::Status Validate(const MetricsOptions& o) {
   if (absl::Status s = CheckNames(o.user_names, "user_names"); !s.ok()) {
     return s;
+  }
+  for (size_t i = 0; i < o.user_names.size(); ++i) {
+    if (o.user_names[i] == kOtherUsersName) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MetricsOptions.user_names[", i, "] is \"", kOtherUsersName,
+          "\", which is reserved: Prometheus series sum the users beyond "
+          "PrometheusOptions::max_user_series under it"));
+    }
   }
   if (absl::Status s = CheckNames(o.class_names, "class_names"); !s.ok()) {
     return s;
@@ -329,7 +340,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
 
 void MetricsCollector::OnStep(const StepPlan& plan,
                               const StepOutcome& outcome) {
-  const absl::Time end = StepEnd(plan, outcome, options_.clock);
+  const absl::Time end = StepEnd(plan, outcome, options_.clock, last_step_end_);
   ++steps_;
   // With overlapped planning a step is planned before the one before it
   // ended; its engine time starts where that one's stopped.

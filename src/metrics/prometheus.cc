@@ -1,10 +1,14 @@
 #include "hearth/metrics/prometheus.h"
 
+#include <algorithm>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/common/names.h"
 #include "metrics/exposition_writer.h"
 
 namespace hearth {
@@ -111,6 +115,40 @@ void AddWritten(const GroupReport& from, GroupReport& into) {
   into.prefix_hit_tokens += from.prefix_hit_tokens;
   into.histograms.Merge(from.histograms);
 }
+
+// Builds a partition's series so that no two share their labels: groups
+// whose labels come out alike are summed into one series. Names validated
+// at Scheduler::Create are unique and never the overflow's name, but a
+// report a host built itself may repeat a name, use the overflow's, or hold
+// bytes that Label() replaces alike.
+class SeriesBuilder {
+ public:
+  explicit SeriesBuilder(Partition* p) : p_(p) {}
+
+  void Add(std::string labels, const GroupReport& group) {
+    const auto [at, fresh] = index_.try_emplace(labels, p_->series.size());
+    if (fresh) {
+      p_->series.push_back({std::move(labels), &group});
+      own_.push_back(nullptr);
+      return;
+    }
+    const size_t i = at->second;
+    if (own_[i] == nullptr) {
+      // Copied once, then summed into.
+      own_[i] = &merged_.emplace_back(*p_->series[i].group);
+      p_->series[i].group = own_[i];
+    }
+    AddWritten(group, *own_[i]);
+  }
+
+ private:
+  Partition* p_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  // Per series, its own sum when groups were merged into it.
+  std::vector<GroupReport*> own_;
+  // Stable addresses: the series point into it.
+  std::deque<GroupReport> merged_;
+};
 
 void WriteCounters(const Partition& p, ExpositionWriter& w) {
   for (const CounterField& c : kCounters) {
@@ -262,24 +300,19 @@ std::string PrometheusText(const MetricsReport& report,
                            const PrometheusOptions& options) {
   const std::string p = ValidMetricName(options.prefix) ? options.prefix : "hearth";
   Partition classes{absl::StrCat(p, "_"), {}, true};
-  for (const GroupReport& g : report.classes) {
-    classes.series.push_back({Label("class", g.name), &g});
-  }
+  SeriesBuilder class_series(&classes);
+  for (const GroupReport& g : report.classes) class_series.Add(Label("class", g.name), g);
   Partition users{absl::StrCat(p, "_user_"), {}, options.user_histograms};
   const size_t cap = options.max_user_series > 0
                          ? static_cast<size_t>(options.max_user_series)
                          : 0;
   GroupReport other;
-  for (size_t u = 0; u < report.users.size(); ++u) {
-    if (u < cap) {
-      users.series.push_back({Label("user", report.users[u].name), &report.users[u]});
-    } else {
-      AddWritten(report.users[u], other);
-    }
+  for (size_t u = cap; u < report.users.size(); ++u) AddWritten(report.users[u], other);
+  SeriesBuilder user_series(&users);
+  for (size_t u = 0; u < std::min(cap, report.users.size()); ++u) {
+    user_series.Add(Label("user", report.users[u].name), report.users[u]);
   }
-  if (cap > 0 && report.users.size() > cap) {
-    users.series.push_back({Label("user", "_other"), &other});
-  }
+  if (cap > 0 && report.users.size() > cap) user_series.Add(Label("user", kOtherUsersName), other);
 
   ExpositionWriter w;
   WriteCounters(classes, w);

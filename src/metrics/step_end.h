@@ -13,13 +13,18 @@
 
 namespace hearth::metrics_internal {
 
-// The step's end: the engine's completed_at, else the clock, else its start.
+// The step's end: the engine's completed_at, else the clock, else its
+// start; never before `previous_end` (the step before it), as the
+// scheduler applies it (StepOutcome::completed_at).
 inline absl::Time StepEnd(const StepPlan& plan, const StepOutcome& outcome,
-                          const Clock* clock) {
+                          const Clock* clock, absl::Time previous_end) {
+  absl::Time end = plan.now;
   if (outcome.completed_at != absl::InfinitePast()) {
-    return std::max(outcome.completed_at, plan.now);
+    end = std::max(outcome.completed_at, plan.now);
+  } else if (clock != nullptr) {
+    end = std::max(clock->Now(), plan.now);
   }
-  return clock != nullptr ? std::max(clock->Now(), plan.now) : plan.now;
+  return std::max(end, previous_end);
 }
 
 }  // namespace hearth::metrics_internal

@@ -192,7 +192,8 @@ void TimelineRecorder::OnRequestEvent(const RequestEvent& e) {
 
 void TimelineRecorder::OnStep(const StepPlan& plan, const StepOutcome& outcome) {
   ++step_;
-  const absl::Time end = StepEnd(plan, outcome, options_.clock);
+  const absl::Time end = StepEnd(plan, outcome, options_.clock, last_step_end_);
+  last_step_end_ = end;
   if (!plan.sequences.empty()) {
     Slice(0, 0, absl::StrCat("step ", plan.step), plan.now, end,
           absl::StrFormat("\"sequences\":%d,\"tokens\":%d,\"decodes\":%d",

@@ -62,21 +62,30 @@ class ModelResidency {
   // The earliest time PlanUnloads would unload an idle model;
   // InfiniteFuture when none would. O(models).
   absl::Time NextUnloadTime() const;
-  // Issues queued loads in request order while fewer than
-  // max_concurrent_loads are in this plan and memory beside `owned_blocks`
-  // allows, unloading idle models least recently used first. Called after
-  // admissions, so loads only take memory runnable work does not need.
+  // Issues queued loads while fewer than max_concurrent_loads are in this
+  // plan and memory beside KV allows (`owned_blocks`, or more: what requests
+  // holding KV need at their full length, and room made for KV by
+  // MakeRoomForBlocks since the last PlanLoads): adapters whose base is
+  // ready first, then base models in request order (one that does not fit
+  // holds back the base models behind it, never an adapter). A load may
+  // unload idle models, least recently used first, then bases kept only by
+  // requests waiting for one of their adapters to load, when that makes
+  // enough room. Called after admissions, so loads only take memory
+  // runnable work does not need. Whatever the order of requests, every
+  // queued load is issued once the requests that hold memory end.
   void PlanLoads(int32_t owned_blocks, std::vector<ModelCommand>* commands);
 
   // Requests of a model holding KV (running or swapped); such a model is
-  // never unloaded.
-  void AddActive(ModelId m, int32_t delta);
+  // never unloaded. `full_blocks`: the device blocks each needs at its full
+  // length (prompt + max_new_tokens), which loads leave to KV.
+  void AddActive(ModelId m, int32_t delta, int32_t full_blocks);
 
   // Unloads models, least recently used first, until `blocks` more KV blocks
   // fit beside `owned_blocks`: idle ones (no unfinished requests) first, then
   // ones whose requests all still wait (none holds KV), never `keep`. Models
   // of the second kind are appended to `demoted`: their waiting requests must
-  // go back to preparing. False if even that is not enough.
+  // go back to preparing. False, unloading nothing, if even that is not
+  // enough. The next PlanLoads leaves the room made to KV.
   bool MakeRoomForBlocks(int32_t blocks, int32_t owned_blocks, ModelId keep,
                          std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
 
@@ -100,11 +109,29 @@ class ModelResidency {
     int32_t active = 0;
     absl::Time last_used = absl::InfinitePast();
   };
+  // Which models an eviction may take: idle ones; also bases whose every
+  // request waits for an adapter of theirs that is not resident (they
+  // serve nobody until a later load); also any whose requests all wait
+  // (none holds KV; those requests go back to preparing).
+  enum class Reclaim { kIdle, kHeldForLoads, kWaitingOnly };
   void Recompute();
-  // Unloads least recently used models allowed by `busy_ok` (models with
-  // waiting requests but no KV) until `bytes_needed` fit; false if they do not.
-  bool EvictFor(int64_t bytes_needed, int64_t owned_bytes, bool busy_ok, ModelId keep,
+  // Unloads least recently used models allowed at `level`, idle ones first,
+  // until `bytes_needed` fit; false, unloading nothing, if they would not.
+  // Wanted models unloaded are appended to `demoted` (when given) and asked
+  // for again.
+  bool EvictFor(int64_t bytes_needed, int64_t owned_bytes, Reclaim level, ModelId keep,
                 std::vector<ModelCommand>* commands, std::vector<ModelId>* demoted);
+  // Weights that unloading `m` frees: its own, and a base's resident
+  // adapters' (they go with it).
+  int64_t FreedBytes(uint32_t m) const;
+  // Model weights that unloading every model evictable at `level` frees.
+  int64_t ReclaimableBytes(Reclaim level, ModelId keep) const;
+  // A base whose live requests are all of adapters not resident.
+  bool HeldOnlyForLoads(uint32_t m) const;
+  // Starts loading queued model `id` if it may load and fits (see
+  // PlanLoads); false if not.
+  bool TryLoad(uint32_t id, int64_t owned_bytes, std::vector<ModelCommand>* commands);
+  void StartLoad(uint32_t id, std::vector<ModelCommand>* commands);
   // Unloads `m`, a base's resident adapters first (those with requests
   // waiting go to `demoted`, when given, and want loading again).
   void Unload(uint32_t m, std::vector<ModelCommand>* commands,
@@ -113,9 +140,9 @@ class ModelResidency {
   // ready and for which an adapter slot is free or was freed (unloading an
   // idle adapter into `commands`).
   bool MayLoadAdapter(uint32_t m, std::vector<ModelCommand>* commands);
-  // Model `m` is evictable: resident, not loading, idle (or only waiting,
-  // with `busy_ok`), not `keep` or keep's base, and no adapter of it loading.
-  bool Evictable(uint32_t m, bool busy_ok, ModelId keep) const;
+  // Model `m` is evictable: resident, not loading, idle (or busy as
+  // `level` allows), not `keep` or keep's base, and no adapter of it loading.
+  bool Evictable(uint32_t m, Reclaim level, ModelId keep) const;
 
   const bool enabled_;
   const int64_t memory_;
@@ -131,6 +158,11 @@ class ModelResidency {
   std::vector<uint32_t> load_queue_;
   int64_t weight_bytes_ = 0;
   int32_t kv_block_limit_ = 0;
+  // The most KV blocks MakeRoomForBlocks made room for since the last
+  // PlanLoads (which leaves that room alone).
+  int32_t room_made_blocks_ = 0;
+  // Sum of AddActive's full_blocks over requests holding KV.
+  int64_t pinned_full_blocks_ = 0;
 };
 
 }  // namespace hearth::internal

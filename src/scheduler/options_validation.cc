@@ -7,9 +7,12 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "hearth/common/names.h"
 #include "internal/status_macros.h"
 #include "hearth/scheduler/step_plan.h"
+#include "scheduler/options_schema.h"
 #include "scheduler/pending_shares.h"
 
 namespace hearth {
@@ -42,10 +45,8 @@ std::vector<WorkClassConfig> HouseholdWorkClasses() {
 namespace internal {
 namespace {
 
-// One rule for every SLO target, a class's or a request's.
-constexpr const char* kSloTargetRange =
-    "must be positive and at most kMaxSloTarget (365 days), or InfiniteDuration for no target";
-
+// One rule for every SLO target, a class's or a request's (the table's for
+// classes, DurationRule::kSloTarget).
 bool SloTargetAllowed(absl::Duration target) {
   return target == absl::InfiniteDuration() ||
          (target > absl::ZeroDuration() && target <= kMaxSloTarget);
@@ -54,9 +55,6 @@ bool SloTargetAllowed(absl::Duration target) {
 }  // namespace
 namespace {
 
-constexpr int32_t kMaxContextLength = 1 << 30;
-constexpr int64_t kMaxKvBytesPerToken = int64_t{1} << 40;
-constexpr int32_t kMaxBatchedTokens = 1 << 24;
 constexpr int32_t kMaxRunning = 1 << 20;
 
 absl::Status Invalid(absl::string_view field, absl::string_view what) {
@@ -71,6 +69,8 @@ absl::Status ValidateNames(const std::vector<Config>& configs, absl::string_view
     if (configs[i].name.empty()) {
       return Invalid(absl::StrCat(field, "[", i, "].name"), "is empty; names must be non-empty");
     }
+    HEARTH_RETURN_IF_ERROR(
+        ValidateName(configs[i].name, absl::StrCat("SchedulerOptions.", field, "[", i, "].name")));
     if (!seen.insert(configs[i].name).second) {
       return Invalid(absl::StrCat(field, "[", i, "].name"),
                      absl::StrCat("\"", configs[i].name, "\" is used twice; names must be unique"));
@@ -107,7 +107,7 @@ absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
   const std::string field = absl::StrCat("models[", i, "].base_model");
   const int64_t found = BaseModelIndex(o, m);
   if (found < 0 || found == static_cast<int64_t>(i)) {
-    return Invalid(field, absl::StrCat("names \"", m.base_model.substr(0, 64),
+    return Invalid(field, absl::StrCat("names \"", absl::CHexEscape(m.base_model.substr(0, 64)),
                                        "\", which is not another model of SchedulerOptions.models"));
   }
   const auto base = o.models.begin() + found;
@@ -138,83 +138,63 @@ absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateModels(const SchedulerOptions& o) {
-  for (size_t i = 0; i < o.models.size(); ++i) {
-    const ModelConfig& m = o.models[i];
-    // Positions and block counts are int32 arithmetic; 2^30 keeps every
-    // position plus a block of slack representable.
-    if (m.context_length < 2 || m.context_length > kMaxContextLength) {
-      return Invalid(absl::StrCat("models[", i, "].context_length"),
-                     absl::StrCat("is ", m.context_length, "; must be in [2, 2^30]"));
-    }
-    if (m.vocab_size < 0) {
-      return Invalid(absl::StrCat("models[", i, "].vocab_size"),
-                     absl::StrCat("is ", m.vocab_size, "; must be >= 0 (0: unchecked)"));
-    }
-    // Times a block of up to 4096 tokens, 2^40 bytes still fits int64.
-    if (m.kv_bytes_per_token < 0 || m.kv_bytes_per_token > kMaxKvBytesPerToken) {
-      return Invalid(absl::StrCat("models[", i, "].kv_bytes_per_token"),
-                     absl::StrCat("is ", m.kv_bytes_per_token, "; must be in [0, 2^40]"));
-    }
-    HEARTH_RETURN_IF_ERROR(ValidateAdapter(o, i));
-  }
+// Check() of one field's value, whatever its type: the table's rule for
+// numbers and durations; names, flags and enums have none of their own.
+absl::Status Check(const OptionField& f, std::string_view prefix, int32_t v) {
+  return CheckField(f, prefix, int64_t{v});
+}
+absl::Status Check(const OptionField& f, std::string_view prefix, int64_t v) {
+  return CheckField(f, prefix, v);
+}
+absl::Status Check(const OptionField& f, std::string_view prefix, double v) {
+  return CheckField(f, prefix, v);
+}
+absl::Status Check(const OptionField& f, std::string_view prefix, absl::Duration v) {
+  return CheckField(f, prefix, v);
+}
+template <typename T>
+absl::Status Check(const OptionField&, std::string_view, const T&) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateUsers(const SchedulerOptions& o) {
-  for (size_t i = 0; i < o.users.size(); ++i) {
-    const UserConfig& u = o.users[i];
-    if (!(u.weight > 0.0) || u.weight > 1e9) {
-      return Invalid(absl::StrCat("users[", i, "].weight"),
-                     absl::StrCat("is ", u.weight, "; must be in (0, 1e9]"));
-    }
-    if (u.max_queued_requests < 0) {
-      return Invalid(absl::StrCat("users[", i, "].max_queued_requests"),
-                     absl::StrCat("is ", u.max_queued_requests, "; must be >= 0 (0: no limit)"));
-    }
-    if (u.token_quota < 0) {
-      return Invalid(absl::StrCat("users[", i, "].token_quota"),
-                     absl::StrCat("is ", u.token_quota, "; must be >= 0 (0: no quota)"));
-    }
-    if (u.quota_window <= absl::ZeroDuration() || u.quota_window == absl::InfiniteDuration()) {
-      return Invalid(absl::StrCat("users[", i, "].quota_window"),
-                     absl::StrCat("is ", absl::FormatDuration(u.quota_window),
-                                  "; must be positive and finite"));
-    }
+// Every field by its rule in options_schema.h; the first broken one.
+absl::Status ValidateTable(const SchedulerOptions& o) {
+  absl::Status status;
+  std::string prefix;
+  auto check = [&](const OptionField& f, const auto& value) {
+    if (status.ok()) status = Check(f, prefix, value);
+  };
+  for (size_t i = 0; i < o.models.size() && status.ok(); ++i) {
+    prefix = absl::StrCat("SchedulerOptions.models[", i, "].");
+    VisitModelFields(o.models[i], check);
   }
+  for (size_t i = 0; i < o.users.size() && status.ok(); ++i) {
+    prefix = absl::StrCat("SchedulerOptions.users[", i, "].");
+    VisitUserFields(o.users[i], check);
+  }
+  for (size_t i = 0; i < o.work_classes.size() && status.ok(); ++i) {
+    prefix = absl::StrCat("SchedulerOptions.work_classes[", i, "].");
+    VisitWorkClassFields(o.work_classes[i], check);
+  }
+  prefix = "SchedulerOptions.";
+  if (status.ok()) VisitOptionFields(o, check);
+  return status;
+}
+
+// The kRelated fields of the table.
+
+absl::Status ValidateModels(const SchedulerOptions& o) {
+  for (size_t i = 0; i < o.models.size(); ++i) HEARTH_RETURN_IF_ERROR(ValidateAdapter(o, i));
   return absl::OkStatus();
 }
 
 absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
   for (size_t i = 0; i < o.work_classes.size(); ++i) {
     const WorkClassConfig& c = o.work_classes[i];
-    const std::string field = absl::StrCat("work_classes[", i, "]");
-    if (!(c.weight > 0.0) || c.weight > 1e9) {
-      return Invalid(field + ".weight", absl::StrCat("is ", c.weight, "; must be in (0, 1e9]"));
-    }
-    if (c.max_running < 0) {
-      return Invalid(field + ".max_running",
-                     absl::StrCat("is ", c.max_running, "; must be >= 0 (0: no cap)"));
-    }
     if (c.kv_block_budget < 0 || c.kv_block_budget > o.kv.num_device_blocks) {
-      return Invalid(field + ".kv_block_budget",
+      return Invalid(absl::StrCat("work_classes[", i, "].kv_block_budget"),
                      absl::StrCat("is ", c.kv_block_budget, "; must be in [0, kv.num_device_blocks = ",
                                   o.kv.num_device_blocks, "] (0: no budget)"));
-    }
-    if (c.queue_timeout <= absl::ZeroDuration()) {
-      return Invalid(field + ".queue_timeout",
-                     absl::StrCat("is ", absl::FormatDuration(c.queue_timeout),
-                                  "; must be positive (InfiniteDuration: wait forever)"));
-    }
-    for (const auto& [name, target] : {std::pair{".ttft_slo", c.ttft_slo},
-                                       std::pair{".tpot_slo", c.tpot_slo}}) {
-      if (!SloTargetAllowed(target)) {
-        return Invalid(field + name,
-                       absl::StrCat("is ", absl::FormatDuration(target), "; ", kSloTargetRange));
-      }
-    }
-    if (c.max_retries < 0 || c.max_retries > 100) {
-      return Invalid(field + ".max_retries", absl::StrCat("is ", c.max_retries, "; must be in [0, 100]"));
     }
   }
   return absl::OkStatus();
@@ -222,61 +202,18 @@ absl::Status ValidateWorkClasses(const SchedulerOptions& o) {
 
 absl::Status ValidateKvCache(const SchedulerOptions& o) {
   const KvCacheConfig& kv = o.kv;
-  if (kv.block_size < 1 || kv.block_size > 4096) {
-    return Invalid("kv.block_size", absl::StrCat("is ", kv.block_size, "; must be in [1, 4096]"));
-  }
-  // The allocator keeps bookkeeping per block: bounded so that Create can
-  // always allocate it.
-  if (kv.num_device_blocks < 1 || kv.num_device_blocks > (1 << 24)) {
-    return Invalid("kv.num_device_blocks",
-                   absl::StrCat("is ", kv.num_device_blocks, "; must be in [1, 2^24]"));
-  }
-  if (kv.num_host_blocks < 0 || kv.num_host_blocks > (1 << 24)) {
-    return Invalid("kv.num_host_blocks",
-                   absl::StrCat("is ", kv.num_host_blocks, "; must be in [0, 2^24]"));
-  }
-  if (kv.growth_headroom_tokens < 0 || kv.growth_headroom_tokens > (1 << 20)) {
-    return Invalid("kv.growth_headroom_tokens",
-                   absl::StrCat("is ", kv.growth_headroom_tokens, "; must be in [0, 2^20]"));
-  }
   if (kv.watermark_blocks < 0 || kv.watermark_blocks >= kv.num_device_blocks) {
     return Invalid("kv.watermark_blocks",
                    absl::StrCat("is ", kv.watermark_blocks, "; must be in [0, num_device_blocks = ",
                                 kv.num_device_blocks, ")"));
   }
+  if (o.preemption_mode != PreemptionMode::kRecompute && o.preemption_mode != PreemptionMode::kSwap) {
+    return Invalid("preemption_mode", absl::StrCat("is ", static_cast<int>(o.preemption_mode),
+                                                   "; must be kRecompute or kSwap"));
+  }
   if (o.preemption_mode == PreemptionMode::kSwap && kv.num_host_blocks == 0) {
     return Invalid("preemption_mode", "is kSwap but kv.num_host_blocks is 0; configure a host tier "
                                       "or use kRecompute");
-  }
-  if (!(o.swap_block_cost_tokens >= 0) || !std::isfinite(o.swap_block_cost_tokens)) {
-    return Invalid("swap_block_cost_tokens",
-                   absl::StrCat("is ", o.swap_block_cost_tokens, "; must be >= 0 and finite"));
-  }
-  if (!(o.max_admission_waste_per_block >= 0) || !std::isfinite(o.max_admission_waste_per_block)) {
-    return Invalid("max_admission_waste_per_block",
-                   absl::StrCat("is ", o.max_admission_waste_per_block,
-                                "; must be >= 0 and finite (0: no preemption for admission)"));
-  }
-  for (const auto& [name, d] : {std::pair<const char*, absl::Duration>{
-                                    "step_time_model.fixed", o.step_time_model.fixed},
-                                {"step_time_model.per_token", o.step_time_model.per_token}}) {
-    if (d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return Invalid(name, absl::StrCat("is ", absl::FormatDuration(d),
-                                        "; must be >= 0 and finite"));
-    }
-  }
-  if (o.max_preemptions_per_request < 1) {
-    return Invalid("max_preemptions_per_request",
-                   absl::StrCat("is ", o.max_preemptions_per_request, "; must be >= 1"));
-  }
-  if (o.max_out_of_kv_reports < 1 || o.max_out_of_kv_reports > 1000000) {
-    return Invalid("max_out_of_kv_reports",
-                   absl::StrCat("is ", o.max_out_of_kv_reports, "; must be in [1, 1000000]"));
-  }
-  if (o.max_draft_tokens < 0 || o.max_draft_tokens > kMaxDraftTokens) {
-    return Invalid("max_draft_tokens", absl::StrCat("is ", o.max_draft_tokens,
-                                                    "; must be in [0, ", kMaxDraftTokens,
-                                                    "] (0: no speculative decoding)"));
   }
   return absl::OkStatus();
 }
@@ -299,29 +236,10 @@ absl::Status ValidateResidentModel(const SchedulerOptions& o, size_t i, int64_t 
                                 " in residency.device_memory_bytes = ",
                                 o.residency.device_memory_bytes));
   }
-  if (m.keep_alive <= absl::ZeroDuration()) {
-    return Invalid(field + ".keep_alive", "must be positive (InfiniteDuration: only when memory is needed)");
-  }
   return absl::OkStatus();
 }
 
 absl::Status ValidateResidency(const SchedulerOptions& o) {
-  for (const auto& [name, value] : {std::pair{"residency.max_resident_adapters",
-                                              o.residency.max_resident_adapters},
-                                    std::pair{"residency.max_adapters_per_step",
-                                              o.residency.max_adapters_per_step}}) {
-    if (value < 0) {
-      return Invalid(name, absl::StrCat("is ", value, "; must be >= 0 (0: no limit)"));
-    }
-  }
-  if (o.residency.max_concurrent_loads < 1) {
-    return Invalid("residency.max_concurrent_loads",
-                   absl::StrCat("is ", o.residency.max_concurrent_loads, "; must be >= 1"));
-  }
-  if (o.residency.device_memory_bytes < 0) {
-    return Invalid("residency.device_memory_bytes",
-                   absl::StrCat("is ", o.residency.device_memory_bytes, "; must be >= 0 (0: disabled)"));
-  }
   if (o.residency.device_memory_bytes > 0 && o.residency.max_resident_adapters > 0) {
     const auto preloaded = std::count_if(o.models.begin(), o.models.end(), [](const ModelConfig& m) {
       return !m.base_model.empty() && m.preload;
@@ -355,57 +273,9 @@ absl::Status ValidateResidency(const SchedulerOptions& o) {
 absl::Status ValidateLimits(const SchedulerOptions& o) {
   // Per-step buffers are reserved for these at construction, so their
   // bounds are what Create can allocate, far above any engine's step.
-  if (o.max_batched_tokens < 1 || o.max_batched_tokens > kMaxBatchedTokens) {
-    return Invalid("max_batched_tokens",
-                   absl::StrCat("is ", o.max_batched_tokens, "; must be in [1, 2^24]"));
-  }
   if (o.max_running < 1 || o.max_running > std::min(o.max_batched_tokens, kMaxRunning)) {
     return Invalid("max_running", absl::StrCat("is ", o.max_running, "; must be in [1, min(2^20, max_batched_tokens = ",
                                                o.max_batched_tokens, ")] so every running sequence can decode each step"));
-  }
-  if (o.max_prefill_chunk_tokens < 0) {
-    return Invalid("max_prefill_chunk_tokens",
-                   absl::StrCat("is ", o.max_prefill_chunk_tokens, "; must be >= 0 (0: max_batched_tokens)"));
-  }
-  if (o.workflow_retention < absl::ZeroDuration()) {
-    return Invalid("workflow_retention",
-                   absl::StrCat("is ", absl::FormatDuration(o.workflow_retention),
-                                "; must be >= 0 (0: only live parents are joined)"));
-  }
-  if (o.max_admission_declines < 0) {
-    return Invalid("max_admission_declines",
-                   absl::StrCat("is ", o.max_admission_declines, "; must be >= 0"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateIntake(const SchedulerOptions& o) {
-  if (o.max_pending_requests < 1) {
-    return Invalid("max_pending_requests",
-                   absl::StrCat("is ", o.max_pending_requests, "; must be >= 1"));
-  }
-  if (o.max_pending_bytes < 1) {
-    return Invalid("max_pending_bytes", absl::StrCat("is ", o.max_pending_bytes, "; must be >= 1"));
-  }
-  // Negated so that NaN fails too.
-  if (!(o.reserved_pending_share >= 0.0 && o.reserved_pending_share <= 1.0)) {
-    return Invalid("reserved_pending_share",
-                   absl::StrCat("is ", o.reserved_pending_share, "; must be in [0, 1]"));
-  }
-  // The intake buffer is reserved for this many submissions.
-  if (o.max_intake_per_plan < 1 || o.max_intake_per_plan > (1 << 20)) {
-    return Invalid("max_intake_per_plan",
-                   absl::StrCat("is ", o.max_intake_per_plan, "; must be in [1, 2^20]"));
-  }
-  if (o.max_label_bytes < 0 || o.max_label_bytes > (1 << 24)) {
-    return Invalid("max_label_bytes",
-                   absl::StrCat("is ", o.max_label_bytes, "; must be in [0, 2^24]"));
-  }
-  if (o.max_arrival_lead < absl::ZeroDuration() ||
-      o.max_arrival_lead == absl::InfiniteDuration()) {
-    return Invalid("max_arrival_lead",
-                   absl::StrCat("is ", absl::FormatDuration(o.max_arrival_lead),
-                                "; must be >= 0 and finite"));
   }
   return absl::OkStatus();
 }
@@ -425,8 +295,16 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
                  ValidateNames(o.work_classes, "work_classes")}) {
     if (!s.ok()) return s;
   }
-  for (auto check : {ValidateModels, ValidateUsers, ValidateWorkClasses, ValidateKvCache,
-                     ValidateResidency, ValidateLimits, ValidateIntake}) {
+  for (size_t i = 0; i < o.users.size(); ++i) {
+    if (o.users[i].name == kOtherUsersName) {
+      return Invalid(absl::StrCat("users[", i, "].name"),
+                     absl::StrCat("is \"", kOtherUsersName,
+                                  "\", which is reserved: Prometheus series sum the users beyond "
+                                  "PrometheusOptions::max_user_series under it"));
+    }
+  }
+  for (auto check : {ValidateTable, ValidateModels, ValidateWorkClasses, ValidateKvCache,
+                     ValidateResidency, ValidateLimits}) {
     if (absl::Status s = check(o); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -534,7 +412,7 @@ absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions&
   for (const auto& [name, target] : {std::pair{"ttft_slo", spec.ttft_slo},
                                      std::pair{"tpot_slo", spec.tpot_slo}}) {
     if (target.has_value() && !SloTargetAllowed(*target)) {
-      return BadSpec(name, " is ", absl::FormatDuration(*target), "; ", kSloTargetRange);
+      return BadSpec(name, " is ", absl::FormatDuration(*target), "; ", absl::string_view(kSloTargetAllowed.data(), kSloTargetAllowed.size()));
     }
   }
   return absl::OkStatus();

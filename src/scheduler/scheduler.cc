@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hearth/policy/policy_registry.h"
@@ -106,9 +107,11 @@ absl::StatusOr<Id> FindByName(const std::vector<Config>& configs,
   for (size_t i = 0; i < configs.size(); ++i) {
     if (configs[i].name == name) return Id(static_cast<uint32_t>(i));
   }
+  // The name may come from anyone (a request's JSON, say): escaped and cut.
   return absl::NotFoundError(absl::StrCat(
       "no ", absl::string_view(what.data(), what.size()), " named \"",
-      absl::string_view(name.data(), name.size()), "\"; configured: ",
+      absl::CHexEscape(absl::string_view(name.data(), std::min<size_t>(name.size(), 64))),
+      name.size() > 64 ? "\"...; configured: " : "\"; configured: ",
       absl::StrJoin(configs, ", ", [](std::string* out, const Config& c) {
         absl::StrAppend(out, c.name);
       })));

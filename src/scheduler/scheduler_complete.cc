@@ -42,9 +42,15 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
 }
 
 absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
-  const absl::Time done = outcome.completed_at == absl::InfinitePast()
-                              ? plan_->now : outcome.completed_at;
-  if (absl::Status valid = ValidateOutcome(outcome, done); !valid.ok()) return valid;
+  const absl::Time reported = outcome.completed_at == absl::InfinitePast()
+                                  ? plan_->now : outcome.completed_at;
+  if (absl::Status valid = ValidateOutcome(outcome, reported); !valid.ok()) return valid;
+  // A step runs after the one before it, so it ends no earlier: with
+  // overlapped planning step N+1's now (its default completion) may precede
+  // step N's completed_at. Clamped, every stamp stays in order
+  // (step_outcome.h).
+  const absl::Time done = std::max(reported, latest_done_);
+  latest_done_ = done;
   if (!class_tpot_.empty() && outcome.completed_at != absl::InfinitePast()) {
     // A step planned ahead started when the one before it ended.
     step_budget_.Observe(plan_->num_batched_tokens, done - std::max(plan_->now, last_done_));
@@ -92,7 +98,6 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
 
   policy_->OnServed(served_, done);
   if (sink_ != nullptr) sink_->OnStep(*plan_, outcome);
-  last_now_ = std::max(last_now_, done);
   return absl::OkStatus();
 }
 

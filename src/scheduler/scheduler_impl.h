@@ -532,6 +532,9 @@ class Scheduler::Impl {
   // True inside Plan(): only then may a scheduled request be unscheduled.
   bool planning_ = false;
   absl::Time last_now_ = absl::InfinitePast();
+  // The latest step's end as applied (StepOutcome::completed_at, clamped
+  // to never precede the step before it).
+  absl::Time latest_done_ = absl::InfinitePast();
 
   SchedulerStats counters_;
   internal::PublishedValue<SchedulerStats> published_;

@@ -46,7 +46,10 @@ void Scheduler::Impl::SetPhase(RequestRecord& r, RequestPhase to, absl::Time now
   const RequestPhase from = r.phase;
   if (Counted(from)) --phase_counts_[static_cast<size_t>(from)];
   if (Counted(to)) ++phase_counts_[static_cast<size_t>(to)];
-  if (PinsModel(from) != PinsModel(to)) residency_.AddActive(r.model, PinsModel(to) ? 1 : -1);
+  if (PinsModel(from) != PinsModel(to)) {
+    residency_.AddActive(r.model, PinsModel(to) ? 1 : -1,
+                         BlocksFor(r.prompt_tokens + r.max_new_tokens));
+  }
   r.phase = to;
   TellPolicy(r, from, to, now);
 }

@@ -34,6 +34,9 @@ absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
   if (now == absl::InfiniteFuture() || now == absl::InfinitePast()) {
     return absl::InvalidArgumentError("now must be a finite time");
   }
+  // The engine's completion stamps may run ahead of the host's clock: a
+  // step is planned no earlier than the latest step ended (step_outcome.h).
+  now = std::max(now, latest_done_);
   if (outstanding_ == 1) BeginPlanAhead();
   StartPlan(now);
   DrainInbox(now);

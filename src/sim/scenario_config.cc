@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
+#include "hearth/common/names.h"
 #include "hearth/sim/fitted_cost_model.h"
 #include "hearth/sim/roofline_cost_model.h"
 #include "hearth/sim/scenario_keys.h"
@@ -220,7 +221,15 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
         internal::CheckKeys(*users[i], ScenarioKeysOf("users"), r.file(), path));
     UserConfig u;
     HEARTH_ASSIGN_OR_RETURN(u.name, r.String(*users[i], "name", path, std::nullopt));
-    if (u.name.empty() || !seen.insert(u.name).second) {
+    if (absl::Status bad = ValidateName(u.name, "the name"); !bad.ok()) {
+      return r.Error(*users[i]->get("name"), path + ".name", bad.message());
+    }
+    if (u.name == kOtherUsersName) {
+      return r.Error(*users[i]->get("name"), path + ".name",
+                     "\"_other\" is reserved (the Prometheus series of users beyond "
+                     "max_user_series)");
+    }
+    if (!seen.insert(u.name).second) {
       return r.Error(*users[i], path + ".name", "must be non-empty and unique");
     }
     HEARTH_ASSIGN_OR_RETURN(u.weight, r.Number(*users[i], "weight", path, 1.0, 1e-6, 1e6));
@@ -238,7 +247,10 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     HEARTH_RETURN_IF_ERROR(internal::CheckKeys(c, ScenarioKeysOf("classes"), r.file(), path));
     WorkClassConfig wc;
     HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
-    if (wc.name.empty() || !seen.insert(wc.name).second) {
+    if (absl::Status bad = ValidateName(wc.name, "the name"); !bad.ok()) {
+      return r.Error(*c.get("name"), path + ".name", bad.message());
+    }
+    if (!seen.insert(wc.name).second) {
       return r.Error(c, path + ".name", "must be non-empty and unique");
     }
     HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(c, "priority", path, 0, -1000, 1000));

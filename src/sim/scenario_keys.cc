@@ -110,7 +110,9 @@ constexpr ScenarioKey kKeys[] = {
      "Log-normal error of the prediction: expected = true x exp(noise x z), z standard normal, "
      "in [0, 10] (OutputHintOptions::noise_sigma)."},
 
-    {"users", "name", "string", "required", "Unique; one [[users]] entry per member, in UserId order."},
+    {"users", "name", "string", "required",
+     "Unique, a valid name (hearth/common/names.h), not \"_other\"; one [[users]] entry per "
+     "member, in UserId order."},
     {"users", "weight", "-", "1.0", "Fair-share weight (UserConfig::weight)."},
     {"users", "activity", "-", "1.0", "Household generator: this member's rate multiplier."},
     {"users", "max_queued_requests", "requests", "0 (no limit)",
@@ -120,7 +122,8 @@ constexpr ScenarioKey kKeys[] = {
     {"users", "quota_window_s", "s", "86400", "Length of a token-quota window (UserConfig::quota_window)."},
 
     {"classes", "name", "string", "required",
-     "Unique; one [[classes]] entry per work class, in WorkClassId order."},
+     "Unique, a valid name (hearth/common/names.h); one [[classes]] entry per work class, in "
+     "WorkClassId order."},
     {"classes", "priority", "-", "0", "Higher is more urgent (WorkClassConfig::priority)."},
     {"classes", "weight", "-", "1.0",
      "Share weight between classes for class-sharing policy trees (WorkClassConfig::weight)."},

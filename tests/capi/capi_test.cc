@@ -653,3 +653,59 @@ TEST_CASE("C API: live priority and class changes", "[capi]") {
 }
 
 }  // namespace
+
+namespace {
+
+// hearth_options_add_user / add_work_class with `name`: the status and
+// message.
+hearth_status AddName(bool user, const std::string& name, std::string* message) {
+  hearth_options* o = nullptr;
+  REQUIRE(hearth_options_new(&o, nullptr) == HEARTH_OK);
+  Error e;
+  const hearth_status status =
+      user ? hearth_options_add_user(o, name.c_str(), 1.0, &e)
+           : hearth_options_add_work_class(o, name.c_str(), 0, 0, INFINITY, &e);
+  hearth_options_free(o);
+  *message = e.message();
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("C API: names are checked where they enter (setters and JSON)", "[capi][names]") {
+  std::string message;
+  for (const bool user : {true, false}) {
+    INFO((user ? "hearth_options_add_user" : "hearth_options_add_work_class"));
+    CHECK(AddName(user, "a\xff\xfe", &message) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(message, Catch::Contains("name is \"a\\xff\\xfe\" (3 bytes); byte 1 is not valid UTF-8"));
+    CHECK(AddName(user, "tab\there", &message) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(message, Catch::Contains("U+0009"));
+    // Read no further than one byte past the limit.
+    CHECK(AddName(user, std::string(10 << 20, 'x'), &message) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(message, Catch::Contains("(257 bytes); it is longer than 256 bytes"));
+    CHECK(AddName(user, std::string(256, 'x'), &message) == HEARTH_OK);
+    CHECK(AddName(user, "carol \"c\" \u00e9", &message) == HEARTH_OK);
+  }
+  CHECK(AddName(true, "_other", &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("\"_other\" is reserved"));
+
+  // Names that differ only after a NUL were two users that both printed as
+  // "a".
+  CHECK(OptionsStatus(R"({"users": [{"name": "a\u0000b"}, {"name": "a\u0000c"}]})", &message) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("options JSON: \"users[0].name\" is \"a\\x00\\x62\" (3 bytes); "
+                                      "byte 1 is the control character U+0000"));
+  CHECK(OptionsStatus(R"({"work_classes": [{"name": "ok"}, {"name": "\u001b[31m"}]})", &message) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("\"work_classes[1].name\""));
+  CHECK(OptionsStatus(R"({"models": [{"name": "m"}, {"name": "l", "base_model": "m\u2028"}]})",
+                      &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("\"models[1].base_model\""));
+  CHECK(OptionsStatus(R"({"users": [{"name": ")" + std::string(300, 'u') + R"("}]})",
+                      &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("(300 bytes); it is longer than 256 bytes"));
+  CHECK(OptionsStatus(R"({"users": [{"name": "_other"}]})", &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("users[0].name is \"_other\", which is reserved"));
+  CHECK(OptionsStatus(R"({"users": [{"name": "\u00e9 \"q\" \\ \ud83d\ude00"}]})", &message) ==
+        HEARTH_OK);
+}

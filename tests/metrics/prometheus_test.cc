@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "hearth/kv/block_allocator.h"
@@ -149,11 +151,12 @@ TEST_CASE("histograms are written cumulatively, ending at +Inf", "[metrics]") {
 
 TEST_CASE("label values are escaped", "[metrics]") {
   MetricsReport r;
-  r.classes = {Group("say \"hi\"\\now\nplease", 1)};
+  // A report built by hand may hold what validated names never do: a
+  // newline and other control characters, and bytes that are not UTF-8.
+  r.classes = {Group("say \"hi\"\\now\nplease\x01\xff", 1)};
   const std::string text = PrometheusText(r);
-  CHECK(ValueOf(text,
-                "hearth_requests_arrived_total{class=\"say \\\"hi\\\"\\\\now\\nplease\"}") ==
-        "1");
+  CHECK(ValueOf(text, "hearth_requests_arrived_total{class=\"say \\\"hi\\\"\\\\now"
+                      "\xEF\xBF\xBDplease\xEF\xBF\xBD\xEF\xBF\xBD\"}") == "1");
   // Nothing but escaped newlines: every line is a comment or a sample.
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -192,6 +195,45 @@ TEST_CASE("per-user series are optional and capped", "[metrics]") {
     o.user_histograms = true;
     CHECK_THAT(PrometheusText(r, o), !Catch::Contains("user="));
   }
+}
+
+// Every sample line's series (name and labels), in order.
+std::vector<std::string> SeriesOf(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] != '#') out.push_back(line.substr(0, line.rfind(' ')));
+  }
+  return out;
+}
+
+TEST_CASE("no series is written twice, whatever names a report holds", "[metrics]") {
+  // Validated names are unique and never "_other"; a report built by hand
+  // may repeat a name, use "_other" beside the overflow series, or hold
+  // bytes that come out alike once replaced.
+  MetricsReport r;
+  uint64_t total = 0;
+  for (std::string name : {"alice", "_other", "bob", "bob", "a\xff", "a\xfe"}) {
+    r.users.push_back(Group(name, ++total));
+    r.classes.push_back(Group(name, total));
+  }
+  for (int u = 0; u < 20; ++u) r.users.push_back(Group(absl::StrCat("u", u), 100));
+  PrometheusOptions o;
+  o.max_user_series = 6;
+  o.user_histograms = true;
+  const std::string text = PrometheusText(r, o);
+  std::vector<std::string> series = SeriesOf(text);
+  const size_t lines = series.size();
+  std::sort(series.begin(), series.end());
+  series.erase(std::unique(series.begin(), series.end()), series.end());
+  CHECK(series.size() == lines);
+  // Summed, not dropped: the users beyond the cap with the user "_other".
+  CHECK(ValueOf(text, "hearth_user_requests_arrived_total{user=\"_other\"}") ==
+        std::to_string(2 + 20 * 100));
+  CHECK(ValueOf(text, "hearth_user_requests_arrived_total{user=\"bob\"}") == "7");
+  CHECK(ValueOf(text, "hearth_user_requests_arrived_total{user=\"a\xEF\xBF\xBD\"}") == "11");
+  CHECK(ValueOf(text, "hearth_requests_arrived_total{class=\"bob\"}") == "7");
+  CHECK(ValueOf(text, "hearth_requests_arrived_total{class=\"_other\"}") == "2");
 }
 
 TEST_CASE("gauges come from the snapshot, only when given", "[metrics]") {

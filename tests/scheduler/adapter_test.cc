@@ -133,6 +133,29 @@ TEST_CASE("A base outlives its adapters' requests and unloads after them",
   CHECK(seen);
 }
 
+// Room for llama and an adapter, or for the other base, not for both: in
+// either submission order both requests finish. The other base first once
+// waited forever for llama, kept resident only by the adapter request
+// queued behind it, and held that adapter's load back.
+TEST_CASE("A base kept only by a waiting adapter request never blocks the other base",
+          "[scheduler][adapters]") {
+  for (const bool other_first : {true, false}) {
+    INFO((other_first ? "other first" : "adapter first"));
+    auto h = Harness(Household(100));
+    std::vector<RequestId> ids;
+    for (uint32_t m : other_first ? std::vector<uint32_t>{kOther, kAlice}
+                                  : std::vector<uint32_t>{kAlice, kOther}) {
+      ids.push_back(*h->Submit(For(m)));
+    }
+    REQUIRE(h->RunUntilIdle(200).ok());
+    for (RequestId id : ids) {
+      INFO(id.ToString());
+      REQUIRE(h->results().contains(id));
+      CHECK(h->results().at(id).phase == RequestPhase::kFinished);
+    }
+  }
+}
+
 TEST_CASE("The running set mixes at most max_adapters_per_step adapters",
           "[scheduler][adapters]") {
   SchedulerOptions o = Household(300);

@@ -79,18 +79,6 @@ std::vector<BadInputRow> PlanCompleteRows() {
             return live->Plan(absl::InfinitePast()).status();
           },
           kInvalid, "before the previous step's time"),
-      Row("order: Plan before the last outcome's completed_at",
-          [](L live) {
-            live.Submit();
-            const StepPlan& plan = live.Plan();
-            StepOutcome outcome = LiveScheduler::HonestOutcome(plan);
-            outcome.completed_at = plan.now + absl::Seconds(10);
-            REQUIRE(live->Complete(outcome).ok());
-            const absl::Status early = live->Plan(plan.now + absl::Seconds(5)).status();
-            live.now = plan.now + absl::Seconds(10);
-            return early;
-          },
-          kInvalid, "time must not go backwards"),
   };
 }
 

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "tests/scheduler/bad_input_catalogue.h"
 
 namespace hearth::catalogue {
@@ -291,11 +293,55 @@ std::vector<BadInputRow> LimitRows() {
   };
 }
 
+// Names travel into Prometheus labels, JSON and messages: each list's
+// names, and an adapter's base_model, must be valid (hearth/common/names.h).
+std::vector<BadInputRow> NameRows() {
+  using O = SchedulerOptions&;
+  using namespace std::string_literals;
+  const std::pair<const char*, std::string> bad[] = {
+      {"not UTF-8", "a\xff\xfe"},
+      {"a NUL", "a\0b"s},
+      {"a tab", "a\tb"},
+      {"a newline", "a\nb"},
+      {"an escape sequence", "\x1b[31m"},
+      {"DEL", "a\x7f"},
+      {"a C1 control (U+0085)", "a\xc2\x85"},
+      {"a line separator (U+2028)", "a\u2028b"},
+      {"an overlong slash", "\xc0\xaf"},
+      {"a surrogate", "\xed\xa0\x80"},
+      {"above U+10FFFF", "\xf4\x90\x80\x80"},
+      {"a cut sequence", "a\xe2\x82"},
+      {"257 bytes", std::string(257, 'x')},
+      {"10 MB", std::string(10 << 20, 'x')},
+  };
+  std::vector<BadInputRow> rows;
+  for (const auto& [what, name] : bad) {
+    rows.push_back(Row(absl::StrCat("a user name with ", what), [name = name](O o) { o.users[0].name = name; },
+                       "SchedulerOptions.users[0].name is \""));
+    rows.push_back(Row(absl::StrCat("a class name with ", what),
+                       [name = name](O o) { o.work_classes[0].name = name; },
+                       "SchedulerOptions.work_classes[0].name is \""));
+    rows.push_back(Row(absl::StrCat("a model name with ", what),
+                       [name = name](O o) { o.models[0].name = name; },
+                       "SchedulerOptions.models[0].name is \""));
+  }
+  rows.push_back(Row("a user named _other (the overflow series)",
+                     [](O o) { o.users.push_back({.name = "_other"}); },
+                     "users[1].name is \"_other\", which is reserved"));
+  rows.push_back(Row("not UTF-8 in the message of a bad base_model",
+                     [](O o) {
+                       o.models.push_back({.name = "lora", .base_model = "\xff\xfe"});
+                     },
+                     "names \"\\xff\\xfe\""));
+  return rows;
+}
+
 }  // namespace
 
 std::vector<BadInputRow> OptionsRows() {
   std::vector<BadInputRow> rows;
-  for (auto part : {ModelRows, UserRows, WorkClassRows, KvCacheRows, ResidencyRows, LimitRows}) {
+  for (auto part : {ModelRows, UserRows, WorkClassRows, KvCacheRows, ResidencyRows, LimitRows,
+                    NameRows}) {
     for (BadInputRow& row : part()) rows.push_back(std::move(row));
   }
   return rows;
@@ -312,6 +358,16 @@ TEST_CASE("Bad input: the largest options allowed still build a scheduler",
   SchedulerOptions residency;
   WithResidency(residency);
   CHECK(Scheduler::Create(residency).ok());
+  SchedulerOptions names;
+  names.users = {{.name = std::string(256, 'x')},
+                 {.name = "carol \"c\""},
+                 {.name = "x\",user=\"y"},
+                 {.name = "_other "},
+                 {.name = "\u5bb6\u65cf \U0001F469\u200D\U0001F467"},
+                 {.name = std::string(254, 'y') + "\u00e9"}};
+  names.work_classes = {{.name = "back\\slash"}, {.name = "\u202Eevil"}};
+  names.models = {{.name = "m\xc3\xa9"}};
+  CHECK(Scheduler::Create(names).ok());
   SchedulerOptions edge;
   edge.models[0].context_length = 1 << 30;
   edge.models[0].kv_bytes_per_token = int64_t{1} << 40;

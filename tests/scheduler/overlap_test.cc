@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hearth/metrics/fanout_sink.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/scheduler/scheduler.h"
 
@@ -311,6 +312,76 @@ TEST_CASE("Host blocks a plan built ahead copies from stay in use until that pla
   REQUIRE(s->Complete(Run(*in_flight)).ok());
   CHECK(swap_ins_ahead > 0);
   CHECK(s->block_allocator().num_free_host() == 32);
+}
+
+// Records every request event's kind and time.
+class EventLog : public MetricsSink {
+ public:
+  void OnRequestEvent(const RequestEvent& e) override { events.push_back(e); }
+  void OnStep(const StepPlan&, const StepOutcome&) override {}
+  std::vector<RequestEvent> events;
+};
+
+TEST_CASE("A step ends no earlier than the step before it, and the next plan follows",
+          "[scheduler][overlap]") {
+  // Step N+1 is planned at 1 ms while step N runs; N completes at 10 ms.
+  // N+1 without a completed_at (its now, 1 ms), or with one before 10 ms,
+  // ends at 10 ms; a Plan at 5 ms then plans at 10 ms.
+  for (const bool explicit_end : {false, true}) {
+    INFO((explicit_end ? "completed_at 4 ms" : "no completed_at"));
+    SchedulerOptions o = Options(true);
+    EventLog log;
+    MetricsOptions mo = MetricsOptionsFor(o);
+    auto collector = *MetricsCollector::Create(mo);
+    FanoutSink fanout({&log, collector.get()});
+    o.metrics_sink = &fanout;
+    auto s = Make(o);
+    const RequestId a = Submit(*s, 4, 6);
+    const StepPlan& n = **s->Plan(At(0));
+    StepOutcome ran = Run(n);
+    ran.completed_at = At(10);
+    const RequestId b = Submit(*s, 4, 6);
+    const StepPlan& next = **s->Plan(At(1));
+    REQUIRE(s->Complete(ran).ok());
+    StepOutcome ran_next = Run(next);
+    if (explicit_end) ran_next.completed_at = At(4);
+    REQUIRE(s->Complete(ran_next).ok());
+    // b's first token came in step N+1: at 10 ms, not before a's of step N.
+    absl::Time last = absl::InfinitePast();
+    for (const RequestEvent& e : log.events) {
+      INFO("event " << static_cast<int>(e.kind) << " of " << e.id.ToString());
+      CHECK(e.time >= last);
+      last = std::max(last, e.time);
+      if (e.kind == RequestEventKind::kFirstToken && e.id == b) CHECK(e.time == At(10));
+    }
+    // Not refused until the clock passes 10 ms: planned at 10 ms.
+    absl::StatusOr<const StepPlan*> later = s->Plan(At(5));
+    REQUIRE(later.ok());
+    CHECK((*later)->now == At(10));
+    // Still refused: a now before the previous Plan's own.
+    REQUIRE(s->Complete(Run(**later)).ok());
+    CHECK(s->Plan(At(2)).status().code() == absl::StatusCode::kInvalidArgument);
+    // The collector applies the same rule: a's first token at 10 ms after
+    // arriving at 0, b's at 10 ms after 1.
+    const MetricsReport r = collector->Report();
+    CHECK(r.total.histograms.ttft.count() == 2);
+    CHECK(r.total.histograms.ttft.sum() == Approx(0.019));
+    (void)a;
+  }
+}
+
+TEST_CASE("Without overlap too, a Plan before the last step's end plans at that end",
+          "[scheduler][overlap]") {
+  // The engine's completion stamps may run ahead of the host's clock; the
+  // engine loop is not refused until its clock catches up.
+  auto s = Make(Options(false));
+  Submit(*s, 4, 6);
+  StepOutcome ran = Run(**s->Plan(At(0)));
+  ran.completed_at = At(10'000);
+  REQUIRE(s->Complete(ran).ok());
+  absl::StatusOr<const StepPlan*> early = s->Plan(At(5'000));
+  REQUIRE(early.ok());
+  CHECK((*early)->now == At(10'000));
 }
 
 TEST_CASE("Voided entries are not counted as served tokens", "[scheduler][overlap]") {

@@ -59,6 +59,30 @@ TEST_CASE("scheduler option errors name the scenario key", "[sim]") {
                                "SchedulerOptions.work_classes[1].kv_block_budget is 500"));
 }
 
+// A scenario with `users` and `classes` in place of the single alice/chat.
+std::string NamesError(const std::string& user, const std::string& cls) {
+  std::string text = ScenarioText("", "");
+  text.replace(text.find("name = \"alice\""), 14, "name = " + user);
+  text.replace(text.find("name = \"chat\""), 13, "name = " + cls);
+  text.replace(text.find("chat = \"chat\""), 13, "chat = " + cls);
+  absl::StatusOr<Scenario> s = ParseScenario(text, "k.toml", ".");
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+TEST_CASE("user and class names follow the name rule", "[sim]") {
+  // TOML escapes reach any code point: NUL, ESC, U+2028.
+  CHECK_THAT(NamesError(R"("a\u0000b")", R"("chat")"),
+             Catch::StartsWith("k.toml:10: users[0].name: the name is \"a\\x00\\x62\" (3 bytes); "
+                               "byte 1 is the control character U+0000"));
+  CHECK_THAT(NamesError(R"("_other")", R"("chat")"),
+             Catch::Contains("users[0].name: \"_other\" is reserved"));
+  CHECK_THAT(NamesError(R"("alice")", R"("\u001b[31m")"),
+             Catch::Contains("classes[0].name: the name is \"\\x1b[31m\""));
+  CHECK_THAT(NamesError('"' + std::string(257, 'u') + '"', R"("chat")"),
+             Catch::Contains("it is longer than 256 bytes"));
+  CHECK(NamesError(R"("carol \"c\" \u00e9")", R"("\u5bb6")") == "");
+}
+
 TEST_CASE("policy configuration errors name the scenario key", "[sim]") {
   // Each quota alone is valid; the policy rejects two for one level.
   CHECK_THAT(ParseError("", "[policy]\nquotas = [{ priority = 1, max_share = 0.5 }, "

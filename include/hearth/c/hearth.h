@@ -142,11 +142,14 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
                                               hearth_error** error);
 
 /* Options from a JSON object; keys left out keep their defaults. Unknown
- * keys, and values of the wrong type, are INVALID_ARGUMENT naming them (e.g.
- * "options JSON: unknown key \"kv.num_blocks\"; known keys: ..."). Durations
- * are seconds (numbers); null means infinite where infinite is allowed.
- * Lists replace the defaults whole. The keys, with the C++ field each sets
- * (hearth/scheduler/scheduler_options.h documents them):
+ * keys, a key twice in one object, values of the wrong type and names that
+ * are not valid (hearth/common/names.h) are INVALID_ARGUMENT naming them
+ * with their path (e.g. "options JSON: unknown key \"kv.num_blocks\"; known
+ * keys: ...", "options JSON: key \"users[1].name\" appears twice ...").
+ * Durations are seconds (numbers), their keys ending in "_s"; null means
+ * infinite where infinite is allowed. Lists replace the defaults whole.
+ * Every SchedulerOptions field a value can express is a key, spelled as the
+ * C++ field (hearth/scheduler/scheduler_options.h documents them):
  *   "models": [{"name", "context_length", "vocab_size",
  *               "kv_bytes_per_token", "weights_bytes", "preload",
  *               "keep_alive_s", "base_model" (an adapter of that model)}]
@@ -160,7 +163,8 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *              (SLO targets: seconds > 0 and at most 365 days, or null
  *              for none, the default)
  *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",
- *          "watermark_blocks", "enable_prefix_caching"}
+ *          "watermark_blocks", "growth_headroom_tokens",
+ *          "enable_prefix_caching"}
  *   "residency": {"device_memory_bytes", "max_concurrent_loads",
  *                 "max_resident_adapters", "max_adapters_per_step"}
  *   "policy": "fifo" | "vtc" | "priority" | "mlfq" | "household"
@@ -176,7 +180,9 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *              (each policy's settings: hearth/policy/vtc.h, priority_quota.h,
  *              mlfq.h, policy_registry.h; the named policy reads its own,
  *              "household" reads vtc, priority and mlfq's too)
- *   "preemption_mode": "recompute" | "swap"
+ *   "preemption_mode": "recompute" | "swap", "swap_block_cost_tokens",
+ *   "max_admission_waste_per_block", "max_preemptions_per_request",
+ *   "step_time_model": {"fixed_s", "per_token_s"}
  *   "max_pending_requests", "max_pending_bytes", "reserved_pending_share",
  *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",
  *   "workflow_retention_s", "max_batched_tokens", "max_running",
@@ -209,13 +215,16 @@ HEARTH_C_API hearth_status hearth_options_set_policy(hearth_options* options,
 HEARTH_C_API hearth_status hearth_options_set_context_length(
     hearth_options* options, int32_t context_length, hearth_error** error);
 /* Replaces the user list with this user the first time it is called, then
- * appends. */
+ * appends. `name` must be a valid name (hearth/common/names.h: 1 to 256
+ * bytes of UTF-8 without control characters), not "_other"; checked here,
+ * reading at most 257 bytes. */
 HEARTH_C_API hearth_status hearth_options_add_user(hearth_options* options,
                                                    const char* name,
                                                    double weight,
                                                    hearth_error** error);
 /* Replaces the class list with this class the first time it is called, then
- * appends. queue_timeout_s: INFINITY for none. */
+ * appends. `name` as for hearth_options_add_user. queue_timeout_s: INFINITY
+ * for none. */
 HEARTH_C_API hearth_status hearth_options_add_work_class(
     hearth_options* options, const char* name, int32_t priority,
     int32_t max_running, double queue_timeout_s, hearth_error** error);

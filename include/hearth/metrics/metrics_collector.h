@@ -78,7 +78,8 @@ struct SloTarget {
 
 struct MetricsOptions {
   // Users and classes, indexed by UserId / WorkClassId. Must be non-empty,
-  // names unique within each list.
+  // names unique within each list and valid (hearth/common/names.h; no user
+  // named kOtherUsersName).
   std::vector<std::string> user_names = {"default"};
   // Empty, or one weight > 0 per user (service is divided by it for
   // fairness). Empty means all 1.

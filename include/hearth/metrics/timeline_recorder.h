@@ -98,6 +98,9 @@ class TimelineRecorder : public MetricsSink {
   size_t num_events_ = 0;
   bool truncated_ = false;
   uint64_t step_ = 0;
+  // The previous step's end; a step ends no earlier (StepOutcome::
+  // completed_at).
+  absl::Time last_step_end_ = absl::InfinitePast();
   int32_t waiting_ = 0;
   int32_t running_ = 0;
   int32_t last_waiting_ = -1;

@@ -229,10 +229,12 @@ class Scheduler {
 
   // Scheduler::Plan()
   //
-  // Builds the next step. `now` must not go backwards (InvalidArgument).
-  // FailedPrecondition while a plan is outstanding (with overlap_planning:
-  // while two are). The returned plan stays valid until its Complete().
-  // Allocation-free in steady state.
+  // Builds the next step. `now` must not be before the previous Plan's
+  // (InvalidArgument); one before the latest step's end (as Complete()
+  // applied it, StepOutcome::completed_at) is taken as that end, which the
+  // plan's `now` then says. FailedPrecondition while a plan is outstanding
+  // (with overlap_planning: while two are). The returned plan stays valid
+  // until its Complete(). Allocation-free in steady state.
   absl::StatusOr<const StepPlan*> Plan(absl::Time now);
 
   // Scheduler::Complete()

@@ -24,7 +24,8 @@ namespace hearth {
 class MetricsSink;
 
 struct ModelConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h: 1 to 256 bytes of UTF-8,
+  // no control characters).
   std::string name = "default";
   // Maximum sequence length (prompt + generated tokens). Must be in
   // [2, 2^30].
@@ -66,7 +67,12 @@ struct ModelConfig {
 // queue apart from runnable work (they never delay requests of resident
 // models, as in Bidaw); loads are issued as plan commands, a bounded number
 // at a time, after evicting idle models least recently used first. KV blocks
-// are limited to the memory left after resident weights.
+// are limited to the memory left after resident weights. A load takes only
+// memory that requests holding KV do not need to reach their full length;
+// base models load in request order, adapters as soon as their base is
+// ready and they fit; a base kept only by requests waiting for one of its
+// adapters to load may be unloaded for another model. So no order of
+// requests leaves one waiting forever for a model.
 //
 // The engine performs a step's model commands before its forward pass; a
 // load counts as done when Complete() answers that plan without listing it
@@ -91,7 +97,8 @@ struct ResidencyConfig {
 };
 
 struct UserConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h), not kOtherUsersName
+  // ("_other", the Prometheus series of users beyond max_user_series).
   std::string name = "default";
   // Share weight for fairness policies. Must be in (0, 1e9].
   double weight = 1.0;
@@ -116,7 +123,7 @@ struct UserConfig {
 // them on capacity nobody else is using, and such borrowed sequences are the
 // first to be preempted when a class within its entitlement needs room.
 struct WorkClassConfig {
-  // Unique, non-empty.
+  // Unique; a valid name (hearth/common/names.h).
   std::string name = "default";
   // Higher is more urgent. Priority-ranking policies add it to each request's
   // RequestSpec::priority (see RequestView::priority).

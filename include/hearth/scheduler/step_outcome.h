@@ -83,8 +83,15 @@ struct StepOutcome {
   // The plan's step number this outcome answers.
   uint64_t step = 0;
   // When the engine finished the step: first tokens and finishes are stamped
-  // with it. InfinitePast (the default) means the plan's `now`. Must not be
-  // before the plan's `now`; the next Plan's `now` must not be before it.
+  // with it. InfinitePast (the default) means the plan's `now`. Before the
+  // plan's `now`, or infinite, is InvalidArgument.
+  // Steps end in order: a step runs after the one completed before it, so
+  // an end (given or the default) earlier than that step's is taken as that
+  // step's end. With overlapped planning this is the usual case for the
+  // default: step N+1's `now` precedes step N's completed_at. So token,
+  // first-token and finish stamps, and the built-in metrics and timeline
+  // (which apply the same rule), never go backwards from step to step. A
+  // later Plan's `now` before this end is taken as this end (Plan()).
   absl::Time completed_at = absl::InfinitePast();
   // Exactly one entry per planned sequence, in plan order.
   std::vector<SequenceOutcome> sequences;

@@ -1,0 +1,229 @@
+// File: src/scheduler/options_schema.h
+//
+// The one table of SchedulerOptions' settable fields: each field's path
+// ("kv.block_size"), its type and the rule Scheduler::Create holds it to.
+// ValidateOptions checks every field by it, and the C API's options JSON
+// reads every field through it (a Duration's key is its path plus "_s",
+// in seconds), so a field added here is validated and settable from JSON at
+// once; tests/scheduler/options_schema_test.cc fails for a field of the
+// structs that is missing here. Rules that relate two fields (a watermark
+// below the pool, max_running within max_batched_tokens, weights that fit
+// the device memory) are kRelated here and checked in options_validation.cc.
+// Not part of the public API.
+//
+// Visiting: VisitOptionFields(o, v) calls v(field, value) for every field,
+// with `value` a reference into `o` (const when `o` is) of type int32_t,
+// int64_t, double, bool, absl::Duration, std::string or PreemptionMode. The
+// registries' entries are visited by VisitModelFields, VisitUserFields and
+// VisitWorkClassFields, with paths relative to the entry ("weight").
+
+#ifndef HEARTH_SCHEDULER_OPTIONS_SCHEMA_H_
+#define HEARTH_SCHEDULER_OPTIONS_SCHEMA_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hearth/scheduler/scheduler_options.h"
+
+namespace hearth::internal {
+
+enum class DurationRule {
+  kAny,
+  // > 0; InfiniteDuration allowed.
+  kPositive,
+  // > 0 and finite.
+  kPositiveFinite,
+  // >= 0 and finite.
+  kNonNegativeFinite,
+  // >= 0; InfiniteDuration allowed.
+  kNonNegative,
+  // > 0 and at most kMaxSloTarget, or InfiniteDuration.
+  kSloTarget,
+};
+
+struct OptionField {
+  // Relative to the struct visited; nested structs' fields as "kv.block_size".
+  std::string_view path;
+  // kRelated: the rule relates this field to another; options_validation.cc
+  // checks it. kName: a name (hearth/common/names.h), checked with the list.
+  enum class Check { kTable, kRelated, kName } check = Check::kTable;
+  // Integers and doubles: the closed range [lo, hi], or open at an end.
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false;
+  bool hi_open = false;
+  DurationRule duration = DurationRule::kAny;
+  // What is allowed, as the message says it after "; ".
+  std::string_view allowed;
+};
+
+inline constexpr double kInt32Max = std::numeric_limits<int32_t>::max();
+inline constexpr double kInt64Max = 9.2233720368547758e18;
+
+// [lo, hi] of an integer field, and what the message says.
+constexpr OptionField Ints(std::string_view path, double lo, double hi,
+                           std::string_view allowed) {
+  OptionField f;
+  f.path = path;
+  f.lo = lo;
+  f.hi = hi;
+  f.allowed = allowed;
+  return f;
+}
+// [lo, hi], or (lo, hi] with lo_open.
+constexpr OptionField Doubles(std::string_view path, double lo, bool lo_open, double hi,
+                              std::string_view allowed) {
+  OptionField f = Ints(path, lo, hi, allowed);
+  f.lo_open = lo_open;
+  return f;
+}
+constexpr OptionField Durations(std::string_view path, DurationRule rule,
+                                std::string_view allowed) {
+  OptionField f;
+  f.path = path;
+  f.duration = rule;
+  f.allowed = allowed;
+  return f;
+}
+constexpr OptionField Related(std::string_view path) {
+  OptionField f;
+  f.path = path;
+  f.check = OptionField::Check::kRelated;
+  return f;
+}
+constexpr OptionField Name(std::string_view path) {
+  OptionField f;
+  f.path = path;
+  f.check = OptionField::Check::kName;
+  return f;
+}
+// No rule: any value of its type.
+constexpr OptionField Any(std::string_view path) {
+  OptionField f;
+  f.path = path;
+  return f;
+}
+
+inline constexpr std::string_view kSloTargetAllowed =
+    "must be positive and at most kMaxSloTarget (365 days), or InfiniteDuration for no target";
+
+template <typename Model, typename Visitor>
+void VisitModelFields(Model& m, Visitor&& v) {
+  v(Name("name"), m.name);
+  v(Ints("context_length", 2, 1 << 30, "must be in [2, 2^30]"), m.context_length);
+  v(Ints("vocab_size", 0, kInt32Max, "must be >= 0 (0: unchecked)"), m.vocab_size);
+  v(Ints("kv_bytes_per_token", 0, static_cast<double>(int64_t{1} << 40), "must be in [0, 2^40]"),
+    m.kv_bytes_per_token);
+  v(Related("weights_bytes"), m.weights_bytes);
+  v(Any("preload"), m.preload);
+  v(Durations("keep_alive", DurationRule::kPositive,
+              "must be positive (InfiniteDuration: only when memory is needed)"),
+    m.keep_alive);
+  v(Related("base_model"), m.base_model);
+}
+
+template <typename User, typename Visitor>
+void VisitUserFields(User& u, Visitor&& v) {
+  v(Name("name"), u.name);
+  v(Doubles("weight", 0, /*lo_open=*/true, 1e9, "must be in (0, 1e9]"), u.weight);
+  v(Ints("max_queued_requests", 0, kInt32Max, "must be >= 0 (0: no limit)"),
+    u.max_queued_requests);
+  v(Ints("token_quota", 0, kInt64Max, "must be >= 0 (0: no quota)"), u.token_quota);
+  v(Durations("quota_window", DurationRule::kPositiveFinite, "must be positive and finite"),
+    u.quota_window);
+}
+
+template <typename Class, typename Visitor>
+void VisitWorkClassFields(Class& c, Visitor&& v) {
+  v(Name("name"), c.name);
+  v(Any("priority"), c.priority);
+  v(Ints("max_running", 0, kInt32Max, "must be >= 0 (0: no cap)"), c.max_running);
+  v(Related("kv_block_budget"), c.kv_block_budget);
+  v(Any("borrow"), c.borrow);
+  v(Durations("queue_timeout", DurationRule::kPositive,
+              "must be positive (InfiniteDuration: wait forever)"),
+    c.queue_timeout);
+  v(Ints("max_retries", 0, 100, "must be in [0, 100]"), c.max_retries);
+  v(Doubles("weight", 0, /*lo_open=*/true, 1e9, "must be in (0, 1e9]"), c.weight);
+  v(Durations("ttft_slo", DurationRule::kSloTarget, kSloTargetAllowed), c.ttft_slo);
+  v(Durations("tpot_slo", DurationRule::kSloTarget, kSloTargetAllowed), c.tpot_slo);
+}
+
+static_assert(kMaxDraftTokens == 8, "max_draft_tokens' message says 8");
+
+// Every field of SchedulerOptions but the registries (visited per entry,
+// above) and what only a C++ host can pass (policy_factory, on_result,
+// metrics_sink), in declaration order.
+template <typename Options, typename Visitor>
+void VisitOptionFields(Options& o, Visitor&& v) {
+  v(Ints("kv.block_size", 1, 4096, "must be in [1, 4096]"), o.kv.block_size);
+  v(Ints("kv.num_device_blocks", 1, 1 << 24, "must be in [1, 2^24]"), o.kv.num_device_blocks);
+  v(Ints("kv.num_host_blocks", 0, 1 << 24, "must be in [0, 2^24]"), o.kv.num_host_blocks);
+  v(Related("kv.watermark_blocks"), o.kv.watermark_blocks);
+  v(Ints("kv.growth_headroom_tokens", 0, 1 << 20, "must be in [0, 2^20]"),
+    o.kv.growth_headroom_tokens);
+  v(Any("kv.enable_prefix_caching"), o.kv.enable_prefix_caching);
+  v(Ints("residency.device_memory_bytes", 0, kInt64Max, "must be >= 0 (0: disabled)"),
+    o.residency.device_memory_bytes);
+  v(Ints("residency.max_concurrent_loads", 1, kInt32Max, "must be >= 1"),
+    o.residency.max_concurrent_loads);
+  v(Ints("residency.max_resident_adapters", 0, kInt32Max, "must be >= 0 (0: no limit)"),
+    o.residency.max_resident_adapters);
+  v(Ints("residency.max_adapters_per_step", 0, kInt32Max, "must be >= 0 (0: no limit)"),
+    o.residency.max_adapters_per_step);
+  v(Related("preemption_mode"), o.preemption_mode);
+  v(Doubles("swap_block_cost_tokens", 0, false, std::numeric_limits<double>::max(),
+            "must be >= 0 and finite"),
+    o.swap_block_cost_tokens);
+  v(Doubles("max_admission_waste_per_block", 0, false, std::numeric_limits<double>::max(),
+            "must be >= 0 and finite (0: no preemption for admission)"),
+    o.max_admission_waste_per_block);
+  v(Durations("step_time_model.fixed", DurationRule::kNonNegativeFinite,
+              "must be >= 0 and finite"),
+    o.step_time_model.fixed);
+  v(Durations("step_time_model.per_token", DurationRule::kNonNegativeFinite,
+              "must be >= 0 and finite"),
+    o.step_time_model.per_token);
+  v(Ints("max_preemptions_per_request", 1, kInt32Max, "must be >= 1"),
+    o.max_preemptions_per_request);
+  v(Ints("max_out_of_kv_reports", 1, 1000000, "must be in [1, 1000000]"),
+    o.max_out_of_kv_reports);
+  v(Ints("max_draft_tokens", 0, kMaxDraftTokens,
+         "must be in [0, 8] (0: no speculative decoding)"),
+    o.max_draft_tokens);
+  v(Any("overlap_planning"), o.overlap_planning);
+  v(Ints("max_pending_requests", 1, kInt32Max, "must be >= 1"), o.max_pending_requests);
+  v(Ints("max_pending_bytes", 1, kInt64Max, "must be >= 1"), o.max_pending_bytes);
+  v(Doubles("reserved_pending_share", 0, false, 1, "must be in [0, 1]"),
+    o.reserved_pending_share);
+  v(Ints("max_intake_per_plan", 1, 1 << 20, "must be in [1, 2^20]"), o.max_intake_per_plan);
+  v(Ints("max_label_bytes", 0, 1 << 24, "must be in [0, 2^24]"), o.max_label_bytes);
+  v(Durations("max_arrival_lead", DurationRule::kNonNegativeFinite, "must be >= 0 and finite"),
+    o.max_arrival_lead);
+  v(Durations("workflow_retention", DurationRule::kNonNegative,
+              "must be >= 0 (0: only live parents are joined)"),
+    o.workflow_retention);
+  v(Ints("max_batched_tokens", 1, 1 << 24, "must be in [1, 2^24]"), o.max_batched_tokens);
+  v(Related("max_running"), o.max_running);
+  v(Ints("max_prefill_chunk_tokens", 0, kInt32Max, "must be >= 0 (0: max_batched_tokens)"),
+    o.max_prefill_chunk_tokens);
+  v(Ints("max_admission_declines", 0, kInt32Max, "must be >= 0"), o.max_admission_declines);
+}
+
+// The shortest text that reads back as `v` ("1.0000001", not "1"), as a
+// rejected value is quoted.
+std::string ExactDouble(double v);
+
+// OK if `value` keeps `field`'s rule (kRelated and kName fields always);
+// otherwise InvalidArgument "<prefix><path> is <value>; <allowed>".
+absl::Status CheckField(const OptionField& field, std::string_view prefix, int64_t value);
+absl::Status CheckField(const OptionField& field, std::string_view prefix, double value);
+absl::Status CheckField(const OptionField& field, std::string_view prefix, absl::Duration value);
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SCHEDULER_OPTIONS_SCHEMA_H_
