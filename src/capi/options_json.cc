@@ -119,11 +119,15 @@ absl::Status ReadKv(const JsonFields& top, KvCacheConfig& kv) {
   JsonFields f(*object, "kv");
   HEARTH_RETURN_IF_ERROR(f.CheckKeys({"block_size", "num_device_blocks",
                                       "num_host_blocks", "watermark_blocks",
-                                      "enable_prefix_caching"}));
+                                      "enable_prefix_caching", "prefix_hash_key"}));
   HEARTH_RETURN_IF_ERROR(f.Read("block_size", &kv.block_size));
   HEARTH_RETURN_IF_ERROR(f.Read("num_device_blocks", &kv.num_device_blocks));
   HEARTH_RETURN_IF_ERROR(f.Read("num_host_blocks", &kv.num_host_blocks));
   HEARTH_RETURN_IF_ERROR(f.Read("watermark_blocks", &kv.watermark_blocks));
+  // Any 64-bit pattern is a key; JSON carries it as a signed integer.
+  auto key = static_cast<int64_t>(kv.prefix_hash_key);
+  HEARTH_RETURN_IF_ERROR(f.Read("prefix_hash_key", &key));
+  kv.prefix_hash_key = static_cast<uint64_t>(key);
   return f.Read("enable_prefix_caching", &kv.enable_prefix_caching);
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
 #include "hearth/scheduler/step_plan.h"
+#include "kv/chain_scope.h"
 #include "scheduler/pending_shares.h"
 
 namespace hearth {
@@ -558,11 +559,15 @@ absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
+absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOptions&) {
+  return ValidateCacheScope(spec);
+}
+
 }  // namespace
 
 absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
   for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
-                     ValidateSpecStamps}) {
+                     ValidateSpecStamps, ValidateSpecCacheScope}) {
     if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();

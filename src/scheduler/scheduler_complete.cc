@@ -346,7 +346,7 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
       return;
     }
   }
-  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
   if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
 }
 
@@ -381,7 +381,7 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
     return;
   }
   ReleaseRejectedDrafts(r);
-  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
 }
 
 

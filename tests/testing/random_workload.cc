@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/cache_scope_audit.h"
 #include "tests/testing/rank_checking_policy.h"
 #include "tests/testing/scheduler_harness.h"
 
@@ -121,6 +122,11 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     options.overlap_planning = true;
     ++stats->overlap_configs;
   }
+  // Cache scopes from their own stream too: mostly the member's own, now and
+  // then a shared prefix, a named scope or an opt-out.
+  std::mt19937_64 scope_rng(seed ^ 0xd6e8feb86659fd93ULL);
+  CacheScopeAudit scope_audit(options.kv.block_size, options.kv.enable_prefix_caching);
+  std::vector<RequestSpec> repeatable;
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
@@ -192,8 +198,36 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       // Random, so that collisions between requests are allowed too: the
       // handle is the host's business.
       spec.handle = rng() % 4 == 0 ? 0 : rng();
+      if (spec.prompt_tokens > 0) {
+        switch (scope_rng() % 8) {
+          case 0:
+            spec.cache_scope.shared_prefix_tokens =
+                Uniform(scope_rng, 1, std::min(spec.prompt_tokens, 48));
+            spec.cache_scope.shared_prefix_scope = scope_rng() % 4 ? "template" : "notes";
+            break;
+          case 1:
+            spec.cache_scope.name = "notes";
+            break;
+          case 2:
+            spec.cache_scope.opt_out = true;
+            break;
+          default:
+            break;
+        }
+      }
+      // Now and then a member sends an earlier prompt again, in the same
+      // scopes: its whole prompt is cached (copy-on-write of the last block).
+      if (!repeatable.empty() && scope_rng() % 5 == 0) {
+        const RequestSpec& earlier = repeatable[scope_rng() % repeatable.size()];
+        spec.user = earlier.user;
+        spec.prompt_tokens = earlier.prompt_tokens;
+        spec.prompt_token_ids = earlier.prompt_token_ids;
+        spec.cache_scope = earlier.cache_scope;
+      }
       auto id = h.Submit(spec);
       if (id.ok()) {
+        scope_audit.Record(*id, spec);
+        if (!spec.prompt_token_ids.empty() && repeatable.size() < 16) repeatable.push_back(spec);
         submitted.push_back(*id);
         if (rng() % 3 == 0) h.executor().SetStopAfter(*id, Uniform(rng, 1, 40));
       } else {
@@ -277,6 +311,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       return absl::InternalError(absl::StrCat("no reason for ", id.ToString()));
     }
   }
+  if (absl::Status s = scope_audit.Check(h.results()); !s.ok()) return s;
   const SchedulerStats st = h.scheduler().stats();
   stats->prefix_hit_tokens += static_cast<int64_t>(st.prefix_hit_tokens);
   // Everything returned: no block owned, no host block in use.
