@@ -32,7 +32,7 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
   if (end.status.ok()) {
     out += SseEvent(Chunk(a.shape, "", absl::string_view(end.finish_reason)));
     if (a.include_usage) {
-      out += SseEvent(UsageChunk(a.shape, Usage(end.prompt_tokens, end.completion_tokens)));
+      out += SseEvent(UsageChunk(a.shape, Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
     }
   } else {
     // OpenAI streams a failure after the headers as an error event.
@@ -44,7 +44,7 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
 std::string WholeBody(const Answer& a, const RequestEnd& end) {
   if (!end.status.ok()) return Dump(ErrorFor(end.status).body);
   return Dump(Completion(a.shape, a.text, end.finish_reason,
-                         Usage(end.prompt_tokens, end.completion_tokens)));
+                         Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
 }
 
 // Writes `out`; a client gone cancels the request (false), an answer that
