@@ -342,6 +342,9 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
       reason = FinishReason::kLength;
     }
     if (reason != FinishReason::kNone) {
+      // Its blocks stay cached for the member's next request (a one-token
+      // answer's whole prompt, a chat's last turn).
+      if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
       Terminate(r, RequestPhase::kFinished, reason, "", done);
       return;
     }
@@ -377,6 +380,7 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
   r.computed = s.start_position + applied;
   served_.push_back({r.id, r.user, r.work_class, 0, applied});
   if (reason != FinishReason::kNone) {
+    if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
     Terminate(r, RequestPhase::kFinished, reason, "", done);
     return;
   }

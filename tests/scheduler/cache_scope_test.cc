@@ -121,6 +121,15 @@ TEST_CASE("cache scope: a member's identical prompt never reuses another member'
   CHECK(run.h->scheduler().stats().prefix_hit_tokens == 254);
 }
 
+TEST_CASE("cache scope: a request that ends in its prefill step leaves its blocks cached",
+          "[scheduler]") {
+  Run run(Options());
+  const std::vector<TokenId> text = Ids(64, 3);
+  CHECK(run.RunOne(Prompt(0, text, /*max_new=*/1)).cached_prompt_tokens == 0);
+  CHECK(run.RunOne(Prompt(0, text, /*max_new=*/1)).cached_prompt_tokens == 63);
+  CHECK(run.RunOne(Prompt(1, text, /*max_new=*/1)).cached_prompt_tokens == 0);
+}
+
 TEST_CASE("cache scope: a scope shared by name is reused across members", "[scheduler]") {
   Run run(Options());
   RequestSpec alice = Prompt(0, Ids(128, 3));
