@@ -43,9 +43,11 @@ ABSL_FLAG(int32_t, port, 8080, "port to listen on; 0 picks a free one (printed)"
 ABSL_FLAG(int32_t, n_ctx, 8192, "llama.cpp KV cells: the one pool all sequences share");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's token budget)");
 ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once");
-ABSL_FLAG(int32_t, prefix_cache_sequences, 64,
+ABSL_FLAG(int32_t, prefix_cache_sequences, 8,
           "llama.cpp sequence ids beyond n_seq_max that keep ended requests' KV for prefix-cache "
-          "hits (scoped per member; n_seq_max plus this is at most 256); 0: no prefix caching");
+          "hits (scoped per member; n_seq_max plus this is at most 256); 0: no prefix caching. "
+          "Kept cells widen the range llama.cpp's unified cache attends over, so more costs "
+          "every step more");
 ABSL_FLAG(int32_t, threads, 0, "llama.cpp CPU threads; 0 lets llama.cpp choose");
 ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
 ABSL_FLAG(int32_t, prefill_chunk, 128,

@@ -20,11 +20,12 @@ void CacheScopeAudit::Record(RequestId id, const RequestSpec& spec) {
   entries_[id] = std::move(e);
 }
 
-bool CacheScopeAudit::SameBlock(const Entry& a, const Entry& b, int32_t k) const {
+bool CacheScopeAudit::SameBlock(const Entry& a, const Entry& b,
+                                const std::vector<TokenId>& b_tokens, int32_t k) const {
   const auto end = static_cast<size_t>(k + 1) * static_cast<size_t>(block_size_);
-  if (a.opt_out || b.opt_out || a.tokens.size() < end || b.tokens.size() < end) return false;
+  if (a.opt_out || b.opt_out || a.tokens.size() < end || b_tokens.size() < end) return false;
   if (!std::equal(a.tokens.begin(), a.tokens.begin() + static_cast<ptrdiff_t>(end),
-                  b.tokens.begin())) {
+                  b_tokens.begin())) {
     return false;
   }
   if (a.first_scope != b.first_scope) return false;
@@ -36,7 +37,17 @@ bool CacheScopeAudit::SameBlock(const Entry& a, const Entry& b, int32_t k) const
 }
 
 absl::Status CacheScopeAudit::Check(
-    const absl::flat_hash_map<RequestId, RequestResult>& results) const {
+    const absl::flat_hash_map<RequestId, RequestResult>& results,
+    const std::function<TokenId(RequestId, int32_t)>& token_at) const {
+  absl::flat_hash_map<RequestId, std::vector<TokenId>> all_tokens;
+  for (const auto& [id, e] : entries_) {
+    std::vector<TokenId>& t = all_tokens[id];
+    t = e.tokens;
+    auto r = results.find(id);
+    if (r == results.end() || e.tokens.empty()) continue;
+    const auto prompt = static_cast<int32_t>(e.tokens.size());
+    for (int32_t k = 0; k < r->second.output_tokens; ++k) t.push_back(token_at(id, prompt + k));
+  }
   for (const auto& [id, r] : results) {
     auto it = entries_.find(id);
     if (it == entries_.end() || r.cached_prompt_tokens == 0) continue;
@@ -54,7 +65,7 @@ absl::Status CacheScopeAudit::Check(
       // Any other request may have computed the block first (admission
       // order is the policy's); its own only before a preemption or retry.
       const bool before = other != id || r.preemptions + r.retries > 0;
-      if (before && SameBlock(mine, theirs, k)) {
+      if (before && SameBlock(mine, theirs, all_tokens.at(other), k)) {
         found = true;
         break;
       }

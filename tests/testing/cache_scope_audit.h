@@ -3,8 +3,9 @@
 // Checks, from the outside, that every prefix-cache hit a request reports
 // came from its own cache scope (RequestSpec::cache_scope): the deepest
 // block a result says was cached must be the same block, same tokens and
-// same scopes entered at the same places, as one of another request (or
-// its own, computed before a preemption or retry). A hit on
+// same scopes entered at the same places, as one of another request (its
+// prompt, or its prompt and generated tokens, whose blocks are cached too),
+// or its own, computed before a preemption or retry. A hit on
 // another member's or another name's block, or any hit for a request that
 // opted out, is an error naming both.
 
@@ -12,6 +13,7 @@
 #define HEARTH_TESTS_TESTING_CACHE_SCOPE_AUDIT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,8 +32,10 @@ class CacheScopeAudit {
 
   // An accepted submission.
   void Record(RequestId id, const RequestSpec& spec);
-  // Every result against the submissions recorded.
-  absl::Status Check(const absl::flat_hash_map<RequestId, RequestResult>& results) const;
+  // Every result against the submissions recorded; `token_at(id, p)` is
+  // the token request `id` generated at position p (past its prompt).
+  absl::Status Check(const absl::flat_hash_map<RequestId, RequestResult>& results,
+                     const std::function<TokenId(RequestId, int32_t)>& token_at) const;
 
  private:
   struct Entry {
@@ -42,8 +46,10 @@ class CacheScopeAudit {
     int32_t own_from = 0;
     bool opt_out = false;
   };
-  // Whether block `k` of `a` and of `b` are the same cached block.
-  bool SameBlock(const Entry& a, const Entry& b, int32_t k) const;
+  // Whether block `k` of `a` and of `b` (`b_tokens`: its prompt and
+  // generated tokens) are the same cached block.
+  bool SameBlock(const Entry& a, const Entry& b, const std::vector<TokenId>& b_tokens,
+                 int32_t k) const;
 
   int32_t block_size_;
   bool prefix_caching_;

@@ -1,5 +1,6 @@
 #include "tests/testing/random_workload.h"
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <vector>
@@ -215,14 +216,21 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
             break;
         }
       }
-      // Now and then a member sends an earlier prompt again, in the same
-      // scopes: its whole prompt is cached (copy-on-write of the last block).
-      if (!repeatable.empty() && scope_rng() % 5 == 0) {
+      // Now and then a member sends the start of an earlier prompt again, in
+      // the same scopes (a prompt of whole cached blocks is copied on write
+      // at its last block). The length stays the one drawn above, so the
+      // sizes the scheduler sees keep their distribution.
+      if (!repeatable.empty() && !spec.prompt_token_ids.empty() && scope_rng() % 5 == 0) {
         const RequestSpec& earlier = repeatable[scope_rng() % repeatable.size()];
-        spec.user = earlier.user;
-        spec.prompt_tokens = earlier.prompt_tokens;
-        spec.prompt_token_ids = earlier.prompt_token_ids;
-        spec.cache_scope = earlier.cache_scope;
+        if (earlier.prompt_tokens >= spec.prompt_tokens) {
+          spec.user = earlier.user;
+          std::copy_n(earlier.prompt_token_ids.begin(), spec.prompt_tokens,
+                      spec.prompt_token_ids.begin());
+          spec.cache_scope = earlier.cache_scope;
+          spec.cache_scope.shared_prefix_tokens =
+              std::min(spec.cache_scope.shared_prefix_tokens, spec.prompt_tokens);
+          if (spec.cache_scope.shared_prefix_tokens == 0) spec.cache_scope.shared_prefix_scope.clear();
+        }
       }
       auto id = h.Submit(spec);
       if (id.ok()) {
@@ -311,7 +319,14 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       return absl::InternalError(absl::StrCat("no reason for ", id.ToString()));
     }
   }
-  if (absl::Status s = scope_audit.Check(h.results()); !s.ok()) return s;
+  const int32_t vocab = options.models[0].vocab_size > 0 ? options.models[0].vocab_size : 1000;
+  if (absl::Status s = scope_audit.Check(h.results(),
+                                         [vocab](RequestId id, int32_t position) {
+                                           return FakeExecutor::TokenFor(id, position, vocab);
+                                         });
+      !s.ok()) {
+    return s;
+  }
   const SchedulerStats st = h.scheduler().stats();
   stats->prefix_hit_tokens += static_cast<int64_t>(st.prefix_hit_tokens);
   // Everything returned: no block owned, no host block in use.
