@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <random>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -43,7 +45,12 @@ ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(int32_t, port, 8080, "port to listen on; 0 picks a free one (printed)");
 ABSL_FLAG(int32_t, n_ctx, 8192, "llama.cpp KV cells: the one pool all sequences share");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's token budget)");
-ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once (llama.cpp n_seq_max, at most 256)");
+ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once");
+ABSL_FLAG(int32_t, prefix_cache_sequences, 8,
+          "llama.cpp sequence ids beyond n_seq_max that keep ended requests' KV for prefix-cache "
+          "hits (scoped per member; n_seq_max plus this is at most 256); 0: no prefix caching. "
+          "Kept cells widen the range llama.cpp's unified cache attends over, so more costs "
+          "every step more");
 ABSL_FLAG(int32_t, threads, 0, "llama.cpp CPU threads; 0 lets llama.cpp choose");
 ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
 ABSL_FLAG(int32_t, prefill_chunk, 128,
@@ -146,6 +153,12 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   o.scheduler.users = household.members;
   o.scheduler.work_classes = household.classes;
   o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
+  o.prefix_cache_sequences = absl::GetFlag(FLAGS_prefix_cache_sequences);
+  // Block hashes members cannot predict, so no member can craft a prompt
+  // whose blocks collide with another member's (KvCacheConfig::
+  // prefix_hash_key).
+  std::random_device entropy;
+  o.scheduler.kv.prefix_hash_key = (uint64_t{entropy()} << 32) ^ entropy();
   o.scheduler.max_prefill_chunk_tokens = absl::GetFlag(FLAGS_prefill_chunk);
   o.slos = household.slos;
   o.model_name = model_name;
@@ -236,7 +249,15 @@ int Main() {
   llama_cpp::ContextOptions copts;
   copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
   copts.n_batch = absl::GetFlag(FLAGS_n_batch);
-  copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max);
+  copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max) +
+                    std::max(0, absl::GetFlag(FLAGS_prefix_cache_sequences));
+  if (copts.n_seq_max > 256) {
+    std::cerr << "hearth-serve: --n_seq_max (" << absl::GetFlag(FLAGS_n_seq_max)
+              << ") plus --prefix_cache_sequences (" << absl::GetFlag(FLAGS_prefix_cache_sequences)
+              << ") is " << copts.n_seq_max << "; llama.cpp allows at most 256 sequence ids"
+              << std::endl;
+    return 1;
+  }
   copts.n_threads = absl::GetFlag(FLAGS_threads);
   absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, copts);
   absl::StatusOr<HouseholdConfig> household =

@@ -138,6 +138,17 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   HEARTH_ASSIGN_OR_RETURN(spec.ttft_slo, SloOverride(r.ttft_slo_s, "hearth_request.ttft_slo_s"));
   HEARTH_ASSIGN_OR_RETURN(spec.tpot_slo, SloOverride(r.tpot_slo_s, "hearth_request.tpot_slo_s"));
   spec.handle = r.handle;
+  // One byte past the longest name is enough for Submit to refuse it.
+  constexpr size_t kScopeLimit = hearth::kMaxCacheScopeBytes + 1;
+  if (r.cache_scope != nullptr) {
+    spec.cache_scope.name.assign(r.cache_scope, strnlen(r.cache_scope, kScopeLimit));
+  }
+  if (r.shared_prefix_scope != nullptr) {
+    spec.cache_scope.shared_prefix_scope.assign(
+        r.shared_prefix_scope, strnlen(r.shared_prefix_scope, kScopeLimit));
+  }
+  spec.cache_scope.shared_prefix_tokens = r.shared_prefix_tokens;
+  spec.cache_scope.opt_out = r.cache_opt_out != 0;
   return spec;
 }
 

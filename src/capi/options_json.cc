@@ -121,6 +121,14 @@ absl::Status ReadValue(const JsonFields& f, const std::string& key, int32_t* v) 
 absl::Status ReadValue(const JsonFields& f, const std::string& key, int64_t* v) {
   return f.Read(key, v);
 }
+// Any 64-bit pattern is a key (KvCacheConfig::prefix_hash_key); JSON carries
+// it as a signed integer, a negative one standing for its two's complement.
+absl::Status ReadValue(const JsonFields& f, const std::string& key, uint64_t* v) {
+  auto bits = static_cast<int64_t>(*v);
+  HEARTH_RETURN_IF_ERROR(f.Read(key, &bits));
+  *v = static_cast<uint64_t>(bits);
+  return absl::OkStatus();
+}
 absl::Status ReadValue(const JsonFields& f, const std::string& key, double* v) {
   return f.Read(key, v);
 }

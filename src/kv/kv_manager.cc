@@ -10,19 +10,21 @@ KvManager::KvManager(BlockAllocator allocator, int32_t block_size, bool prefix_c
   if (prefix_caching) prefix_cache_.emplace(&allocator_);
 }
 
-void KvManager::ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
+void KvManager::ExtendHashChain(const ChainScope& scope, absl::Span<const TokenId> tokens,
                                 int32_t block_size, size_t blocks,
                                 std::vector<uint64_t>* hashes) {
   const auto size = static_cast<size_t>(block_size);
+  const auto own_from = static_cast<size_t>(scope.own_from);
   while (hashes->size() < blocks) {
     const size_t b = hashes->size();
-    const uint64_t parent = b == 0 ? PrefixCache::RootHash(model) : hashes->back();
+    uint64_t parent = b == 0 ? scope.first_parent : hashes->back();
+    if (b > 0 && b == own_from) parent = PrefixCache::EnterScope(parent, scope.own_scope);
     hashes->push_back(PrefixCache::HashBlock(parent, tokens.subspan(b * size, size)));
   }
 }
 
 void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
-                     std::vector<uint64_t> hashes) {
+                     const ChainScope& scope, std::vector<uint64_t> hashes) {
   const auto blocks = static_cast<size_t>(BlocksFor(max_positions)) + 1;
   seq.device.clear();
   DropOversized(seq.device, blocks);
@@ -30,6 +32,7 @@ void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
   seq.host.clear();
   DropOversized(seq.host, blocks);
   seq.hashes = std::move(hashes);
+  seq.scope = scope;
   if (has_token_ids) seq.hashes.reserve(HashCapacity(max_positions, block_size_));
   seq.registered = 0;
   seq.sent = 0;
@@ -71,14 +74,13 @@ int32_t KvManager::ReleaseTail(SequenceKv& seq, size_t keep) {
   return released;
 }
 
-int32_t KvManager::FindPrefixHits(SequenceKv& seq, ModelId model,
-                                  absl::Span<const TokenId> tokens) {
+int32_t KvManager::FindPrefixHits(SequenceKv& seq, absl::Span<const TokenId> tokens) {
   hit_blocks_.clear();
-  if (!prefix_cache_.has_value()) return 0;
+  if (!prefix_cache_.has_value() || !seq.scope.cached) return 0;
   // Hashes of generated tokens' full blocks are computed lazily, so a
   // sequence recomputed after preemption also finds its own released blocks.
   const size_t full = tokens.size() / static_cast<size_t>(block_size_);
-  ExtendHashChain(model, tokens, block_size_, full, &seq.hashes);
+  ExtendHashChain(seq.scope, tokens, block_size_, full, &seq.hashes);
   for (size_t b = 0; b < full; ++b) {
     const BlockId block = prefix_cache_->Find(seq.hashes[b]);
     if (!block.valid()) break;
@@ -112,13 +114,13 @@ void KvManager::CopyLastOnWrite(SequenceKv& seq, RequestId id, std::vector<Block
   }
 }
 
-void KvManager::RegisterFullBlocks(SequenceKv& seq, ModelId model,
-                                   absl::Span<const TokenId> tokens, int32_t computed) {
-  if (!prefix_cache_.has_value()) return;
+void KvManager::RegisterFullBlocks(SequenceKv& seq, absl::Span<const TokenId> tokens,
+                                   int32_t computed) {
+  if (!prefix_cache_.has_value() || !seq.scope.cached) return;
   const int32_t full = std::min<int32_t>(computed / block_size_,
                                          static_cast<int32_t>(seq.device.size()));
   if (seq.registered >= full) return;
-  ExtendHashChain(model, tokens, block_size_, static_cast<size_t>(full), &seq.hashes);
+  ExtendHashChain(seq.scope, tokens, block_size_, static_cast<size_t>(full), &seq.hashes);
   for (; seq.registered < full; ++seq.registered) {
     const auto b = static_cast<size_t>(seq.registered);
     // False when another block already holds this prefix: keep ours private.

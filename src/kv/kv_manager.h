@@ -25,6 +25,7 @@
 #include "hearth/kv/block_allocator.h"
 #include "hearth/kv/prefix_cache.h"
 #include "hearth/scheduler/step_plan.h"
+#include "kv/chain_scope.h"
 
 namespace hearth::internal {
 
@@ -62,8 +63,9 @@ struct alignas(64) SequenceKv {
   bool resend_table = false;
   // Host copies while swapped out.
   std::vector<BlockId> host;
-  // Chain hashes of the full blocks whose tokens are known.
+  // Chain hashes of the full blocks whose tokens are known, in `scope`.
   std::vector<uint64_t> hashes;
+  ChainScope scope;
 };
 
 class KvManager {
@@ -75,9 +77,11 @@ class KvManager {
   // --- The hash chain: one definition, used by Submit (any thread, on the
   // prompt) and by admission and registration (on generated tokens too).
 
-  // Extends `hashes`, the chain of `model` over `tokens`, to `blocks` full
-  // blocks of `block_size`.
-  static void ExtendHashChain(ModelId model, absl::Span<const TokenId> tokens,
+  // Extends `hashes`, the chain of `scope` (which holds the model) over
+  // `tokens`, to `blocks` full blocks of `block_size`. The scope enters at
+  // block 0 and, after a shared prefix, at its first own block, so no hash
+  // of one scope can be found by a lookup in another.
+  static void ExtendHashChain(const ChainScope& scope, absl::Span<const TokenId> tokens,
                               int32_t block_size, size_t blocks,
                               std::vector<uint64_t>* hashes);
 
@@ -91,9 +95,9 @@ class KvManager {
 
   // Starts `seq` with no blocks, keeping its buffers' capacity, reserved for
   // `max_positions` so that spans handed out in plans stay valid; `hashes`
-  // are its prompt's (from Submit).
+  // are its prompt's in `scope` (both from Submit).
   void Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
-            std::vector<uint64_t> hashes);
+            const ChainScope& scope, std::vector<uint64_t> hashes);
   int32_t BlocksFor(int32_t positions) const {
     return (positions + block_size_ - 1) / block_size_;
   }
@@ -118,10 +122,10 @@ class KvManager {
 
   // --- Prefix hits (admission of a sequence computed from position 0).
 
-  // Leading full blocks of `tokens` found in the prefix cache; the blocks
-  // are kept for TakeHits.
-  int32_t FindPrefixHits(SequenceKv& seq, ModelId model,
-                         absl::Span<const TokenId> tokens);
+  // Leading full blocks of `tokens` found in the prefix cache, in the
+  // sequence's scope (none when it opted out); the blocks are kept for
+  // TakeHits.
+  int32_t FindPrefixHits(SequenceKv& seq, absl::Span<const TokenId> tokens);
   // How many of the first `hits` found blocks are cached and unreferenced:
   // reusing them takes them out of the allocatable pool.
   int32_t CachedAmongHits(int32_t hits) const;
@@ -130,9 +134,9 @@ class KvManager {
   // Gives the table's last block a private copy before it is written;
   // lists the copy in `copies`.
   void CopyLastOnWrite(SequenceKv& seq, RequestId id, std::vector<BlockCopy>* copies);
-  // Registers the full blocks of the first `computed` positions.
-  void RegisterFullBlocks(SequenceKv& seq, ModelId model,
-                          absl::Span<const TokenId> tokens, int32_t computed);
+  // Registers the full blocks of the first `computed` positions in the
+  // sequence's scope (none when it opted out).
+  void RegisterFullBlocks(SequenceKv& seq, absl::Span<const TokenId> tokens, int32_t computed);
 
   // --- Swap.
 

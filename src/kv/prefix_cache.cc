@@ -23,6 +23,31 @@ uint64_t PrefixCache::RootHash(ModelId model) {
   return Mix(kRootHash ^ (static_cast<uint64_t>(model.value()) + 1));
 }
 
+uint64_t PrefixCache::MemberScope(uint64_t key, UserId user) {
+  return Mix(Mix(key ^ 0x6d656d6265720001ull) ^ (static_cast<uint64_t>(user.value()) + 1));
+}
+
+uint64_t PrefixCache::NamedScope(uint64_t key, std::string_view name) {
+  uint64_t h = Mix(Mix(key ^ 0x6e616d6564000002ull) ^ name.size());
+  size_t i = 0;
+  for (; i + 8 <= name.size(); i += 8) {
+    uint64_t word = 0;
+    for (size_t k = 0; k < 8; ++k) {
+      word |= static_cast<uint64_t>(static_cast<unsigned char>(name[i + k])) << (8 * k);
+    }
+    h = Mix(h ^ word) + 0x632be59bd9b4e019ull;
+  }
+  uint64_t tail = 0;
+  for (size_t k = 0; i + k < name.size(); ++k) {
+    tail |= static_cast<uint64_t>(static_cast<unsigned char>(name[i + k])) << (8 * k);
+  }
+  return Mix(h ^ tail ^ 0xff00000000000000ull);
+}
+
+uint64_t PrefixCache::EnterScope(uint64_t parent, uint64_t scope) {
+  return Mix(parent ^ Mix(scope + 0x73636f7065000003ull));
+}
+
 uint64_t PrefixCache::HashBlock(uint64_t parent_hash,
                                 absl::Span<const TokenId> tokens) {
   uint64_t h = Mix(parent_hash ^ (tokens.size() * 0x9e3779b97f4a7c15ull));

@@ -73,8 +73,8 @@ absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
-                                        std::vector<uint64_t> prompt_hashes) {
+absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> prompt_hashes,
+                                        const ChainScope& scope) {
   const uint32_t u = spec.user.value();  // Validated by the caller.
   const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   const int64_t bytes = PendingBytes(spec);
@@ -113,7 +113,12 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec,
                             .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens});
   // Under mu_ still, so that per-user ids reach the queue in order and the
   // audit never sees a live request that is neither queued nor taken.
-  queues_.Push(u, Submission{id, std::move(spec), std::move(prompt_hashes), false, {}});
+  queues_.Push(u, Submission{.id = id,
+                             .spec = std::move(spec),
+                             .prompt_block_hashes = std::move(prompt_hashes),
+                             .chain_scope = scope,
+                             .cancelled = false,
+                             .cancel_reason = {}});
   WakeLocked();
   return id;
 }

@@ -61,8 +61,10 @@ class Inbox {
   // request would cross the user's part of max_pending_requests or
   // max_pending_bytes (PendingShares), the user's max_queued_requests, or
   // their token quota in the window of the latest Drain.
-  absl::StatusOr<RequestId> Submit(RequestSpec spec,
-                                   std::vector<uint64_t> prompt_hashes);
+  // `prompt_hashes` and `scope`: the prompt's chain and where its cache
+  // scopes enter it (the scheduler resolves both before).
+  absl::StatusOr<RequestId> Submit(RequestSpec spec, std::vector<uint64_t> prompt_hashes,
+                                   const ChainScope& scope = {});
   // NotFound unless `id` is live and not already being cancelled. Wakes
   // WaitForWork.
   absl::Status Cancel(RequestId id, std::string_view reason = {});

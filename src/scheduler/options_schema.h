@@ -13,7 +13,7 @@
 //
 // Visiting: VisitOptionFields(o, v) calls v(field, value) for every field,
 // with `value` a reference into `o` (const when `o` is) of type int32_t,
-// int64_t, double, bool, absl::Duration, std::string or PreemptionMode. The
+// int64_t, uint64_t, double, bool, absl::Duration, std::string or PreemptionMode. The
 // registries' entries are visited by VisitModelFields, VisitUserFields and
 // VisitWorkClassFields, with paths relative to the entry ("weight").
 
@@ -167,6 +167,7 @@ void VisitOptionFields(Options& o, Visitor&& v) {
   v(Ints("kv.growth_headroom_tokens", 0, 1 << 20, "must be in [0, 2^20]"),
     o.kv.growth_headroom_tokens);
   v(Any("kv.enable_prefix_caching"), o.kv.enable_prefix_caching);
+  v(Any("kv.prefix_hash_key"), o.kv.prefix_hash_key);
   v(Ints("residency.device_memory_bytes", 0, kInt64Max, "must be >= 0 (0: disabled)"),
     o.residency.device_memory_bytes);
   v(Ints("residency.max_concurrent_loads", 1, kInt32Max, "must be >= 1"),

@@ -12,6 +12,7 @@
 #include "hearth/common/names.h"
 #include "internal/status_macros.h"
 #include "hearth/scheduler/step_plan.h"
+#include "kv/chain_scope.h"
 #include "scheduler/options_schema.h"
 #include "scheduler/pending_shares.h"
 
@@ -436,11 +437,15 @@ absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
+absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOptions&) {
+  return ValidateCacheScope(spec);
+}
+
 }  // namespace
 
 absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
   for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
-                     ValidateSpecStamps}) {
+                     ValidateSpecStamps, ValidateSpecCacheScope}) {
     if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -25,7 +25,8 @@ namespace hearth::internal {
 // The bytes a request holds against max_pending_bytes while unfinished.
 inline int64_t PendingBytes(const RequestSpec& spec) {
   return static_cast<int64_t>(spec.prompt_token_ids.size() * sizeof(TokenId) +
-                              spec.label.size());
+                              spec.label.size() + spec.cache_scope.name.size() +
+                              spec.cache_scope.shared_prefix_scope.size());
 }
 
 class PendingShares {

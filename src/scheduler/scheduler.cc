@@ -202,17 +202,19 @@ void Scheduler::Impl::ReservePlanBuffers(size_t running) {
 absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
   absl::Status valid = internal::ValidateSpec(spec, options_);
   if (!valid.ok()) return valid;
+  const internal::ChainScope scope =
+      internal::ResolveChainScope(spec, options_.kv.prefix_hash_key, block_size_);
   std::vector<uint64_t> hashes;
-  if (options_.kv.enable_prefix_caching && !spec.prompt_token_ids.empty()) {
+  if (options_.kv.enable_prefix_caching && scope.cached && !spec.prompt_token_ids.empty()) {
     const size_t full = spec.prompt_token_ids.size() / block_size_;
     hashes.reserve(internal::KvManager::HashCapacity(
         spec.prompt_tokens + spec.max_new_tokens, block_size_));
-    internal::KvManager::ExtendHashChain(spec.model, spec.prompt_token_ids, block_size_, full,
+    internal::KvManager::ExtendHashChain(scope, spec.prompt_token_ids, block_size_, full,
                                          &hashes);
   }
   // The SLO targets are resolved at intake, against the class the request
   // has then (SetWorkClass may change it while queued).
-  return inbox_.Submit(spec, std::move(hashes));
+  return inbox_.Submit(spec, std::move(hashes), scope);
 }
 
 absl::Status Scheduler::Impl::SetPriority(RequestId id, int32_t priority) {

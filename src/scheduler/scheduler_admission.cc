@@ -105,7 +105,7 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   need.swapped = r.phase == RequestPhase::kSwapped;
   need.start = r.computed;
   if (!need.swapped && r.has_token_ids && r.computed == 0) {
-    need.hits = kv_.FindPrefixHits(r.kv, r.model, r.tokens);
+    need.hits = kv_.FindPrefixHits(r.kv, r.tokens);
   }
   if (!need.swapped) {
     need.start = need.hits * block_size_;

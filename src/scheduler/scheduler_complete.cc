@@ -347,11 +347,14 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
       reason = FinishReason::kLength;
     }
     if (reason != FinishReason::kNone) {
+      // Its blocks stay cached for the member's next request (a one-token
+      // answer's whole prompt, a chat's last turn).
+      if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
       Terminate(r, RequestPhase::kFinished, reason, "", done);
       return;
     }
   }
-  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
   if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);
 }
 
@@ -382,11 +385,12 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
   r.computed = s.start_position + applied;
   served_.push_back({r.id, r.user, r.work_class, 0, applied});
   if (reason != FinishReason::kNone) {
+    if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
     Terminate(r, RequestPhase::kFinished, reason, "", done);
     return;
   }
   ReleaseRejectedDrafts(r);
-  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.model, r.tokens, r.computed);
+  if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
 }
 
 

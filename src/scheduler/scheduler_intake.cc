@@ -135,7 +135,7 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
     r.tokens.reserve(static_cast<size_t>(max_len));
     r.tokens.assign(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());
   }
-  kv_.Open(r.kv, max_len, r.has_token_ids, std::move(sub.prompt_block_hashes));
+  kv_.Open(r.kv, max_len, r.has_token_ids, sub.chain_scope, std::move(sub.prompt_block_hashes));
   r.parent = spec.parent;
   r.priority = spec.priority;
   r.predicted_output = spec.predicted_output;

@@ -30,6 +30,7 @@
 #include "absl/base/thread_annotations.h"
 #include "hearth/common/ids.h"
 #include "hearth/request/request_spec.h"
+#include "kv/chain_scope.h"
 
 namespace hearth::internal {
 
@@ -39,6 +40,8 @@ struct Submission {
   // Chain hashes of the prompt's full blocks, computed on the submitting
   // thread so the engine thread does not pay for hashing.
   std::vector<uint64_t> prompt_block_hashes;
+  // Where its cache scopes enter that chain (RequestSpec::cache_scope).
+  ChainScope chain_scope;
   // Cancelled before Plan took it in: it ends as soon as it is, with the
   // host's reason (Scheduler::Cancel).
   bool cancelled = false;

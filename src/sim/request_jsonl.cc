@@ -59,6 +59,7 @@ class RequestReader {
                             internal::HashList(row, "prefix_hashes", MaxHashes(prompt)));
     r.prefix_hash_tokens = o_.hash_block_tokens;
     HEARTH_RETURN_IF_ERROR(ReadTiming(row, r));
+    HEARTH_RETURN_IF_ERROR(ReadCacheScope(row, r));
     HEARTH_ASSIGN_OR_RETURN(std::optional<std::string> id, internal::OptionalString(row, "id"));
     if (id && !ids_.emplace(*id, index).second) {
       return absl::InvalidArgumentError(absl::StrCat("id ", internal::Quote(*id),
@@ -70,6 +71,30 @@ class RequestReader {
  private:
   size_t MaxHashes(int64_t prompt) const {
     return static_cast<size_t>((prompt + o_.hash_block_tokens - 1) / o_.hash_block_tokens);
+  }
+
+  // cache_scope, cache_shared_prefix_tokens, cache_shared_scope and
+  // cache_opt_out; any of them sets the request's whole scope (the
+  // scheduler checks it at Submit, as for any host).
+  static absl::Status ReadCacheScope(const Json& row, SimRequest& r) {
+    HEARTH_ASSIGN_OR_RETURN(std::optional<std::string> name,
+                            internal::OptionalString(row, "cache_scope"));
+    HEARTH_ASSIGN_OR_RETURN(std::optional<std::string> shared_scope,
+                            internal::OptionalString(row, "cache_shared_scope"));
+    HEARTH_ASSIGN_OR_RETURN(std::optional<int64_t> shared, internal::OptionalInt(
+                                row, "cache_shared_prefix_tokens", 0, r.prompt_tokens));
+    std::optional<bool> opt_out;
+    if (auto it = row.find("cache_opt_out"); it != row.end()) {
+      if (!it->is_boolean()) return absl::InvalidArgumentError("cache_opt_out must be true or false");
+      opt_out = it->get<bool>();
+    }
+    if (!name && !shared_scope && !shared && !opt_out) return absl::OkStatus();
+    CacheScope& scope = r.cache_scope.emplace();
+    scope.name = name.value_or("");
+    scope.shared_prefix_scope = shared_scope.value_or("");
+    scope.shared_prefix_tokens = static_cast<int32_t>(shared.value_or(0));
+    scope.opt_out = opt_out.value_or(false);
+    return absl::OkStatus();
   }
 
   // arrival_s, or parent, think_s and shared_prefix_tokens.

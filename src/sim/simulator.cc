@@ -324,6 +324,7 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
     spec.deadline = arrival + o_.class_timeouts[r.work_class];
   }
   BuildTokenIds(index, spec);
+  if (!spec.prompt_token_ids.empty()) spec.cache_scope = SimCacheScope(r);
   if (r.parent >= 0 && children_left_[r.parent] == 0) {
     prompt_ids_.erase(r.parent);
   }

@@ -1,5 +1,7 @@
 #include "hearth/sim/workload.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace hearth {
@@ -47,6 +49,17 @@ absl::Status ValidateWorkload(const Workload& workload, uint32_t num_users,
     }
   }
   return absl::OkStatus();
+}
+
+CacheScope SimCacheScope(const SimRequest& r) {
+  if (r.cache_scope.has_value()) return *r.cache_scope;
+  CacheScope scope;
+  if (r.prefix_hashes.empty() || r.shared_prefix_tokens > 0) return scope;
+  const int64_t hashed = std::min<int64_t>(
+      r.prompt_tokens, static_cast<int64_t>(r.prefix_hashes.size()) * r.prefix_hash_tokens);
+  scope.shared_prefix_tokens = static_cast<int32_t>(hashed);
+  scope.shared_prefix_scope = kTraceCacheScope;
+  return scope;
 }
 
 }  // namespace hearth

@@ -670,6 +670,31 @@ hearth_status AddName(bool user, const std::string& name, std::string* message) 
   return status;
 }
 
+// Runs `r` alone to its end through the C API; its result's cached tokens.
+int32_t CachedTokensOf(hearth_scheduler* s, const hearth_request& r, double* now) {
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(s, &r, &id, nullptr) == HEARTH_OK);
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  int32_t cached = -1;
+  for (int step = 0; step < 100 && cached < 0; ++step) {
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s, *now += 0.01, &plan, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s, out, nullptr) == HEARTH_OK);
+    hearth_results* results = nullptr;
+    REQUIRE(hearth_scheduler_drain(s, &results, nullptr) == HEARTH_OK);
+    for (size_t i = 0; i < hearth_results_count(results); ++i) {
+      hearth_result res;
+      REQUIRE(hearth_results_get(results, i, &res, nullptr) == HEARTH_OK);
+      if (res.id == id) cached = res.cached_prompt_tokens;
+    }
+    hearth_results_free(results);
+  }
+  hearth_outcome_free(out);
+  return cached;
+}
+
 }  // namespace
 
 TEST_CASE("C API: names are checked where they enter (setters and JSON)", "[capi][names]") {
@@ -708,4 +733,72 @@ TEST_CASE("C API: names are checked where they enter (setters and JSON)", "[capi
   CHECK_THAT(message, Catch::Contains("users[0].name is \"_other\", which is reserved"));
   CHECK(OptionsStatus(R"({"users": [{"name": "\u00e9 \"q\" \\ \ud83d\ude00"}]})", &message) ==
         HEARTH_OK);
+}
+
+TEST_CASE("C API: cache scopes keep members' prefixes apart unless shared", "[capi]") {
+  Scheduler sch(
+      "{\"users\": [{\"name\": \"ana\"}, {\"name\": \"ben\"}], "
+      "\"kv\": {\"prefix_hash_key\": -12345}}");
+  std::vector<int32_t> ids(64, 0);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i * 7 % 500);
+  hearth_request r = Request(0, 2);
+  r.prompt_token_ids = ids.data();
+  r.num_prompt_token_ids = ids.size();
+  double now = 0;
+  r.user = "ana";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 0);
+  r.user = "ben";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 0);  // Ana's blocks are not his.
+  r.user = "ana";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 63);
+  // The first 32 tokens in a shared scope: Ben finds those, not the rest.
+  r.shared_prefix_tokens = 32;
+  r.shared_prefix_scope = "template";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 0);
+  r.user = "ben";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 32);
+  // A named scope for the whole prompt, and an opt-out.
+  r.shared_prefix_tokens = 0;
+  r.shared_prefix_scope = nullptr;
+  r.cache_scope = "house";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 0);
+  r.user = "ana";
+  CHECK(CachedTokensOf(sch.s, r, &now) == 63);
+  r.cache_scope = nullptr;
+  r.cache_opt_out = 1;
+  CHECK(CachedTokensOf(sch.s, r, &now) == 0);
+
+  // Hostile scopes: a name past 256 bytes (only 257 are read), NUL-free
+  // invalid UTF-8, a shared prefix past the prompt.
+  const std::string huge(1 << 20, 's');
+  struct Bad {
+    const char* scope;
+    int32_t shared;
+    const char* shared_scope;
+    int32_t opt_out;
+    const char* message_has;
+  } bad[] = {
+      {huge.c_str(), 0, nullptr, 0, "cache_scope.name is 257 bytes; at most 256"},
+      {"\xff", 0, nullptr, 0, "cache_scope.name is not valid UTF-8 (byte 0xff at offset 0)"},
+      {nullptr, 65, "t", 0, "shared_prefix_tokens is 65; must be in [0, prompt_tokens = 64]"},
+      {nullptr, -1, "t", 0, "shared_prefix_tokens is -1"},
+      {nullptr, 8, nullptr, 0, "shared_prefix_scope is empty but shared_prefix_tokens is 8"},
+      {"house", 0, nullptr, 1, "cache_scope.opt_out is true with a scope name"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.message_has);
+    hearth_request h = r;
+    h.cache_scope = b.scope;
+    h.shared_prefix_tokens = b.shared;
+    h.shared_prefix_scope = b.shared_scope;
+    h.cache_opt_out = b.opt_out;
+    uint64_t id = 0;
+    Error e;
+    CHECK(hearth_scheduler_submit(sch.s, &h, &id, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK(e.message().find(b.message_has) != std::string::npos);
+  }
+  std::string message;
+  CHECK(OptionsStatus("{\"kv\": {\"prefix_hash_key\": \"x\"}}", &message) ==
+        HEARTH_INVALID_ARGUMENT);
+  CHECK(message.find("kv.prefix_hash_key") != std::string::npos);
 }

@@ -90,6 +90,16 @@ class OpsRun {
     if (in_.ConsumeBool()) spec.parent = PickId();
     if (in_.ConsumeBool()) spec.arrival_time = NearOrEdgeTime(in_, now_);
     if (in_.ConsumeIntegralInRange(0, 7) == 0) spec.label = in_.ConsumeRandomLengthString(64);
+    if (in_.ConsumeIntegralInRange(0, 3) == 0) {
+      // Cache scopes: a few names (so scopes are shared), any bytes, any
+      // shared prefix length, opt-outs mixed in.
+      CacheScope& c = spec.cache_scope;
+      c.name = in_.ConsumeBool() ? std::string(1, 'a' + in_.ConsumeIntegralInRange(0, 1))
+                                 : in_.ConsumeRandomLengthString(300);
+      c.shared_prefix_tokens = SmallOrEdge<int32_t>(in_, 0, 48);
+      if (in_.ConsumeBool()) c.shared_prefix_scope = "t";
+      c.opt_out = in_.ConsumeIntegralInRange(0, 5) == 0;
+    }
     return spec;
   }
 

@@ -139,6 +139,82 @@ std::vector<BadInputRow> SpecRows() {
   };
 }
 
+// RequestSpec::cache_scope: names are bounded UTF-8, the shared prefix a
+// range of the prompt with a scope to be cached in.
+std::vector<BadInputRow> CacheScopeRows() {
+  using S = RequestSpec&;
+  return {
+      SpecRow("a cache scope name one byte over kMaxCacheScopeBytes",
+              [](S s) { s.cache_scope.name = std::string(kMaxCacheScopeBytes + 1, 's'); },
+              "RequestSpec.cache_scope.name is 257 bytes; at most 256"),
+      SpecRow("a 10 MB shared scope name",
+              [](S s) {
+                s.cache_scope.shared_prefix_tokens = 1;
+                s.cache_scope.shared_prefix_scope = std::string(10 << 20, 's');
+              },
+              "cache_scope.shared_prefix_scope is 10485760 bytes"),
+      SpecRow("a scope name with a lone continuation byte",
+              [](S s) { s.cache_scope.name = "ab\x80"; },
+              "cache_scope.name is not valid UTF-8 (byte 0x80 at offset 2)"),
+      SpecRow("a scope name with an overlong '/'",
+              [](S s) { s.cache_scope.name = "\xC0\xAF"; }, "(byte 0xc0 at offset 0)"),
+      SpecRow("a scope name with a UTF-16 surrogate",
+              [](S s) { s.cache_scope.name = "x\xED\xA0\x80"; }, "(byte 0xed at offset 1)"),
+      SpecRow("a scope name cut inside a character",
+              [](S s) { s.cache_scope.name = "\xE2\x82"; }, "not valid UTF-8"),
+      SpecRow("a scope name past U+10FFFF",
+              [](S s) { s.cache_scope.name = "\xF4\x90\x80\x80"; }, "(byte 0xf4 at offset 0)"),
+      SpecRow("a scope name with a NUL byte",
+              [](S s) { s.cache_scope.name = std::string("a\0b", 3); },
+              "cache_scope.name has a NUL byte at offset 1"),
+      SpecRow("shared_prefix_tokens -1",
+              [](S s) {
+                s.cache_scope.shared_prefix_tokens = -1;
+                s.cache_scope.shared_prefix_scope = "t";
+              },
+              "cache_scope.shared_prefix_tokens is -1; must be in [0, prompt_tokens = 4]"),
+      SpecRow("shared_prefix_tokens INT32_MIN",
+              [](S s) { s.cache_scope.shared_prefix_tokens = kInt32Min; },
+              "shared_prefix_tokens is -2147483648"),
+      SpecRow("shared_prefix_tokens past the prompt",
+              [](S s) {
+                s.cache_scope.shared_prefix_tokens = 5;
+                s.cache_scope.shared_prefix_scope = "t";
+              },
+              "shared_prefix_tokens is 5; must be in [0, prompt_tokens = 4]"),
+      SpecRow("shared_prefix_tokens INT32_MAX",
+              [](S s) { s.cache_scope.shared_prefix_tokens = kInt32Max; },
+              "shared_prefix_tokens is 2147483647"),
+      SpecRow("a shared prefix without a scope",
+              [](S s) { s.cache_scope.shared_prefix_tokens = 2; },
+              "cache_scope.shared_prefix_scope is empty but shared_prefix_tokens is 2"),
+      SpecRow("a shared scope without a prefix",
+              [](S s) { s.cache_scope.shared_prefix_scope = "template"; },
+              "shared_prefix_scope is \"template\" but shared_prefix_tokens is 0"),
+      SpecRow("opting out with a scope name",
+              [](S s) {
+                s.cache_scope.opt_out = true;
+                s.cache_scope.name = "house";
+              },
+              "cache_scope.opt_out is true with a scope name"),
+      SpecRow("opting out with a shared prefix",
+              [](S s) {
+                s.cache_scope.opt_out = true;
+                s.cache_scope.shared_prefix_tokens = 2;
+                s.cache_scope.shared_prefix_scope = "t";
+              },
+              "cache_scope.opt_out"),
+      SpecRow("scope names larger than max_pending_bytes",
+              [](S s) {
+                s.cache_scope.name = std::string(200, 'n');
+                s.cache_scope.shared_prefix_tokens = 1;
+                s.cache_scope.shared_prefix_scope = std::string(200, 's');
+              },
+              "max_pending_bytes = 300",
+              [](SchedulerOptions& o) { o.max_pending_bytes = 300; }),
+  };
+}
+
 // A parent in another user's name, or one never issued.
 std::vector<BadInputRow> ParentRows() {
   return {
@@ -247,7 +323,7 @@ std::vector<BadInputRow> LimitRows() {
 
 std::vector<BadInputRow> SubmitRows() {
   std::vector<BadInputRow> rows;
-  for (auto part : {SpecRows, ParentRows, LimitRows}) {
+  for (auto part : {SpecRows, CacheScopeRows, ParentRows, LimitRows}) {
     for (BadInputRow& row : part()) rows.push_back(std::move(row));
   }
   return rows;

@@ -38,6 +38,7 @@ constexpr size_t AggregateArity() {
 
 inline std::string Repr(int32_t v) { return absl::StrCat(v); }
 inline std::string Repr(int64_t v) { return absl::StrCat(v); }
+inline std::string Repr(uint64_t v) { return absl::StrCat(v); }
 inline std::string Repr(double v) { return internal::ExactDouble(v); }
 inline std::string Repr(bool v) { return v ? "true" : "false"; }
 inline std::string Repr(absl::Duration v) { return absl::FormatDuration(v); }
@@ -47,6 +48,7 @@ inline std::string Repr(PreemptionMode v) { return absl::StrCat(static_cast<int>
 // A valid-looking value other than `v`.
 inline int32_t Different(int32_t v) { return v == 7 ? 8 : 7; }
 inline int64_t Different(int64_t v) { return v == 7 ? 8 : 7; }
+inline uint64_t Different(uint64_t v) { return v == 7 ? 8 : 7; }
 inline double Different(double v) { return v == 0.25 ? 0.5 : 0.25; }
 inline bool Different(bool v) { return !v; }
 inline absl::Duration Different(absl::Duration v) {

@@ -1,10 +1,12 @@
 #include "tests/testing/random_workload.h"
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/cache_scope_audit.h"
 #include "tests/testing/rank_checking_policy.h"
 #include "tests/testing/scheduler_harness.h"
 
@@ -121,6 +123,11 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     options.overlap_planning = true;
     ++stats->overlap_configs;
   }
+  // Cache scopes from their own stream too: mostly the member's own, now and
+  // then a shared prefix, a named scope or an opt-out.
+  std::mt19937_64 scope_rng(seed ^ 0xd6e8feb86659fd93ULL);
+  CacheScopeAudit scope_audit(options.kv.block_size, options.kv.enable_prefix_caching);
+  std::vector<RequestSpec> repeatable;
   auto harness = SchedulerHarness::Create(options, seed);
   if (!harness.ok()) return harness.status();
   SchedulerHarness& h = **harness;
@@ -192,8 +199,43 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       // Random, so that collisions between requests are allowed too: the
       // handle is the host's business.
       spec.handle = rng() % 4 == 0 ? 0 : rng();
+      if (spec.prompt_tokens > 0) {
+        switch (scope_rng() % 8) {
+          case 0:
+            spec.cache_scope.shared_prefix_tokens =
+                Uniform(scope_rng, 1, std::min(spec.prompt_tokens, 48));
+            spec.cache_scope.shared_prefix_scope = scope_rng() % 4 ? "template" : "notes";
+            break;
+          case 1:
+            spec.cache_scope.name = "notes";
+            break;
+          case 2:
+            spec.cache_scope.opt_out = true;
+            break;
+          default:
+            break;
+        }
+      }
+      // Now and then a member sends the start of an earlier prompt again, in
+      // the same scopes (a prompt of whole cached blocks is copied on write
+      // at its last block). The length stays the one drawn above, so the
+      // sizes the scheduler sees keep their distribution.
+      if (!repeatable.empty() && !spec.prompt_token_ids.empty() && scope_rng() % 5 == 0) {
+        const RequestSpec& earlier = repeatable[scope_rng() % repeatable.size()];
+        if (earlier.prompt_tokens >= spec.prompt_tokens) {
+          spec.user = earlier.user;
+          std::copy_n(earlier.prompt_token_ids.begin(), spec.prompt_tokens,
+                      spec.prompt_token_ids.begin());
+          spec.cache_scope = earlier.cache_scope;
+          spec.cache_scope.shared_prefix_tokens =
+              std::min(spec.cache_scope.shared_prefix_tokens, spec.prompt_tokens);
+          if (spec.cache_scope.shared_prefix_tokens == 0) spec.cache_scope.shared_prefix_scope.clear();
+        }
+      }
       auto id = h.Submit(spec);
       if (id.ok()) {
+        scope_audit.Record(*id, spec);
+        if (!spec.prompt_token_ids.empty() && repeatable.size() < 16) repeatable.push_back(spec);
         submitted.push_back(*id);
         if (rng() % 3 == 0) h.executor().SetStopAfter(*id, Uniform(rng, 1, 40));
       } else {
@@ -276,6 +318,14 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     if (r.phase != RequestPhase::kFinished && r.message.empty()) {
       return absl::InternalError(absl::StrCat("no reason for ", id.ToString()));
     }
+  }
+  const int32_t vocab = options.models[0].vocab_size > 0 ? options.models[0].vocab_size : 1000;
+  if (absl::Status s = scope_audit.Check(h.results(),
+                                         [vocab](RequestId id, int32_t position) {
+                                           return FakeExecutor::TokenFor(id, position, vocab);
+                                         });
+      !s.ok()) {
+    return s;
   }
   const SchedulerStats st = h.scheduler().stats();
   stats->prefix_hit_tokens += static_cast<int64_t>(st.prefix_hit_tokens);

@@ -10,7 +10,8 @@
 
 namespace hearth::llama_cpp {
 
-absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o) {
+absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o,
+                                     int32_t prefix_cache_sequences) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   const llama_model* model = llama_get_model(ctx);
   const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
@@ -20,12 +21,18 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, Sche
         "kv.block_size is ", block_size, "; allowed: [1, n_ctx = ", n_ctx, "]"));
   }
   if (kv_blocks < 0) return absl::InvalidArgumentError("kv_blocks must be >= 0 (0: n_ctx / block_size)");
+  const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
+  if (prefix_cache_sequences < 0 || prefix_cache_sequences >= n_seq) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prefix_cache_sequences is ", prefix_cache_sequences, "; allowed: [0, n_seq_max - 1 = ",
+        n_seq - 1, "] (0: no prefix caching)"));
+  }
   o.kv.num_device_blocks = kv_blocks > 0 ? kv_blocks : n_ctx / block_size;
   o.kv.num_host_blocks = 0;
-  o.kv.enable_prefix_caching = false;
+  o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
   o.preemption_mode = PreemptionMode::kRecompute;
   o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
-  o.max_running = std::min<int32_t>(static_cast<int32_t>(llama_n_seq_max(ctx)), o.max_batched_tokens);
+  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
   o.on_result = nullptr;
   ModelConfig m;
   m.name = "llama";
@@ -43,11 +50,14 @@ absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(llama_context* 
                                                                 LlamaEngineOptions options) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   if (options.max_evictions < 0) return absl::InvalidArgumentError("max_evictions must be >= 0");
-  absl::Status sized = SizeSchedulerForContext(ctx, options.kv_blocks, options.scheduler);
+  absl::Status sized = SizeSchedulerForContext(ctx, options.kv_blocks, options.scheduler,
+                                               options.prefix_cache_sequences);
   if (!sized.ok()) return sized;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options.scheduler);
   if (!scheduler.ok()) return scheduler.status();
-  absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> executor = LlamaStepExecutor::Create(ctx);
+  LlamaExecutorOptions eo;
+  if (options.prefix_cache_sequences > 0) eo.block_size = options.scheduler.kv.block_size;
+  absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> executor = LlamaStepExecutor::Create(ctx, eo);
   if (!executor.ok()) return executor.status();
   return std::unique_ptr<LlamaEngine>(
       new LlamaEngine(*std::move(scheduler), *std::move(executor), options.max_evictions));

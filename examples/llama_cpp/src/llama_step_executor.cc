@@ -7,40 +7,64 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth_llama_cpp/greedy.h"
+#include "kv_cell_map.h"
 
 namespace hearth::llama_cpp {
 
 absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> LlamaStepExecutor::Create(
-    llama_context* ctx) {
+    llama_context* ctx, LlamaExecutorOptions options) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
-  return std::unique_ptr<LlamaStepExecutor>(new LlamaStepExecutor(ctx));
+  if (options.block_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LlamaExecutorOptions.block_size is ", options.block_size,
+        "; must be Hearth's kv.block_size, or 0 without prefix caching"));
+  }
+  return std::unique_ptr<LlamaStepExecutor>(new LlamaStepExecutor(ctx, options));
 }
 
-LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx)
+LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions options)
     : ctx_(ctx),
       vocab_(llama_model_get_vocab(llama_get_model(ctx))),
       n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
       n_vocab_(llama_vocab_n_tokens(vocab_)),
-      batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)) {
+      batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)),
+      block_size_(options.block_size) {
   llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
-  // Handed out from the back: lowest ids first.
-  for (int32_t s = n_seq - 1; s >= 0; --s) free_seq_ids_.push_back(s);
+  if (block_size_ > 0) {
+    cells_ = std::make_unique<KvCellMap>(llama_get_memory(ctx_), block_size_, n_seq);
+  } else {
+    // Handed out from the back: lowest ids first.
+    for (int32_t s = n_seq - 1; s >= 0; --s) free_seq_ids_.push_back(s);
+  }
   slots_.reserve(static_cast<size_t>(n_seq));
 }
 
 LlamaStepExecutor::~LlamaStepExecutor() { llama_batch_free(batch_); }
 
-void LlamaStepExecutor::Drop(RequestId id) {
-  auto it = slots_.find(id);
-  if (it == slots_.end()) return;
-  // Removing a whole sequence never fails (llama.h).
-  llama_memory_seq_rm(llama_get_memory(ctx_), it->second.seq, -1, -1);
-  free_seq_ids_.push_back(it->second.seq);
-  slots_.erase(it);
+std::optional<llama_seq_id> LlamaStepExecutor::TakeSeqId() {
+  if (cells_ != nullptr) return cells_->TakeSeqId();
+  if (free_seq_ids_.empty()) return std::nullopt;
+  const llama_seq_id seq = free_seq_ids_.back();
+  free_seq_ids_.pop_back();
+  return seq;
 }
 
-absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s) {
+void LlamaStepExecutor::Drop(RequestId id, bool keep) {
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return;
+  const llama_seq_id seq = it->second.seq;
+  slots_.erase(it);
+  if (cells_ != nullptr) {
+    keep ? cells_->Retain(seq) : cells_->Forget(seq);
+    return;
+  }
+  // Removing a whole sequence never fails (llama.h).
+  llama_memory_seq_rm(llama_get_memory(ctx_), seq, -1, -1);
+  free_seq_ids_.push_back(seq);
+}
+
+absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSequence& s) {
   if (s.input_pending) {
     // Overlapped planning: the input is the token this executor sampled for
     // it in the step before.
@@ -58,32 +82,101 @@ absl::Status LlamaStepExecutor::Admit(const ScheduledSequence& s) {
         "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
         s.num_tokens, " positions; submit requests with prompt_token_ids"));
   }
-  auto it = slots_.find(s.id);
-  if (it == slots_.end()) {
-    if (s.start_position != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "request ", s.id.ToString(), " starts at position ", s.start_position,
-          " but llama.cpp holds none of its KV (prefix caching must be off)"));
-    }
-    if (free_seq_ids_.empty()) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "no free llama sequence id for request ", s.id.ToString(),
-          "; max_running must not exceed n_seq_max"));
-    }
-    it = slots_.emplace(s.id, Slot{free_seq_ids_.back(), 0}).first;
-    free_seq_ids_.pop_back();
-  }
-  if (s.start_position != it->second.next_pos) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "request ", s.id.ToString(), " starts at position ", s.start_position,
-        "; llama.cpp expects ", it->second.next_pos));
-  }
   for (int32_t t : s.token_ids) {
     if (t < 0 || t >= n_vocab_) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", s.id.ToString(), " has token id ", t, "; vocabulary is [0, ", n_vocab_, ")"));
     }
   }
+  auto it = slots_.find(s.id);
+  if (it == slots_.end()) {
+    if (s.start_position != 0 && cells_ == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "request ", s.id.ToString(), " starts at position ", s.start_position,
+          " but llama.cpp holds none of its KV (prefix caching needs "
+          "LlamaExecutorOptions::block_size)"));
+    }
+    if (s.start_position != 0 && !s.full_block_table) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "request ", s.id.ToString(), " is new here but its entry has no full block table"));
+    }
+    const std::optional<llama_seq_id> seq = TakeSeqId();
+    if (!seq.has_value()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "no free llama sequence id for request ", s.id.ToString(),
+          "; max_running must not exceed n_seq_max"));
+    }
+    it = slots_.emplace(s.id, Slot{*seq, s.start_position}).first;
+    if (s.start_position > 0) {
+      BlockId cow_source;
+      for (const BlockCopy& c : plan.copy_on_write) {
+        if (c.id == s.id) cow_source = c.source;
+      }
+      cells_->Attach(*seq, s.block_table, s.start_position, cow_source);
+    }
+  }
+  if (s.start_position != it->second.next_pos) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "request ", s.id.ToString(), " starts at position ", s.start_position,
+        "; llama.cpp expects ", it->second.next_pos));
+  }
+  if (cells_ != nullptr) {
+    cells_->Claim(it->second.seq, s.block_table, s.start_position,
+                  s.start_position + s.num_tokens, s.token_ids, it->second.sampled);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LlamaStepExecutor::RunRepairs(const StepPlan& plan, StepOutcome* outcome) {
+  std::vector<KvCellMap::Repair>& repairs = cells_->repairs();
+  // Positions in order, n_batch at a time (a sequence's positions may span
+  // batches: each continues where the one before left its cells).
+  size_t r = 0, k = 0;
+  while (r < repairs.size()) {
+    batch_.n_tokens = 0;
+    std::vector<llama_seq_id> in_batch;
+    while (r < repairs.size() && batch_.n_tokens < n_batch_) {
+      const KvCellMap::Repair& rep = repairs[r];
+      const int32_t j = batch_.n_tokens++;
+      batch_.token[j] = rep.tokens[k];
+      batch_.pos[j] = rep.begin + static_cast<int32_t>(k);
+      batch_.n_seq_id[j] = 1;
+      batch_.seq_id[j][0] = rep.seq;
+      batch_.logits[j] = false;
+      if (in_batch.empty() || in_batch.back() != rep.seq) in_batch.push_back(rep.seq);
+      if (++k == rep.tokens.size()) {
+        k = 0;
+        ++r;
+      }
+    }
+    const int32_t rc = llama_decode(ctx_, batch_);
+    if (rc == 0) continue;
+    if (rc != 1) {
+      repairs.clear();
+      return absl::InternalError(absl::StrCat("llama_decode returned ", rc,
+                                              " recomputing evicted prefix-cache positions"));
+    }
+    // No KV even for these: their sequences are reported out of KV (Hearth
+    // preempts them; the cells they had are gone).
+    for (size_t i = 0; i < plan.sequences.size(); ++i) {
+      const auto slot = slots_.find(plan.sequences[i].id);
+      if (!entries_[i].active || slot == slots_.end() ||
+          std::find(in_batch.begin(), in_batch.end(), slot->second.seq) == in_batch.end()) {
+        continue;
+      }
+      entries_[i].active = false;
+      outcome->sequences[i].out_of_kv = true;
+      Drop(plan.sequences[i].id);
+      ++stats_.evictions;
+    }
+    // The rest of those sequences' repairs has nowhere to go.
+    while (r < repairs.size() &&
+           std::find(in_batch.begin(), in_batch.end(), repairs[r].seq) != in_batch.end()) {
+      ++r;
+      k = 0;
+    }
+  }
+  repairs.clear();
   return absl::OkStatus();
 }
 
@@ -157,13 +250,14 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
   const absl::Duration decode_before = stats_.decode_time;
   StartStepOutcome(plan, outcome);
   ++stats_.steps;
-  if (!plan.swap_out.empty() || !plan.swap_in.empty() || !plan.copy_on_write.empty()) {
+  if (!plan.swap_out.empty() || !plan.swap_in.empty() ||
+      (!plan.copy_on_write.empty() && cells_ == nullptr)) {
     return absl::FailedPreconditionError(
-        "the llama.cpp executor cannot copy KV blocks; configure num_host_blocks = 0 and "
-        "enable_prefix_caching = false");
+        "the llama.cpp executor cannot copy KV blocks; configure num_host_blocks = 0, and "
+        "LlamaExecutorOptions::block_size for prefix caching");
   }
-  for (const Preemption& p : plan.preempted) Drop(p.id);
-  for (const ReleasedSequence& r : plan.released) Drop(r.id);
+  for (const Preemption& p : plan.preempted) Drop(p.id, /*keep=*/true);
+  for (const ReleasedSequence& r : plan.released) Drop(r.id, /*keep=*/true);
   if (plan.num_batched_tokens > n_batch_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "plan has ", plan.num_batched_tokens, " tokens; llama.cpp's n_batch is ", n_batch_,
@@ -174,7 +268,7 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     SequenceOutcome& o = outcome->sequences[i];
     o.id = plan.sequences[i].id;
-    absl::Status admitted = Admit(plan.sequences[i]);
+    absl::Status admitted = Admit(plan, plan.sequences[i]);
     if (admitted.ok()) {
       entries_[i].active = true;
     } else {
@@ -182,7 +276,15 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
       Drop(o.id);
     }
   }
-  absl::Status decoded = DecodeWithEvictions(plan, outcome);
+  absl::Status decoded = absl::OkStatus();
+  if (cells_ != nullptr) {
+    decoded = RunRepairs(plan, outcome);
+    const KvCellMap::Stats& c = cells_->stats();
+    stats_.prefix_shared_positions = c.shared_positions;
+    stats_.prefix_repaired_positions = c.repaired_positions;
+    stats_.retained_evictions = c.evictions;
+  }
+  if (decoded.ok()) decoded = DecodeWithEvictions(plan, outcome);
   if (decoded.ok()) Finish(plan, outcome);
   stats_.mapping_time += (absl::Now() - begin) - (stats_.decode_time - decode_before);
   return decoded;

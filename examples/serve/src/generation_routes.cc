@@ -39,7 +39,7 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
   if (end.status.ok()) {
     out += SseEvent(Chunk(a.shape, "", absl::string_view(end.finish_reason)));
     if (a.include_usage) {
-      out += SseEvent(UsageChunk(a.shape, Usage(end.prompt_tokens, end.completion_tokens)));
+      out += SseEvent(UsageChunk(a.shape, Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
     }
   } else {
     // OpenAI streams a failure after the headers as an error event.
@@ -51,7 +51,7 @@ std::string StreamTail(const Answer& a, const RequestEnd& end) {
 // REQUIRES: the request finished (end.status is OK).
 std::string WholeBody(const Answer& a, const RequestEnd& end) {
   return Dump(Completion(a.shape, a.text, end.finish_reason,
-                         Usage(end.prompt_tokens, end.completion_tokens)));
+                         Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
 }
 
 // Writes `out`; a client gone cancels the request (false), an answer that

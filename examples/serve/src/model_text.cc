@@ -1,5 +1,8 @@
 #include "model_text.h"
 
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 
 namespace hearth::serve {
@@ -17,7 +20,38 @@ std::string PlainTranscript(const std::vector<ChatMessage>& messages) {
 ModelText::ModelText(const llama_model* model)
     : model_(model),
       vocab_(llama_model_get_vocab(model)),
-      template_(llama_model_chat_template(model, /*name=*/nullptr)) {}
+      template_(llama_model_chat_template(model, /*name=*/nullptr)) {
+  for (const char* role : {"user", "system"}) template_prefixes_.push_back(CommonBeginning(role));
+}
+
+std::vector<int32_t> ModelText::CommonBeginning(const char* role) const {
+  // Two first messages with no character in common, so no token that
+  // merges template text with the message survives.
+  std::vector<std::vector<int32_t>> probes;
+  for (const char* content : {"a", "Z"}) {
+    std::vector<ChatMessage> chat = {ChatMessage{role, content}};
+    if (std::string(role) == "system") chat.push_back(ChatMessage{"user", content});
+    absl::StatusOr<std::string> rendered = RenderChat(chat);
+    if (!rendered.ok()) return {};
+    absl::StatusOr<std::vector<int32_t>> tokens = Tokenize(*rendered, /*templated=*/true);
+    if (!tokens.ok()) return {};
+    probes.push_back(*std::move(tokens));
+  }
+  size_t n = 0;
+  while (n < probes[0].size() && n < probes[1].size() && probes[0][n] == probes[1][n]) ++n;
+  probes[0].resize(n);
+  return probes[0];
+}
+
+int32_t ModelText::TemplatePrefixLength(absl::Span<const int32_t> tokens) const {
+  size_t best = 0;
+  for (const std::vector<int32_t>& prefix : template_prefixes_) {
+    size_t n = 0;
+    while (n < prefix.size() && n < tokens.size() && prefix[n] == tokens[n]) ++n;
+    best = std::max(best, n);
+  }
+  return static_cast<int32_t>(best);
+}
 
 int32_t ModelText::vocab_size() const { return llama_vocab_n_tokens(vocab_); }
 

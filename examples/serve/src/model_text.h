@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "llama.h"
 #include "openai_request.h"
@@ -50,10 +51,25 @@ class ModelText {
   bool has_template() const { return template_ != nullptr; }
   int32_t vocab_size() const;
 
+  // How many of a templated chat prompt's leading `tokens` equal the chat
+  // template's fixed beginning: what every member's chat starts with
+  // (special tokens, a default system prompt, the first role's header),
+  // found once by rendering two chats that differ only in their first
+  // message and keeping the tokens they share (for a chat opening with a
+  // user message and for one opening with a system message). Only these
+  // tokens may be cached in a scope all members share: they say nothing
+  // about anyone's conversation.
+  int32_t TemplatePrefixLength(absl::Span<const int32_t> tokens) const;
+
  private:
+  // The common tokens of two chats whose first message, of `role`, differs.
+  std::vector<int32_t> CommonBeginning(const char* role) const;
+
   const llama_model* model_;
   const llama_vocab* vocab_;
   const char* template_;
+  // The template's fixed beginnings (see TemplatePrefixLength).
+  std::vector<std::vector<int32_t>> template_prefixes_;
 };
 
 }  // namespace hearth::serve

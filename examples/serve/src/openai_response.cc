@@ -14,6 +14,12 @@ Json Usage(int32_t prompt_tokens, int32_t completion_tokens) {
           {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
+Json Usage(int32_t prompt_tokens, int32_t completion_tokens, int32_t cached_prompt_tokens) {
+  Json j = Usage(prompt_tokens, completion_tokens);
+  j["prompt_tokens_details"] = {{"cached_tokens", cached_prompt_tokens}};
+  return j;
+}
+
 namespace {
 
 Json Envelope(const ResponseShape& shape, bool chunk) {

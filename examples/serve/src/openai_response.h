@@ -38,6 +38,11 @@ struct ResponseShape {
 };
 
 nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens);
+// With OpenAI's prompt_tokens_details.cached_tokens: the prompt tokens the
+// prefix cache supplied (the member's own earlier turns, the chat
+// template's shared beginning).
+nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens,
+                     int32_t cached_prompt_tokens);
 
 // A whole answer (stream: false).
 nlohmann::json Completion(const ResponseShape& shape, absl::string_view text,

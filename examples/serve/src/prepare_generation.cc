@@ -102,6 +102,9 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
   out.job.user = caller->user;
   out.job.work_class = caller->work_class;
   out.job.parent = *parent;
+  // Only a chat's template beginning is public; a completion prompt is all
+  // the member's.
+  out.job.shared_prefix_tokens = chat ? ctx.text->TemplatePrefixLength(*tokens) : 0;
   out.job.prompt = *std::move(tokens);
   out.job.max_tokens = *max_tokens;
   out.job.sampling = request->sampling;

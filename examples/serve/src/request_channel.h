@@ -35,6 +35,10 @@ struct RequestEnd {
   std::string finish_reason;
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
+  // Prompt tokens found in the prefix cache (RequestResult::
+  // cached_prompt_tokens): the member's own earlier blocks and the chat
+  // template's shared prefix only, never another member's.
+  int32_t cached_prompt_tokens = 0;
 };
 
 class RequestChannel {

@@ -11,16 +11,22 @@ namespace hearth::serve {
 namespace {
 
 // The sizes the llama.cpp context allows (as LlamaEngine sets them).
-void SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string& model_name) {
+absl::Status SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string& model_name,
+                             int32_t prefix_cache_sequences) {
   const llama_model* model = llama_get_model(ctx);
   const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
+  const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
+  if (prefix_cache_sequences < 0 || prefix_cache_sequences >= n_seq) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ServeEngineOptions.prefix_cache_sequences is ", prefix_cache_sequences,
+        "; allowed: [0, n_seq_max - 1 = ", n_seq - 1, "]"));
+  }
   o.kv.num_device_blocks = std::max(1, n_ctx / std::max(1, o.kv.block_size));
   o.kv.num_host_blocks = 0;
-  o.kv.enable_prefix_caching = false;
+  o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
   o.preemption_mode = PreemptionMode::kRecompute;
   o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
-  o.max_running = std::min<int32_t>(static_cast<int32_t>(llama_n_seq_max(ctx)),
-                                    o.max_batched_tokens);
+  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
   o.on_result = nullptr;
   ModelConfig m;
   m.name = model_name;
@@ -30,12 +36,14 @@ void SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string&
   m.kv_bytes_per_token =
       int64_t{llama_model_n_layer(model)} * llama_model_n_head_kv(model) * head_dim * 2 * 2;
   o.models = {m};
+  return absl::OkStatus();
 }
 
 RequestEnd EndOf(const RequestResult& r, int32_t completion_tokens) {
   RequestEnd end;
   end.prompt_tokens = r.prompt_tokens;
   end.completion_tokens = completion_tokens;
+  end.cached_prompt_tokens = r.cached_prompt_tokens;
   switch (r.phase) {
     case RequestPhase::kFinished:
       end.finish_reason = r.finish_reason == FinishReason::kLength ? "length" : "stop";
@@ -72,7 +80,11 @@ absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* 
   if (ctx == nullptr || text == nullptr) {
     return absl::InvalidArgumentError("ServeEngine needs a llama context and its model text");
   }
-  SizeFromContext(ctx, options.scheduler, options.model_name);
+  if (absl::Status s = SizeFromContext(ctx, options.scheduler, options.model_name,
+                                       options.prefix_cache_sequences);
+      !s.ok()) {
+    return s;
+  }
   if (options.slos.size() != options.scheduler.work_classes.size()) {
     return absl::InvalidArgumentError("ServeEngineOptions.slos must have one entry per class");
   }
@@ -86,8 +98,10 @@ absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* 
   options.scheduler.metrics_sink = collector->get();
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options.scheduler);
   if (!scheduler.ok()) return scheduler.status();
+  llama_cpp::LlamaExecutorOptions eo;
+  if (options.prefix_cache_sequences > 0) eo.block_size = options.scheduler.kv.block_size;
   absl::StatusOr<std::unique_ptr<llama_cpp::LlamaStepExecutor>> executor =
-      llama_cpp::LlamaStepExecutor::Create(ctx);
+      llama_cpp::LlamaStepExecutor::Create(ctx, eo);
   if (!executor.ok()) return executor.status();
   const int32_t context_length = options.scheduler.models[0].context_length;
   return std::unique_ptr<ServeEngine>(new ServeEngine(*std::move(collector), *std::move(scheduler),
@@ -122,6 +136,11 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
   spec.parent = job.parent;
   spec.prompt_tokens = static_cast<int32_t>(job.prompt.size());
   spec.prompt_token_ids = std::move(job.prompt);
+  // The member's own scope, but for the template's public beginning.
+  if (job.shared_prefix_tokens > 0) {
+    spec.cache_scope.shared_prefix_tokens = std::min(job.shared_prefix_tokens, spec.prompt_tokens);
+    spec.cache_scope.shared_prefix_scope = kTemplateCacheScope;
+  }
   spec.max_new_tokens = job.max_tokens;
   spec.arrival_time = absl::Now();
   LiveRequest live;

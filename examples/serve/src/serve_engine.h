@@ -13,6 +13,14 @@
 // n_ctx / block_size, max_running = n_seq_max, token budget = n_batch), so
 // a plan can never break llama.cpp.
 //
+// Prefix caching (ServeEngineOptions::prefix_cache_sequences > 0) is scoped
+// per member (RequestSpec::cache_scope): a member's later turns reuse the KV
+// of its earlier ones, and the prompt's leading tokens that equal the chat
+// template's fixed beginning (GenerationJob::shared_prefix_tokens) are
+// shared by all members in the scope kTemplateCacheScope; another member's
+// identical conversation reuses nothing else. Each answer reports its
+// cached tokens (RequestEnd::cached_prompt_tokens).
+//
 // Requests end exactly once, through their RequestChannel: finished,
 // cancelled (Cancel, e.g. the client left), timed out, rejected or failed.
 //
@@ -63,10 +71,14 @@
 namespace hearth::serve {
 
 struct ServeEngineOptions {
-  // Users, work classes, policy and kv.block_size; the engine sets the sizes
-  // from the context, the model, and turns off prefix caching and swap
-  // (llama.cpp places KV cells itself).
+  // Users, work classes, policy, kv.block_size and kv.prefix_hash_key; the
+  // engine sets the sizes from the context, the model, prefix caching (from
+  // prefix_cache_sequences) and no swap (llama.cpp places KV cells itself).
   SchedulerOptions scheduler;
+  // llama.cpp sequence ids of the context kept for the cells of ended
+  // requests, so that prefix-cache hits find them; max_running is
+  // n_seq_max minus this. 0: no prefix caching. In [0, n_seq_max - 1].
+  int32_t prefix_cache_sequences = 0;
   // One per work class.
   std::vector<SloTarget> slos;
   std::string model_name = "model";
@@ -83,12 +95,19 @@ struct ServeEngineOptions {
   std::function<void(const InteractiveDemand&)> on_interactive_demand;
 };
 
+// The shared cache scope of the chat template's fixed beginning.
+inline constexpr const char* kTemplateCacheScope = "chat-template";
+
 struct GenerationJob {
   UserId user;
   WorkClassId work_class;
   // An earlier request of the same member (agent workflows); invalid: none.
   RequestId parent;
   std::vector<int32_t> prompt;
+  // The prompt's leading tokens that equal the chat template's fixed
+  // beginning (ModelText::TemplatePrefixLength): cached in the scope all
+  // members share; the rest stays in the member's own. Only public text.
+  int32_t shared_prefix_tokens = 0;
   int32_t max_tokens = 0;
   SamplingParams sampling;
   std::vector<std::string> stop;

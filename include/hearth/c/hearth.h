@@ -164,7 +164,10 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *              for none, the default)
  *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",
  *          "watermark_blocks", "growth_headroom_tokens",
- *          "enable_prefix_caching"}
+ *          "enable_prefix_caching",
+ *          "prefix_hash_key" (an int64 secret mixed into cache scopes:
+ *          KvCacheConfig::prefix_hash_key; hosts whose users choose prompt
+ *          tokens set a random one)}
  *   "residency": {"device_memory_bytes", "max_concurrent_loads",
  *                 "max_resident_adapters", "max_adapters_per_step"}
  *   "policy": "fifo" | "vtc" | "priority" | "mlfq" | "household"
@@ -284,6 +287,22 @@ typedef struct hearth_request {
   /* The host's own handle for the request, opaque to Hearth (default 0);
    * echoed in every plan entry and in the result (RequestSpec::handle). */
   uint64_t handle;
+  /* Prefix-cache scope (RequestSpec::cache_scope in
+   * hearth/request/request_spec.h): whose cached KV the request may reuse.
+   * NULL or "" (the default): its user's own scope, so no other user's
+   * request reuses its blocks or can tell they exist; a name: a scope
+   * shared on purpose by every request naming it. At most 256 bytes of
+   * UTF-8. */
+  const char* cache_scope;
+  /* The first shared_prefix_tokens prompt tokens are cached in scope
+   * shared_prefix_scope (shared by every request naming it, e.g. for a
+   * common system prompt), the rest in cache_scope's; 0 and NULL for none,
+   * else in [1, prompt tokens] with a name as for cache_scope. */
+  int32_t shared_prefix_tokens;
+  const char* shared_prefix_scope;
+  /* Nonzero: neither reuses nor leaves cached KV (then the three fields
+   * above must be unset). */
+  int32_t cache_opt_out;
 } hearth_request;
 
 /* A request with the defaults above and every count 0. */

@@ -10,6 +10,14 @@
 // allocatable: the BlockAllocator evicts them least-recently-released first
 // and tells this cache, which forgets them.
 //
+// Scopes. The cache itself is one map; what keeps scopes apart is the chain.
+// A scope (a member's own, or one shared by name: RequestSpec::cache_scope)
+// enters a sequence's chain at the scope's first block, through EnterScope()
+// on that block's parent hash, so every later hash depends on it and equal
+// tokens in two scopes give unrelated hashes. A lookup in one scope can only
+// find a block of another through a 64-bit collision, which a member cannot
+// aim for without the scheduler's key (KvCacheConfig::prefix_hash_key).
+//
 // Thread-safety: none; engine thread only. HashBlock() is a pure function and
 // may be called from any thread.
 //
@@ -17,8 +25,9 @@
 //   auto alloc = hearth::BlockAllocator::Create({.num_device_blocks = 64});
 //   hearth::PrefixCache cache(&*alloc);
 //   std::vector<hearth::TokenId> prompt(40, 7);
+//   const uint64_t alice = hearth::PrefixCache::MemberScope(/*key=*/0, hearth::UserId(0));
 //   uint64_t h = hearth::PrefixCache::HashBlock(
-//       hearth::PrefixCache::RootHash(hearth::ModelId(0)),
+//       hearth::PrefixCache::EnterScope(hearth::PrefixCache::RootHash(hearth::ModelId(0)), alice),
 //       absl::MakeConstSpan(prompt).first(16));      // the first full block
 //   hearth::BlockId hit = cache.Find(h);             // invalid: nothing cached
 
@@ -26,6 +35,7 @@
 #define HEARTH_KV_PREFIX_CACHE_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -44,6 +54,15 @@ class PrefixCache : public BlockEvictionListener {
   static uint64_t RootHash(ModelId model);
   static uint64_t HashBlock(uint64_t parent_hash,
                             absl::Span<const TokenId> tokens);
+  // Scope keys under the scheduler's `key`: a member's own scope, and a
+  // scope shared by `name`. The two kinds are derived apart, so no name
+  // gives a member's key (up to 64-bit collisions).
+  static uint64_t MemberScope(uint64_t key, UserId user);
+  static uint64_t NamedScope(uint64_t key, std::string_view name);
+  // The parent hash of a scope's first block: `parent` (RootHash of the
+  // model for a chain's first block, or the last hash of the scope before)
+  // with the scope's key mixed in.
+  static uint64_t EnterScope(uint64_t parent, uint64_t scope);
 
   // REQUIRES: `allocator` outlives this cache. Registers itself as the
   // allocator's eviction listener and reserves room for every device block, so

@@ -28,6 +28,9 @@
 //       (GroupReport::ttft_slo / tpot_slo: each request against its own
 //       targets; requests without a target of a kind are not in it)
 //     c <p>_prefix_cache_queried_tokens_total, <p>_prefix_cache_hit_tokens_total
+//       (hits within each request's own cache scope, RequestSpec::
+//       cache_scope: a member's count never includes another member's
+//       blocks, and no series depends on what another scope's prompts hold)
 //     h <p>_queue_wait_seconds, <p>_ttft_seconds, <p>_itl_seconds,
 //       <p>_e2e_seconds (per user only with user_histograms)
 //   run-wide:

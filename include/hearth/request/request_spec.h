@@ -9,17 +9,25 @@
 // StepOutcome; the scheduler ends a request at `max_new_tokens` or at the
 // model's context length by itself.
 //
+// Prefix caching is scoped (CacheScope below): by default a request reuses
+// and leaves cached KV only within its own member's scope, so one member's
+// prompt never reuses, or learns of, another member's.
+//
 // Example:
 //   hearth::RequestSpec spec;
 //   spec.user = *scheduler.FindUser("alice");          // NotFound lists the names
 //   spec.work_class = *scheduler.FindWorkClass("chat");
 //   spec.prompt_tokens = 812;
 //   spec.max_new_tokens = 256;
+//   // The first 40 tokens are the household's system prompt: cached for all.
+//   spec.cache_scope.shared_prefix_tokens = 40;
+//   spec.cache_scope.shared_prefix_scope = "household-system-prompt";
 //   absl::StatusOr<hearth::RequestId> id = scheduler.Submit(spec);
 
 #ifndef HEARTH_REQUEST_REQUEST_SPEC_H_
 #define HEARTH_REQUEST_REQUEST_SPEC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +59,50 @@ struct OutputLengthPrediction {
   int32_t high_tokens = 0;
 
   bool has_value() const { return expected_tokens > 0; }
+};
+
+// The longest cache scope name (CacheScope::name, shared_prefix_scope), in
+// bytes.
+inline constexpr size_t kMaxCacheScopeBytes = 256;
+
+// Which cached KV a request may reuse, and who may reuse the KV it leaves
+// (RequestSpec::cache_scope).
+//
+// The prefix cache keys each full block by a chain hash of the tokens up to
+// and including it, and a scope enters that chain at its first block: two
+// blocks of different scopes never share a hash (up to a 64-bit collision),
+// so a request can neither reuse nor find another scope's blocks, and its
+// RequestResult::cached_prompt_tokens, metrics and timing cannot tell
+// whether another scope sent the same tokens. The swap tier holds private
+// copies of one sequence's blocks only, so the scope holds on every tier.
+//
+// Scope names are the host's, never its members' (a member who picked one
+// could name another's), and are compared as bytes. The default scope of a
+// member is its own, whatever names exist. Without prompt_token_ids no
+// block is cached, and the scope has no effect.
+struct CacheScope {
+  // The scope of the request's blocks (after `shared_prefix_tokens`, if
+  // any). Empty (the default): its member's own scope, private to
+  // RequestSpec::user. A name: a scope shared on purpose by every request
+  // that names it, of any member (vLLM's cache_salt), e.g. a document the
+  // household reads together. At most kMaxCacheScopeBytes of valid UTF-8
+  // without NUL bytes.
+  std::string name;
+  // The prompt's first `shared_prefix_tokens` tokens are in the scope named
+  // `shared_prefix_scope`: every full block within them is shared with the
+  // requests of any member that start with the same tokens in that scope
+  // (the chat template's fixed beginning, the household's system prompt),
+  // and the block that extends past them, and every block after, is in the
+  // request's own scope (`name`, or the member's). Put only tokens every
+  // member may see there. 0 (the default): none; else in [1,
+  // prompt_tokens], with `shared_prefix_scope` a name as for `name`, which
+  // must be empty when this is 0.
+  int32_t shared_prefix_tokens = 0;
+  std::string shared_prefix_scope;
+  // True: the request neither reuses cached blocks nor leaves any: every
+  // position is computed and its blocks stay private. Then `name`,
+  // `shared_prefix_tokens` and `shared_prefix_scope` must be unset.
+  bool opt_out = false;
 };
 
 struct RequestSpec {
@@ -129,6 +181,11 @@ struct RequestSpec {
   // row). Not interpreted. At most SchedulerOptions::max_label_bytes long; it
   // counts against max_pending_bytes while the request is unfinished.
   std::string label;
+  // Whose cached KV the request may reuse (CacheScope): by default only its
+  // member's own. Submit returns InvalidArgument naming the field for a
+  // scope outside CacheScope's rules. Its names count against
+  // max_pending_bytes while the request is unfinished.
+  CacheScope cache_scope;
 };
 
 }  // namespace hearth

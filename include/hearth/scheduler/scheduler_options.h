@@ -202,8 +202,19 @@ struct KvCacheConfig {
   // 64 cut FIFO's preemptions from 347 to 11 with the same TTFT. Must be in
   // [0, 2^20]; 0: the watermark alone.
   int32_t growth_headroom_tokens = 64;
-  // Reuse KV of identical full prompt blocks (needs token ids in requests).
+  // Reuse KV of identical full prompt blocks (needs token ids in requests),
+  // within a request's cache scope (RequestSpec::cache_scope: by default its
+  // member's own).
   bool enable_prefix_caching = true;
+  // Secret mixed into every scope's first block hash; any value. Block
+  // hashes are 64-bit and fast, not collision-resistant against chosen
+  // inputs: with a key known to a member (the default 0 is), that member
+  // could compute another scope's chain for a guessed prompt and craft
+  // tokens whose chain in its own scope collides with it, reusing (and so
+  // detecting) another member's blocks. Hosts whose members choose prompt
+  // tokens set a random key per process (hearth-serve does); the same key
+  // gives the same plans, so simulations keep the default.
+  uint64_t prefix_hash_key = 0;
 };
 
 // Device blocks that fit `kv_memory_bytes` for a model with

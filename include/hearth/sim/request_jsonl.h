@@ -28,6 +28,11 @@
 //                                 prompt's leading blocks of
 //                                 hash_block_tokens tokens; equal hashes mean
 //                                 equal tokens (see workload.h)
+//   cache_scope, cache_shared_scope  names (RequestSpec::cache_scope's
+//   cache_shared_prefix_tokens       name, shared_prefix_scope and
+//   cache_opt_out                    shared_prefix_tokens; opt_out, a bool):
+//                                 any of them sets the request's scope;
+//                                 none: SimRequest::cache_scope's default
 // Errors name the file, line and key ("req.jsonl:3: user 'zoe' ...").
 //
 // Example:

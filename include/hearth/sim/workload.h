@@ -18,7 +18,9 @@
 // generic JSONL's `prefix_hashes`) give `prefix_hashes`: the prompt's first
 // blocks of `prefix_hash_tokens` tokens each, named by hash. The simulator
 // derives a block's token ids from its hash alone, so equal hashes give equal
-// tokens in any request and the prefix cache finds them.
+// tokens in any request and the prefix cache finds them. Those blocks are
+// cached in a scope all members share (SimRequest::cache_scope); everything
+// else in a member's own, as hearth::Scheduler does by default.
 //
 // Example:
 //   hearth::Workload w;
@@ -30,11 +32,13 @@
 #define HEARTH_SIM_WORKLOAD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "hearth/request/request_spec.h"
 
 namespace hearth {
 
@@ -61,10 +65,23 @@ struct SimRequest {
   // request's own.
   std::vector<uint64_t> prefix_hashes;
   int32_t prefix_hash_tokens = 0;
+  // The request's prefix-cache scope (RequestSpec::cache_scope). Unset: its
+  // member's own, except that hashed blocks of a request without a parent
+  // prefix are in the shared scope "trace" (kTraceCacheScope): a trace's
+  // equal block hashes say that its service shared those blocks across its
+  // users (a common system prompt or document), so the replay shares them
+  // across members too.
+  std::optional<CacheScope> cache_scope;
   // Where the request came from, e.g. "conv.csv:17" (kept short: it is
   // copied into every result).
   std::string label;
 };
+
+// The shared scope of traces' hashed blocks (SimRequest::cache_scope).
+inline constexpr const char* kTraceCacheScope = "trace";
+
+// The scope a simulation submits `r` with (SimRequest::cache_scope).
+CacheScope SimCacheScope(const SimRequest& r);
 
 struct Workload {
   std::vector<SimRequest> requests;

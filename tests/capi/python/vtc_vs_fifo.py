@@ -31,7 +31,9 @@ class Request(ctypes.Structure):
                 ("label", ctypes.c_char_p), ("arrival_time_s", ctypes.c_double),
                 ("deadline_s", ctypes.c_double), ("parent", ctypes.c_uint64),
                 ("ttft_slo_s", ctypes.c_double), ("tpot_slo_s", ctypes.c_double),
-                ("handle", ctypes.c_uint64)]
+                ("handle", ctypes.c_uint64), ("cache_scope", ctypes.c_char_p),
+                ("shared_prefix_tokens", ctypes.c_int32),
+                ("shared_prefix_scope", ctypes.c_char_p), ("cache_opt_out", ctypes.c_int32)]
 
 
 class Metrics(ctypes.Structure):

@@ -6,11 +6,14 @@
 //
 // Sizing comes from the context, so a plan can never break llama.cpp:
 //   KV blocks            = n_ctx / block_size   (the one unified pool)
-//   max_running          = n_seq_max            (llama sequence ids)
+//   max_running          = n_seq_max - prefix_cache_sequences
+//                                               (llama sequence ids)
 //   max_batched_tokens   = n_batch              (more would abort llama.cpp)
 //   model context length = n_ctx, vocabulary = the model's.
-// Prefix caching and swap are off: llama.cpp places KV cells itself, so
-// Hearth's blocks only account for them.
+// Swap is off: llama.cpp places KV cells itself. Prefix caching is on when
+// `prefix_cache_sequences` > 0: that many sequence ids keep the cells of
+// released sequences, which Hearth's hits then share (llama_step_executor.h
+// says how); requests keep their RequestSpec::cache_scope.
 //
 // Out of KV: when llama.cpp still finds no slot (only possible when
 // `kv_blocks` oversubscribes the pool), the executor evicts a sequence and
@@ -83,9 +86,9 @@ class StepWorker;
 
 struct LlamaEngineOptions {
   // Users, work classes, policy, metrics sink, prefill chunk size,
-  // overlap_planning and kv.block_size are taken from here; the sizes listed in the file comment,
-  // the model registry, prefix caching, swap and on_result are set by the
-  // engine.
+  // overlap_planning, kv.block_size and kv.prefix_hash_key are taken from
+  // here; the sizes listed in the file comment, the model registry, prefix
+  // caching, swap and on_result are set by the engine.
   SchedulerOptions scheduler;
   // KV blocks Hearth may hand out; 0 means n_ctx / block_size. A larger value
   // oversubscribes llama.cpp's pool (only to exercise the out-of-KV path).
@@ -93,18 +96,24 @@ struct LlamaEngineOptions {
   // How often one request may be reported out of KV (and preempted by
   // Hearth) before the engine fails it.
   int32_t max_evictions = 16;
+  // Sequence ids of the context kept for prefix caching (released
+  // sequences' cells); 0: no prefix caching. In [0, n_seq_max - 1].
+  int32_t prefix_cache_sequences = 0;
 };
 
 // SizeSchedulerForContext()
 //
 // Sets in `options` what LlamaEngine derives from `ctx` (the sizes listed in
-// the file comment, the model registry, no prefix caching, no swap,
-// recompute preemption, no on_result), so that a host running its own loop,
-// or a simulator replaying the same requests, schedules exactly as the
-// engine does. `kv_blocks` as in LlamaEngineOptions. InvalidArgument for a
-// null context, a block size outside [1, n_ctx] or kv_blocks < 0.
+// the file comment, the model registry, prefix caching with
+// `prefix_cache_sequences` > 0, no swap, recompute preemption, no
+// on_result), so that a host running its own loop, or a simulator replaying
+// the same requests, schedules exactly as the engine does. `kv_blocks` and
+// `prefix_cache_sequences` as in LlamaEngineOptions. InvalidArgument for a
+// null context, a block size outside [1, n_ctx], kv_blocks < 0 or
+// prefix_cache_sequences outside [0, n_seq_max - 1].
 absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks,
-                                     SchedulerOptions& options);
+                                     SchedulerOptions& options,
+                                     int32_t prefix_cache_sequences = 0);
 
 // A finished (or otherwise ended) request, as the host submitted it.
 struct Completion {

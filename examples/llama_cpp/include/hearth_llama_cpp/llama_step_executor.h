@@ -13,9 +13,24 @@
 //     `sample` is set; the token is the greedy arg max, and an
 //     end-of-generation token ends the request (kStopToken);
 //   - `preempted` and `released` requests lose their llama memory
-//     (llama_memory_seq_rm) and their slot. Hearth's block tables are not
-//     read: llama.cpp places KV cells itself, and Hearth's allocator, sized to
-//     the same unified pool, only keeps the total within it.
+//     (llama_memory_seq_rm) and their slot. Without prefix caching Hearth's
+//     block tables are not read: llama.cpp places KV cells itself, and
+//     Hearth's allocator, sized to the same unified pool, only keeps the
+//     total within it.
+//
+// Prefix caching (LlamaExecutorOptions::block_size > 0, with Hearth's
+// kv.enable_prefix_caching): llama.cpp's cells belong to sequences, not to
+// blocks, so the executor maps Hearth's block ids to the sequence holding
+// their cells (kv_cell_map.h). A sequence whose first entry starts past 0
+// shares its cached positions from their holders (llama_memory_seq_cp, no
+// copy in the unified cache); released and preempted sequences keep their
+// cells on spare sequence ids (the context's n_seq_max above Hearth's
+// max_running) while they hold blocks Hearth may hit; a block handed out
+// again drops its old cells first. When no id is spare the oldest retained
+// sequence is evicted, and a later hit on its blocks is recomputed from the
+// tokens the executor recorded for them, before the step (stats count it).
+// Hearth's copy-on-write of a fully cached prompt's last block needs no
+// copy: only the positions before the entry's start are shared.
 //
 // Out of KV: llama_decode() returning 1 means no KV slot was found and the
 // memory was rolled back. That happens only when Hearth was told the pool is
@@ -26,13 +41,13 @@
 //
 // A batch with more tokens than the context's n_batch would abort the
 // process inside llama.cpp, so Execute refuses such a plan with an error.
-// Swap and copy-on-write copies are not supported (llama.cpp owns its cells):
-// configure num_host_blocks = 0 and no prefix caching.
+// Swap copies are not supported (llama.cpp owns its cells): configure
+// num_host_blocks = 0; copy-on-write copies only with prefix caching.
 //
 // Thread-safety: one thread at a time (the engine thread).
 //
 // Example:
-//   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx);
+//   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx, {.block_size = 16});
 //   if (absl::Status s = hearth::RunIteration(*scheduler, **executor, clock.Now()); !s.ok()) return s;
 
 #ifndef HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
@@ -41,6 +56,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,11 +80,26 @@ struct LlamaExecutorStats {
   uint64_t evictions = 0;
   // Largest batch handed to llama_decode(), in tokens.
   int32_t max_batch_tokens = 0;
+  // Prefix caching: positions a hit shared from another sequence's cells,
+  // positions recomputed because their cells had been evicted, and
+  // retained sequences evicted for an id.
+  uint64_t prefix_shared_positions = 0;
+  uint64_t prefix_repaired_positions = 0;
+  uint64_t retained_evictions = 0;
   // Time inside llama_decode() and time spent mapping plans (everything in
   // Execute except llama_decode).
   absl::Duration decode_time;
   absl::Duration mapping_time;
 };
+
+struct LlamaExecutorOptions {
+  // Hearth's kv.block_size when Hearth caches prefixes (then hits start
+  // sequences past position 0); 0: no prefix caching (a plan entry that
+  // starts past 0 for a sequence llama.cpp holds nothing of is an error).
+  int32_t block_size = 0;
+};
+
+class KvCellMap;
 
 class LlamaStepExecutor : public StepExecutor {
  public:
@@ -77,8 +108,9 @@ class LlamaStepExecutor : public StepExecutor {
   using LogitsObserver = std::function<void(RequestId, absl::Span<const float>)>;
 
   // Clears the context's memory. `ctx` is not owned and must outlive the
-  // executor. InvalidArgument when null.
-  static absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> Create(llama_context* ctx);
+  // executor. InvalidArgument when null or for a negative block size.
+  static absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> Create(
+      llama_context* ctx, LlamaExecutorOptions options = {});
   ~LlamaStepExecutor() override;
 
   // LlamaStepExecutor::Execute()
@@ -113,9 +145,15 @@ class LlamaStepExecutor : public StepExecutor {
     int32_t batch_begin = 0;
   };
 
-  explicit LlamaStepExecutor(llama_context* ctx);
-  void Drop(RequestId id);
-  absl::Status Admit(const ScheduledSequence& s);
+  LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions options);
+  // The request's slot ends: `keep` when it was released or preempted (its
+  // cells may hold cached blocks), not when its state is untrusted.
+  void Drop(RequestId id, bool keep = false);
+  std::optional<llama_seq_id> TakeSeqId();
+  absl::Status Admit(const StepPlan& plan, const ScheduledSequence& s);
+  // Prefix caching: recomputes the positions whose cells were evicted, before
+  // the step; a sequence it finds no KV for is reported out of KV.
+  absl::Status RunRepairs(const StepPlan& plan, StepOutcome* outcome);
   void BuildBatch(const StepPlan& plan);
   absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome);
   void Finish(const StepPlan& plan, StepOutcome* outcome);
@@ -130,6 +168,8 @@ class LlamaStepExecutor : public StepExecutor {
   std::vector<Entry> entries_;
   LogitsObserver observer_;
   LlamaExecutorStats stats_;
+  const int32_t block_size_;
+  std::unique_ptr<KvCellMap> cells_;
 };
 
 }  // namespace hearth::llama_cpp

@@ -1,0 +1,185 @@
+// Prefix caching on llama.cpp: Hearth's hits start sequences past position
+// 0 on cells llama.cpp already holds (shared from the sequence that computed
+// them, kept on spare sequence ids after it ended), and the generations equal
+// plain one-sequence llama.cpp runs: tokens exactly, logits within 1e-3. With
+// one spare id, retained cells are evicted and hits on them are recomputed
+// from the recorded tokens; results stay the same.
+#ifdef HEARTH_LLAMA_CPP_FOUND
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "catch2/catch.hpp"
+#include "llama_test_env.h"
+
+namespace hearth::llama_cpp {
+namespace {
+
+using testing::ReferencePrompt;
+using testing::TinyLlama;
+
+// Prompts that share a 40-token stem (two and a half 16-token blocks), then
+// differ, each free of near-ties in its reference run.
+std::vector<ReferencePrompt> StemPrompts(llama_context* reference, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> stem;
+  for (int i = 0; i < 40; ++i) stem.push_back(32 + static_cast<int32_t>(rng() % 95));
+  std::vector<ReferencePrompt> out;
+  GreedyRunOptions options;
+  options.keep_logits = true;
+  for (int attempt = 0; static_cast<int>(out.size()) < count && attempt < 50 * count; ++attempt) {
+    ReferencePrompt p;
+    p.prompt = stem;
+    const int extra = 8 + static_cast<int>(rng() % 30);
+    for (int i = 0; i < extra; ++i) p.prompt.push_back(32 + static_cast<int32_t>(rng() % 95));
+    p.max_new_tokens = 12;
+    auto run = RunGreedyAlone(reference, p.prompt, p.max_new_tokens, options);
+    REQUIRE(run.ok());
+    if (std::any_of(run->margins.begin(), run->margins.end(), [](float m) { return m < 0.02f; })) {
+      continue;
+    }
+    p.run = *std::move(run);
+    out.push_back(std::move(p));
+  }
+  REQUIRE(static_cast<int>(out.size()) == count);
+  return out;
+}
+
+struct Round {
+  std::vector<Completion> done;
+  absl::flat_hash_map<RequestId, std::vector<std::vector<float>>> logits;
+  std::vector<RequestId> ids;
+};
+
+// Submits `prompts` at once and runs them to the end.
+Round RunRound(LlamaEngine& engine, const std::vector<ReferencePrompt>& prompts,
+               ManualClock& clock) {
+  Round round;
+  engine.executor().set_logits_observer([&](RequestId id, absl::Span<const float> row) {
+    round.logits[id].emplace_back(row.begin(), row.end());
+  });
+  for (const ReferencePrompt& p : prompts) {
+    RequestSpec spec;
+    spec.prompt_token_ids = p.prompt;
+    spec.max_new_tokens = p.max_new_tokens;
+    auto id = engine.Submit(spec);
+    REQUIRE(id.ok());
+    round.ids.push_back(*id);
+  }
+  auto done = testing::RunToCompletion(engine, clock);
+  REQUIRE(done.ok());
+  round.done = *std::move(done);
+  return round;
+}
+
+int32_t ExpectSameAsAlone(const Round& round, const std::vector<ReferencePrompt>& prompts) {
+  int32_t cached = 0;
+  REQUIRE(round.done.size() == prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto it = std::find_if(round.done.begin(), round.done.end(),
+                           [&](const Completion& c) { return c.id == round.ids[i]; });
+    REQUIRE(it != round.done.end());
+    INFO("prompt " << i << ": " << it->result.message);
+    CHECK(it->result.phase == RequestPhase::kFinished);
+    CHECK(it->output == prompts[i].run.tokens);
+    cached += it->result.cached_prompt_tokens;
+    const auto& rows = round.logits.at(round.ids[i]);
+    REQUIRE(rows.size() == prompts[i].run.logits.size());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      CHECK(testing::MaxAbsDiff(prompts[i].run.logits[k], rows[k]) <= 1e-3f);
+    }
+  }
+  return cached;
+}
+
+TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal single runs",
+          "[llama_cpp]") {
+  auto tiny = TinyLlama::Create();
+  REQUIRE(tiny.ok());
+  ContextOptions copts;
+  copts.n_ctx = 1024;
+  copts.n_batch = 64;
+  copts.n_seq_max = 16;
+  copts.n_threads = 1;
+  copts.disable_flash_attention = true;
+  ContextOptions alone = copts;
+  alone.n_seq_max = 1;
+  auto reference = (*tiny)->NewContext(alone);
+  REQUIRE(reference.ok());
+  const std::vector<ReferencePrompt> prompts = StemPrompts(reference->get(), 6, 7);
+  const std::vector<ReferencePrompt> others = StemPrompts(reference->get(), 7, 8);
+
+  struct Case {
+    const char* what;
+    int32_t n_seq_max, spare_ids;
+  };
+  // With one spare id of eight, the third round's seven sequences take the
+  // ids the second round's left cells on.
+  for (Case c : {Case{"spare ids for every ended sequence", 16, 8}, Case{"one spare id", 8, 1}}) {
+    INFO(c.what);
+    copts.n_seq_max = c.n_seq_max;
+    auto ctx = (*tiny)->NewContext(copts);
+    REQUIRE(ctx.ok());
+    LlamaEngineOptions options;
+    options.prefix_cache_sequences = c.spare_ids;
+    auto engine = LlamaEngine::Create(ctx->get(), options);
+    REQUIRE(engine.ok());
+    CHECK((*engine)->scheduler().options().kv.enable_prefix_caching);
+    CHECK((*engine)->scheduler().options().max_running == c.n_seq_max - c.spare_ids);
+    ManualClock clock;
+    // The first prompt alone fills the cache with the stem's two blocks.
+    std::vector<ReferencePrompt> first(prompts.begin(), prompts.begin() + 1);
+    ExpectSameAsAlone(RunRound(**engine, first, clock), first);
+    // Everyone again, the first one repeated: the stem hits for all, the
+    // repeat's whole prompt but its last position.
+    std::vector<ReferencePrompt> again = prompts;
+    again.push_back(prompts[0]);
+    const int32_t cached = ExpectSameAsAlone(RunRound(**engine, again, clock), again);
+    const int32_t repeat_cached = static_cast<int32_t>(prompts[0].prompt.size()) / 16 * 16;
+    CHECK(cached >= 32 * static_cast<int32_t>(prompts.size()) + repeat_cached - 32);
+    // Once more, now that the first round's cells sit on retained ids.
+    ExpectSameAsAlone(RunRound(**engine, again, clock), again);
+    // Seven other prompts take every id; then the first prompt's blocks,
+    // still cached in Hearth, have lost their cells with one spare id.
+    ExpectSameAsAlone(RunRound(**engine, others, clock), others);
+    CHECK(ExpectSameAsAlone(RunRound(**engine, first, clock), first) >= 32);
+    const LlamaExecutorStats& stats = (*engine)->executor().stats();
+    CHECK(stats.prefix_shared_positions > 0);
+    if (c.spare_ids == 1) {
+      CHECK(stats.retained_evictions > 0);
+      CHECK(stats.prefix_repaired_positions > 0);
+    } else {
+      CHECK(stats.prefix_repaired_positions == 0);
+    }
+    CHECK(stats.out_of_kv_returns == 0);
+    REQUIRE((*engine)->scheduler().CheckInvariants().ok());
+  }
+}
+
+TEST_CASE("llama.cpp engine refuses prefix_cache_sequences outside [0, n_seq_max - 1]",
+          "[llama_cpp]") {
+  auto tiny = TinyLlama::Create();
+  REQUIRE(tiny.ok());
+  ContextOptions copts;
+  copts.n_ctx = 256;
+  copts.n_seq_max = 4;
+  copts.n_threads = 1;
+  auto ctx = (*tiny)->NewContext(copts);
+  REQUIRE(ctx.ok());
+  for (int32_t bad : {-1, 4, 1 << 30}) {
+    LlamaEngineOptions options;
+    options.prefix_cache_sequences = bad;
+    auto engine = LlamaEngine::Create(ctx->get(), options);
+    REQUIRE(engine.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(engine.status().message().find("prefix_cache_sequences is") != std::string::npos);
+  }
+  CHECK(LlamaStepExecutor::Create(ctx->get(), {.block_size = -1}).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace hearth::llama_cpp
+
+#endif  // HEARTH_LLAMA_CPP_FOUND
