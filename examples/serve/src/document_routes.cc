@@ -1,7 +1,8 @@
 // POST /v1/hearth/documents: a document summarised chunk by chunk.
 //
-//   1. the caller's key and the body (document_request.h), on the HTTP
-//      thread;
+//   1. the caller's key, the member's turn (member_turns.h: a few of one
+//      member's documents are parsed at once, the rest wait behind them)
+//      and the body (document_request.h), on the HTTP thread;
 //   2. parsing, chunking and tokenising on the background `documents` job
 //      queue (document_chunk_job.h);
 //   3. one completion per chunk, all submitted at once in the GPU
@@ -174,6 +175,13 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   absl::StatusOr<Caller> caller = ctx.directory->Authenticate(
       req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
   if (!caller.ok()) return ReplyError(res, ErrorFor(caller.status()));
+  // The member's turn before parsing (member_turns.h); null in unit tests.
+  absl::StatusOr<MemberTurns::Turn> turn =
+      ctx.document_turns == nullptr
+          ? MemberTurns::Turn()
+          : ctx.document_turns->Acquire(caller->user,
+                                        absl::Now() + ctx.limits.document_job_timeout);
+  if (!turn.ok()) return ReplyError(res, ErrorFor(turn.status()));
   QueryParams query(req.params.begin(), req.params.end());
   absl::StatusOr<DocumentRequest> request =
       ParseDocumentRequest(req.get_header_value("Content-Type"), req.body, query);
@@ -187,7 +195,8 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
       !s.ok()) {
     return ReplyError(res, ErrorFor(s));
   }
-  absl::StatusOr<std::vector<ChunkPrompt>> prompts = ChunkDocumentOnQueue(ctx, *request);
+  absl::StatusOr<std::vector<ChunkPrompt>> prompts =
+      ChunkDocumentOnQueue(ctx, *request, *std::move(turn));
   if (!prompts.ok()) return ReplyError(res, ErrorFor(prompts.status()));
   if (prompts->empty()) {
     return ReplyError(res, ErrorFor(absl::InvalidArgumentError("'text' gives no chunks")));

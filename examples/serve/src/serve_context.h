@@ -14,6 +14,7 @@
 #include "hearth/jobs/job_pool.h"
 #include "household_config.h"
 #include "household_directory.h"
+#include "member_turns.h"
 #include "model_text.h"
 #include "serve_engine.h"
 
@@ -42,6 +43,10 @@ struct ServeContext {
   const ModelText* text = nullptr;
   const HouseholdDirectory* directory = nullptr;
   const HouseholdConfig* household = nullptr;
+  // Each member's turns for preparing generations and documents (parsing,
+  // templating, tokenising, chunking); null: unbounded.
+  MemberTurns* generation_turns = nullptr;
+  MemberTurns* document_turns = nullptr;
   ServeLimits limits;
 };
 
