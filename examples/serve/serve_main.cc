@@ -260,13 +260,13 @@ int Main() {
     std::cerr << "hearth-serve: " << engine.status().message() << std::endl;
     return 1;
   }
-  HouseholdDirectory directory(*household, model_name);
   MemberTurns generation_turns(household->members.size(), MemberJobTurns());
   MemberTurns document_turns(household->members.size(), MemberJobTurns());
+  HouseholdDirectory directory(*household, model_name);
   ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household};
+  serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
   serve.generation_turns = &generation_turns;
   serve.document_turns = &document_turns;
-  serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
 
   httplib::Server server;
   int listen_fd = -1;

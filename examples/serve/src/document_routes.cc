@@ -1,8 +1,7 @@
 // POST /v1/hearth/documents: a document summarised chunk by chunk.
 //
-//   1. the caller's key, the member's turn (member_turns.h: a few of one
-//      member's documents are parsed at once, the rest wait behind them)
-//      and the body (document_request.h), on the HTTP thread;
+//   1. the caller's key and the body (document_request.h), on the HTTP
+//      thread, in one of the member's turns (member_turns.h);
 //   2. parsing, chunking and tokenising on the background `documents` job
 //      queue (document_chunk_job.h);
 //   3. one completion per chunk, all submitted at once in the GPU
@@ -175,14 +174,14 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   absl::StatusOr<Caller> caller = ctx.directory->Authenticate(
       req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
   if (!caller.ok()) return ReplyError(res, ErrorFor(caller.status()));
+  QueryParams query(req.params.begin(), req.params.end());
   // The member's turn before parsing (member_turns.h); null in unit tests.
   absl::StatusOr<MemberTurns::Turn> turn =
-      ctx.document_turns == nullptr
+      ctx.document_turns == nullptr || !caller->user.valid()
           ? MemberTurns::Turn()
           : ctx.document_turns->Acquire(caller->user,
                                         absl::Now() + ctx.limits.document_job_timeout);
   if (!turn.ok()) return ReplyError(res, ErrorFor(turn.status()));
-  QueryParams query(req.params.begin(), req.params.end());
   absl::StatusOr<DocumentRequest> request =
       ParseDocumentRequest(req.get_header_value("Content-Type"), req.body, query);
   if (!request.ok()) return ReplyError(res, ErrorFor(request.status()));

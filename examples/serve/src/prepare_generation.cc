@@ -4,14 +4,27 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "job_call.h"
-#include "parent_header.h"
 #include "prompt_bound.h"
 #include "serve_job_queues.h"
 
 namespace hearth::serve {
 namespace {
+
+absl::StatusOr<RequestId> ParseParent(absl::string_view text) {
+  if (text.empty()) return RequestId();
+  absl::string_view digits = text;
+  if (!absl::ConsumePrefix(&digits, "chatcmpl-")) absl::ConsumePrefix(&digits, "cmpl-");
+  uint64_t id = 0;
+  if (!absl::SimpleAtoi(digits, &id) || !RequestId(id).valid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "X-Hearth-Parent \"", text, "\" is not a request id (\"chatcmpl-<n>\" or \"<n>\")"));
+  }
+  return RequestId(id);
+}
 
 // Tokens the answer needs: what was asked, or at least one.
 int32_t AnswerTokens(const GenerationRequest& r) { return r.max_tokens ? *r.max_tokens : 1; }
@@ -98,10 +111,11 @@ absl::Status CheckBeforeTokens(const ServeContext& ctx, const GenerationRequest&
 }
 
 // The caller's turn (member_turns.h) for the work that grows with the body:
-// an empty Turn when the server bounds nothing (unit tests).
+// an empty Turn when the server bounds nothing (unit tests) or the key
+// belongs to no member (it makes no calls; resolving the class refuses it).
 absl::StatusOr<MemberTurns::Turn> TakeTurn(MemberTurns* turns, UserId user,
                                            absl::Duration timeout) {
-  if (turns == nullptr) return MemberTurns::Turn();
+  if (turns == nullptr || !user.valid()) return MemberTurns::Turn();
   return turns->Acquire(user, absl::Now() + timeout);
 }
 
@@ -122,7 +136,7 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<RequestId> parent = ParseParentHeader(headers.hearth_parent);
+  absl::StatusOr<RequestId> parent = ParseParent(headers.hearth_parent);
   if (!parent.ok()) return parent.status();
   if (absl::Status s = CheckBeforeTokens(ctx, *request); !s.ok()) return s;
   absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request, *std::move(turn));

@@ -43,11 +43,11 @@ struct ServeContext {
   const ModelText* text = nullptr;
   const HouseholdDirectory* directory = nullptr;
   const HouseholdConfig* household = nullptr;
+  ServeLimits limits;
   // Each member's turns for preparing generations and documents (parsing,
   // templating, tokenising, chunking); null: unbounded.
   MemberTurns* generation_turns = nullptr;
   MemberTurns* document_turns = nullptr;
-  ServeLimits limits;
 };
 
 }  // namespace hearth::serve
