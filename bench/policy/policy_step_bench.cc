@@ -30,9 +30,10 @@ namespace {
 
 constexpr int kIterations = 20000;
 
-void BM_PolicyStep(benchmark::State& state, std::string name) {
+void BM_PolicyStep(benchmark::State& state, std::string name, bool member_guard = true) {
   PolicyConfig config;
   config.vtc.user_weights = {1, 2, 3, 4};
+  config.household_member_guard = member_guard;
   absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
   if (!factory.ok()) Die(factory.status());
   const int32_t running = static_cast<int32_t>(state.range(0));
@@ -65,6 +66,9 @@ BENCHMARK_CAPTURE(BM_PolicyStep, vtc, std::string("vtc"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_PolicyStep, priority, std::string("priority"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_PolicyStep, mlfq, std::string("mlfq"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_PolicyStep, household, std::string("household"))->Apply(Sizes);
+// What the household's member guard (PolicyTreeConfig::member_guard) costs.
+BENCHMARK_CAPTURE(BM_PolicyStep, household_unguarded, std::string("household"), false)
+    ->Apply(Sizes);
 
 }  // namespace
 }  // namespace hearth::bench

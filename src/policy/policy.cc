@@ -14,6 +14,8 @@ RequestId Policy::PickReclaimVictim(const RequestView& beneficiary,
   return borrowers.empty() ? RequestId() : borrowers.back().id;
 }
 
+size_t Policy::ShareReclaimCandidates(RequestId, absl::Span<RequestId>) { return 0; }
+
 size_t Policy::VictimCandidates(RequestId beneficiary, bool beneficiary_running,
                                 absl::Span<RequestId> out) {
   if (out.empty()) return 0;

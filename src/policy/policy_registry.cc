@@ -104,6 +104,7 @@ absl::StatusOr<PolicyFactory> MakePolicyFactory(std::string_view name,
     tree.backfill_wait = config.household_backfill_wait;
     tree.background_kv_reserve = config.household_background_kv_reserve;
     tree.background_prefill_tokens = config.household_background_prefill_tokens;
+    tree.member_guard = config.household_member_guard;
     tree.workflow_head_start = config.workflow_head_start;
     return PolicyTreeFactory(tree);
   }

@@ -165,6 +165,11 @@ absl::Status ValidatePolicyTreeConfig(const PolicyTreeConfig& config) {
         "PolicyTreeConfig::background_prefill_tokens is ", config.background_prefill_tokens,
         "; it must be >= 0 (0: no cap)"));
   }
+  if (!(config.member_guard_gap >= 0 && std::isfinite(config.member_guard_gap))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PolicyTreeConfig::member_guard_gap is ", config.member_guard_gap,
+        "; it must be >= 0 and finite (weighted tokens)"));
+  }
   if (config.backfill_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "PolicyTreeConfig::backfill_wait is ", absl::FormatDuration(config.backfill_wait),

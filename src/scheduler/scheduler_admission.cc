@@ -75,10 +75,19 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
 }
 
 RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {
-  // Borrowed capacity is reclaimed first, then the policy is asked.
+  // Borrowed capacity is reclaimed first, then members' shares, then the
+  // policy's order is asked.
   RequestRecord* victim = PickReclaimVictim(r);
   if (victim != nullptr) return victim;
-  return PickVictim(r, /*beneficiary_running=*/false, MeasureAdmission(r).new_blocks);
+  // What admission takes for it: the first chunk's blocks and the rest of
+  // its prefill, reserved at once (TryAdmit).
+  const AdmissionNeed need = MeasureAdmission(r);
+  const int32_t rest_of_prefill =
+      r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
+  const int32_t need_blocks = need.new_blocks + rest_of_prefill;
+  victim = PickShareVictim(r, need_blocks);
+  if (victim != nullptr) return victim;
+  return PickVictim(r, /*beneficiary_running=*/false, need_blocks);
 }
 
 bool Scheduler::Impl::StartsBackfill(const RequestRecord& head, absl::Time now,
@@ -238,13 +247,28 @@ RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
                                            bool beneficiary_running, int32_t need_blocks) {
   const size_t listed = policy_->VictimCandidates(beneficiary.id, beneficiary_running,
                                                   absl::MakeSpan(victim_ids_));
+  return CheapestVictim(beneficiary, beneficiary_running, need_blocks, listed,
+                        options_.max_preemptions_per_request);
+}
+
+RequestRecord* Scheduler::Impl::PickShareVictim(const RequestRecord& beneficiary,
+                                                int32_t need_blocks) {
+  const size_t listed =
+      policy_->ShareReclaimCandidates(beneficiary.id, absl::MakeSpan(victim_ids_));
+  if (listed == 0) return nullptr;
+  return CheapestVictim(beneficiary, /*beneficiary_running=*/false, need_blocks, listed,
+                        kMaxShareReclaims);
+}
+
+RequestRecord* Scheduler::Impl::CheapestVictim(const RequestRecord& beneficiary,
+                                               bool beneficiary_running, int32_t need_blocks,
+                                               size_t listed, int32_t max_preemptions) {
   RequestRecord* best = nullptr;
   bool best_covers = false;
   double best_price = 0;
   for (size_t i = 0; i < std::min(listed, victim_ids_.size()); ++i) {
     RequestRecord* v = Find(victim_ids_[i]);
-    if (v == nullptr || v == &beneficiary || !CanBeVictim(*v) ||
-        v->preemptions >= options_.max_preemptions_per_request) {
+    if (v == nullptr || v == &beneficiary || !CanBeVictim(*v) || v->preemptions >= max_preemptions) {
       continue;
     }
     // Memory pressure outlasts the one request that met it: the next

@@ -336,6 +336,12 @@ class Scheduler::Impl {
   // whose preemption throws away the least work for the blocks it frees,
   // preferring one that frees `need_blocks` alone; nullptr if none usable.
   Record* PickVictim(const Record& beneficiary, bool beneficiary_running, int32_t need_blocks);
+  // The same choice among the victims the policy lists for members' shares
+  // (Policy::ShareReclaimCandidates; none preempted kMaxShareReclaims times).
+  Record* PickShareVictim(const Record& beneficiary, int32_t need_blocks);
+  // PickVictim's choice among the first `listed` of victim_ids_.
+  Record* CheapestVictim(const Record& beneficiary, bool beneficiary_running,
+                         int32_t need_blocks, size_t listed, int32_t max_preemptions);
   // Blocks preempting `record` makes available to a growing sequence
   // (`for_growth`) or to an admission (which also sees prefill reservations).
   int32_t BlocksFreedBy(const Record& record, bool for_growth) const;

@@ -69,6 +69,12 @@ absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
   c.swap_preemptions = r->swap_preemptions;
   c.recompute_preemptions = r->recompute_preemptions;
   c.finished = r->report.total.e2e.count;
+  for (const GroupReport& cls : r->report.classes) {
+    c.classes.push_back({.name = cls.name,
+                         .slo_eligible = cls.slo_eligible,
+                         .slo_met = cls.slo_met,
+                         .slo_share = cls.slo_attainment});
+  }
   c.jct_mean_s = c.finished > 0 ? r->report.total.e2e.mean : kNaN;
   c.jct_p99_s = c.finished > 0 ? r->report.total.e2e.p99 : kNaN;
   return c;
@@ -77,6 +83,14 @@ absl::StatusOr<LoadGridCell> RunCell(const Scenario& s, const Workload& w,
 // Adds one draw's cell `d` into `sum`; `p99_draws` counts the draws whose
 // p99 is in it (those that finished anything).
 void AddDraw(const LoadGridCell& d, int32_t* p99_draws, LoadGridCell& sum) {
+  if (sum.classes.size() < d.classes.size()) sum.classes.resize(d.classes.size());
+  for (size_t i = 0; i < d.classes.size(); ++i) {
+    LoadGridClass& c = sum.classes[i];
+    c.name = d.classes[i].name;
+    c.slo_eligible += d.classes[i].slo_eligible;
+    c.slo_met += d.classes[i].slo_met;
+    c.slo_share = c.slo_eligible > 0 ? static_cast<double>(c.slo_met) / c.slo_eligible : 1.0;
+  }
   sum.slo_eligible += d.slo_eligible;
   sum.slo_met += d.slo_met;
   sum.slo_share = sum.slo_eligible > 0
@@ -110,6 +124,11 @@ void Compare(const LoadGridCell& fifo, const LoadGridResult& g, LoadGridCell& c)
   }
   c.preemption_violation =
       static_cast<double>(c.preemptions) > g.max_preemption_ratio * fifo.preemptions;
+  for (size_t i = 0; i < c.classes.size() && i < fifo.classes.size(); ++i) {
+    LoadGridClass& cls = c.classes[i];
+    cls.below_fifo = cls.slo_eligible > 0 && fifo.classes[i].slo_eligible > 0 &&
+                     cls.slo_share < fifo.classes[i].slo_share;
+  }
   c.jct_mean_vs_fifo = fifo.jct_mean_s > 0 ? c.jct_mean_s / fifo.jct_mean_s : kNaN;
   c.jct_p99_vs_fifo = fifo.jct_p99_s > 0 ? c.jct_p99_s / fifo.jct_p99_s : kNaN;
 }
@@ -118,6 +137,33 @@ std::string Ratio(double r) {
   if (std::isnan(r)) return "–";
   if (std::isinf(r)) return "∞";
   return absl::StrFormat("%.2fx", r);
+}
+
+// SLO met per class and cell; a share below FIFO's for the class at the
+// same load is marked.
+std::string ClassTable(const LoadGridResult& g) {
+  if (g.cells.empty() || g.cells.front().classes.empty()) return "";
+  std::string out = "SLO met per class (below FIFO's share at the same load: **bold**, ↓):\n\n| load | policy |";
+  std::string rule = "|---:|---|";
+  for (const LoadGridClass& c : g.cells.front().classes) {
+    absl::StrAppend(&out, " ", c.name, " |");
+    absl::StrAppend(&rule, "---:|");
+  }
+  absl::StrAppend(&out, "\n", rule, "\n");
+  for (const LoadGridCell& cell : g.cells) {
+    absl::StrAppendFormat(&out, "| %.2f | %s |", cell.load, cell.policy);
+    for (const LoadGridClass& c : cell.classes) {
+      if (c.slo_eligible == 0) {
+        absl::StrAppend(&out, " – |");
+      } else if (c.below_fifo) {
+        absl::StrAppendFormat(&out, " **%.1f%%** ↓ |", c.slo_share * 100);
+      } else {
+        absl::StrAppendFormat(&out, " %.1f%% |", c.slo_share * 100);
+      }
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
 }
 
 }  // namespace
@@ -220,6 +266,7 @@ std::string LoadGridMarkdown(const LoadGridResult& g) {
         c.jct_mean_s, Ratio(c.jct_mean_vs_fifo), c.jct_p99_s, Ratio(c.jct_p99_vs_fifo),
         verdict.empty() ? "ok" : verdict);
   }
+  absl::StrAppend(&out, "\n", ClassTable(g));
   return out;
 }
 

@@ -194,6 +194,11 @@ constexpr ScenarioKey kKeys[] = {
     {"policy", "household_background_prefill_tokens", "tokens", "128",
      "Prefill tokens per step household requests without a TTFT target may take together "
      "while anything decodes; 0: no cap (PolicyConfig::household_background_prefill_tokens)."},
+    {"policy", "household_member_guard", "bool", "true",
+     "The household tree shares a shortage between members by weight across classes: late "
+     "work least-served member first, and a member's share reclaimed from one holding more "
+     "than its entitlement (PolicyConfig::household_member_guard, "
+     "PolicyTreeConfig::member_guard)."},
     {"policy", "vtc_backfill_s", "s", "120",
      "How long \"vtc\" lets requests that fit pass one that finds no room; 0: never "
      "(PolicyConfig::vtc_backfill_wait)."},

@@ -116,6 +116,8 @@ absl::Status ParsePolicy(const ScenarioReader& r, const toml::table& root, Scena
                           r.Int(*p, "household_background_prefill_tokens", "policy",
                                 pc.household_background_prefill_tokens, 0, 1 << 20));
   pc.household_background_prefill_tokens = static_cast<int32_t>(background_prefill);
+  HEARTH_ASSIGN_OR_RETURN(pc.household_member_guard,
+                          r.Bool(*p, "household_member_guard", "policy", pc.household_member_guard));
   HEARTH_ASSIGN_OR_RETURN(pc.vtc_backfill_wait,
                           r.Duration(*p, "vtc_backfill_s", "policy", pc.vtc_backfill_wait, {}));
   HEARTH_ASSIGN_OR_RETURN(pc.household_backfill_wait,

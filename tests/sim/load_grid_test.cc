@@ -96,6 +96,20 @@ TEST_CASE("grid ratios are against FIFO of the same load, and violations are fla
       CHECK(c.preemption_violation ==
             (static_cast<double>(c.preemptions) > o.max_preemption_ratio * fifo->preemptions));
       flagged = flagged || c.slo_violation || c.preemption_violation;
+      // Per class: the classes' counts add up to the cell's, and a class is
+      // marked exactly when its share is below FIFO's for the same class.
+      REQUIRE(c.classes.size() == fifo->classes.size());
+      uint64_t eligible = 0, met = 0;
+      for (size_t k = 0; k < c.classes.size(); ++k) {
+        const LoadGridClass& cls = c.classes[k];
+        CHECK(cls.name == fifo->classes[k].name);
+        eligible += cls.slo_eligible;
+        met += cls.slo_met;
+        CHECK(cls.below_fifo == (cls.slo_eligible > 0 && fifo->classes[k].slo_eligible > 0 &&
+                                 cls.slo_share < fifo->classes[k].slo_share));
+      }
+      CHECK(eligible == c.slo_eligible);
+      CHECK(met == c.slo_met);
     }
   }
   // MLFQ preempts on this scenario where FIFO cannot (see Tiny()).
@@ -104,6 +118,7 @@ TEST_CASE("grid ratios are against FIFO of the same load, and violations are fla
   CHECK_THAT(table, Catch::Contains("**VIOLATION**"));
   CHECK_THAT(table, Catch::Contains("| 0.70 | fifo |"));
   CHECK_THAT(table, Catch::Contains("| 1.10 | mlfq |"));
+  CHECK_THAT(table, Catch::Contains("SLO met per class"));
 }
 
 TEST_CASE("the grid rejects bad options and says what is allowed", "[sim]") {

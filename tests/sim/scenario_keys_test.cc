@@ -257,6 +257,7 @@ std::vector<Probe> Probes() {
       {"policy", "priority_kv_reserve", {"priority_kv_reserve = 0.35"}, [](const Scenario& s) { return s.policy_config.priority.kv_reserve; }, 0.35},
       {"policy", "household_background_kv_reserve", {"household_background_kv_reserve = 0.5"}, [](const Scenario& s) { return s.policy_config.household_background_kv_reserve; }, 0.5},
       {"policy", "household_background_prefill_tokens", {"household_background_prefill_tokens = 64"}, [](const Scenario& s) { return double(s.policy_config.household_background_prefill_tokens); }, 64},
+      {"policy", "household_member_guard", {"household_member_guard = false"}, [](const Scenario& s) { return double(s.policy_config.household_member_guard); }, 0, false},
       {"policy", "vtc_backfill_s", {"vtc_backfill_s = 9"}, [](const Scenario& s) { return Seconds(s.policy_config.vtc_backfill_wait); }, 9},
       {"policy", "household_backfill_s", {"household_backfill_s = 7"}, [](const Scenario& s) { return Seconds(s.policy_config.household_backfill_wait); }, 7},
       {"policy", "workflow_head_start_s", {"workflow_head_start_s = 5"}, [](const Scenario& s) { return Seconds(s.policy_config.workflow_head_start); }, 5},

@@ -106,6 +106,13 @@ public:
     Check(beneficiary, beneficiary_running, absl::MakeConstSpan(out.data(), n));
     return n;
   }
+  size_t ShareReclaimCandidates(RequestId beneficiary,
+                                absl::Span<RequestId> out) override {
+    const size_t n = inner_->ShareReclaimCandidates(beneficiary, out);
+    Check(beneficiary, /*beneficiary_running=*/false,
+          absl::MakeConstSpan(out.data(), n));
+    return n;
+  }
   RequestId
   PickReclaimVictim(const RequestView &beneficiary,
                     absl::Span<const RequestView> borrowers) override {

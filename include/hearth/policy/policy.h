@@ -163,6 +163,20 @@ class Policy {
   virtual RequestId PickReclaimVictim(const RequestView& beneficiary,
                                       absl::Span<const RequestView> borrowers);
 
+  // Members' shares are reclaimed after borrowed capacity and before
+  // VictimCandidates is asked, for a waiting `beneficiary` only: up to
+  // `out.size()` running requests of other users whose eviction the
+  // beneficiary's user is entitled to, because their user holds more than its
+  // weighted part of the engine (the household policy's member guard,
+  // PolicyTreeConfig::member_guard), the one the policy values least first;
+  // returns how many. The core chooses among them by cost as it does among
+  // VictimCandidates', and offers a request to these reclaims until it has
+  // been preempted kMaxShareReclaims times in all: a bound of their own,
+  // since a request too large for its user's share would otherwise soon be
+  // immune (max_preemptions_per_request) and keep the others waiting for
+  // its memory. Default: none.
+  virtual size_t ShareReclaimCandidates(RequestId beneficiary, absl::Span<RequestId> out);
+
   // A running request of a class with a hard KV budget (borrow = false)
   // needs to grow and its class has no room left. Returns the running
   // request of the same class that yields its blocks; the core validates
@@ -171,6 +185,10 @@ class Policy {
   // class's sequences never preempt each other by default).
   virtual RequestId PickClassLimitVictim(const RequestView& beneficiary);
 };
+
+// Preemptions after which a request is no longer offered to members' share
+// reclaims (Policy::ShareReclaimCandidates).
+inline constexpr int32_t kMaxShareReclaims = 8;
 
 // How much earlier than its arrival the arrival-ordered policies rank a call
 // of a running agent workflow (PolicyTreeConfig::workflow_head_start), by

@@ -53,6 +53,9 @@ struct PolicyConfig {
   // Background prefill tokens per step in "household"
   // (PolicyTreeConfig::background_prefill_tokens).
   int32_t household_background_prefill_tokens = kHouseholdBackgroundPrefillTokens;
+  // Whether "household" shares a shortage between members by weight
+  // (PolicyTreeConfig::member_guard).
+  bool household_member_guard = true;
   // Used by "vtc", "priority" and "household" (their FIFO request level);
   // see PolicyTreeConfig::workflow_head_start.
   absl::Duration workflow_head_start = kDefaultWorkflowHeadStart;

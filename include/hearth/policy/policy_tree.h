@@ -132,6 +132,33 @@ struct PolicyTreeConfig {
   // (Policy::BackgroundPrefillTokens); only when some work class has a TTFT
   // target. Must be >= 0; 0: no cap.
   int32_t background_prefill_tokens = 0;
+  // For ClassLevel::kSlo: the member guard, which shares a shortage between
+  // household members (users) by their weights (UserConfig::weight, or
+  // vtc.user_weights) instead of by deadline, across every work class. It
+  // keeps a VTC counter per member over all classes (charged with the vtc
+  // token weights, with the lift rule) and what each member holds (running
+  // sequences, KV positions computed or reserved):
+  //   - late work is served least-served member first, so a member's own
+  //     backlog delays that member before anyone else, whatever its
+  //     deadlines or stamped arrivals; a late head passes an on-time head
+  //     with slack only when its member is served no more than that head's,
+  //     and an urgent on-time head only when that head's member leads by
+  //     more than `member_guard_gap`;
+  //   - a waiting request with a TTFT target may preempt another member's
+  //     running request of a less urgent class (a looser TTFT target: at
+  //     once; background: once it has spent half its own target) when that
+  //     member keeps at least the beneficiary's member's weighted share of
+  //     the sequence cap or the KV cache (whichever is larger) after the
+  //     move, even with background_kv_reserve (which keeps room, not
+  //     shares). Such a move never hands the lead back, so members cannot
+  //     preempt each other in turns, and the core still prices each victim
+  //     (SchedulerOptions::max_admission_waste_per_block).
+  // Off: late work ranks by deadline and only background work is evicted.
+  bool member_guard = true;
+  // Counter lead, in weighted tokens (vtc weights), past which a member's
+  // urgent on-time work yields to another member's late work. Must be >= 0
+  // and finite.
+  double member_guard_gap = 8192;
 };
 
 // The household preset's PolicyTreeConfig::backfill_wait: long enough for a

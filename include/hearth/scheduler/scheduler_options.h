@@ -240,7 +240,8 @@ struct SchedulerOptions {
 
   // A waiting request may evict a running one (when its policy offers
   // victims for admission) only if the work thrown away is at most this many
-  // blocks' worth of prefill per block the admission needs. A voice call
+  // blocks' worth of prefill per block the admission needs (its first chunk
+  // and the rest of its prefill, which admission reserves at once). A voice call
   // needing ten blocks may then evict a chat with up to 160 blocks of
   // context, not a document of thousands, which would be recomputed
   // (slowing every step meanwhile) and come back to be evicted again. Decode

@@ -59,9 +59,24 @@ struct LoadGridOptions {
   std::function<void(const std::string&, double)> on_run;
 };
 
+// SLO attainment of one work class in a cell.
+struct LoadGridClass {
+  std::string name;
+  uint64_t slo_eligible = 0;
+  uint64_t slo_met = 0;
+  // slo_met / slo_eligible; 1 when none was eligible.
+  double slo_share = 1;
+  // Whether this share is below FIFO's for the class at the same load (the
+  // policy traded this class's attainment away). Judged only where both
+  // had eligible requests of the class.
+  bool below_fifo = false;
+};
+
 struct LoadGridCell {
   double load = 0;
   std::string policy;
+  // Per work class, in the scenario's class order.
+  std::vector<LoadGridClass> classes;
   // Requests judged against the SLO and those that met it.
   uint64_t slo_eligible = 0;
   uint64_t slo_met = 0;
@@ -113,7 +128,8 @@ absl::StatusOr<LoadGridResult> RunLoadGrid(const Scenario& scenario,
 
 // A Markdown table: per load and policy, SLO met, preemptions (swap /
 // recompute) and mean and p99 JCT with their ratios to FIFO; violating cells
-// are marked **VIOLATION** with the rule (JCT is shown, never judged).
+// are marked **VIOLATION** with the rule (JCT is shown, never judged). Then
+// a second table of SLO met per class, classes below FIFO's share marked.
 std::string LoadGridMarkdown(const LoadGridResult& result);
 
 }  // namespace hearth

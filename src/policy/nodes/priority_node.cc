@@ -34,12 +34,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "policy/nodes/member_ledger.h"
 
 namespace hearth::policy_internal {
 namespace {
@@ -67,7 +69,8 @@ class PriorityNode final : public Node {
  public:
   // `class_ttft` empty: priority levels; else SLO mode (see the file comment).
   PriorityNode(const PriorityQuotaOptions& options, std::vector<int64_t> class_priorities,
-               std::vector<absl::Duration> class_ttft, NodeFactory child)
+               std::vector<absl::Duration> class_ttft, std::optional<MemberGuard> guard,
+               NodeFactory child)
       : options_(options),
         class_priorities_(std::move(class_priorities)),
         class_ttft_(std::move(class_ttft)),
@@ -75,30 +78,41 @@ class PriorityNode final : public Node {
         child_factory_(std::move(child)) {
     for (const LevelQuota& q : options.quotas) quotas_[q.priority] = q;
     has_quotas_ = !options.quotas.empty();
+    if (guard.has_value() && slo_mode_) {
+      ledger_ = std::make_unique<MemberLedger>(std::move(guard->ledger));
+      guard_gap_ = guard->gap;
+    }
   }
 
   void AddWaiting(Entry* e, Offer why) override {
     Level& level = LevelOf(e);
     level.oldest.emplace(OldKey(e), e);
+    if (ledger_ != nullptr && why != Offer::kReoffered) {
+      ledger_->AddWaiting(e, why != Offer::kChanged);
+    }
     level.child->AddWaiting(e, why);
   }
   void RemoveWaiting(Entry* e, bool for_good) override {
     Level& level = LevelOf(e);
     if (!e->declined) level.oldest.erase(OldKey(e));
+    if (ledger_ != nullptr && for_good) ledger_->RemoveWaiting(e);
     level.child->RemoveWaiting(e, for_good);
   }
   void AddRunning(Entry* e) override {
     Level& level = LevelOf(e);
     running_.emplace(RunKey(e), e);
+    if (ledger_ != nullptr) ledger_->AddRunning(e);
     level.child->AddRunning(e);
   }
   void RemoveRunning(Entry* e) override {
     Level& level = LevelOf(e);
     running_.erase(RunKey(e));
+    if (ledger_ != nullptr) ledger_->RemoveRunning(e);
     level.child->RemoveRunning(e);
   }
   void Charge(Entry* e, int32_t prefill_tokens, int32_t decode_tokens,
               int32_t prepaid) override {
+    if (ledger_ != nullptr) ledger_->Charge(e, prefill_tokens, decode_tokens, prepaid);
     if (!has_quotas_ && !child_charges_) return;
     Level& level = LevelOf(e);
     CountServed(level, prefill_tokens - prepaid + decode_tokens);
@@ -110,6 +124,7 @@ class PriorityNode final : public Node {
   // running total bumped per entry was a store-to-load chain through the
   // whole batch. The split into levels is kept for a repeated batch.
   void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) override {
+    if (ledger_ != nullptr) ledger_->ChargeDecodes(entries, repeat);
     if (!has_quotas_ && !child_charges_) return;
     if (!repeat) SplitDecodes(entries);
     for (int32_t slot : batched_levels_) {
@@ -121,6 +136,7 @@ class PriorityNode final : public Node {
   // Admissions count against the quota at once, so one admission phase
   // cannot overshoot it; refunds never make a window's count negative.
   void Reserve(Entry* e, int32_t tokens) override {
+    if (ledger_ != nullptr) ledger_->Reserve(e, tokens);
     Level& level = LevelOf(e);
     level.served_in_window = std::max<int64_t>(0, level.served_in_window + tokens);
     total_in_window_ = std::max<int64_t>(0, total_in_window_ + tokens);
@@ -128,6 +144,7 @@ class PriorityNode final : public Node {
   }
 
   void Flush() override {
+    if (ledger_ != nullptr) ledger_->Flush();
     if (!child_charges_) return;
     for (Level& level : levels_) level.child->Flush();
   }
@@ -214,9 +231,53 @@ class PriorityNode final : public Node {
     return n;
   }
 
+  // Member guard: running `v` of another member may make room for waiting
+  // `b` (which has a TTFT target) when v's class is less urgent (background
+  // once b has spent half its slack, as for any waiting beneficiary;
+  // interactive with a looser target at once: a voice command cannot wait
+  // for a chat turn to end), v's member holds more than its entitlement and
+  // more than b's member will (MemberLedger::Outweighs), and, waiting again,
+  // v would be offered after b (RanksAfter). Least urgent first, boundedly.
+  size_t GuardVictims(const Entry* b, absl::Span<Entry*> out) override {
+    if (ledger_ == nullptr || !HasTarget(b)) return 0;
+    size_t n = 0;
+    size_t looked = 0;
+    for (auto it = running_.rbegin();
+         it != running_.rend() && n < out.size() && looked < kMaxVictimScan; ++it, ++looked) {
+      Entry* v = it->second;
+      if (Reclaims(b, v) && RanksAfter(v, b)) out[n++] = v;
+    }
+    return n;
+  }
+
  private:
   using RunKeyType = std::tuple<int64_t, absl::Time, uint64_t>;
   static constexpr size_t kMaxVictimScan = 32;
+
+  // Whether `b`'s member may reclaim its share from `v`'s by evicting `v`
+  // (above, but for the admission order).
+  bool Reclaims(const Entry* b, const Entry* v) {
+    return ledger_ != nullptr && v->user != b->user && HasTarget(b) && LessUrgentThan(v, b) &&
+           ledger_->Outweighs(v, b);
+  }
+
+  bool LessUrgentThan(const Entry* v, const Entry* b) {
+    if (LevelOf(v).background) return SlackSpent(b);
+    return Target(v) > Target(b);
+  }
+
+  // Whether BestByDeadline, offered only `b` and `v`, would offer b first
+  // once v waits again: v's level and member given back v's unserved
+  // prefill. Otherwise the eviction would be undone in the same phase.
+  bool RanksAfter(Entry* v, const Entry* b) {
+    Entry* waiting = const_cast<Entry*>(b);
+    Head best, late;
+    Consider(RankHead(waiting, !InQuota(LevelOf(b)), Counter(b)), &best, &late);
+    Consider(RankHead(v, !InQuotaAfterRefund(LevelOf(v), v->reserved_prefill),
+                      ledger_->CounterAfterEviction(v)),
+             &best, &late);
+    return Decide(best, late) == b;
+  }
 
   static std::tuple<absl::Time, uint64_t> OldKey(const Entry* e) {
     return {e->rank_time, e->arrival_seq};
@@ -269,9 +330,11 @@ class PriorityNode final : public Node {
   }
 
   // Whether `v` may be preempted for `b` (see Victim()).
+  // A running beneficiary never evicts a request its member's share could
+  // be reclaimed for (GuardVictims): the two would evict each other in turns.
   bool Below(const Entry* v, const Entry* b, bool b_running) {
     RunKeyType kv = RunKey(v), kb = RunKey(b);
-    if (b_running) return kv > kb;
+    if (b_running) return kv > kb && !Reclaims(v, b);
     if (slo_mode_) return LevelOf(v).background && kv > kb && SlackSpent(b);
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return std::get<0>(kv) > std::get<0>(kb);
@@ -295,45 +358,74 @@ class PriorityNode final : public Node {
   // late too, EDF's domino under overload). Only the earliest on-time
   // deadline decides: a short target with little slack left (a voice
   // command) is never passed by on-time work due later (an agent's call).
+  // With the member guard, late work is shared between members instead of
+  // ranked by deadline: the late head is the least-served member's (a
+  // member's own backlog then delays that member first, however early its
+  // deadlines or stamped arrivals); it passes an on-time head with slack
+  // only when its member is served no more than that head's, and an urgent
+  // on-time head only when that head's member leads by more than the gap.
   // O(levels) child Best() calls.
   Entry* BestByDeadline() {
-    using Key = std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t>;
-    Entry* best = nullptr;
-    Key best_key;
-    Entry* late = nullptr;
-    Key late_key;
-    bool best_relaxed = false;
+    Head best, late;
     for (Level& level : levels_) {
       if (level.oldest.empty()) continue;
       Entry* e = level.child->Best();
       if (e == nullptr) continue;
-      const absl::Time deadline = e->rank_time + Offset(level, e);
-      int64_t band;
-      if (level.background) {
-        // Aged: beside late work. Without aging (tier 1) it never ages, and
-        // its offset is no deadline.
-        band = level.tier == 0 && deadline < now_ ? 1 : 2;
-      } else {
-        band = deadline < now_ ? 1 : 0;
-      }
-      const Key key{!InQuota(level), band, level.tier, deadline, e->arrival_seq};
-      if (band == 1 && (late == nullptr || key < late_key)) {
-        late = e;
-        late_key = key;
-      }
-      if (best == nullptr || key < best_key) {
-        best = e;
-        best_key = key;
-        best_relaxed = band == 0 && deadline - now_ > Offset(level, e) / 2;
-      }
+      Consider(RankHead(e, !InQuota(level), Counter(e)), &best, &late);
     }
-    // The on-time head with slack to spare lets the late head (of the same
-    // quota standing) go first.
-    if (best_relaxed && late != nullptr && std::get<0>(late_key) == std::get<0>(best_key)) {
-      return late;
-    }
-    return best;
+    return Decide(best, late);
   }
+
+  // A level's head as BestByDeadline ranks it.
+  struct Head {
+    Entry* e = nullptr;
+    // Within quota first, then band, tier, deadline, arrival.
+    std::tuple<bool, int64_t, int64_t, absl::Time, uint64_t> key;
+    // Late work (band 1) among itself: within quota, then least-served
+    // member (0 without the guard), deadline, arrival.
+    std::tuple<bool, double, absl::Time, uint64_t> late_key;
+    double counter = 0;
+    // On time with more than half its own target left.
+    bool relaxed = false;
+  };
+
+  Head RankHead(Entry* e, bool out_of_quota, double counter) {
+    const Level& level = LevelOf(e);
+    const absl::Time deadline = e->rank_time + Offset(level, e);
+    int64_t band;
+    if (level.background) {
+      // Aged: beside late work. Without aging (tier 1) it never ages, and
+      // its offset is no deadline.
+      band = level.tier == 0 && deadline < now_ ? 1 : 2;
+    } else {
+      band = deadline < now_ ? 1 : 0;
+    }
+    Head h;
+    h.e = e;
+    h.key = {out_of_quota, band, level.tier, deadline, e->arrival_seq};
+    h.late_key = {out_of_quota, counter, deadline, e->arrival_seq};
+    h.counter = counter;
+    h.relaxed = band == 0 && deadline - now_ > Offset(level, e) / 2;
+    return h;
+  }
+
+  static void Consider(const Head& h, Head* best, Head* late) {
+    if (std::get<1>(h.key) == 1 && (late->e == nullptr || h.late_key < late->late_key)) *late = h;
+    if (best->e == nullptr || h.key < best->key) *best = h;
+  }
+
+  // The earliest head, unless the late head may go first (see above).
+  Entry* Decide(const Head& best, const Head& late) const {
+    if (late.e == nullptr || std::get<0>(late.key) != std::get<0>(best.key)) return best.e;
+    const int64_t band = std::get<1>(best.key);
+    if (band == 1) return late.e;
+    if (band != 0) return best.e;
+    if (ledger_ == nullptr) return best.relaxed ? late.e : best.e;
+    const double lead = best.counter - late.counter;
+    return (best.relaxed ? lead >= 0 : lead > guard_gap_) ? late.e : best.e;
+  }
+
+  double Counter(const Entry* e) const { return ledger_ != nullptr ? ledger_->Counter(e) : 0; }
   int64_t AgedPriority(int64_t priority, absl::Time arrival) const {
     int64_t effective = priority;
     if (options_.aging_interval == absl::InfiniteDuration()) return effective;
@@ -353,11 +445,15 @@ class PriorityNode final : public Node {
     return level.oldest.begin()->first < best.oldest.begin()->first;
   }
 
-  bool InQuota(const Level& level) const {
-    if (level.quota > 0 && level.served_in_window >= level.quota) return false;
+  bool InQuota(const Level& level) const { return InQuotaAfterRefund(level, 0); }
+  // Whether `level` is within quota once `refund` of its served tokens in
+  // this window are given back (as Reserve() gives them back).
+  bool InQuotaAfterRefund(const Level& level, int64_t refund) const {
+    const int64_t served = std::max<int64_t>(0, level.served_in_window - refund);
+    const int64_t total = std::max<int64_t>(0, total_in_window_ - refund);
+    if (level.quota > 0 && served >= level.quota) return false;
     return level.max_share <= 0 ||
-           static_cast<double>(level.served_in_window) <=
-               level.max_share * static_cast<double>(total_in_window_);
+           static_cast<double>(served) <= level.max_share * static_cast<double>(total);
   }
 
   void RollWindow(absl::Time now) {
@@ -447,6 +543,11 @@ class PriorityNode final : public Node {
   // Running entries, most urgent first (see RunKey).
   absl::btree_map<RunKeyType, Entry*> running_;
   absl::flat_hash_map<int64_t, int32_t> index_;
+  // SLO mode with the member guard: members' service and holdings across
+  // classes, and the counter lead past which an urgent on-time head yields
+  // to another member's late one.
+  std::unique_ptr<MemberLedger> ledger_;
+  double guard_gap_ = 0;
   absl::Time now_ = absl::InfinitePast();
   absl::Time window_start_ = absl::InfinitePast();
   bool child_charges_ = true;
@@ -459,17 +560,19 @@ std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       NodeFactory child) {
   return std::make_unique<PriorityNode>(options, std::move(class_priorities),
-                                        std::vector<absl::Duration>(), std::move(child));
+                                        std::vector<absl::Duration>(), std::nullopt,
+                                        std::move(child));
 }
 
 std::unique_ptr<Node> NewSloClassNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       std::vector<absl::Duration> class_ttft,
-                                      NodeFactory child) {
+                                      std::optional<MemberGuard> guard, NodeFactory child) {
   // An empty list would select priority mode: one background class instead.
   if (class_ttft.empty()) class_ttft.push_back(absl::InfiniteDuration());
   return std::make_unique<PriorityNode>(options, std::move(class_priorities),
-                                        std::move(class_ttft), std::move(child));
+                                        std::move(class_ttft), std::move(guard),
+                                        std::move(child));
 }
 
 }  // namespace hearth::policy_internal

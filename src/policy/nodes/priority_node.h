@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
 
 #include "hearth/policy/priority_quota.h"
+#include "policy/nodes/member_ledger.h"
 #include "policy/tree/node.h"
 
 namespace hearth::policy_internal {
@@ -26,16 +28,26 @@ std::unique_ptr<Node> NewPriorityNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       NodeFactory child);
 
+// How the SLO level shares a shortage between members (PolicyTreeConfig::
+// member_guard): their ledger, and the counter lead (VTC units) past which an
+// urgent on-time head yields to another member's late head.
+struct MemberGuard {
+  MemberLedgerParams ledger;
+  double gap = 0;
+};
+
 // The SLO-aware class level (priority_node.cc's file comment): one level per
 // work class, ranked by deadline, rank time + the request's own TTFT target
 // (RequestView::ttft_slo) or else `class_ttft` of its class
 // (WorkClassConfig::ttft_slo by WorkClassId::value(); InfiniteDuration or
-// beyond the end: background). Quotas apply by priority as above.
+// beyond the end: background). Quotas apply by priority as above. With
+// `guard`, late work is shared between members and waiting work may preempt
+// an over-served member's less urgent work (the file comment's member guard).
 // REQUIRES: ValidatePriorityQuotaOptions(options).ok(); each target > 0.
 std::unique_ptr<Node> NewSloClassNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       std::vector<absl::Duration> class_ttft,
-                                      NodeFactory child);
+                                      std::optional<MemberGuard> guard, NodeFactory child);
 
 }  // namespace hearth::policy_internal
 

@@ -28,9 +28,12 @@ struct alignas(64) Entry {
   int32_t index = -1;
   // Where this entry sits in the nodes of its path, cached on first use so
   // that the per-step service path does no hash lookups: its group in the
-  // fair-share node of each ShareKey, and its level in the priority node.
+  // fair-share node of each ShareKey, its level in the priority node, and its
+  // member in the SLO level's ledger.
   mutable int32_t share_slot[2] = {-1, -1};
   mutable int32_t level_slot = -1;
+  // The entry's member in the SLO class level's ledger (member_ledger.h).
+  mutable int32_t member_slot = -1;
   UserId user;
   // The request's own priority (RequestView::priority); the priority node
   // adds its class's.

@@ -103,6 +103,11 @@ class Node {
     out[0] = Victim(beneficiary, beneficiary_running);
     return out[0] != nullptr ? 1 : 0;
   }
+  // Running entries of other members a waiting `beneficiary` may preempt
+  // because their member holds more than its share (a class level's member
+  // guard; Policy::ShareReclaimCandidates). Up to `out.size()`, least
+  // valuable first; returns how many. Default: none.
+  virtual size_t GuardVictims(const Entry* beneficiary, absl::Span<Entry*> out) { return 0; }
 };
 
 // Builds one child node; inner nodes call it once per group they create.

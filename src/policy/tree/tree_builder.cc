@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,19 @@ std::vector<absl::Duration> ClassTtftTargets(const SchedulerOptions& options) {
   return targets;
 }
 
+std::optional<MemberGuard> MemberGuardFor(const PolicyTreeConfig& config,
+                                          const SchedulerOptions& options) {
+  if (!config.member_guard) return std::nullopt;
+  MemberGuard guard;
+  guard.ledger.prompt_token_weight = config.vtc.prompt_token_weight;
+  guard.ledger.decode_token_weight = config.vtc.decode_token_weight;
+  guard.ledger.weights = WeightsFor(config.vtc.user_weights, options.users);
+  guard.ledger.max_running = options.max_running;
+  guard.ledger.kv_tokens = int64_t{options.kv.num_device_blocks} * options.kv.block_size;
+  guard.gap = config.member_guard_gap;
+  return guard;
+}
+
 std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
                                 const SchedulerOptions& options) {
   NodeFactory below = UserLevelFactory(config, options);
@@ -92,7 +106,7 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
       return NewPriorityNode(config.priority, ClassPriorities(options), below);
     case ClassLevel::kSlo:
       return NewSloClassNode(config.priority, ClassPriorities(options),
-                             ClassTtftTargets(options), below);
+                             ClassTtftTargets(options), MemberGuardFor(config, options), below);
     case ClassLevel::kWeightedShares:
       return NewFairShareNode(
           ShareParams(config.vtc, ShareKey::kWorkClass,

@@ -188,7 +188,8 @@ class TreePolicy final : public Policy {
   // With a reserve for interactive arrivals, a waiting request finds room
   // without evicting anyone: on a household evening admission preemption
   // then only recomputed documents (10x FIFO's preemptions for no better
-  // attainment). Growth still has victims.
+  // attainment). Growth still has victims, and members' shares are still
+  // reclaimed (ShareReclaimCandidates): the reserve keeps room, not shares.
   bool KeepsRoomInstead(bool beneficiary_running) const {
     return !beneficiary_running &&
            (rules_.background_kv_reserve > 0 || rules_.priority_reserve.share > 0);
@@ -197,9 +198,7 @@ class TreePolicy final : public Policy {
   // The entry victims are asked for, or null when none may be named for it.
   Entry* VictimBeneficiary(RequestId id, bool running) {
     Entry* b = FindOffered(id);
-    if (b == nullptr || b->retired || b->running != running || KeepsRoomInstead(running)) {
-      return nullptr;
-    }
+    if (b == nullptr || b->retired || b->running != running) return nullptr;
     return b;
   }
 
@@ -223,6 +222,7 @@ class TreePolicy final : public Policy {
                        bool beneficiary_running) override {
     Entry* b = VictimBeneficiary(beneficiary, beneficiary_running);
     if (b == nullptr) return RequestId();
+    if (KeepsRoomInstead(beneficiary_running)) return RequestId();
     Entry* victim = root_->Victim(b, beneficiary_running);
     if (victim == nullptr || victim == b || !victim->running) {
       return RequestId();
@@ -234,9 +234,27 @@ class TreePolicy final : public Policy {
                           absl::Span<RequestId> out) override {
     Entry* b = VictimBeneficiary(beneficiary, beneficiary_running);
     if (b == nullptr) return 0;
+    if (KeepsRoomInstead(beneficiary_running)) return 0;
     Entry* found[kMaxVictimCandidates];
-    const size_t listed = root_->Victims(
-        b, beneficiary_running, absl::MakeSpan(found, std::min(out.size(), std::size(found))));
+    return Listed(b, root_->Victims(b, beneficiary_running, Room(found, out)), found, out);
+  }
+
+  size_t ShareReclaimCandidates(RequestId beneficiary, absl::Span<RequestId> out) override {
+    Entry* b = VictimBeneficiary(beneficiary, /*running=*/false);
+    if (b == nullptr) return 0;
+    Entry* found[kMaxVictimCandidates];
+    return Listed(b, root_->GuardVictims(b, Room(found, out)), found, out);
+  }
+
+ private:
+  static absl::Span<Entry*> Room(Entry* (&found)[kMaxVictimCandidates],
+                                 absl::Span<RequestId> out) {
+    return absl::MakeSpan(found, std::min(out.size(), std::size(found)));
+  }
+  // The ids of the first `listed` entries of `found` that are running and
+  // not `b`, into `out`; returns how many.
+  static size_t Listed(const Entry* b, size_t listed, Entry* const* found,
+                       absl::Span<RequestId> out) {
     size_t n = 0;
     for (size_t i = 0; i < listed; ++i) {
       if (found[i] != b && found[i]->running) out[n++] = found[i]->id;
@@ -244,7 +262,6 @@ class TreePolicy final : public Policy {
     return n;
   }
 
- private:
   // Trunk reservation: the share falls linearly from the lowest class
   // priority to none at the highest, by the request's level. (Lowering it a
   // step per aging interval, as aging raises the level, instead of waiving it
