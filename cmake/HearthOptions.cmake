@@ -4,6 +4,9 @@ set(HEARTH_TOP_LEVEL ${PROJECT_IS_TOP_LEVEL})
 option(HEARTH_BUILD_TESTS "Build Hearth's tests" ${HEARTH_TOP_LEVEL})
 option(HEARTH_BUILD_BENCH "Build Hearth's benchmarks" ${HEARTH_TOP_LEVEL})
 option(HEARTH_BUILD_EXAMPLES "Build Hearth's examples" ${HEARTH_TOP_LEVEL})
+# hearth-serve without the other examples: the sanitizer stage runs the
+# server's end-to-end API test on it (cmake/scripts/test.sh).
+option(HEARTH_BUILD_SERVE "Build hearth-serve (examples/serve) even with HEARTH_BUILD_EXAMPLES off" OFF)
 set(HEARTH_SANITIZE "" CACHE STRING "Sanitizers: empty, 'address,undefined' or 'thread'")
 option(HEARTH_FUZZ "Build the libFuzzer targets in tests/fuzz (Clang only; implies ASan + UBSan)" OFF)
 

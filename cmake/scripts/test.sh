@@ -2,7 +2,8 @@
 # Sets up (missing Debian packages), builds, and runs every test:
 #   1. the normal build (optimised, CUDA when nvcc is present), all tests,
 #      including the installed package building a consumer and the examples;
-#   2. ASan + UBSan build, all tests;
+#   2. ASan + UBSan build, all tests (hearth-serve's end-to-end API test
+#      among them);
 #   3. TSan build, the threaded tests (CTest label "threads");
 #   4. libFuzzer build (Clang, ASan + UBSan), each fuzz target for 20 s over
 #      a copy of its seed corpus (tests/fuzz/run_fuzzers.sh).
@@ -25,9 +26,10 @@ cmake --build build -j"$jobs"
 (cd build && ctest -j"$jobs" --no-tests=error --output-on-failure --timeout 900)
 
 step "ASan + UBSan build"
+# Of the examples, hearth-serve alone: its end-to-end API test runs here too.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHEARTH_SANITIZE=address,undefined \
       -DHEARTH_WITH_CUDA=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
-      -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+      -DHEARTH_BUILD_SERVE=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest -j"$jobs" --no-tests=error --output-on-failure --timeout 1800)

@@ -1,6 +1,7 @@
 // hearth-serve: the household's OpenAI-compatible server. Hearth schedules,
 // llama.cpp computes, cpp-httplib serves. See examples/serve/README.md.
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include "household_directory.h"
 #include "http_routes.h"
 #include "job_call.h"
+#include "member_turns.h"
 #include "model_text.h"
 #include "public_request_ids.h"
 #include "request_gate.h"
@@ -75,6 +77,10 @@ ABSL_FLAG(bool, verbose, false, "pass llama.cpp's logs through");
 ABSL_FLAG(int32_t, job_threads, 0,
           "CPU cores lent to the job queues (templating, tokenisation, document parsing, model "
           "loads); 0: all the machine's");
+ABSL_FLAG(int32_t, member_job_turns, 0,
+          "calls of one member prepared at once (body parsed, chat templated, prompt "
+          "tokenized), and apart from those, documents parsed and chunked; the member's other "
+          "calls wait behind them. 0: half the job threads, at least 1");
 ABSL_FLAG(std::string, interactive_classes, "voice,chat",
           "work classes whose waiting requests make the background job queues give cores back");
 ABSL_FLAG(int32_t, demand_backlog, 8,
@@ -125,10 +131,20 @@ absl::StatusOr<LoadedModel> LoadServedModelOnQueue(JobPool& jobs) {
   });
 }
 
+int JobCores() {
+  const int cores = absl::GetFlag(FLAGS_job_threads);
+  return cores > 0 ? cores : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 absl::StatusOr<std::unique_ptr<JobPool>> CreateJobPool() {
-  int cores = absl::GetFlag(FLAGS_job_threads);
-  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return JobPool::Create(ServeJobQueues(cores, absl::GetFlag(FLAGS_demand_backlog)));
+  return JobPool::Create(ServeJobQueues(JobCores(), absl::GetFlag(FLAGS_demand_backlog)));
+}
+
+// --member_job_turns, or half the job cores: a member's flood then leaves
+// the other half to everyone else.
+int MemberJobTurns() {
+  const int turns = absl::GetFlag(FLAGS_member_job_turns);
+  return turns > 0 ? turns : std::max(1, JobCores() / 2);
 }
 
 // --interactive_classes as a flag per work class.
@@ -222,7 +238,19 @@ void DrainOnSignal(sigset_t signals, ServeEngine* engine, GuardedServer* server)
   server->guard().ShedIdle();
 }
 
+// Buffers of a request body's size (up to --max_body_bytes) are mapped and
+// unmapped rather than kept in malloc's arenas: glibc's default raises its
+// mapping threshold after the first such free, and each of the HTTP threads'
+// arenas then keeps a body's worth, so a burst of large bodies would leave
+// RSS high long after the bodies are gone.
+void ReturnLargeBuffersToTheSystem() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
+}
+
 int Main() {
+  ReturnLargeBuffersToTheSystem();
   // Signals go to the drain thread only; every thread started below (the
   // job pool's first) inherits the mask.
   sigset_t signals;
@@ -274,6 +302,8 @@ int Main() {
     std::cerr << "hearth-serve: " << engine.status().message() << std::endl;
     return 1;
   }
+  MemberTurns generation_turns(household->members.size(), MemberJobTurns());
+  MemberTurns document_turns(household->members.size(), MemberJobTurns());
   HouseholdDirectory directory(*household, model_name);
   PublicRequestIds ids;
   GuardedServer server(ConnectionLimitsFromFlags(),
@@ -283,6 +313,8 @@ int Main() {
   ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household, &ids,
                      &server.guard()};
   serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
+  serve.generation_turns = &generation_turns;
+  serve.document_turns = &document_turns;
 
   int listen_fd = -1;
   ConfigureHttp(server, &listen_fd);

@@ -18,7 +18,8 @@ build=${BUILD_DIR:-$root/build-fuzz}
 rss_mb=${FUZZ_RSS_MB:-2048}
 seed=()
 [[ -n ${FUZZ_SEED:-} ]] && seed=(-seed="$FUZZ_SEED")
-all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_trace trace_readers)
+all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_trace trace_readers
+             serve_request household_config)
 targets=("${@:-${all_targets[@]}}")
 
 launcher=()

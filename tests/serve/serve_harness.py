@@ -115,8 +115,23 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        report = self.sanitizer_report()
         self.log.close()
         self.dir.cleanup()
+        if report and exc[0] is None:
+            # In a sanitizer build a report (a leak at exit included) fails
+            # the test, whatever its own checks said.
+            raise RuntimeError("hearth-serve's sanitizer report (exit %s):\n%s" %
+                               (self.proc.returncode, report))
+
+    def sanitizer_report(self):
+        """The server log from the first ASan/LSan/UBSan report on, or ""."""
+        self.log.flush()
+        self.log.seek(0)
+        text = self.log.read()
+        starts = [text.find(m) for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                         "runtime error:") if m in text]
+        return text[min(starts):][:8000] if starts else ""
 
     def stderr(self):
         self.log.flush()

@@ -1,5 +1,6 @@
 # Defines, once per build, `hearth_serve`: the server's library (everything
-# but main), shared by the hearth-serve program and its tests.
+# but main), shared by the hearth-serve program and its tests, on top of
+# `hearth_serve_parsers` (HearthServeParsers.cmake).
 #
 # Needs llama.cpp (see examples/llama_cpp/cmake/HearthLlamaCpp.cmake),
 # cpp-httplib (Debian's libcpp-httplib-dev, found with pkg-config: it is
@@ -8,6 +9,7 @@
 #
 # Result: HEARTH_SERVE_FOUND.
 
+include(${CMAKE_CURRENT_LIST_DIR}/HearthServeParsers.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/../../llama_cpp/cmake/HearthLlamaCpp.cmake)
 set(_hearth_serve_dir "${CMAKE_CURRENT_LIST_DIR}/..")
 get_filename_component(_hearth_serve_dir "${_hearth_serve_dir}" ABSOLUTE)
@@ -19,7 +21,7 @@ if(NOT TARGET hearth_serve AND HEARTH_LLAMA_CPP_FOUND)
   endif()
   find_package(nlohmann_json 3 QUIET)
   find_package(tomlplusplus QUIET)
-  if(NOT HEARTH_HTTPLIB_FOUND OR NOT nlohmann_json_FOUND OR NOT tomlplusplus_FOUND)
+  if(NOT HEARTH_HTTPLIB_FOUND OR NOT TARGET hearth_serve_parsers)
     message(STATUS "Hearth: hearth-serve skipped (needs libcpp-httplib-dev, nlohmann-json3-dev, "
                    "libtomlplusplus-dev; cmake/scripts/setup_debian.sh installs them)")
   else()
@@ -29,11 +31,15 @@ if(NOT TARGET hearth_serve AND HEARTH_LLAMA_CPP_FOUND)
     configure_file("${_hearth_serve_dir}/dashboard_page.cc.in"
                    "${CMAKE_BINARY_DIR}/hearth_serve/dashboard_page.cc" @ONLY)
     file(GLOB _hearth_serve_sources CONFIGURE_DEPENDS "${_hearth_serve_dir}/src/*.cc")
+    foreach(_parser IN LISTS HEARTH_SERVE_PARSER_SOURCES)
+      list(REMOVE_ITEM _hearth_serve_sources "${_hearth_serve_dir}/src/${_parser}")
+    endforeach()
     add_library(hearth_serve STATIC ${_hearth_serve_sources}
                 "${CMAKE_BINARY_DIR}/hearth_serve/dashboard_page.cc")
     target_include_directories(hearth_serve PUBLIC "${_hearth_serve_dir}/src")
-    target_link_libraries(hearth_serve PUBLIC hearth_llama_cpp hearth::jobs PkgConfig::HEARTH_HTTPLIB
-                          nlohmann_json::nlohmann_json PRIVATE tomlplusplus::tomlplusplus)
+    target_link_libraries(hearth_serve PUBLIC hearth_serve_parsers hearth_llama_cpp hearth::jobs
+                          PkgConfig::HEARTH_HTTPLIB nlohmann_json::nlohmann_json
+                          PRIVATE tomlplusplus::tomlplusplus)
     if(HEARTH_TOP_LEVEL)
       target_compile_options(hearth_serve PRIVATE -Wall -Wextra -Wno-unused-parameter)
     endif()

@@ -68,7 +68,8 @@ absl::StatusOr<std::vector<ChunkPrompt>> ChunkDocument(const ModelText& model,
 }  // namespace
 
 absl::StatusOr<std::vector<ChunkPrompt>> ChunkDocumentOnQueue(const ServeContext& ctx,
-                                                              DocumentRequest& request) {
+                                                              DocumentRequest& request,
+                                                              MemberTurns::Turn turn) {
   // Shared with the job, which may outlive this call (job_call.h).
   auto in = std::make_shared<ChunkInput>();
   in->text = std::move(request.text);
@@ -85,7 +86,9 @@ absl::StatusOr<std::vector<ChunkPrompt>> ChunkDocumentOnQueue(const ServeContext
   spec.label = absl::StrCat("parse and chunk a document of ", in->text.size(), " bytes");
   return CallOnQueue<std::vector<ChunkPrompt>>(
       *ctx.jobs, spec,
-      [model, in](const JobContext& job) { return ChunkDocument(*model, *in, &job); });
+      [model, in, turn = std::move(turn)](const JobContext& job) {
+        return ChunkDocument(*model, *in, &job);
+      });
 }
 
 }  // namespace hearth::serve

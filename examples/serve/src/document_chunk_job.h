@@ -37,9 +37,11 @@ struct ChunkPrompt {
 };
 
 // Runs on ctx.jobs' documents queue (inline when ctx.jobs is null) and
-// waits for it. `request.text` is moved from.
+// waits for it. `request.text` is moved from. The job holds `turn` (the
+// member's, member_turns.h) until it returns.
 absl::StatusOr<std::vector<ChunkPrompt>> ChunkDocumentOnQueue(const ServeContext& ctx,
-                                                              DocumentRequest& request);
+                                                              DocumentRequest& request,
+                                                              MemberTurns::Turn turn = {});
 
 }  // namespace hearth::serve
 

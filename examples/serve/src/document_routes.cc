@@ -1,7 +1,7 @@
 // POST /v1/hearth/documents: a document summarised chunk by chunk.
 //
 //   1. the caller's key and the body (document_request.h), on the HTTP
-//      thread;
+//      thread, in one of the member's turns (member_turns.h);
 //   2. parsing, chunking and tokenising on the background `documents` job
 //      queue (document_chunk_job.h);
 //   3. one completion per chunk, all submitted at once in the GPU
@@ -161,6 +161,13 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
   absl::Status may = caller.ok() ? MayCall(*caller) : caller.status();
   if (!may.ok()) return ReplyError(res, ErrorFor(may));
   QueryParams query(req.params.begin(), req.params.end());
+  // The member's turn before parsing (member_turns.h); null in unit tests.
+  absl::StatusOr<MemberTurns::Turn> turn =
+      ctx.document_turns == nullptr || !caller->user.valid()
+          ? MemberTurns::Turn()
+          : ctx.document_turns->Acquire(caller->user,
+                                        absl::Now() + ctx.limits.document_job_timeout);
+  if (!turn.ok()) return ReplyError(res, ErrorFor(turn.status()));
   absl::StatusOr<DocumentRequest> request =
       ParseDocumentRequest(req.get_header_value("Content-Type"), req.body, query);
   if (!request.ok()) return ReplyError(res, ErrorFor(request.status()));
@@ -173,7 +180,8 @@ void SummariseDocument(const ServeContext& ctx, const httplib::Request& req,
       !s.ok()) {
     return ReplyError(res, ErrorFor(s));
   }
-  absl::StatusOr<std::vector<ChunkPrompt>> prompts = ChunkDocumentOnQueue(ctx, *request);
+  absl::StatusOr<std::vector<ChunkPrompt>> prompts =
+      ChunkDocumentOnQueue(ctx, *request, *std::move(turn));
   if (!prompts.ok()) return ReplyError(res, ErrorFor(prompts.status()));
   if (prompts->empty()) {
     return ReplyError(res, ErrorFor(absl::InvalidArgumentError("'text' gives no chunks")));

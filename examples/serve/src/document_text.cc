@@ -40,10 +40,12 @@ void AppendUtf8(uint32_t cp, std::string& out) {
 }
 
 // Decodes the entity at the start of `s` ("&amp;..."); returns the bytes it
-// used, 0 when it is not one (the '&' is then kept as text).
+// used, 0 when it is not one (the '&' is then kept as text). Reads at most
+// the 11 bytes of the longest ("&#x10FFFF;" and its ';'), so a page of '&'
+// costs linear time, not a search of the rest for each.
 size_t DecodeEntity(absl::string_view s, std::string& out) {
-  const size_t end = s.find(';');
-  if (end == absl::string_view::npos || end > 10) return 0;
+  const size_t end = s.substr(0, 11).find(';');
+  if (end == absl::string_view::npos) return 0;
   const absl::string_view name = s.substr(1, end - 1);
   static constexpr std::pair<absl::string_view, absl::string_view> kNamed[] = {
       {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}, {"nbsp", " "}};
@@ -65,6 +67,16 @@ size_t DecodeEntity(absl::string_view s, std::string& out) {
   return end + 1;
 }
 
+// The first "</name" in `s` at or after `from`, in any case; npos if none.
+// Reads from `from` to the match only: a page of many <script> elements
+// costs linear time.
+size_t FindClosingTag(absl::string_view s, absl::string_view name, size_t from) {
+  for (size_t at = s.find("</", from); at != absl::string_view::npos; at = s.find("</", at + 2)) {
+    if (absl::EqualsIgnoreCase(s.substr(at + 2, name.size()), name)) return at;
+  }
+  return absl::string_view::npos;
+}
+
 // Handles the tag at the start of `s` (s[0] == '<'); returns the bytes
 // used (the rest of the text when the tag never closes).
 size_t HandleTag(absl::string_view s, std::string& out) {
@@ -80,9 +92,8 @@ size_t HandleTag(absl::string_view s, std::string& out) {
   const std::string name = absl::AsciiStrToLower(inner.substr(0, name_end));
   if ((name == "script" || name == "style") && s[1] != '/') {
     // Skips to the closing tag: code and styles are not the document.
-    const std::string lower = absl::AsciiStrToLower(s);
-    const size_t end = lower.find("</" + name, close);
-    if (end == std::string::npos) return s.size();
+    const size_t end = FindClosingTag(s, name, close);
+    if (end == absl::string_view::npos) return s.size();
     const size_t end_close = s.find('>', end);
     return end_close == absl::string_view::npos ? s.size() : end_close + 1;
   }

@@ -40,7 +40,9 @@ class TableReader {
   absl::StatusOr<std::optional<int64_t>> Integer(absl::string_view key, int64_t lo, int64_t hi) {
     const toml::node* node = Find(key);
     if (node == nullptr) return std::optional<int64_t>();
-    std::optional<int64_t> v = node->value<int64_t>();
+    // Only an integer is read as one: toml++ would cast a float such as
+    // 1e22 to int64_t, which is undefined behaviour out of range.
+    std::optional<int64_t> v = node->is_integer() ? node->value<int64_t>() : std::nullopt;
     if (!node->is_integer() || !v || *v < lo || *v > hi) {
       return Wrong(key, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
     }

@@ -1,6 +1,7 @@
 #include "model_text.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,12 +16,40 @@ std::string PlainTranscript(const std::vector<ChatMessage>& messages) {
   return out;
 }
 
+// ModelText::max_token_bytes(): the longest piece of `vocab`, or 0 when a
+// text's bytes do not all land in tokens. BPE and SPM cover every byte
+// (invalid UTF-8 becomes U+FFFD, three bytes, or byte tokens), unless the
+// vocabulary lacks a byte's token: each single byte is tokenized to check.
+int32_t MaxTokenBytes(const llama_vocab* vocab) {
+  const enum llama_vocab_type type = llama_vocab_type(vocab);
+  if (type != LLAMA_VOCAB_TYPE_BPE && type != LLAMA_VOCAB_TYPE_SPM) return 0;
+  for (int b = 0; b < 256; ++b) {
+    const char byte = static_cast<char>(b);
+    llama_token out[8];
+    if (llama_tokenize(vocab, &byte, 1, out, 8, /*add_special=*/false, /*parse_special=*/false) <
+        1) {
+      return 0;
+    }
+  }
+  int32_t longest = 0;
+  const int32_t n = llama_vocab_n_tokens(vocab);
+  char buf[256];
+  for (llama_token t = 0; t < n; ++t) {
+    // special: control tokens are spelled out, as a templated text may hold them.
+    const int32_t len = llama_token_to_piece(vocab, t, buf, sizeof(buf), /*lstrip=*/0,
+                                             /*special=*/true);
+    longest = std::max(longest, len < 0 ? -len : len);
+  }
+  return longest;
+}
+
 }  // namespace
 
 ModelText::ModelText(const llama_model* model)
     : model_(model),
       vocab_(llama_model_get_vocab(model)),
-      template_(llama_model_chat_template(model, /*name=*/nullptr)) {
+      template_(llama_model_chat_template(model, /*name=*/nullptr)),
+      max_token_bytes_(MaxTokenBytes(vocab_)) {
   for (const char* role : {"user", "system"}) template_prefixes_.push_back(CommonBeginning(role));
 }
 
@@ -88,6 +117,42 @@ absl::StatusOr<std::vector<int32_t>> ModelText::Tokenize(absl::string_view text,
   std::vector<int32_t> tokens(static_cast<size_t>(needed));
   const int32_t n = llama_tokenize(vocab_, text.data(), len, tokens.data(), needed, true, templated);
   if (n != needed) return absl::InternalError("llama_tokenize changed its answer");
+  return tokens;
+}
+
+absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeAtMost(absl::string_view text,
+                                                               bool templated,
+                                                               int32_t max_tokens) const {
+  if (text.empty()) return absl::InvalidArgumentError("the prompt is empty");
+  if (text.size() > (size_t{1} << 30)) return absl::InvalidArgumentError("the prompt is too long");
+  if (max_tokens < 1) return absl::InvalidArgumentError("max_tokens must be at least 1");
+  const int32_t len = static_cast<int32_t>(text.size());
+  // A byte gives at most three tokens (an invalid one becomes U+FFFD, an
+  // escaped space three bytes), plus a space prefix, BOS and EOS: with room
+  // for that many, or for one more than allowed, one call answers.
+  const int64_t most = 3 * int64_t{len} + 8;
+  std::vector<int32_t> tokens(
+      static_cast<size_t>(std::min<int64_t>(most, int64_t{max_tokens} + 1)));
+  auto tokenize = [&] {
+    return llama_tokenize(vocab_, text.data(), len, tokens.data(),
+                          static_cast<int32_t>(tokens.size()), /*add_special=*/true,
+                          /*parse_special=*/templated);
+  };
+  int32_t n = tokenize();
+  if (n == std::numeric_limits<int32_t>::min()) {
+    return absl::OutOfRangeError("the prompt is more than 2^31 tokens");
+  }
+  if (n < 0 && -n <= max_tokens) {
+    // More tokens than the bound above, yet within the limit.
+    tokens.resize(static_cast<size_t>(-n));
+    n = tokenize();
+    if (n < 0) return absl::InternalError("llama_tokenize changed its answer");
+  }
+  if (n < 0 || n > max_tokens) {
+    return absl::OutOfRangeError(absl::StrCat("the prompt is ", n < 0 ? -int64_t{n} : n, " tokens"));
+  }
+  if (n == 0) return absl::InvalidArgumentError("the prompt gives no tokens");
+  tokens.resize(static_cast<size_t>(n));
   return tokens;
 }
 

@@ -16,6 +16,7 @@
 //   ModelText text(model);
 //   absl::StatusOr<std::string> prompt = text.RenderChat(messages);
 //   absl::StatusOr<std::vector<int32_t>> ids = text.Tokenize(*prompt, /*templated=*/true);
+//   if (text.max_token_bytes() > 0) ... // prompt_bound.h: a byte count that cannot fit
 
 #ifndef HEARTH_SERVE_MODEL_TEXT_H_
 #define HEARTH_SERVE_MODEL_TEXT_H_
@@ -45,6 +46,19 @@ class ModelText {
   // such); plain completion prompts may not (taken as text).
   // InvalidArgument when the text gives no tokens.
   absl::StatusOr<std::vector<int32_t>> Tokenize(absl::string_view text, bool templated) const;
+  // Tokenize, in one pass of the tokenizer, for a text that must give at
+  // most `max_tokens` tokens: OutOfRange "the prompt is N tokens" (N exact)
+  // when it gives more. Allocates for min(max_tokens, what the text can
+  // give), not for the whole text.
+  absl::StatusOr<std::vector<int32_t>> TokenizeAtMost(absl::string_view text, bool templated,
+                                                      int32_t max_tokens) const;
+  // The most bytes of text one token stands for (control tokens' spelling
+  // included), when this vocabulary puts every byte of a text into some
+  // token (BPE and SPM, checked at construction for each single byte);
+  // then a text of B bytes gives at least ceil(B / max_token_bytes())
+  // tokens. 0 when no such bound holds (WPM, UGM, ... may drop or merge
+  // text into an unknown token).
+  int32_t max_token_bytes() const { return max_token_bytes_; }
   // The bytes of one generated token; control tokens give "".
   std::string Piece(int32_t token) const;
   bool IsEndOfGeneration(int32_t token) const;
@@ -70,6 +84,7 @@ class ModelText {
   const char* template_;
   // The template's fixed beginnings (see TemplatePrefixLength).
   std::vector<std::vector<int32_t>> template_prefixes_;
+  int32_t max_token_bytes_ = 0;
 };
 
 }  // namespace hearth::serve

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "job_call.h"
+#include "prompt_bound.h"
 #include "serve_job_queues.h"
 
 namespace hearth::serve {
@@ -31,6 +32,14 @@ absl::StatusOr<RequestId> ParseParent(const ServeContext& ctx, absl::string_view
   return *id;
 }
 
+// Tokens the answer needs: what was asked, or at least one.
+int32_t AnswerTokens(const GenerationRequest& r) { return r.max_tokens ? *r.max_tokens : 1; }
+
+std::string AnswerText(const GenerationRequest& r) {
+  return r.max_tokens ? absl::StrCat("max_tokens (", *r.max_tokens, ")")
+                      : std::string("at least one token of answer");
+}
+
 // The generation budget: what was asked, or the default, within the context.
 absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationRequest& r,
                                   int32_t prompt_tokens) {
@@ -49,22 +58,39 @@ absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationReque
   return *r.max_tokens;
 }
 
-// The prompt's token ids: the chat rendered with the model's template, then
-// tokenized. CPU work that grows with the prompt, so it runs on the
-// interactive job queue (first in line, never given back) rather than on
-// the HTTP thread; inline when the server has no job pool (unit tests).
+// The prompt's token ids: the chat rendered with the model's template, its
+// bytes checked against the context (prompt_bound.h), then tokenized in one
+// pass that stops counting past what fits. CPU work that grows with the
+// prompt, so it runs on the interactive job queue (first in line, never
+// given back) rather than on the HTTP thread, and holds the member's
+// `turn` until it returns; inline when the server has no job pool (unit
+// tests).
 absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
-                                                  GenerationRequest& request) {
+                                                  GenerationRequest& request,
+                                                  MemberTurns::Turn turn) {
   const ModelText* text = ctx.text;
   const bool chat = request.chat;
+  const PromptBudget budget{ctx.engine->context_length(), text->max_token_bytes(),
+                            request.max_tokens};
+  const int32_t room = budget.context - AnswerTokens(request);
+  const std::string answer = AnswerText(request);
   // Moved, not copied: the job may outlive this call (job_call.h), and the
   // request needs neither again.
-  auto tokenize = [text, chat, messages = std::move(request.messages),
+  auto tokenize = [text, chat, budget, room, answer, turn = std::move(turn),
+                   messages = std::move(request.messages),
                    prompt = std::move(request.prompt)]() -> absl::StatusOr<std::vector<int32_t>> {
     absl::StatusOr<std::string> rendered =
         chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
     if (!rendered.ok()) return rendered.status();
-    return text->Tokenize(*rendered, /*templated=*/chat);
+    if (absl::Status s = CheckPromptBytes(rendered->size(), budget); !s.ok()) return s;
+    absl::StatusOr<std::vector<int32_t>> tokens =
+        text->TokenizeAtMost(*rendered, /*templated=*/chat, room);
+    if (tokens.status().code() == absl::StatusCode::kOutOfRange) {
+      return absl::OutOfRangeError(absl::StrCat(tokens.status().message(), "; with ", answer,
+                                                " that exceeds this server's context of ",
+                                                budget.context, " tokens (prompt plus answer)"));
+    }
+    return tokens;
   };
   if (ctx.jobs == nullptr) return tokenize();
   JobSpec spec;
@@ -75,6 +101,30 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
       *ctx.jobs, spec, [tokenize = std::move(tokenize)](const JobContext&) { return tokenize(); });
 }
 
+// The checks that need no more than the request's fields, before any
+// templating or tokenising: an answer that leaves no room for a prompt, a
+// completion prompt whose bytes cannot fit (a chat's are checked once
+// rendered: a template may add or drop text).
+absl::Status CheckBeforeTokens(const ServeContext& ctx, const GenerationRequest& r) {
+  const int32_t context = ctx.engine->context_length();
+  if (AnswerTokens(r) >= context) {
+    return absl::OutOfRangeError(absl::StrCat("max_tokens (", AnswerTokens(r),
+                                              ") leaves no room for a prompt in this server's "
+                                              "context of ", context, " tokens"));
+  }
+  if (r.chat) return absl::OkStatus();
+  return CheckPromptBytes(r.prompt.size(), {context, ctx.text->max_token_bytes(), r.max_tokens});
+}
+
+// The caller's turn (member_turns.h) for the work that grows with the body:
+// an empty Turn when the server bounds nothing (unit tests) or the key
+// belongs to no member (it makes no calls; resolving the class refuses it).
+absl::StatusOr<MemberTurns::Turn> TakeTurn(MemberTurns* turns, UserId user,
+                                           absl::Duration timeout) {
+  if (turns == nullptr || !user.valid()) return MemberTurns::Turn();
+  return turns->Acquire(user, absl::Now() + timeout);
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
@@ -82,6 +132,9 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
                                                      absl::string_view body, bool chat) {
   absl::StatusOr<Caller> caller = ctx.directory->Authenticate(headers.authorization, headers.api_key);
   if (!caller.ok()) return caller.status();
+  absl::StatusOr<MemberTurns::Turn> turn =
+      TakeTurn(ctx.generation_turns, caller->user, ctx.limits.interactive_job_timeout);
+  if (!turn.ok()) return turn.status();
   absl::StatusOr<GenerationRequest> request =
       chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
   if (!request.ok()) return request.status();
@@ -91,7 +144,8 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
   }
   absl::StatusOr<RequestId> parent = ParseParent(ctx, headers.hearth_parent, caller->user);
   if (!parent.ok()) return parent.status();
-  absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request);
+  if (absl::Status s = CheckBeforeTokens(ctx, *request); !s.ok()) return s;
+  absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request, *std::move(turn));
   if (!tokens.ok()) return tokens.status();
   absl::StatusOr<int32_t> max_tokens =
       MaxTokens(ctx, *request, static_cast<int32_t>(tokens->size()));

@@ -5,7 +5,15 @@
 // X-Hearth-Class), which workflow (X-Hearth-Parent), the prompt rendered
 // with the model's chat template and tokenized, and max_tokens checked
 // against the context. Errors carry the status code the HTTP answer uses
-// (see openai_response.h: 400, 401, 404, 413).
+// (see openai_response.h: 400, 401, 404, 413, 504).
+//
+// Cheapest first, so that a member's large or hopeless prompt costs little
+// and never delays another member: the key (headers only); the member's
+// turn (member_turns.h: at most a few of one member's calls are parsed and
+// tokenized at once, the rest wait behind their own); the body parsed;
+// a prompt whose bytes alone cannot fit the context refused before any
+// tokenising (prompt_bound.h; a chat once templated); tokenisation on the
+// interactive job queue, stopping its count past what fits.
 //
 // Thread-safety: any thread (reads only shared immutable state).
 

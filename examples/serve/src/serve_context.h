@@ -16,6 +16,7 @@
 #include "hearth/jobs/job_pool.h"
 #include "household_config.h"
 #include "household_directory.h"
+#include "member_turns.h"
 #include "model_text.h"
 #include "public_request_ids.h"
 #include "serve_engine.h"
@@ -46,6 +47,10 @@ struct ServeContext {
   // May be null (no disconnect checks, no connection metrics).
   const ConnectionGuard* connections = nullptr;
   ServeLimits limits;
+  // Each member's turns for preparing generations and documents (parsing,
+  // templating, tokenising, chunking); null: unbounded.
+  MemberTurns* generation_turns = nullptr;
+  MemberTurns* document_turns = nullptr;
 };
 
 }  // namespace hearth::serve

@@ -1,0 +1,428 @@
+// serve_request_fuzzer: what one HTTP call to hearth-serve carries, read by
+// the server's own parsers (one target for four readers keeps the CI fuzz
+// stage's time in check). The input's first byte picks the reader:
+//   'c' a /v1/chat/completions body       (the rest of the input)
+//   'p' a /v1/completions body            (the rest)
+//   'd' a /v1/hearth/documents call: its Content-Type on the first line,
+//       its query string ("k=v&k=v") on the second, the body after
+//   'h' header values, one per line: Authorization, X-Api-Key,
+//       X-Hearth-Class, then the body's "model"
+// (any other byte: the reader of byte % 4, in that order). Checks:
+//   bodies     ParseChatRequest / ParseCompletionRequest answer a request or
+//              InvalidArgument with a message, never throw; an accepted
+//              request holds every documented limit, re-validates (written
+//              back as JSON it parses to the same request), and the byte
+//              bound before tokenisation refuses it exactly when its bytes
+//              exceed MaxPromptBytes, saying that number;
+//   documents  ParseDocumentRequest answers; an accepted one holds its
+//              limits, a text body is kept byte for byte, a JSON one
+//              re-validates; its plain text is tidy (no leading or trailing
+//              whitespace, no run but " ", "\n", "\n\n"), never longer than
+//              the input, and tidying it again changes nothing (text and
+//              markdown); its chunks are non-empty, lose and add nothing but
+//              whitespace, hold at most chunk_tokens words each, and cut
+//              between UTF-8 characters;
+//   headers    HouseholdDirectory::Authenticate answers a caller only for a
+//              configured key that appears verbatim in what was presented,
+//              with that key's member and class; a refusal is
+//              Unauthenticated with a message that quotes no key; every
+//              configured key sent as "Bearer <key>" or X-Api-Key is its
+//              member; ResolveClass either applies the alias and the class
+//              header or refuses with NotFound / InvalidArgument /
+//              PermissionDenied.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "document_request.h"
+#include "document_text.h"
+#include "household_config.h"
+#include "household_directory.h"
+#include "nlohmann/json.hpp"
+#include "openai_request.h"
+#include "prompt_bound.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace hearth::serve::fuzz {
+namespace {
+
+using Json = nlohmann::json;
+using hearth::fuzz::Note;
+using hearth::fuzz::Require;
+
+// The budget the byte bound is checked against: the tiny model's (its
+// longest token is "</s>") in the tests' context.
+constexpr int32_t kContext = 8192;
+constexpr int32_t kMaxTokenBytes = 4;
+
+void RequireRefusal(const absl::Status& s, absl::StatusCode code, absl::string_view what) {
+  Require(s.code() == code, absl::StrCat(what, " refused with ", s.ToString(), "; expected ",
+                                         absl::StatusCodeToString(code)));
+  Require(!s.message().empty(), absl::StrCat(what, " refused without a message"));
+}
+
+// ---- Request bodies -------------------------------------------------------
+
+Json ToJson(const GenerationRequest& r) {
+  Json j = {{"model", r.model}, {"stream", r.stream}};
+  if (r.chat) {
+    j["messages"] = Json::array();
+    for (const ChatMessage& m : r.messages) {
+      j["messages"].push_back({{"role", m.role}, {"content", m.content}});
+    }
+  } else {
+    j["prompt"] = r.prompt;
+  }
+  if (r.max_tokens) j["max_tokens"] = *r.max_tokens;
+  if (!r.stop.empty()) j["stop"] = r.stop;
+  if (r.include_usage) j["stream_options"] = {{"include_usage", true}};
+  j["temperature"] = r.sampling.temperature;
+  j["top_p"] = r.sampling.top_p;
+  if (r.sampling.seed) j["seed"] = *r.sampling.seed;
+  return j;
+}
+
+bool Same(const GenerationRequest& a, const GenerationRequest& b) {
+  if (a.messages.size() != b.messages.size()) return false;
+  for (size_t i = 0; i < a.messages.size(); ++i) {
+    if (a.messages[i].role != b.messages[i].role ||
+        a.messages[i].content != b.messages[i].content) {
+      return false;
+    }
+  }
+  return a.chat == b.chat && a.model == b.model && a.prompt == b.prompt &&
+         a.max_tokens == b.max_tokens && a.stop == b.stop && a.stream == b.stream &&
+         a.include_usage == b.include_usage && a.sampling.temperature == b.sampling.temperature &&
+         a.sampling.top_p == b.sampling.top_p && a.sampling.seed == b.sampling.seed;
+}
+
+void CheckLimits(const GenerationRequest& r, bool chat) {
+  Require(r.chat == chat, "a request parsed as the other kind");
+  Require(!r.model.empty(), "an accepted request without a model");
+  if (chat) {
+    Require(!r.messages.empty() && r.messages.size() <= kMaxMessages,
+            absl::StrCat("an accepted chat with ", r.messages.size(), " messages"));
+    for (const ChatMessage& m : r.messages) {
+      Require(m.role == "system" || m.role == "user" || m.role == "assistant" || m.role == "tool",
+              absl::StrCat("an accepted chat with the role \"", m.role, "\""));
+    }
+    Require(r.prompt.empty(), "a chat with a prompt");
+  } else {
+    Require(!r.prompt.empty() && r.messages.empty(), "a completion without its prompt");
+  }
+  Require(!r.max_tokens || (*r.max_tokens >= 1 && *r.max_tokens <= (1 << 30)),
+          "max_tokens out of [1, 2^30]");
+  Require(r.sampling.temperature >= 0 && r.sampling.temperature <= 2,
+          absl::StrCat("temperature ", r.sampling.temperature, " accepted"));
+  Require(r.sampling.top_p > 0 && r.sampling.top_p <= 1,
+          absl::StrCat("top_p ", r.sampling.top_p, " accepted"));
+  Require(r.stop.size() <= kMaxStopStrings, "too many stop strings accepted");
+  for (const std::string& s : r.stop) {
+    Require(!s.empty() && s.size() <= kMaxStopBytes, "a stop string out of 1..256 bytes");
+  }
+}
+
+// The byte bound refuses exactly what its arithmetic says, and says it.
+void CheckByteBound(const GenerationRequest& r) {
+  int64_t bytes = static_cast<int64_t>(r.prompt.size());
+  for (const ChatMessage& m : r.messages) bytes += static_cast<int64_t>(m.content.size());
+  const PromptBudget budget{kContext, kMaxTokenBytes, r.max_tokens};
+  const int64_t most = MaxPromptBytes(budget);
+  const absl::Status s = CheckPromptBytes(bytes, budget);
+  Require(s.ok() == (bytes <= most), absl::StrCat("the byte bound answered ", s.ToString(),
+                                                 " for ", bytes, " bytes against ", most));
+  if (!s.ok()) {
+    Require(s.code() == absl::StatusCode::kOutOfRange, "the byte bound's refusal is not a 413");
+    Require(absl::StrContains(s.message(), absl::StrCat("at most ", most, " bytes")),
+            absl::StrCat("the byte bound's refusal does not state the limit: ", s.message()));
+    Require(MinTokensForBytes(bytes, kMaxTokenBytes) + (r.max_tokens ? *r.max_tokens : 1) >
+                kContext,
+            "the byte bound refused a prompt that might fit");
+  }
+}
+
+void FuzzBody(absl::string_view body, bool chat) {
+  absl::StatusOr<GenerationRequest> r = chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
+  Note(chat ? "ParseChatRequest" : "ParseCompletionRequest", r.status());
+  if (!r.ok()) {
+    RequireRefusal(r.status(), absl::StatusCode::kInvalidArgument, "a body");
+    return;
+  }
+  CheckLimits(*r, chat);
+  CheckByteBound(*r);
+  const std::string again = ToJson(*r).dump(-1, ' ', false, Json::error_handler_t::strict);
+  absl::StatusOr<GenerationRequest> r2 = chat ? ParseChatRequest(again) : ParseCompletionRequest(again);
+  Require(r2.ok(), absl::StrCat("an accepted request, written back, is refused: ",
+                                r2.status().ToString(), "\n", again));
+  Require(Same(*r, *r2), absl::StrCat("an accepted request, written back, reads otherwise: ", again));
+}
+
+// ---- Documents -------------------------------------------------------------
+
+bool IsUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+std::string WithoutWhitespace(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c != ' ' && c != '\n') out += c;
+  }
+  return out;
+}
+
+int64_t Words(absl::string_view s) {
+  return static_cast<int64_t>(
+      std::vector<absl::string_view>(absl::StrSplit(s, absl::ByAnyChar(" \n"), absl::SkipEmpty()))
+          .size());
+}
+
+void CheckTidy(absl::string_view plain, absl::string_view input) {
+  Require(plain.size() <= input.size(),
+          absl::StrCat("plain text of ", plain.size(), " bytes from ", input.size()));
+  if (plain.empty()) return;
+  const auto space = [](char c) { return c == ' ' || c == '\n'; };
+  Require(!space(plain.front()) && !space(plain.back()), "plain text starts or ends with whitespace");
+  for (char c : plain) {
+    Require(c != '\t' && c != '\r' && c != '\f' && c != '\v', "a tab or CR left in plain text");
+  }
+  Require(!absl::StrContains(plain, "  ") && !absl::StrContains(plain, " \n") &&
+              !absl::StrContains(plain, "\n ") && !absl::StrContains(plain, "\n\n\n"),
+          "a whitespace run in plain text other than \" \", \"\\n\" or \"\\n\\n\"");
+}
+
+void CheckChunks(absl::string_view plain, int32_t max) {
+  // Words: what the unit tests count; a cut inside a word never happens.
+  const std::vector<std::string> by_words = SplitIntoChunks(plain, max, Words);
+  for (const std::string& c : by_words) {
+    Require(!c.empty(), "an empty chunk");
+    Require(Words(c) <= max, absl::StrCat("a chunk of ", Words(c), " words for ", max));
+  }
+  Require(WithoutWhitespace(absl::StrJoin(by_words, "")) == WithoutWhitespace(plain),
+          "chunks (words) lost or added text");
+  // Bytes: long words are cut, between UTF-8 characters.
+  const auto bytes = [](absl::string_view s) { return static_cast<int64_t>(s.size()); };
+  const std::vector<std::string> by_bytes = SplitIntoChunks(plain, max, bytes);
+  const bool utf8 = IsUtf8(plain);
+  for (const std::string& c : by_bytes) {
+    Require(!c.empty(), "an empty chunk");
+    Require(!utf8 || IsUtf8(c), "a chunk cut inside a UTF-8 character");
+  }
+  Require(WithoutWhitespace(absl::StrJoin(by_bytes, "")) == WithoutWhitespace(plain),
+          "chunks (bytes) lost or added text");
+}
+
+DocumentRequest Reparsed(const DocumentRequest& r) {
+  Json j = {{"text", r.text}, {"model", r.model}, {"chunk_tokens", r.chunk_tokens},
+            {"max_tokens", r.max_tokens}, {"instruction", r.instruction},
+            {"temperature", r.sampling.temperature}};
+  j["format"] = r.format == DocumentFormat::kHtml       ? "html"
+                : r.format == DocumentFormat::kMarkdown ? "markdown"
+                                                        : "text";
+  if (r.sampling.seed) j["seed"] = *r.sampling.seed;
+  absl::StatusOr<DocumentRequest> again =
+      ParseDocumentRequest("application/json", j.dump(-1, ' ', false, Json::error_handler_t::replace), {});
+  Require(again.ok(), absl::StrCat("an accepted document, written back, is refused: ",
+                                   again.status().ToString()));
+  return *again;
+}
+
+void FuzzDocument(absl::string_view rest) {
+  const size_t first = rest.find('\n');
+  const absl::string_view content_type = rest.substr(0, std::min(first, rest.size()));
+  rest = first == absl::string_view::npos ? absl::string_view() : rest.substr(first + 1);
+  const size_t second = rest.find('\n');
+  const absl::string_view query_text = rest.substr(0, std::min(second, rest.size()));
+  const absl::string_view body =
+      second == absl::string_view::npos ? absl::string_view() : rest.substr(second + 1);
+  QueryParams query;
+  for (absl::string_view pair : absl::StrSplit(query_text, '&', absl::SkipEmpty())) {
+    std::vector<std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    query.emplace_back(kv[0], kv.size() > 1 ? kv[1] : "");
+  }
+  absl::StatusOr<DocumentRequest> r = ParseDocumentRequest(content_type, body, query);
+  Note("ParseDocumentRequest", r.status());
+  if (!r.ok()) {
+    RequireRefusal(r.status(), absl::StatusCode::kInvalidArgument, "a document");
+    return;
+  }
+  Require(r->chunk_tokens >= kMinChunkTokens && r->chunk_tokens <= kMaxChunkTokens,
+          "chunk_tokens out of range");
+  Require(r->max_tokens >= 1 && r->max_tokens <= kMaxSummaryTokens, "max_tokens out of range");
+  Require(r->instruction.size() <= kMaxInstructionBytes && r->model.size() <= 256,
+          "instruction or model over its limit");
+  Require(r->sampling.temperature >= 0 && r->sampling.temperature <= 2, "temperature out of [0, 2]");
+  Require(!absl::StripAsciiWhitespace(r->text).empty(), "a document with no text accepted");
+  std::string type = absl::AsciiStrToLower(content_type);
+  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(type), "text/")) {
+    Require(r->text == body, "a text body not kept byte for byte");
+  } else {
+    const DocumentRequest again = Reparsed(*r);
+    Require(again.text == r->text && again.model == r->model && again.format == r->format &&
+                again.chunk_tokens == r->chunk_tokens && again.max_tokens == r->max_tokens &&
+                again.instruction == r->instruction &&
+                again.sampling.temperature == r->sampling.temperature &&
+                again.sampling.seed == r->sampling.seed,
+            "an accepted document, written back, reads otherwise");
+  }
+  const std::string plain = PlainDocumentText(r->format, r->text);
+  CheckTidy(plain, r->text);
+  if (r->format != DocumentFormat::kHtml) {
+    Require(PlainDocumentText(r->format, plain) == plain, "tidying plain text changed it");
+  }
+  // Small chunks exercise the cuts; chunk_tokens itself is checked above.
+  CheckChunks(plain, 1 + r->chunk_tokens % 24);
+}
+
+// ---- Header values ---------------------------------------------------------
+
+// Keys long and odd enough that no message quotes one by chance.
+constexpr char kHousehold[] = R"(
+[[member]]
+name = "ana"
+[[member]]
+name = "ben"
+[[key]]
+key = "sk-ana-laptop-7f3a90"
+member = "ana"
+default_class = "chat"
+[[key]]
+key = "sk-ben-phone-91cc2e"
+member = "ben"
+default_class = "voice"
+[[key]]
+key = "sk-ben-agent-b3d0c4"
+member = "ben"
+default_class = "agent"
+[[alias]]
+model = "tiny-voice"
+class = "voice"
+)";
+constexpr char kModel[] = "tiny";
+
+struct Household {
+  HouseholdConfig config;
+  std::vector<std::string> classes;
+  HouseholdDirectory directory;
+};
+
+const Household& TheHousehold() {
+  static const Household* h = [] {
+    absl::StatusOr<HouseholdConfig> config = ParseHouseholdToml(kHousehold, "fuzz-household.toml");
+    Require(config.ok(), absl::StrCat("the fuzzer's household: ", config.status().ToString()));
+    std::vector<std::string> classes;
+    for (const WorkClassConfig& c : config->classes) classes.push_back(c.name);
+    return new Household{*config, classes, HouseholdDirectory(*config, kModel)};
+  }();
+  return *h;
+}
+
+// The header parser under test: the one line to change when the
+// Authorization reader is replaced.
+absl::StatusOr<Caller> Authenticate(const HouseholdDirectory& directory,
+                                    absl::string_view authorization, absl::string_view api_key) {
+  return directory.Authenticate(authorization, api_key);
+}
+
+void CheckCaller(const Household& h, const Caller& caller, const ApiKeyConfig& key) {
+  Require(caller.member == key.member, absl::StrCat("key ", key.key, " is member ", caller.member));
+  Require(caller.user.value() < h.config.members.size() &&
+              h.config.members[caller.user.value()].name == key.member,
+          "a caller's user id is not its member's");
+  Require(caller.work_class.value() < h.classes.size() &&
+              h.classes[caller.work_class.value()] == key.default_class,
+          "a caller's class is not its key's default");
+}
+
+void FuzzHeaders(absl::string_view rest) {
+  const Household& h = TheHousehold();
+  std::vector<absl::string_view> f = absl::StrSplit(rest, absl::MaxSplits('\n', 3));
+  f.resize(4);
+  const absl::string_view authorization = f[0], api_key = f[1], class_header = f[2], model = f[3];
+  absl::StatusOr<Caller> caller = Authenticate(h.directory, authorization, api_key);
+  Note("Authenticate", caller.status());
+  if (!caller.ok()) {
+    RequireRefusal(caller.status(), absl::StatusCode::kUnauthenticated, "a credential");
+    for (const ApiKeyConfig& k : h.config.keys) {
+      Require(!absl::StrContains(caller.status().message(), k.key), "a refusal quotes a key");
+    }
+  } else {
+    const ApiKeyConfig* used = nullptr;
+    for (const ApiKeyConfig& k : h.config.keys) {
+      if (k.member == caller->member && k.default_class == h.classes[caller->work_class.value()] &&
+          (absl::StrContains(api_key, k.key) || absl::StrContains(authorization, k.key))) {
+        used = &k;
+      }
+    }
+    Require(used != nullptr, "a caller authenticated without presenting a configured key");
+    CheckCaller(h, *caller, *used);
+    Caller resolved = *caller;
+    const absl::Status s = h.directory.ResolveClass(model, class_header, resolved);
+    Note("ResolveClass", s);
+    const bool alias = model == "tiny-voice";
+    if (s.ok()) {
+      Require(model == kModel || alias, "ResolveClass accepted an unknown model");
+      const std::string& got = h.classes[resolved.work_class.value()];
+      Require(class_header.empty() ? got == (alias ? "voice" : used->default_class)
+                                   : got == class_header,
+              absl::StrCat("ResolveClass gave class ", got));
+      Require(resolved.user == caller->user, "ResolveClass changed the member");
+    } else {
+      Require(s.code() == absl::StatusCode::kNotFound || s.code() == absl::StatusCode::kInvalidArgument ||
+                  s.code() == absl::StatusCode::kPermissionDenied,
+              absl::StrCat("ResolveClass refused with ", s.ToString()));
+      Require(!s.message().empty(), "ResolveClass refused without a message");
+      Require(s.code() != absl::StatusCode::kNotFound || (model != kModel && !alias),
+              "ResolveClass did not find the served model");
+    }
+  }
+  // Every configured key works as its header spells it.
+  const ApiKeyConfig& key = h.config.keys[rest.size() % h.config.keys.size()];
+  for (const auto& [auth, x_api] : {std::pair{absl::StrCat("Bearer ", key.key), std::string()},
+                                    std::pair{std::string(), key.key}}) {
+    absl::StatusOr<Caller> c = Authenticate(h.directory, auth, x_api);
+    Require(c.ok(), absl::StrCat("a configured key is refused: ", c.status().ToString()));
+    CheckCaller(h, *c, key);
+  }
+}
+
+}  // namespace
+}  // namespace hearth::serve::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const absl::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  namespace f = hearth::serve::fuzz;
+  switch (data[0]) {
+    case 'c': f::FuzzBody(rest, /*chat=*/true); break;
+    case 'p': f::FuzzBody(rest, /*chat=*/false); break;
+    case 'd': f::FuzzDocument(rest); break;
+    case 'h': f::FuzzHeaders(rest); break;
+    default:
+      switch (data[0] % 4) {
+        case 0: f::FuzzBody(rest, true); break;
+        case 1: f::FuzzBody(rest, false); break;
+        case 2: f::FuzzDocument(rest); break;
+        default: f::FuzzHeaders(rest); break;
+      }
+  }
+  return 0;
+}
