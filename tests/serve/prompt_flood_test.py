@@ -40,6 +40,10 @@ ROUNDS = 3
 RSS_BOUND_MIB = 64
 CONTEXT = 8192
 
+# Jitter of one chat's latency on a loaded 2-core machine: a baseline p90
+# below this is compared as if it were this (as in isolation_test.py).
+JITTER_FLOOR_S = 0.03
+
 checks = Checks("serve/prompt_flood")
 
 
@@ -167,12 +171,16 @@ def main():
         growth_mib = (peak_after - peak_before) / 1024.0
         print("peak RSS: %d KiB after the first baseline, %d at the end (+%.1f MiB)" %
               (peak_before, peak_after, growth_mib))
-        checks.check(p90_huge <= 2 * p90_base,
-                     "1 MiB flood: ana's p90 %.1f ms within 2x of her %.1f ms baseline (%.2fx)" %
-                     (1e3 * p90_huge, 1e3 * p90_base, p90_huge / p90_base))
-        checks.check(p90_near <= 2 * p90_base,
-                     "near-bound flood: ana's p90 %.1f ms within 2x of her %.1f ms baseline (%.2fx)" %
-                     (1e3 * p90_near, 1e3 * p90_base, p90_near / p90_base))
+        # A one-token chat's p90 is ~10 ms: below the floor a second
+        # process on the 2 cores moves it by 2x on its own, so the bound is
+        # 2x the larger (the flood this guards against cost 15 s).
+        bound = 2 * max(p90_base, JITTER_FLOOR_S)
+        checks.check(p90_huge <= bound,
+                     "1 MiB flood: ana's p90 %.1f ms within 2x of her %.1f ms baseline (%.2fx; "
+                     "bound %.0f ms)" % (1e3 * p90_huge, 1e3 * p90_base, p90_huge / p90_base, 1e3 * bound))
+        checks.check(p90_near <= bound,
+                     "near-bound flood: ana's p90 %.1f ms within 2x of her %.1f ms baseline (%.2fx; "
+                     "bound %.0f ms)" % (1e3 * p90_near, 1e3 * p90_base, p90_near / p90_base, 1e3 * bound))
         checks.check(growth_mib < RSS_BOUND_MIB,
                      "peak RSS grew %.1f MiB under the floods (bound %d MiB)" % (growth_mib, RSS_BOUND_MIB))
         checks.check(s.proc.poll() is None, "the server is still up")
