@@ -144,16 +144,17 @@ struct PolicyTreeConfig {
   //     with slack only when its member is served no more than that head's,
   //     and an urgent on-time head only when that head's member leads by
   //     more than `member_guard_gap`;
-  //   - a waiting request with a TTFT target may preempt another member's
-  //     running interactive request whose TTFT target is at least 4 times
-  //     its own (voice over chat, not chat over agent work; background work
-  //     is never preempted this way, its recompute costs more than the wait
-  //     it saves) when that member keeps at least the beneficiary's
-  //     member's weighted share of the sequence cap or the KV cache
-  //     (whichever is larger) after the move, even with background_kv_reserve (which keeps room, not
-  //     shares). Such a move never hands the lead back, so members cannot
-  //     preempt each other in turns, and the core still prices each victim
-  //     (SchedulerOptions::max_admission_waste_per_block).
+  //   - a waiting request with a TTFT target, once it has waited a quarter
+  //     of that target, may preempt another member's running interactive
+  //     request whose TTFT target is at least 4 times its own (voice over
+  //     chat, not chat over agent work; background work is never preempted
+  //     this way, its recompute costs more than the wait it saves) when
+  //     that member holds more than its weighted share of the sequence cap
+  //     or the KV cache (whichever is larger) and the beneficiary's member
+  //     will hold at most half of its own, even with background_kv_reserve
+  //     (which keeps room, not shares). Such a move never hands the lead
+  //     back, so members cannot preempt each other in turns, and the core
+  //     still prices each victim (SchedulerOptions::max_admission_waste_per_block).
   // Off: late work ranks by deadline and only background work is evicted.
   bool member_guard = true;
   // Counter lead, in weighted tokens (vtc weights), past which a member's

@@ -165,7 +165,8 @@ bool MemberLedger::Outweighs(const Entry* victim, const Entry* beneficiary) {
   const double owner_share = Share(a, owner.running, owner.positions + owner.reserved);
   const double taker_after =
       Share(b, taker.running + (waiting ? 1 : 0), taker.positions + taker.reserved + need);
-  return owner_share > 1.0 / active_weight_ && owner_share > taker_after;
+  const double entitlement = 1.0 / active_weight_;
+  return owner_share > entitlement && taker_after <= 0.5 * entitlement;
 }
 
 double MemberLedger::Share(int32_t m, int64_t running, int64_t tokens) const {

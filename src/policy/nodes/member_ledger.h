@@ -63,12 +63,15 @@ class MemberLedger {
   // reserved for it and not yet served is given back.
   double CounterAfterEviction(const Entry* e);
   // Whether the member of running `victim` holds more than its entitlement
-  // (its weight's part of the active members' weights) and more than the
-  // member of waiting `beneficiary` will hold once that is admitted, both as
-  // weighted dominant shares (the larger of the share of the sequence cap
-  // and of the KV cache). Active: with waiting or running entries. A
-  // running `beneficiary` is asked about as if it were waiting for the room
-  // it holds already.
+  // (its weight's part of the active members' weights) while the member of
+  // waiting `beneficiary` will hold at most half of its own once that is
+  // admitted, both as weighted dominant shares (the larger of the share of
+  // the sequence cap and of the KV cache). Active: with waiting or running
+  // entries. A running `beneficiary` is asked about as if it were waiting
+  // for the room it holds already. Half, not all: members near their
+  // shares take turns through natural turnover, and evicting for them
+  // (each eviction recomputes a context) tripled a household evening's
+  // preemptions for 2 points of voice attainment.
   bool Outweighs(const Entry* victim, const Entry* beneficiary);
 
  private:

@@ -234,8 +234,9 @@ class PriorityNode final : public Node {
   // Member guard: running `v` of another member may make room for waiting
   // `b` (which has a TTFT target) when v's class is interactive with a
   // target at least kReclaimTargetRatio times b's (a voice command cannot
-  // wait for a chat turn to end), v's member holds more than its entitlement
-  // and more than b's member will (MemberLedger::Outweighs), and, waiting
+  // wait for a chat turn to end), b has waited a quarter of its target, v's
+  // member holds more than its entitlement while b's will hold at most half
+  // of its own (MemberLedger::Outweighs), and, waiting
   // again, v would be offered after b (RanksAfter). Least urgent first,
   // boundedly. Background work is never reclaimed this way: its prompts are
   // long, so recomputing an evicted one costs the household more than the
@@ -259,9 +260,11 @@ class PriorityNode final : public Node {
 
   // Whether `b`'s member may reclaim its share from `v`'s by evicting `v`
   // (above, but for the admission order).
+  // b waits a quarter of its target first: a slot that frees meanwhile
+  // costs nobody a recompute.
   bool Reclaims(const Entry* b, const Entry* v) {
     return ledger_ != nullptr && v->user != b->user && HasTarget(b) && LessUrgentThan(v, b) &&
-           ledger_->Outweighs(v, b);
+           now_ - b->waiting_since >= Target(b) / 4 && ledger_->Outweighs(v, b);
   }
 
   // A target only somewhat looser (chat against agent work) is no reason to
