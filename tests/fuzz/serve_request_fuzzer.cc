@@ -23,20 +23,24 @@
 //              whitespace, hold at most chunk_tokens words each, and cut
 //              between UTF-8 characters;
 //   headers    HouseholdDirectory::Authenticate answers a caller only for a
-//              configured key that appears verbatim in what was presented,
+//              configured key that appears verbatim in what was presented
+//              (for a Basic credential, in its base64-decoded "user:key"),
 //              with that key's member and class; a refusal is
 //              Unauthenticated with a message that quotes no key; every
-//              configured key sent as "Bearer <key>" or X-Api-Key is its
-//              member; ResolveClass either applies the alias and the class
+//              configured key sent as "Bearer <key>", "Basic
+//              base64(user:key)" or X-Api-Key is its member; ResolveClass
+//              either applies the alias and the class
 //              header or refuses with NotFound / InvalidArgument /
 //              PermissionDenied.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -352,6 +356,21 @@ void CheckCaller(const Household& h, const Caller& caller, const ApiKeyConfig& k
           "a caller's class is not its key's default");
 }
 
+// What an Authorization value carries in the clear: the value itself and,
+// for the Basic scheme, its token base64-decoded ("user:key").
+std::vector<std::string> PresentedTexts(absl::string_view authorization) {
+  std::vector<std::string> out = {std::string(authorization)};
+  absl::string_view v = absl::StripAsciiWhitespace(authorization);
+  if (v.size() > 6 && absl::EqualsIgnoreCase(v.substr(0, 5), "basic") &&
+      (v[5] == ' ' || v[5] == '\t')) {
+    std::string decoded;
+    if (absl::Base64Unescape(absl::StripAsciiWhitespace(v.substr(6)), &decoded)) {
+      out.push_back(std::move(decoded));
+    }
+  }
+  return out;
+}
+
 void FuzzHeaders(absl::string_view rest) {
   const Household& h = TheHousehold();
   std::vector<absl::string_view> f = absl::StrSplit(rest, absl::MaxSplits('\n', 3));
@@ -366,9 +385,13 @@ void FuzzHeaders(absl::string_view rest) {
     }
   } else {
     const ApiKeyConfig* used = nullptr;
+    const std::vector<std::string> presented = PresentedTexts(authorization);
     for (const ApiKeyConfig& k : h.config.keys) {
+      const bool shown = absl::StrContains(api_key, k.key) ||
+                         std::any_of(presented.begin(), presented.end(),
+                                     [&k](const std::string& p) { return absl::StrContains(p, k.key); });
       if (k.member == caller->member && k.default_class == h.classes[caller->work_class.value()] &&
-          (absl::StrContains(api_key, k.key) || absl::StrContains(authorization, k.key))) {
+          shown) {
         used = &k;
       }
     }
@@ -396,8 +419,11 @@ void FuzzHeaders(absl::string_view rest) {
   }
   // Every configured key works as its header spells it.
   const ApiKeyConfig& key = h.config.keys[rest.size() % h.config.keys.size()];
-  for (const auto& [auth, x_api] : {std::pair{absl::StrCat("Bearer ", key.key), std::string()},
-                                    std::pair{std::string(), key.key}}) {
+  for (const auto& [auth, x_api] :
+       {std::pair{absl::StrCat("Bearer ", key.key), std::string()},
+        std::pair{absl::StrCat("Basic ", absl::Base64Escape(absl::StrCat("anyone:", key.key))),
+                  std::string()},
+        std::pair{std::string(), key.key}}) {
     absl::StatusOr<Caller> c = Authenticate(h.directory, auth, x_api);
     Require(c.ok(), absl::StrCat("a configured key is refused: ", c.status().ToString()));
     CheckCaller(h, *c, key);
