@@ -167,6 +167,11 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
 }
 
 void ServeEngine::Cancel(RequestId id, bool disconnected) {
+  // Held across the cancellation and its count: the Plan that ends the
+  // request is followed by AdoptSubmissions, which waits for mu_, before the
+  // step publishes its snapshot, so no snapshot shows the request cancelled
+  // and the disconnect not yet counted.
+  absl::MutexLock lock(&mu_);
   if (scheduler_->Cancel(id).ok() && disconnected) disconnect_cancels_.fetch_add(1);
 }
 

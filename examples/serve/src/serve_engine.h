@@ -135,7 +135,7 @@ class ServeEngine {
   absl::StatusOr<Submission> Submit(GenerationJob job) ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels a live request (its channel then ends as Cancelled); no-op for
   // one that already ended. `disconnected` counts it as a client that left.
-  void Cancel(RequestId id, bool disconnected);
+  void Cancel(RequestId id, bool disconnected) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The engine loop; returns once Stop() is called.
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
