@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from serve_harness import HOUSEHOLD_TOML, KEYS, Checks, Server, chat_body, percentile, server_binary
+from serve_harness import HOUSEHOLD_TOML, KEYS, LATENCY_JITTER_FLOOR_S, Checks, Server, chat_body, percentile, server_binary
 
 HTTP_THREADS = 64
 SLOW_CONNECTIONS = 300
@@ -39,9 +39,6 @@ FLOOD_PAUSE_S = 0.1
 # A prompt long enough that a chat's TTFT is tens of milliseconds of model
 # work, not the loopback's few: the ratio then measures waiting.
 PROMPT = " ".join("the kitchen light is on in the evening" for _ in range(12))
-# Jitter of one chat's TTFT on a loaded 2-core machine: a p90 below this is
-# compared as if it were this.
-TTFT_FLOOR_S = 0.03
 
 checks = Checks("serve/isolation")
 
@@ -168,7 +165,7 @@ def p90(values):
 
 
 def ratio(under, base):
-    return under / max(base, TTFT_FLOOR_S)
+    return under / max(base, LATENCY_JITTER_FLOOR_S)
 
 
 def main():

@@ -32,17 +32,13 @@ import sys
 import threading
 import time
 
-from serve_harness import KEYS, Checks, Server, chat_body, percentile, server_binary
+from serve_harness import KEYS, LATENCY_JITTER_FLOOR_S, Checks, Server, chat_body, percentile, server_binary
 
 FLOODERS = 16
 CHATS = 20
 ROUNDS = 3
 RSS_BOUND_MIB = 64
 CONTEXT = 8192
-
-# Jitter of one chat's latency on a loaded 2-core machine: a baseline p90
-# below this is compared as if it were this (as in isolation_test.py).
-JITTER_FLOOR_S = 0.03
 
 checks = Checks("serve/prompt_flood")
 
@@ -174,7 +170,7 @@ def main():
         # A one-token chat's p90 is ~10 ms: below the floor a second
         # process on the 2 cores moves it by 2x on its own, so the bound is
         # 2x the larger (the flood this guards against cost 15 s).
-        bound = 2 * max(p90_base, JITTER_FLOOR_S)
+        bound = 2 * max(p90_base, LATENCY_JITTER_FLOOR_S)
         checks.check(p90_huge <= bound,
                      "1 MiB flood: ana's p90 %.1f ms within 2x of her %.1f ms baseline (%.2fx; "
                      "bound %.0f ms)" % (1e3 * p90_huge, 1e3 * p90_base, p90_huge / p90_base, 1e3 * bound))

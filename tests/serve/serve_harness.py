@@ -242,6 +242,11 @@ def wait_for(predicate, timeout=10.0, interval=0.05):
     return predicate()
 
 
+# Jitter of one request's latency on a loaded 2-core machine: a baseline
+# below this is compared as if it were this, so a ratio measures waiting.
+LATENCY_JITTER_FLOOR_S = 0.03
+
+
 def percentile(values, q):
     values = sorted(values)
     if not values:
