@@ -41,7 +41,9 @@ nlohmann::json JsonSetting(W where, std::string_view path, const T& value) {
   }
   if constexpr (std::is_same_v<T, absl::Duration>) key += "_s";
   nlohmann::json inner = {{key, JsonValue(value)}};
-  if (!object.empty()) inner = {{object, inner}};
+  // Not `inner = {{object, inner}}`: built with Clang, that assignment from a
+  // list naming its own target leaks the old tree (LeakSanitizer).
+  if (!object.empty()) inner = nlohmann::json{{object, nlohmann::json(std::move(inner))}};
   switch (where) {
     case W::kOptions: return inner;
     case W::kModel: return {{"models", {inner}}};

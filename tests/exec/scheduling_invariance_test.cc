@@ -243,7 +243,7 @@ TEST_CASE("Overlapped planning never changes tokens", "[exec][invariance][overla
       o.kv.enable_prefix_caching = c.prefix;
       o.preemption_mode = c.mode;
       o.max_draft_tokens = c.drafts;
-      INFO(absl::StrFormat("%s, stop token %v", c.what, with_stop));
+      INFO(absl::StrFormat("%s, stop token %s", c.what, with_stop ? "on" : "off"));
       const WorkloadRun run = ExpectSameTokens(o, w, alone, factory);
       CHECK(run.pending_inputs > 0);
       if (c.blocks < 100) CHECK(run.stats.preemptions > 0);

@@ -72,9 +72,9 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
   config.mlfq.num_levels = 4;
   REQUIRE(KnownPolicyNames().size() >= 5);
   for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens, overlap %v", name,
+    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens, overlap %s", name,
                          mode == PreemptionMode::kSwap ? "swap" : "recompute", drafts,
-                         overlap));
+                         overlap ? "on" : "off"));
     absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
     INFO(factory.status().ToString());
     REQUIRE(factory.ok());
