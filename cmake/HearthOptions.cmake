@@ -9,6 +9,9 @@ option(HEARTH_BUILD_EXAMPLES "Build Hearth's examples" ${HEARTH_TOP_LEVEL})
 option(HEARTH_BUILD_SERVE "Build hearth-serve (examples/serve) even with HEARTH_BUILD_EXAMPLES off" OFF)
 set(HEARTH_SANITIZE "" CACHE STRING "Sanitizers: empty, 'address,undefined' or 'thread'")
 option(HEARTH_FUZZ "Build the libFuzzer targets in tests/fuzz (Clang only; implies ASan + UBSan)" OFF)
+set(HEARTH_FUZZ_COVERAGE full CACHE STRING
+    "With HEARTH_FUZZ: 'full' (libFuzzer's hooks, comparisons traced) or 'counters' (edge counters only)")
+set_property(CACHE HEARTH_FUZZ_COVERAGE PROPERTY STRINGS full counters)
 
 if(NOT CMAKE_CXX_STANDARD)
   set(CMAKE_CXX_STANDARD 20)
@@ -34,8 +37,18 @@ if(HEARTH_FUZZ)
   # HEARTH_SANITIZE is read (tests skip the install checks in such builds).
   set(HEARTH_SANITIZE address,undefined)
   # Coverage instrumentation for every Hearth library; only the fuzz targets
-  # link libFuzzer's main (tests/fuzz/CMakeLists.txt).
-  add_compile_options(-fsanitize=fuzzer-no-link)
+  # link libFuzzer's main (tests/fuzz/CMakeLists.txt). Traced comparisons
+  # guide the fuzzers past magic values but make the same tree's tests run
+  # 3-5x slower; edge counters alone cost the tests almost nothing, which is
+  # why CI's one sanitizer tree (tests and a bounded fuzz run) uses them.
+  if(HEARTH_FUZZ_COVERAGE STREQUAL "full")
+    add_compile_options(-fsanitize=fuzzer-no-link)
+  elseif(HEARTH_FUZZ_COVERAGE STREQUAL "counters")
+    add_compile_options(-fsanitize-coverage=inline-8bit-counters,pc-table)
+  else()
+    message(FATAL_ERROR "HEARTH_FUZZ_COVERAGE is '${HEARTH_FUZZ_COVERAGE}'; "
+                        "allowed: full, counters")
+  endif()
 endif()
 
 if(HEARTH_SANITIZE)

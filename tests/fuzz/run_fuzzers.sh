@@ -7,7 +7,8 @@
 # started from a copy of tests/fuzz/corpus/<target> (the committed seeds are
 # never written); crashes land in build-fuzz/fuzz/artifacts/<target>/ and
 # logs in build-fuzz/fuzz/logs/. Exits non-zero when any target crashed.
-# Environment: BUILD_DIR (default build-fuzz), FUZZ_RSS_MB (default 2048),
+# Environment: BUILD_DIR (default build-fuzz; a tree configured with
+# HEARTH_FUZZ=ON is built as configured), FUZZ_RSS_MB (default 2048),
 # FUZZ_SEED (libFuzzer's -seed; unset: a new random seed each run).
 set -euo pipefail
 seconds=${1:-60}
@@ -22,12 +23,16 @@ all_targets=(scheduler_ops options scenario azure_trace servegen_trace agent_tra
              serve_request household_config)
 targets=("${@:-${all_targets[@]}}")
 
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DHEARTH_FUZZ=ON -DHEARTH_WITH_CUDA=OFF \
-  -DHEARTH_BUILD_TESTS=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
-  "${launcher[@]}" >/dev/null
+# A tree already configured with HEARTH_FUZZ=ON (CI's sanitizer stage builds
+# its tests and the fuzz targets in one tree) is built as it is configured.
+if ! grep -q '^HEARTH_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null; then
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DHEARTH_FUZZ=ON -DHEARTH_WITH_CUDA=OFF \
+    -DHEARTH_BUILD_TESTS=OFF -DHEARTH_BUILD_BENCH=OFF -DHEARTH_BUILD_EXAMPLES=OFF \
+    "${launcher[@]}" >/dev/null
+fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
 
 work=$build/fuzz
