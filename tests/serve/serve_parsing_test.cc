@@ -159,6 +159,34 @@ TEST_CASE("household files: a float where an integer belongs is refused, never c
   }
 }
 
+TEST_CASE("household files: names the scheduler would refuse are refused in the file", "[serve]") {
+  // Found by household_config_fuzzer (corpus regress-nul-member-name): the
+  // file took a member named "\u0000dan" that Scheduler::Create then
+  // refused, so a household could pass its own check and fail to start.
+  const std::string kKey = "\n[[key]]\nkey = \"k\"\nmember = \"a\"\n";
+  const std::pair<std::string, std::string> bad[] = {
+      {"[[member]]\nname = \"a\"\n[[member]]\nname = \"\\u0000dan\"" + kKey, "member[1].name"},
+      {"[[member]]\nname = \"a\\u0007\"" + kKey, "member[0].name"},
+      {"[[member]]\nname = \"" + std::string(257, 'a') + "\"" + kKey, "member[0].name"},
+      {"[[member]]\nname = \"a\"\n[[class]]\nname = \"v\\u001b[0m\"" + kKey, "class[0].name"},
+      {"[[member]]\nname = \"a\"\n[[alias]]\nmodel = \"m\\u0000\"\nclass = \"chat\"" + kKey,
+       "alias[0].model"},
+  };
+  for (const auto& [text, field] : bad) {
+    INFO(text);
+    auto r = ParseHouseholdToml(text, "h.toml");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    const std::string message(r.status().message());
+    CHECK(message.find(field) != std::string::npos);
+    CHECK(message.find("a name is 1 to 256 bytes") != std::string::npos);
+  }
+  auto ok = ParseHouseholdToml("[[member]]\nname = \"Zoë 🙂\"\n[[key]]\nkey = \"k\"\nmember = "
+                               "\"Zoë 🙂\"\n",
+                               "h.toml");
+  CHECK(ok.ok());
+}
+
 }  // namespace
 }  // namespace hearth::serve
 

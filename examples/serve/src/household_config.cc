@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hearth/common/names.h"
 #include "request_credentials.h"
 #include "toml++/toml.h"
 
@@ -67,6 +68,16 @@ class TableReader {
     if (!node->is_boolean()) return Wrong(key, "true or false");
     return node->value<bool>();
   }
+  // A name the scheduler, the pages and the metrics will carry: required,
+  // and held to the library's rule (hearth::ValidateName) here, so that a
+  // household the file accepts is one the scheduler accepts too.
+  absl::StatusOr<std::string> Name(absl::string_view key) {
+    absl::StatusOr<std::optional<std::string>> name = String(key);
+    if (!name.ok()) return name.status();
+    if (absl::Status s = Required(key, name->has_value() && !(*name)->empty()); !s.ok()) return s;
+    if (absl::Status s = ValidateName(**name, absl::StrCat(path_, ".", key)); !s.ok()) return s;
+    return **std::move(name);
+  }
   absl::Status Required(absl::string_view key, bool present) {
     if (present) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(path_, ".", key, " is missing; it is required"));
@@ -105,10 +116,9 @@ absl::Status Assign(absl::StatusOr<std::optional<T>> parsed, U& out) {
 }
 
 absl::Status ParseMember(TableReader& r, UserConfig& m) {
-  absl::StatusOr<std::optional<std::string>> name = r.String("name");
+  absl::StatusOr<std::string> name = r.Name("name");
   if (!name.ok()) return name.status();
-  if (absl::Status s = r.Required("name", name->has_value() && !(*name)->empty()); !s.ok()) return s;
-  m.name = **name;
+  m.name = *std::move(name);
   double window_s = 86400;
   for (absl::Status s : {Assign(r.Number("weight", 1e-9, 1e9), m.weight),
                          Assign(r.Integer("token_quota", 0, int64_t{1} << 50), m.token_quota),
@@ -122,11 +132,10 @@ absl::Status ParseMember(TableReader& r, UserConfig& m) {
 }
 
 absl::Status ParseClass(TableReader& r, WorkClassConfig& c, SloTarget& slo) {
-  absl::StatusOr<std::optional<std::string>> name = r.String("name");
+  absl::StatusOr<std::string> name = r.Name("name");
   if (!name.ok()) return name.status();
-  if (absl::Status s = r.Required("name", name->has_value() && !(*name)->empty()); !s.ok()) return s;
   c = WorkClassConfig{};
-  c.name = **name;
+  c.name = *std::move(name);
   double timeout_s = 0, ttft_s = 0, tpot_s = 0;
   for (absl::Status s : {Assign(r.Integer("priority", -1000, 1000), c.priority),
                          Assign(r.Integer("max_running", 0, 1 << 20), c.max_running),
@@ -189,11 +198,11 @@ absl::Status ParseKey(TableReader& r, ApiKeyConfig& k) {
 }
 
 absl::Status ParseAlias(TableReader& r, ModelAliasConfig& a) {
+  // The alias is echoed in every answer's "model" field.
   for (auto [field, out] : {std::pair{"model", &a.model}, std::pair{"class", &a.work_class}}) {
-    absl::StatusOr<std::optional<std::string>> v = r.String(field);
+    absl::StatusOr<std::string> v = r.Name(field);
     if (!v.ok()) return v.status();
-    if (absl::Status s = r.Required(field, v->has_value() && !(*v)->empty()); !s.ok()) return s;
-    *out = **v;
+    *out = *std::move(v);
   }
   return r.NoUnknownKeys();
 }
