@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "hearth/policy/policy.h"
 #include "policy/internal/indexed_heap.h"
+#include "policy/internal/repeated_add.h"
 
 namespace hearth::policy_internal {
 namespace {
@@ -102,10 +103,15 @@ class FairShareNode final : public Node {
   // one of its group. The counts are kept for a repeated batch.
   void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) override {
     if (!repeat) SplitDecodes(entries);
+    adds_.clear();
     for (int32_t g : decoded_) {
-      AddDecodes(g, groups_[g].decodes);
-      if (child_charges_) groups_[g].child->ChargeDecodes(groups_[g].decode_batch, repeat);
+      Group& group = groups_[g];
+      adds_.push_back({&group.counter, params_.decode_token_weight * group.inverse_weight,
+                       group.decodes});
+      MarkDirty(g);
+      if (child_charges_) group.child->ChargeDecodes(group.decode_batch, repeat);
     }
+    AddRepeatedly(adds_);
   }
 
   void Flush() override {
@@ -240,17 +246,6 @@ class FairShareNode final : public Node {
     return group;
   }
 
-  // `decodes` single-token charges to group `g`, as ChargeGroup would add
-  // them one at a time (a product would round differently).
-  void AddDecodes(int32_t g, int32_t decodes) {
-    Group& group = groups_[g];
-    const double step = params_.decode_token_weight * group.inverse_weight;
-    double counter = group.counter;
-    for (int32_t i = 0; i < decodes; ++i) counter += step;
-    group.counter = counter;
-    MarkDirty(g);
-  }
-
   void MarkDirty(int32_t g) {
     if (groups_[g].dirty) return;
     groups_[g].dirty = true;
@@ -300,6 +295,10 @@ class FairShareNode final : public Node {
   std::vector<int32_t> dirty_;
   // Groups with decodes in the last ChargeDecodes batch.
   std::vector<int32_t> decoded_;
+  // ChargeDecodes' additions: each group's decodes as single-token charges,
+  // as ChargeGroup would add them one at a time (a product would round
+  // differently). Kept so that steps do not allocate.
+  std::vector<RepeatedAdd> adds_;
   bool child_charges_ = true;
 };
 

@@ -122,18 +122,18 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
     }
     removed_since_split_ = false;
   }
+  adds_.clear();
   for (int32_t m : decoded_) {
     Member& member = members_[m];
-    const double step = params_.decode_token_weight * member.inverse_weight;
-    double counter = member.counter;
-    for (int32_t i = 0; i < member.decodes; ++i) counter += step;
-    member.counter = counter;
+    adds_.push_back({&member.counter, params_.decode_token_weight * member.inverse_weight,
+                     member.decodes});
     member.positions += member.decodes;
     if (!member.dirty) {
       member.dirty = true;
       dirty_.push_back(m);
     }
   }
+  AddRepeatedly(adds_);
 }
 
 void MemberLedger::Flush() {

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "policy/internal/indexed_heap.h"
+#include "policy/internal/repeated_add.h"
 #include "policy/tree/entry.h"
 
 namespace hearth::policy_internal {
@@ -119,6 +120,8 @@ class MemberLedger {
   std::vector<int32_t> dirty_;
   // Members with entries in the last ChargeDecodes batch.
   std::vector<int32_t> decoded_;
+  // ChargeDecodes' additions, kept so that steps do not allocate.
+  std::vector<RepeatedAdd> adds_;
   // A running entry left since the batch was split: its counts are stale.
   bool removed_since_split_ = true;
 };
