@@ -13,7 +13,9 @@
 #define HEARTH_SRC_POLICY_INTERNAL_REPEATED_ADD_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "absl/types/span.h"
 
@@ -26,47 +28,26 @@ struct RepeatedAdd {
 };
 
 // Adds each chain's `step` to `*counter` `times` times (times <= 0: none).
-// The counters must be distinct.
+// The counters must be distinct. Chains go four at a time; a group of fewer
+// leaves its idle lanes adding 0 to a sum that is never written back.
 inline void AddRepeatedly(absl::Span<const RepeatedAdd> chains) {
-  size_t i = 0;
-  for (; i + 4 <= chains.size(); i += 4) {
-    const RepeatedAdd* c = &chains[i];
-    double a = *c[0].counter, b = *c[1].counter, x = *c[2].counter, y = *c[3].counter;
-    const int32_t common = std::max(
-        0, std::min(std::min(c[0].times, c[1].times), std::min(c[2].times, c[3].times)));
-    for (int32_t k = 0; k < common; ++k) {
-      a += c[0].step;
-      b += c[1].step;
-      x += c[2].step;
-      y += c[3].step;
+  constexpr size_t kLanes = 4;
+  for (size_t i = 0; i < chains.size(); i += kLanes) {
+    const absl::Span<const RepeatedAdd> group = chains.subspan(i, kLanes);
+    double sum[kLanes] = {}, step[kLanes] = {};
+    int32_t common = std::numeric_limits<int32_t>::max();
+    for (size_t j = 0; j < group.size(); ++j) {
+      sum[j] = *group[j].counter;
+      step[j] = group[j].step;
+      common = std::min(common, std::max(0, group[j].times));
     }
-    for (int32_t k = common; k < c[0].times; ++k) a += c[0].step;
-    for (int32_t k = common; k < c[1].times; ++k) b += c[1].step;
-    for (int32_t k = common; k < c[2].times; ++k) x += c[2].step;
-    for (int32_t k = common; k < c[3].times; ++k) y += c[3].step;
-    *c[0].counter = a;
-    *c[1].counter = b;
-    *c[2].counter = x;
-    *c[3].counter = y;
-  }
-  if (i + 2 <= chains.size()) {
-    const RepeatedAdd* c = &chains[i];
-    double a = *c[0].counter, b = *c[1].counter;
-    const int32_t common = std::max(0, std::min(c[0].times, c[1].times));
     for (int32_t k = 0; k < common; ++k) {
-      a += c[0].step;
-      b += c[1].step;
+      for (size_t j = 0; j < kLanes; ++j) sum[j] += step[j];
     }
-    for (int32_t k = common; k < c[0].times; ++k) a += c[0].step;
-    for (int32_t k = common; k < c[1].times; ++k) b += c[1].step;
-    *c[0].counter = a;
-    *c[1].counter = b;
-    i += 2;
-  }
-  if (i < chains.size()) {
-    double a = *chains[i].counter;
-    for (int32_t k = 0; k < chains[i].times; ++k) a += chains[i].step;
-    *chains[i].counter = a;
+    for (size_t j = 0; j < group.size(); ++j) {
+      for (int32_t k = common; k < group[j].times; ++k) sum[j] += step[j];
+      *group[j].counter = sum[j];
+    }
   }
 }
 
