@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -20,8 +21,13 @@ using testing::SchedulerHarness;
 constexpr uint32_t kVoice = 0, kDocuments = 1;
 
 std::unique_ptr<SchedulerHarness> Household(int32_t blocks, double reserve,
-                                            int32_t background_prefill) {
+                                            int32_t background_prefill,
+                                            int32_t host_blocks = 0) {
   SchedulerOptions o;
+  if (host_blocks > 0) {
+    o.kv.num_host_blocks = host_blocks;
+    o.preemption_mode = PreemptionMode::kSwap;
+  }
   o.kv.block_size = 16;
   o.kv.num_device_blocks = blocks;
   o.kv.growth_headroom_tokens = 0;
@@ -99,6 +105,53 @@ TEST_CASE("Background prefill is capped per step while anything decodes", "[sche
       CHECK(largest_beside_decode == 256);
     } else {
       CHECK(largest_beside_decode == cap);
+    }
+  }
+}
+
+// 40 blocks, a fifth reserved; a long document decodes in 30 of them and a
+// voice request needing 16 arrives. Recompute preemption would throw the
+// document's context away, so the voice request waits for it to end. Over a
+// host tier the document is paused (swapped out) once the voice request has
+// spent half its target, and resumes after it.
+TEST_CASE("Over a host tier a waiting voice request pauses background work", "[scheduler]") {
+  for (const int32_t host_blocks : {0, 64}) {
+    auto h = Household(40, 0.2, 0, host_blocks);
+    h->keep_history(true);
+    const RequestId document = *h->Submit(Spec(kDocuments, 470, 150));
+    REQUIRE(h->StepUntilDecoding(document).ok());
+    const auto submitted_after = static_cast<int>(h->last_plan().step);
+    const RequestId voice = *h->Submit(Spec(kVoice, 250, 4));
+    for (int i = 0; i < 4; ++i) {
+      REQUIRE(h->Step().ok());
+      h->Advance(absl::Milliseconds(100));
+    }
+    REQUIRE(h->RunUntilIdle().ok());
+    INFO("host blocks " << host_blocks);
+    int voice_admitted_step = -1, document_last_step = -1;
+    std::vector<Preemption> preempted;
+    for (const auto& plan : h->history()) {
+      if (voice_admitted_step < 0 && plan.Find(voice) != nullptr) {
+        voice_admitted_step = static_cast<int>(plan.step);
+      }
+      if (plan.Find(document) != nullptr) document_last_step = static_cast<int>(plan.step);
+      preempted.insert(preempted.end(), plan.preempted.begin(), plan.preempted.end());
+    }
+    REQUIRE(h->results().at(voice).phase == RequestPhase::kFinished);
+    REQUIRE(h->results().at(document).phase == RequestPhase::kFinished);
+    CHECK(h->live().empty());
+    if (host_blocks == 0) {
+      CHECK(preempted.empty());
+      CHECK(voice_admitted_step > document_last_step);
+    } else {
+      REQUIRE(preempted.size() == 1);
+      CHECK(preempted[0].id == document);
+      CHECK(preempted[0].mode == PreemptionMode::kSwap);
+      CHECK(voice_admitted_step < document_last_step);
+      // Not before half of the voice target (the fourth step, 300 ms on):
+      // room that frees meanwhile costs no copy.
+      CHECK(voice_admitted_step == submitted_after + 4);
+      CHECK(h->results().at(document).preemptions == 1);
     }
   }
 }

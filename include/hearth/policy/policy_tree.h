@@ -67,7 +67,8 @@ enum class ClassLevel {
   // with more than half its own target left. Classes without a target are background:
   // they rank at arrival + PriorityQuotaOptions::aging_interval (after every
   // interactive class with aging off), and only they are preempted to admit
-  // a waiting request (none with background_kv_reserve, below).
+  // a waiting request (none with background_kv_reserve, below, unless
+  // preempted requests swap to a host tier).
   // PriorityQuotaOptions' quotas apply by priority.
   kSlo,
 };
@@ -125,7 +126,12 @@ struct PolicyTreeConfig {
   // admitted, so that interactive requests arriving meanwhile find room
   // without evicting it (Policy::AdmissionReserveShare); waived once it has
   // waited its aging interval (PriorityQuotaOptions::aging_interval). Only
-  // when some work class has a TTFT target. In [0, 1); 0: none.
+  // when some work class has a TTFT target. With it a waiting request evicts
+  // no one, since an evicted background request recomputes its long prompt;
+  // except over a host tier (SchedulerOptions::preemption_mode kSwap with
+  // kv.num_host_blocks > 0), where the victim is paused (swapped out) and a
+  // queue of interactive arrivals would otherwise wait for background work
+  // to end. In [0, 1); 0: none.
   double background_kv_reserve = 0;
   // For ClassLevel::kSlo: prefill tokens per step that requests without a
   // TTFT target may take together while anything decodes
@@ -183,7 +189,8 @@ inline constexpr int32_t kHouseholdBackgroundPrefillTokens = 128;
 // quotas by priority), VTC between household members, FIFO within a member,
 // backfilling for two minutes (backfill_wait), and a fifth of the cache kept
 // for interactive arrivals while background work is admitted
-// (background_kv_reserve; a waiting request then evicts no one), prefills
+// (background_kv_reserve; a waiting request then evicts no one, unless
+// preemption swaps to a host tier), prefills
 // by deadline with background ones held to 128 tokens a step while anything
 // decodes (background_prefill_tokens). Named "household".
 PolicyTreeConfig HouseholdTreeConfig();

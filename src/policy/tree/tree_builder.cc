@@ -20,13 +20,17 @@
 namespace hearth::policy_internal {
 namespace {
 
+// Whether a preempted request's KV goes to the host tier instead of being
+// recomputed (the core still recomputes when the tier is full).
+bool SwapsPreempted(const SchedulerOptions& options) {
+  return options.preemption_mode == PreemptionMode::kSwap && options.kv.num_host_blocks > 0;
+}
+
 NodeFactory RequestLevelFactory(const PolicyTreeConfig& config,
                                 const SchedulerOptions& options) {
   if (config.request_level == RequestLevel::kMlfq) {
     MlfqOptions mlfq = config.mlfq;
-    const bool swaps =
-        options.preemption_mode == PreemptionMode::kSwap && options.kv.num_host_blocks > 0;
-    if (!swaps && !mlfq.time_slice_with_recompute) mlfq.max_preemptions_per_step = 0;
+    if (!SwapsPreempted(options) && !mlfq.time_slice_with_recompute) mlfq.max_preemptions_per_step = 0;
     return MlfqLeafFactory(mlfq);
   }
   return [] { return NewArrivalOrderNode(); };
@@ -146,6 +150,7 @@ std::unique_ptr<Policy> BuildTreePolicy(const PolicyTreeConfig& config,
     rules.reserve_waived_after = config.priority.aging_interval;
     rules.prefills_by_deadline = true;
     rules.background_prefill_tokens = interactive ? config.background_prefill_tokens : 0;
+    rules.pauses_background = interactive && SwapsPreempted(options);
   }
   return NewTreePolicy(config.name, BuildRoot(config, options), rules);
 }

@@ -190,8 +190,11 @@ class TreePolicy final : public Policy {
   // then only recomputed documents (10x FIFO's preemptions for no better
   // attainment). Growth still has victims, and members' shares are still
   // reclaimed (ShareReclaimCandidates): the reserve keeps room, not shares.
+  // Over a host tier the eviction pauses the background victim instead
+  // (pauses_background), so the reserve does not stand in for it: the
+  // reserve is sized for arrivals, not for a queue of them.
   bool KeepsRoomInstead(bool beneficiary_running) const {
-    return !beneficiary_running &&
+    return !beneficiary_running && !rules_.pauses_background &&
            (rules_.background_kv_reserve > 0 || rules_.priority_reserve.share > 0);
   }
 

@@ -31,6 +31,11 @@ struct TreePolicyRules {
   bool prefills_by_deadline = false;
   // Zero unless the class level is the SLO level and a class targets TTFT.
   int32_t background_prefill_tokens = 0;
+  // The SLO level over a host tier (SchedulerOptions::preemption_mode kSwap):
+  // a waiting interactive request may evict background work even with
+  // background_kv_reserve, since the victim's KV is paused on the host, not
+  // thrown away.
+  bool pauses_background = false;
   // Trunk reservation of the priority class level
   // (PriorityQuotaOptions::kv_reserve); share 0 unless it is that level and
   // class priorities differ.
