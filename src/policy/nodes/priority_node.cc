@@ -344,7 +344,13 @@ class PriorityNode final : public Node {
   bool Below(const Entry* v, const Entry* b, bool b_running) {
     RunKeyType kv = RunKey(v), kb = RunKey(b);
     if (b_running) return kv > kb && !Reclaims(v, b);
-    if (slo_mode_) return LevelOf(v).background && kv > kb && SlackSpent(b);
+    // With the member guard the offer order is not the running key alone
+    // (late work goes least-served member first): the victim must also be
+    // offered after b once it waits again.
+    if (slo_mode_) {
+      return LevelOf(v).background && kv > kb && SlackSpent(b) &&
+             (ledger_ == nullptr || RanksAfter(const_cast<Entry*>(v), b));
+    }
     if (options_.aging_interval == absl::InfiniteDuration()) {
       return std::get<0>(kv) > std::get<0>(kb);
     }
