@@ -156,8 +156,11 @@ struct PolicyTreeConfig {
   //     chat, not chat over agent work; background work is never preempted
   //     this way, its recompute costs more than the wait it saves) when
   //     that member holds more than its weighted share of the sequence cap
-  //     or the KV cache (whichever is larger) and the beneficiary's member
-  //     will hold at most half of its own, even with background_kv_reserve
+  //     or the KV cache (whichever is larger), has taken more than 1.75
+  //     times its part of the service of the last 30-60 s (a member that
+  //     floods the engine, not one whose long requests happen to pile up)
+  //     and the beneficiary's member will hold at most half of its own,
+  //     even with background_kv_reserve
   //     (which keeps room, not shares). Such a move never hands the lead
   //     back, so members cannot preempt each other in turns, and the core
   //     still prices each victim (SchedulerOptions::max_admission_waste_per_block).

@@ -82,8 +82,12 @@ void MemberLedger::Charge(const Entry* e, int32_t prefill_tokens, int32_t decode
   const int32_t m = SlotOf(e);
   AddService(m, (prefill_tokens - prepaid) * params_.prompt_token_weight +
                     decode_tokens * params_.decode_token_weight);
-  if (!e->running) return;
   Member& member = members_[m];
+  const double served =
+      prefill_tokens * params_.prompt_token_weight + decode_tokens * params_.decode_token_weight;
+  member.served += served;
+  served_ += served;
+  if (!e->running) return;
   member.positions += int64_t{prefill_tokens} + decode_tokens;
   // The tree settled the reservation before charging: follow it.
   int32_t& reserved = ReservedOf(e);
@@ -115,6 +119,8 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
       // Removed entries are charged their last step but hold nothing.
       if (!e->running) {
         AddService(SlotOf(e), params_.decode_token_weight);
+        members_[SlotOf(e)].served += params_.decode_token_weight;
+        served_ += params_.decode_token_weight;
         continue;
       }
       const int32_t m = SlotOf(e);
@@ -128,6 +134,9 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
     adds_.push_back({&member.counter, params_.decode_token_weight * member.inverse_weight,
                      member.decodes});
     member.positions += member.decodes;
+    const double served = params_.decode_token_weight * member.decodes;
+    member.served += served;
+    served_ += served;
     if (!member.dirty) {
       member.dirty = true;
       dirty_.push_back(m);
@@ -142,6 +151,24 @@ void MemberLedger::Flush() {
     backlog_.Update(m);
   }
   dirty_.clear();
+}
+
+void MemberLedger::Advance(absl::Time now) {
+  if (marked_at_ != absl::InfinitePast() && now - marked_at_ < kRecentServiceWindow) return;
+  marked_at_ = now;
+  for (Member& m : members_) {
+    m.served_at_previous_mark = m.served_at_mark;
+    m.served_at_mark = m.served;
+  }
+  served_at_previous_mark_ = served_at_mark_;
+  served_at_mark_ = served_;
+}
+
+double MemberLedger::RecentServiceShare(int32_t m) const {
+  const double total = served_ - served_at_previous_mark_;
+  if (total <= 0) return 0;
+  const Member& member = members_[m];
+  return (member.served - member.served_at_previous_mark) / total * member.inverse_weight;
 }
 
 double MemberLedger::Counter(const Entry* e) { return members_[SlotOf(e)].counter; }
@@ -166,7 +193,8 @@ bool MemberLedger::Outweighs(const Entry* victim, const Entry* beneficiary) {
   const double taker_after =
       Share(b, taker.running + (waiting ? 1 : 0), taker.positions + taker.reserved + need);
   const double entitlement = 1.0 / active_weight_;
-  return owner_share > entitlement && taker_after <= 0.5 * entitlement;
+  return owner_share > entitlement && taker_after <= 0.5 * entitlement &&
+         RecentServiceShare(a) > kRecentServiceFactor * entitlement;
 }
 
 double MemberLedger::Share(int32_t m, int64_t running, int64_t tokens) const {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "policy/internal/indexed_heap.h"
 #include "policy/internal/repeated_add.h"
@@ -57,6 +58,9 @@ class MemberLedger {
   void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat);
   // Ends a batch of charges: re-keys the members charged since the last one.
   void Flush();
+  // The policy's clock: rolls the window of recent service (Outweighs).
+  // O(members) once per window, else O(1).
+  void Advance(absl::Time now);
 
   // The weighted service of `e`'s member (lifted), in VTC counter units.
   double Counter(const Entry* e);
@@ -72,8 +76,17 @@ class MemberLedger {
   // for the room it holds already. Half, not all: members near their
   // shares take turns through natural turnover, and evicting for them
   // (each eviction recomputes a context) tripled a household evening's
-  // preemptions for 2 points of voice attainment.
+  // preemptions for 2 points of voice attainment. And the victim's member
+  // must also have received more than kRecentServiceFactor times its
+  // entitlement of the service served since the previous window mark
+  // (kRecentServiceWindow to twice that ago): holdings alone swing with a
+  // few long requests when members are alike, and evicting for such a swing
+  // recomputes a context for nothing, while a member that floods the engine
+  // has taken the service as well.
   bool Outweighs(const Entry* victim, const Entry* beneficiary);
+
+  static constexpr double kRecentServiceFactor = 1.75;
+  static constexpr absl::Duration kRecentServiceWindow = absl::Seconds(30);
 
  private:
   struct Member {
@@ -84,6 +97,12 @@ class MemberLedger {
     // KV positions of running entries, and prefill reserved for them.
     int64_t positions = 0;
     int64_t reserved = 0;
+    // Service actually served (VTC-weighted tokens, not lifted, not
+    // divided by the member's weight) in all, and at the last two window
+    // marks.
+    double served = 0;
+    double served_at_mark = 0;
+    double served_at_previous_mark = 0;
     // This member's entries in the last ChargeDecodes batch.
     int32_t decodes = 0;
     bool dirty = false;
@@ -106,6 +125,8 @@ class MemberLedger {
   // Weighted dominant share of member `m` holding `running` sequences and
   // `tokens` KV positions.
   double Share(int32_t m, int64_t running, int64_t tokens) const;
+  // Member `m`'s weighted part of the service since the previous mark.
+  double RecentServiceShare(int32_t m) const;
 
   MemberLedgerParams params_;
   std::vector<Member> members_;
@@ -115,6 +136,11 @@ class MemberLedger {
   int32_t last_admitted_ = -1;
   // Weights of the members with waiting or running entries.
   double active_weight_ = 0;
+  // Member::served's sum, its marks, and when the last mark was taken.
+  double served_ = 0;
+  double served_at_mark_ = 0;
+  double served_at_previous_mark_ = 0;
+  absl::Time marked_at_ = absl::InfinitePast();
   // Prefill reserved for each running entry, by Entry::index.
   std::vector<int32_t> reserved_of_;
   std::vector<int32_t> dirty_;

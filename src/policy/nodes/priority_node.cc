@@ -151,6 +151,7 @@ class PriorityNode final : public Node {
 
   void Advance(absl::Time now) override {
     now_ = now;
+    if (ledger_ != nullptr) ledger_->Advance(now);
     RollWindow(now);
     for (Level& level : levels_) {
       if (!level.oldest.empty()) level.child->Advance(now);
