@@ -68,6 +68,80 @@ TEST_CASE("chat bodies: each malformed input is InvalidArgument naming the field
   }
 }
 
+TEST_CASE("sampling fields beyond temperature and top_p are read and range-checked", "[serve]") {
+  auto r = ParseCompletionRequest(R"({"model": "m", "prompt": "x", "top_k": 40, "min_p": 0.05,
+      "repeat_penalty": 1.3, "presence_penalty": -0.5, "frequency_penalty": 2})");
+  REQUIRE(r.ok());
+  CHECK(r->sampling.top_k == 40);
+  CHECK(r->sampling.min_p == 0.05);
+  CHECK(r->sampling.repeat_penalty == 1.3);
+  CHECK(r->sampling.presence_penalty == -0.5);
+  CHECK(r->sampling.frequency_penalty == 2);
+  const char* bad[][2] = {
+      {R"("top_k": -1)", "top_k"},          {R"("top_k": 2.5)", "top_k"},
+      {R"("top_k": 1e300)", "top_k"},       {R"("top_k": "40")", "top_k"},
+      {R"("min_p": 1.5)", "min_p"},         {R"("repeat_penalty": 0)", "repeat_penalty"},
+      {R"("repeat_penalty": 11)", "repeat_penalty"},
+      {R"("presence_penalty": 2.5)", "presence_penalty"},
+      {R"("frequency_penalty": [1])", "frequency_penalty"},
+  };
+  for (const auto& [field_json, field] : bad) {
+    const std::string body = absl::StrCat(R"({"model": "m", "prompt": "x", )", field_json, "}");
+    INFO(body);
+    auto bad_r = ParseCompletionRequest(body);
+    REQUIRE_FALSE(bad_r.ok());
+    CHECK(std::string(bad_r.status().message()).find(field) != std::string::npos);
+  }
+}
+
+TEST_CASE("unimplemented fields: neutral values pass, any other is refused naming it", "[serve]") {
+  const char* neutral[] = {
+      R"("response_format": {"type": "text"})", R"("grammar": "")",   R"("logit_bias": {})",
+      R"("top_logprobs": 0)",                   R"("tools": [])",     R"("tool_choice": "none")",
+      R"("modalities": ["text"])",              R"("typical_p": 1)",  R"("mirostat": 0)",
+      R"("repeat_last_n": 64)",                 R"("n": 1)",          R"("logprobs": false)",
+      R"("presence_penalty": 0)",               R"("frequency_penalty": 0)",
+      R"("repeat_penalty": 1)",                 R"("top_k": 0)",      R"("min_p": 0)",
+      R"("response_format": null)",             R"("user": "ana", "metadata": {"a": "b"})",
+  };
+  for (const char* field_json : neutral) {
+    const std::string body = absl::StrCat(
+        R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )", field_json, "}");
+    INFO(body);
+    CHECK(ParseChatRequest(body).ok());
+  }
+  const char* refused[][2] = {
+      {R"("response_format": {"type": "json_object"})", "response_format"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {}})", "response_format"},
+      {R"("response_format": {"type": 5})", "response_format"},
+      {R"("response_format": "text")", "response_format"},
+      {R"("grammar": "root ::= \"a\"")", "grammar"},
+      {R"("json_schema": {"type": "object"})", "json_schema"},
+      {R"("logit_bias": {"50256": -100})", "logit_bias"},
+      {R"("logit_bias": [])", "logit_bias"},
+      {R"("top_logprobs": 3)", "top_logprobs"},
+      {R"("tools": [{"type": "function"}])", "tools"},
+      {R"("tool_choice": "required")", "tool_choice"},
+      {R"("modalities": ["text", "audio"])", "modalities"},
+      {R"("audio": {"voice": "alloy"})", "audio"},
+      {R"("typical_p": 0.9)", "typical_p"},
+      {R"("mirostat": 2)", "mirostat"},
+      {R"("n_predict": 5)", "n_predict"},
+      {R"("repeat_last_n": 128)", "repeat_last_n"},
+      {R"("ignore_eos": true)", "ignore_eos"},
+  };
+  for (const auto& [field_json, field] : refused) {
+    const std::string body = absl::StrCat(
+        R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )", field_json, "}");
+    INFO(body);
+    auto r = ParseChatRequest(body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(r.status().message()).find(absl::StrCat("'", field, "'")) != std::string::npos);
+    CHECK(std::string(r.status().message()).find("absent") != std::string::npos);
+  }
+}
+
 TEST_CASE("completion bodies need a non-empty prompt", "[serve]") {
   CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": "x"})").ok());
   CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": ["x"]})").ok());

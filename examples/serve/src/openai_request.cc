@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "unsupported_fields.h"
 
 namespace hearth::serve {
 namespace {
@@ -34,27 +35,22 @@ absl::Status ReadNumber(const Json& j, const char* field, double lo, double hi, 
   return absl::OkStatus();
 }
 
-// Fields whose only value the server supports is the neutral one.
-absl::Status RejectUnsupported(const Json& j) {
-  for (const char* field : {"n", "best_of"}) {
-    auto it = j.find(field);
-    if (it != j.end() && !it->is_null() && !(it->is_number_integer() && it->get<int64_t>() == 1)) {
-      return Bad(field, "must be 1; one choice per request is supported");
+// The sampling fields beyond temperature and top_p, each in its documented
+// range (openai_request.h).
+absl::Status ReadPenaltiesAndCuts(const Json& j, SamplingParams& p) {
+  if (auto it = j.find("top_k"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 20)) {
+      return Bad("top_k", "must be an integer in [0, 2^20] (0: no cut)");
     }
+    p.top_k = static_cast<int32_t>(it->get<int64_t>());
   }
-  for (const char* field : {"logprobs", "echo"}) {
-    auto it = j.find(field);
-    if (it != j.end() && !it->is_null() && !(it->is_boolean() && !it->get<bool>())) {
-      return Bad(field, "is not supported (false or absent)");
-    }
+  if (absl::Status s = ReadNumber(j, "min_p", 0, 1, p.min_p); !s.ok()) return s;
+  if (absl::Status s = ReadNumber(j, "repeat_penalty", 0, 10, p.repeat_penalty); !s.ok()) return s;
+  if (p.repeat_penalty <= 0) return Bad("repeat_penalty", "must be in (0, 10] (1: none)");
+  if (absl::Status s = ReadNumber(j, "presence_penalty", -2, 2, p.presence_penalty); !s.ok()) {
+    return s;
   }
-  for (const char* field : {"tools", "functions", "suffix"}) {
-    auto it = j.find(field);
-    if (it != j.end() && !it->is_null() && !(it->is_array() && it->empty())) {
-      return Bad(field, "is not supported");
-    }
-  }
-  return absl::OkStatus();
+  return ReadNumber(j, "frequency_penalty", -2, 2, p.frequency_penalty);
 }
 
 absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
@@ -63,7 +59,7 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
     return Bad("model", "is required: a non-empty string (GET /v1/models lists them)");
   }
   r.model = model->get<std::string>();
-  if (absl::Status s = RejectUnsupported(j); !s.ok()) return s;
+  if (absl::Status s = RejectUnsupportedFields(j); !s.ok()) return s;
   for (const char* field : {"max_tokens", "max_completion_tokens"}) {
     auto it = j.find(field);
     if (it == j.end() || it->is_null()) continue;
@@ -75,6 +71,7 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
   if (absl::Status s = ReadNumber(j, "temperature", 0, 2, r.sampling.temperature); !s.ok()) return s;
   if (absl::Status s = ReadNumber(j, "top_p", 0, 1, r.sampling.top_p); !s.ok()) return s;
   if (r.sampling.top_p <= 0) return Bad("top_p", "must be in (0, 1]");
+  if (absl::Status s = ReadPenaltiesAndCuts(j, r.sampling); !s.ok()) return s;
   if (auto it = j.find("seed"); it != j.end() && !it->is_null()) {
     if (!it->is_number_integer()) return Bad("seed", "must be an integer");
     // Any integer is accepted, as OpenAI does; llama.cpp takes 32 bits.

@@ -1,12 +1,11 @@
 // File: examples/serve/src/openai_request.h
 //
 // Parses and validates the bodies of OpenAI's /v1/chat/completions and
-// /v1/completions into one `GenerationRequest`. Fields the server does not
-// implement but clients commonly send (user, logprobs: false, frequency
-// penalties of 0, ...) are accepted and ignored; fields whose value would
-// change the answer in a way the server cannot honour (n > 1, best_of > 1,
-// logprobs, tools) are InvalidArgument, so a client is never silently given
-// something else than it asked for.
+// /v1/completions into one `GenerationRequest`. The sampling fields below
+// are honoured; a field the server does not implement (n > 1, logprobs,
+// tools, response_format, grammar, logit_bias, ...: unsupported_fields.h)
+// is accepted only at its neutral value and is InvalidArgument otherwise, so
+// a client is never silently given something else than it asked for.
 //
 // Every error names the field and what is allowed. Never throws.
 //
@@ -33,11 +32,29 @@ struct ChatMessage {
   std::string content;
 };
 
+// The window llama-server also uses by default: the penalties below look at
+// the answer's last this many tokens.
+inline constexpr int32_t kPenaltyLastN = 64;
+
+// Each default changes nothing; token_sampler.h applies them in llama.cpp's
+// order (penalties, top-k, top-p, min-p, temperature).
 struct SamplingParams {
   // 0 is greedy. In [0, 2].
   double temperature = 1.0;
   // Nucleus mass kept. In (0, 1].
   double top_p = 1.0;
+  // The k likeliest tokens kept; 0 keeps all. In [0, 2^20].
+  int32_t top_k = 0;
+  // Tokens below min_p times the likeliest one's probability dropped. In [0, 1].
+  double min_p = 0.0;
+  // llama.cpp's repetition penalty over the last kPenaltyLastN tokens: a
+  // repeated token's logit divided by it (multiplied when negative). 1 is
+  // none. In (0, 10].
+  double repeat_penalty = 1.0;
+  // OpenAI's: subtracted once from a token that occurred (presence), and
+  // per occurrence (frequency), over the same window. In [-2, 2].
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
   // Absent: a seed drawn per request.
   std::optional<uint32_t> seed;
 };

@@ -154,7 +154,8 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
   if (intake_closed_) {
     return absl::UnavailableError("the server is shutting down and takes no new requests");
   }
-  live.sampler = std::make_unique<TokenSampler>(job.sampling, seeds_ = seeds_ * 1664525u + 1013904223u);
+  live.sampler = std::make_unique<TokenSampler>(job.sampling, seeds_ = seeds_ * 1664525u + 1013904223u,
+                                                options_.scheduler.models.front().vocab_size);
   // Held across Submit so that the engine cannot see the request in a plan
   // before it is registered here (AdoptSubmissions runs after Plan).
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);

@@ -7,8 +7,8 @@
 // Each step: Plan -> LlamaStepExecutor (one llama_decode) -> the server's
 // own sampling and text -> Complete -> results. The executor picks a greedy
 // token; its logits observer hands the same logits row to the request's
-// TokenSampler (temperature, top-p, seed), whose token replaces it before
-// Complete, and a stop string found in the text ends the request as
+// TokenSampler (penalties, top-k/p, min-p, temperature, seed), whose token
+// replaces it before Complete, and a stop string found in the text ends the request as
 // kStopString. Sizes come from the context as in LlamaEngine (KV blocks =
 // n_ctx / block_size, max_running = n_seq_max, token budget = n_batch), so
 // a plan can never break llama.cpp.

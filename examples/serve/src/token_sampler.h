@@ -1,14 +1,16 @@
 // File: examples/serve/src/token_sampler.h
 //
 // `TokenSampler` picks a request's next token from its logits row through
-// llama.cpp's sampler API: greedy at temperature 0, otherwise top-p, then
-// temperature, then a seeded draw (llama_sampler_init_dist), so the same
-// seed and logits give the same tokens.
+// llama.cpp's sampler API, one chain per request: the penalties on the
+// answer's recent tokens (repeat, presence, frequency), then greedy at
+// temperature 0, otherwise top-k, top-p, min-p, temperature and a seeded
+// draw (llama_sampler_init_dist), so the same seed and logits give the same
+// tokens. Samplers whose parameter is neutral are left out of the chain.
 //
 // Thread-safety: one thread at a time (the engine thread).
 //
 // Example:
-//   TokenSampler sampler(params, /*n_vocab=*/258);
+//   TokenSampler sampler(params, /*seed=*/7, /*n_vocab=*/258);
 //   int32_t token = sampler.Sample(logits);
 
 #ifndef HEARTH_SERVE_TOKEN_SAMPLER_H_
@@ -25,8 +27,9 @@ namespace hearth::serve {
 
 class TokenSampler {
  public:
-  // `seed` is used when params.seed is absent.
-  TokenSampler(const SamplingParams& params, uint32_t seed);
+  // `seed` is used when params.seed is absent. REQUIRES: params within the
+  // ranges openai_request.h documents; n_vocab the model's.
+  TokenSampler(const SamplingParams& params, uint32_t seed, int32_t n_vocab);
   ~TokenSampler();
   TokenSampler(const TokenSampler&) = delete;
   TokenSampler& operator=(const TokenSampler&) = delete;

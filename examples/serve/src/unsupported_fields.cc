@@ -1,0 +1,92 @@
+#include "unsupported_fields.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "openai_request.h"
+
+namespace hearth::serve {
+namespace {
+
+using Json = nlohmann::json;
+
+bool IsNumber(const Json& v, double neutral) {
+  return v.is_number() && v.get<double>() == neutral;
+}
+bool IsZero(const Json& v) { return IsNumber(v, 0); }
+bool IsOne(const Json& v) { return v.is_number_integer() && v.get<int64_t>() == 1; }
+bool IsPenaltyWindow(const Json& v) { return IsNumber(v, kPenaltyLastN); }
+bool OnlyAbsent(const Json&) { return false; }
+bool IsNoneOrAuto(const Json& v) { return v == "none" || v == "auto"; }
+bool IsTextOnly(const Json& v) { return v == Json::array({"text"}); }
+bool IsTextFormat(const Json& v) {
+  return v.is_object() && v.size() == 1 && v.begin().key() == "type" && *v.begin() == "text";
+}
+bool IsEmptyObject(const Json& v) { return v.is_object() && v.empty(); }
+bool IsFalse(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
+// nlohmann's empty() is false for every string, "" included.
+bool IsEmpty(const Json& v) {
+  return v.is_string() ? v.get_ref<const std::string&>().empty()
+                       : (v.is_array() || v.is_object()) && v.empty();
+}
+
+static_assert(kPenaltyLastN == 64, "the penalty_last_n messages below say 64");
+
+struct Unsupported {
+  const char* field;
+  bool (*neutral)(const Json&);
+  // What the error says is allowed.
+  const char* allowed;
+};
+
+// OpenAI's fields first, then llama-server's sampling extensions, which
+// clients written for llama.cpp send.
+constexpr Unsupported kUnsupported[] = {
+    {"n", IsOne, "must be 1; one choice per request is supported"},
+    {"best_of", IsOne, "must be 1; one choice per request is supported"},
+    {"logprobs", IsFalse, "is not supported (false or absent)"},
+    {"top_logprobs", IsZero, "is not supported (0 or absent): no log probabilities are returned"},
+    {"echo", IsFalse, "is not supported (false or absent)"},
+    {"tools", IsEmpty, "is not supported (an empty array or absent)"},
+    {"functions", IsEmpty, "is not supported (an empty array or absent)"},
+    {"tool_choice", IsNoneOrAuto, "must be \"none\" or \"auto\" (or absent): no tools"},
+    {"function_call", IsNoneOrAuto, "must be \"none\" or \"auto\" (or absent): no functions"},
+    {"suffix", IsEmpty, "is not supported (an empty string or absent)"},
+    {"response_format", IsTextFormat,
+     "must be {\"type\": \"text\"} or absent: JSON mode and JSON schemas are not supported"},
+    {"logit_bias", IsEmptyObject, "is not supported ({} or absent)"},
+    {"modalities", IsTextOnly, "must be [\"text\"] or absent: only text is generated"},
+    {"audio", OnlyAbsent, "is not supported (absent): only text is generated"},
+    {"prediction", OnlyAbsent, "is not supported (absent)"},
+    {"reasoning_effort", OnlyAbsent, "is not supported (absent)"},
+    {"web_search_options", OnlyAbsent, "is not supported (absent)"},
+    {"grammar", IsEmpty, "is not supported (\"\" or absent): no constrained decoding"},
+    {"json_schema", IsEmpty, "is not supported ({} or absent): no constrained decoding"},
+    {"typical_p", [](const Json& v) { return IsNumber(v, 1); }, "is not supported (1 or absent)"},
+    {"mirostat", IsZero, "is not supported (0 or absent)"},
+    {"dynatemp_range", IsZero, "is not supported (0 or absent)"},
+    {"xtc_probability", IsZero, "is not supported (0 or absent)"},
+    {"dry_multiplier", IsZero, "is not supported (0 or absent)"},
+    {"top_n_sigma", [](const Json& v) { return v.is_number() && v.get<double>() <= 0; },
+     "is not supported (-1 or absent)"},
+    {"n_probs", IsZero, "is not supported (0 or absent)"},
+    {"ignore_eos", IsFalse, "is not supported (false or absent)"},
+    {"n_predict", OnlyAbsent, "is not supported (absent); use max_tokens"},
+    {"repeat_last_n", IsPenaltyWindow,
+     "must be 64 or absent: penalties look at the answer's last 64 tokens"},
+    {"penalty_last_n", IsPenaltyWindow,
+     "must be 64 or absent: penalties look at the answer's last 64 tokens"},
+};
+
+}  // namespace
+
+absl::Status RejectUnsupportedFields(const Json& body) {
+  for (const Unsupported& u : kUnsupported) {
+    auto it = body.find(u.field);
+    if (it == body.end() || it->is_null() || u.neutral(*it)) continue;
+    return absl::InvalidArgumentError(absl::StrCat("'", u.field, "' ", u.allowed));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hearth::serve
