@@ -1,11 +1,13 @@
 """hearth-serve's OpenAI surface over loopback, on the tiny GGUF model: each
 request field the server does not implement is refused (400, OpenAI's error
 shape, naming the field) unless it has its neutral value, and each sampling
-field it does implement changes the answer as documented."""
+field it does implement changes the answer as documented; GET /health in
+llama-server's shape and GET /v1/models/{id} behind the same keys as
+/v1/models."""
 
 import sys
 
-from serve_harness import KEYS, Checks, Server, server_binary
+from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary
 
 checks = Checks("serve/openai_surface")
 check = checks.check
@@ -100,10 +102,51 @@ def implemented_sampling(s):
           "a penalised greedy answer is still deterministic")
 
 
+def is_error(resp, status, code=None):
+    st, _, body = resp
+    err = body.get("error") if isinstance(body, dict) else None
+    return (st == status and isinstance(err, dict) and isinstance(err.get("message"), str) and
+            "type" in err and "param" in err and (code is None or err.get("code") == code))
+
+
+def health_and_models(s):
+    for key in (None, KEYS["ana"], "sk-not-a-key"):
+        st, h, body = s.request("GET", "/health", key=key)
+        check(st == 200 and body == {"status": "ok"} and h["content-type"] == "application/json",
+              "/health is 200 {\"status\": \"ok\"} with key %r" % key)
+    check(s.request("GET", "/healthz")[:3:2] == (200, {"status": "ok"}), "/healthz unchanged")
+    st, _, listed = s.request("GET", "/v1/models", key=KEYS["ana"])
+    for model in listed["data"]:
+        st, _, body = s.request("GET", "/v1/models/" + model["id"], key=KEYS["ana"])
+        check(st == 200 and body == model, "/v1/models/%s is its /v1/models entry" % model["id"])
+    missing = s.request("GET", "/v1/models/gpt-4o", key=KEYS["ana"])
+    check(is_error(missing, 404, "model_not_found") and "gpt-4o" in missing[2]["error"]["message"],
+          "an unknown model id is 404 model_not_found, OpenAI-shaped")
+    huge = s.request("GET", "/v1/models/" + "a" * 3000, key=KEYS["ana"])
+    check(is_error(huge, 404) and len(huge[2]["error"]["message"]) < 300,
+          "a 3,000-byte model id is 404 without being echoed")
+    odd = s.request("GET", "/v1/models/%FF%00tiny", key=KEYS["ana"])
+    check(is_error(odd, 404), "a model id of invalid UTF-8 and NUL is 404")
+    # The same keys as /v1/models: none is 401, a scrape key 403.
+    for key, status in ((None, 401), ("sk-not-a-key", 401), (SCRAPE_KEY, 403)):
+        listed_st = s.request("GET", "/v1/models", key=key)[0]
+        st = s.request("GET", "/v1/models/tiny", key=key)[0]
+        check(st == status == listed_st, "/v1/models/tiny with key %r is %d like /v1/models" %
+              (key, status))
+
+
+def open_household(binary):
+    with Server(binary, household=None) as s:
+        st, _, body = s.request("GET", "/v1/models/tiny")
+        check(st == 200 and body["id"] == "tiny", "without a household file no key is needed")
+
+
 def main():
     with Server(server_binary()) as s:
         unimplemented_fields(s)
         implemented_sampling(s)
+        health_and_models(s)
+    open_household(server_binary())
     return checks.finish()
 
 

@@ -3,12 +3,13 @@
 // hearth-serve's HTTP surface on a cpp-httplib server:
 //   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
 //   POST /v1/hearth/documents                         (document_routes.cc)
-//   GET  /v1/models, /healthz, /metrics, /v1/hearth/status, /   (info_routes.cc)
+//   GET  /v1/models, /v1/models/{id}, /healthz, /health, /metrics,
+//        /v1/hearth/status, /                         (info_routes.cc)
 // and OpenAI-shaped JSON for every error httplib answers itself (unknown
 // path 404, body over the limit 413, ...). The routes run on a
 // GuardedServer (guarded_server.h): by the time a handler runs, the
-// request's key was checked (request_gate.h: every route but /healthz
-// needs one) and its header values are the raw bytes sent (raw_head.h).
+// request's key was checked (request_gate.h: every route but /healthz and
+// /health needs one) and its header values are the raw bytes sent (raw_head.h).
 //
 // Thread-safety: handlers run on httplib's worker threads and share only
 // the ServeContext, whose parts are thread-safe.

@@ -1,13 +1,19 @@
-// GET routes that describe the server: the models, health, Prometheus
+// GET routes that describe the server: the models (listed, or one by id as
+// the OpenAI SDKs' models.retrieve asks), health (/healthz, and /health in
+// llama-server's shape, which its clients and proxies probe), Prometheus
 // metrics (the scheduler's, the server's and the job queues'), the status
 // JSON and the dashboard page; and the error handler that gives httplib's
-// own errors an OpenAI-shaped body. All but /healthz need a key (the gate,
-// request_gate.h), and show each key what page_views.h lets it see.
+// own errors an OpenAI-shaped body. All but /healthz and /health need a key
+// (the gate, request_gate.h), and show each key what page_views.h lets it
+// see.
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "dashboard_page.h"
 #include "hearth/jobs/jobs_prometheus.h"
 #include "hearth/metrics/prometheus.h"
@@ -63,6 +69,29 @@ std::optional<Caller> CallerOr(const ServeContext& ctx, const httplib::Request& 
 
 absl::Status AnyKey(const Caller&) { return absl::OkStatus(); }
 
+nlohmann::json ModelObject(const std::string& id) {
+  return {{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", "hearth"}};
+}
+
+// An id longer than this is not repeated in the 404: every served name is
+// far shorter, and the error stays small whatever the path held.
+constexpr size_t kMaxEchoedModelId = 256;
+
+void RetrieveModel(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  if (!CallerOr(ctx, req, res, MayCall)) return;
+  const std::string id = req.matches[1].str();
+  const std::vector<std::string> names = ctx.directory->ModelNames();
+  if (std::find(names.begin(), names.end(), id) == names.end()) {
+    const std::string shown = id.size() <= kMaxEchoedModelId
+                                  ? absl::StrCat("\"", id, "\"")
+                                  : absl::StrCat("of ", id.size(), " bytes");
+    return ReplyError(res, ErrorFor(absl::NotFoundError(absl::StrCat(
+                               "the model ", shown, " does not exist; served: ",
+                               absl::StrJoin(names, ", ")))));
+  }
+  res.set_content(Dump(ModelObject(id)), "application/json");
+}
+
 }  // namespace
 
 void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
@@ -76,6 +105,15 @@ void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
     res.status = draining ? 503 : 200;
     res.set_content(draining ? R"({"status":"draining"})" : R"({"status":"ok"})",
                     "application/json");
+  });
+  // llama-server's shape: {"status": "ok"} while serving, and an error
+  // object with 503 when not (here: draining after SIGTERM).
+  server.Get("/health", [&ctx](const httplib::Request&, httplib::Response& res) {
+    if (ctx.engine->intake_closed()) {
+      return ReplyError(res, ErrorFor(absl::UnavailableError("the server is shutting down")));
+    }
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(R"({"status":"ok"})", "application/json");
   });
   server.Get("/metrics", [&ctx](const httplib::Request& req, httplib::Response& res) {
     std::optional<Caller> caller = CallerOr(ctx, req, res, AnyKey);
@@ -103,9 +141,12 @@ void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
     if (!CallerOr(ctx, req, res, MayCall)) return;
     nlohmann::json data = nlohmann::json::array();
     for (const std::string& name : ctx.directory->ModelNames()) {
-      data.push_back({{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "hearth"}});
+      data.push_back(ModelObject(name));
     }
     res.set_content(Dump({{"object", "list"}, {"data", data}}), "application/json");
+  });
+  server.Get(R"(/v1/models/(.+))", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    RetrieveModel(ctx, req, res);
   });
 }
 

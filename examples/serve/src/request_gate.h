@@ -1,10 +1,10 @@
 // File: examples/serve/src/request_gate.h
 //
-// The key check every route but GET /healthz makes from a request's head,
-// before its body is read (guarded_server.h runs it): a request without a
-// valid key is answered 401 there, whatever its path, so a stranger learns
-// nothing about the routes or their limits and sends no body for the
-// server to read. A 401 for the dashboard ("/") offers Basic
+// The key check every route but GET /healthz and /health makes from a
+// request's head, before its body is read (guarded_server.h runs it): a
+// request without a valid key is answered 401 there, whatever its path, so
+// a stranger learns nothing about the routes or their limits and sends no
+// body for the server to read. A 401 for the dashboard ("/") offers Basic
 // authentication, so that a browser asks for a name and the key as the
 // password; API paths offer Bearer. When the household needs no keys (no
 // --household file) the gate lets everything through.
