@@ -3,8 +3,12 @@ request field the server does not implement is refused (400, OpenAI's error
 shape, naming the field) unless it has its neutral value, and each sampling
 field it does implement changes the answer as documented; GET /health in
 llama-server's shape and GET /v1/models/{id} behind the same keys as
-/v1/models."""
+/v1/models; X-Request-Id on every response, the client's when valid, else a
+fresh random one."""
 
+import json
+import re
+import socket
 import sys
 
 from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary
@@ -135,6 +139,102 @@ def health_and_models(s):
               (key, status))
 
 
+FRESH_ID = re.compile(r"^req_[0-9a-f]{32}$")
+
+
+def raw_exchange(port, head, body=b""):
+    """Sends bytes as they are; returns (status, {lower-case name: [values]})."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    lines = data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers.setdefault(name.strip().lower(), []).append(value.strip())
+    return int(lines[0].split()[1]), headers
+
+
+def request_ids(s):
+    sent = {"X-Request-Id": "trace-0af7651916cd43dd8448eb211c80319c"}
+    calls = [
+        ("GET", "/health", None, None, 200),
+        ("GET", "/v1/models", None, KEYS["ana"], 200),
+        ("GET", "/v1/models", None, None, 401),
+        ("GET", "/v1/models/nope", None, KEYS["ana"], 404),
+        ("GET", "/no/such/route", None, KEYS["ana"], 404),
+        ("GET", "/metrics", None, KEYS["ana"], 200),
+        ("POST", CHAT, chat(), KEYS["ana"], 200),
+        ("POST", CHAT, chat(grammar="x"), KEYS["ana"], 400),
+        ("POST", CHAT, "{", KEYS["ana"], 400),
+    ]
+    for method, path, body, key, status in calls:
+        st, h, _ = s.request(method, path, body, key=key, headers=sent)
+        check(st == status and h.get("x-request-id") == sent["X-Request-Id"],
+              "%s %s (%d) echoes the client's X-Request-Id" % (method, path, status))
+        st, h, _ = s.request(method, path, body, key=key)
+        check(st == status and FRESH_ID.match(h.get("x-request-id", "")),
+              "%s %s (%d) without one gets a fresh req_ id" % (method, path, status))
+    r = s.stream(CHAT, chat(), key=KEYS["ana"], headers=sent)
+    check(r["status"] == 200 and r["done"], "a streamed answer is served with an X-Request-Id sent")
+    # Early answers, written before the body is read.
+    port = s.port
+    st, h = raw_exchange(port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                               b"Authorization: Bearer sk-ana\r\nX-Request-Id: early-1\r\n\r\n")
+    check(st == 411 and h.get("x-request-id") == ["early-1"], "a 411 echoes it")
+    st, h = raw_exchange(port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                               b"Authorization: Bearer sk-ana\r\nX-Request-Id: early-2\r\n"
+                               b"Content-Length: 99999999\r\n\r\n")
+    check(st == 413 and h.get("x-request-id") == ["early-2"], "a 413 echoes it")
+    # Values that are not echoed: each gets one fresh id, never the value.
+    # A control byte in any header value makes the head malformed (400).
+    bad = {
+        "too long": (b"a" * 129, 200),
+        "a space": (b"two words", 200),
+        "non-ASCII": (b"caf\xc3\xa9", 200),
+        "a DEL byte": (b"x\x7fy", 400),
+    }
+    for what, (value, status) in bad.items():
+        st, h = raw_exchange(port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + value +
+                             b"\r\n\r\n")
+        ids = h.get("x-request-id", [])
+        check(st == status and len(ids) == 1 and FRESH_ID.match(ids[0]),
+              "an X-Request-Id with %s is replaced by a fresh one" % what)
+    st, h = raw_exchange(port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\n"
+                               b"X-Request-Id: b\r\n\r\n")
+    check(st == 200 and len(h.get("x-request-id", [])) == 1 and FRESH_ID.match(h["x-request-id"][0]),
+          "two X-Request-Id headers get one fresh id")
+    st, h = raw_exchange(port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: " +
+                         b"b" * 128 + b"\r\n\r\n")
+    check(st == 200 and h.get("x-request-id") == ["b" * 128], "128 bytes are echoed")
+    # One member's id never reaches another request, on its connection or
+    # any other.
+    conn = s.connect()
+    ids = []
+    for key, headers in ((KEYS["ana"], {"X-Request-Id": "ana-secret"}), (KEYS["ben"], {}),
+                         (KEYS["ben"], {})):
+        conn.request("GET", "/v1/models", headers=dict(headers, Authorization="Bearer " + key))
+        resp = conn.getresponse()
+        resp.read()
+        ids.append(resp.getheader("X-Request-Id"))
+    conn.close()
+    check(ids[0] == "ana-secret" and all(FRESH_ID.match(i) for i in ids[1:]) and ids[1] != ids[2],
+          "a kept-alive connection's next requests get fresh, distinct ids")
+
+
+def head_timeout_id(binary):
+    with Server(binary, "--header_timeout=0.3s") as s:
+        st, h = raw_exchange(s.port, b"GET /health HTTP/1.1\r\nX-Request-Id: slow\r\n")
+        ids = h.get("x-request-id", [])
+        check(st == 408 and len(ids) == 1 and FRESH_ID.match(ids[0]),
+              "a 408 for a head never finished carries a fresh id, not the partial head's")
+
+
 def open_household(binary):
     with Server(binary, household=None) as s:
         st, _, body = s.request("GET", "/v1/models/tiny")
@@ -146,7 +246,9 @@ def main():
         unimplemented_fields(s)
         implemented_sampling(s)
         health_and_models(s)
+        request_ids(s)
     open_household(server_binary())
+    head_timeout_id(server_binary())
     return checks.finish()
 
 

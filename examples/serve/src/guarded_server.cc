@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "guarded_stream.h"
 #include "raw_head.h"
+#include "response_request_id.h"
 
 namespace hearth::serve {
 namespace {
@@ -60,7 +61,12 @@ GuardedServer::GuardedServer(ConnectionLimits limits, size_t payload_max_bytes)
     AnswerEarly(req, res, c, *early);
     return early->status;
   });
-  set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+  // httplib runs this on every response it writes, the early answers and
+  // its own errors included.
+  set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    res.headers.erase(kRequestIdHeader);
+    res.set_header(kRequestIdHeader,
+                   ResponseRequestId(RawHeaderValues(req.headers, kRequestIdHeader)));
     Connection* c = guard_.Current();
     if (c == nullptr || !c->must_close) return;
     res.headers.erase("Keep-Alive");

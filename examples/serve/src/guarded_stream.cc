@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "response_request_id.h"
 
 namespace hearth::serve {
 namespace {
@@ -174,7 +175,10 @@ void WriteWholeResponse(int fd, const HttpError& error) {
   const std::string body = Dump(error.body);
   std::string out = absl::StrCat("HTTP/1.1 ", error.status, " ", Reason(error.status),
                                  "\r\nContent-Type: application/json\r\nContent-Length: ",
-                                 body.size(), "\r\nConnection: close\r\n");
+                                 body.size(), "\r\nConnection: close\r\n",
+                                 // The head, if any, was not read whole:
+                                 // nothing of it is repeated.
+                                 kRequestIdHeader, ": ", NewRequestId(), "\r\n");
   for (const auto& [name, value] : ErrorHeaders(error)) absl::StrAppend(&out, name, ": ", value, "\r\n");
   absl::StrAppend(&out, "\r\n", body);
   size_t sent = 0;

@@ -77,7 +77,8 @@ class GuardedStream : public httplib::Stream {
 
 // Writes `error` as a whole HTTP/1.1 response with "Connection: close"
 // straight to socket `fd` (for answers given outside httplib's request
-// handling: a refused connection, a timed-out head). Best effort.
+// handling: a refused connection, a timed-out head), with a fresh
+// X-Request-Id (response_request_id.h). Best effort.
 void WriteWholeResponse(int fd, const HttpError& error);
 
 // Closes socket `fd` after an answer that left input unread: stops

@@ -1,33 +1,13 @@
 #include "public_request_ids.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 
-#include "absl/strings/escaping.h"
+#include "random_hex.h"
 
 namespace hearth::serve {
 namespace {
 
-// kIdChars / 2 bytes from the kernel's CSPRNG, as hex.
-std::string RandomHexId() {
-  unsigned char bytes[PublicRequestIds::kIdChars / 2];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-    } else if (errno != EINTR) {
-      // getrandom fails only on kernels before 3.17 (ENOSYS): without it
-      // there is no unguessable id to give.
-      std::abort();
-    }
-  }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
-}
+std::string RandomHexId() { return RandomHex(PublicRequestIds::kIdChars / 2); }
 
 }  // namespace
 
