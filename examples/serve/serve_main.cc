@@ -18,6 +18,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -357,7 +359,28 @@ int Main() {
 }  // namespace
 }  // namespace hearth::serve
 
+namespace {
+
+// Abseil's --help lists only flags of a file named after the program
+// (hearth-serve.cc), so it matched none of ours; every hearth-serve flag is
+// defined here. The path shown starts at examples/, not at the builder's
+// checkout.
+void ConfigureFlagsUsage() {
+  absl::FlagsUsageConfig config;
+  auto ours = [](absl::string_view file) { return absl::EndsWith(file, "serve/serve_main.cc"); };
+  config.contains_help_flags = ours;
+  config.contains_helpshort_flags = ours;
+  config.normalize_filename = [](absl::string_view file) {
+    const size_t at = file.rfind("examples/");
+    return std::string(at == absl::string_view::npos ? file : file.substr(at));
+  };
+  absl::SetFlagsUsageConfig(config);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  ConfigureFlagsUsage();
   absl::SetProgramUsageMessage(
       "hearth-serve --model=model.gguf [--household=household.toml] [--port=8080]\n"
       "An OpenAI-compatible server on llama.cpp, scheduled by Hearth; dashboard at /.");

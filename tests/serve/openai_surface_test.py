@@ -4,11 +4,12 @@ shape, naming the field) unless it has its neutral value, and each sampling
 field it does implement changes the answer as documented; GET /health in
 llama-server's shape and GET /v1/models/{id} behind the same keys as
 /v1/models; X-Request-Id on every response, the client's when valid, else a
-fresh random one."""
+fresh random one; --help lists every flag."""
 
-import json
+import os
 import re
 import socket
+import subprocess
 import sys
 
 from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary
@@ -235,6 +236,27 @@ def head_timeout_id(binary):
               "a 408 for a head never finished carries a fresh id, not the partial head's")
 
 
+SERVE_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "serve", "serve_main.cc")
+
+
+def help_lists_flags(binary):
+    with open(SERVE_MAIN) as f:
+        flags = re.findall(r"ABSL_FLAG\(\s*[\w:]+\s*,\s*(\w+)\s*,", f.read())
+    check(len(flags) > 20, "serve_main.cc defines the flags (%d found)" % len(flags))
+    for option in ("--help", "--helpshort"):
+        # Abseil exits 1 after printing usage; the server must not start.
+        out = subprocess.run([binary, option], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=60)
+        missing = [f for f in flags if "--%s " % f not in out.stdout]
+        check(out.returncode in (0, 1) and "No flags matched" not in out.stdout and not missing and
+              "listening" not in out.stdout,
+              "%s lists every hearth-serve flag (missing: %s)" % (option, missing))
+    out = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, text=True, timeout=60)
+    check("Flags from examples/serve/serve_main.cc:" in out.stdout,
+          "--help names the flags' file from examples/, not the build machine's path")
+
+
 def open_household(binary):
     with Server(binary, household=None) as s:
         st, _, body = s.request("GET", "/v1/models/tiny")
@@ -249,6 +271,7 @@ def main():
         request_ids(s)
     open_household(server_binary())
     head_timeout_id(server_binary())
+    help_lists_flags(server_binary())
     return checks.finish()
 
 
