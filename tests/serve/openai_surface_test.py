@@ -6,13 +6,15 @@ llama-server's shape and GET /v1/models/{id} behind the same keys as
 /v1/models; X-Request-Id on every response, the client's when valid, else a
 fresh random one; --help lists every flag."""
 
+import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 
-from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary
+from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary, wait_for
 
 checks = Checks("serve/openai_surface")
 check = checks.check
@@ -181,8 +183,14 @@ def request_ids(s):
         st, h, _ = s.request(method, path, body, key=key)
         check(st == status and FRESH_ID.match(h.get("x-request-id", "")),
               "%s %s (%d) without one gets a fresh req_ id" % (method, path, status))
-    r = s.stream(CHAT, chat(), key=KEYS["ana"], headers=sent)
-    check(r["status"] == 200 and r["done"], "a streamed answer is served with an X-Request-Id sent")
+    conn = s.connect()
+    conn.request("POST", CHAT, body=json.dumps(chat(stream=True)),
+                 headers=dict(sent, Authorization="Bearer " + KEYS["ana"]))
+    resp = conn.getresponse()
+    streamed = resp.read().decode("utf-8", "replace")
+    conn.close()
+    check(resp.status == 200 and resp.getheader("X-Request-Id") == sent["X-Request-Id"] and
+          streamed.rstrip().endswith("data: [DONE]"), "a streamed answer echoes it too")
     # Early answers, written before the body is read.
     port = s.port
     st, h = raw_exchange(port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
@@ -257,6 +265,27 @@ def help_lists_flags(binary):
           "--help names the flags' file from examples/, not the build machine's path")
 
 
+def health_while_draining(binary):
+    with Server(binary) as s:
+        # An answer long enough (thousands of tokens) to still be running
+        # when the probes below are made; closing its socket then cancels
+        # it, so the drain ends at once.
+        body = json.dumps(completion(max_tokens=4000, stream=True)).encode()
+        held = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        held.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-ana\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) +
+                     body)
+        held.recv(1)
+        wait_for(lambda: s.status()["live_requests"] == 1)
+        s.proc.send_signal(signal.SIGTERM)
+        drained = wait_for(lambda: s.request("GET", "/health", timeout=10)[0] == 503, timeout=10)
+        st, _, out = s.request("GET", "/health", timeout=10)
+        check(drained and is_error((st, None, out), 503) and
+              s.request("GET", "/healthz", timeout=10)[:3:2] == (503, {"status": "draining"}),
+              "/health is 503 with an OpenAI-shaped error while draining, /healthz as before")
+        held.close()
+
+
 def open_household(binary):
     with Server(binary, household=None) as s:
         st, _, body = s.request("GET", "/v1/models/tiny")
@@ -271,6 +300,7 @@ def main():
         request_ids(s)
     open_household(server_binary())
     head_timeout_id(server_binary())
+    health_while_draining(server_binary())
     help_lists_flags(server_binary())
     return checks.finish()
 
