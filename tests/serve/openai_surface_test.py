@@ -69,7 +69,8 @@ NEUTRAL = {
 def refused_field(st, body, field):
     err = body.get("error") if isinstance(body, dict) else None
     return (st == 400 and isinstance(err, dict) and err.get("type") == "invalid_request_error" and
-            ("'%s'" % field) in err.get("message", "") and "absent" in err.get("message", ""))
+            ("'%s'" % field) in err.get("message", "") and "absent" in err.get("message", "") and
+            err.get("param") == field)
 
 
 def unimplemented_fields(s):
@@ -81,7 +82,8 @@ def unimplemented_fields(s):
     check(st == 200 and out["usage"]["completion_tokens"] == 2,
           "every neutral value together is served")
     st, _, out = s.request("POST", CHAT, chat(top_k="40"), key=KEYS["ana"])
-    check(st == 400 and "'top_k'" in out["error"]["message"], "a wrongly typed top_k is 400")
+    check(st == 400 and "'top_k'" in out["error"]["message"] and out["error"]["param"] == "top_k",
+          "a wrongly typed top_k is 400 with param top_k")
     st, _, out = s.request("POST", CHAT, chat(grammar="x" * 200000), key=KEYS["ana"])
     check(refused_field(st, out, "grammar") and len(out["error"]["message"]) < 300,
           "a huge grammar is refused without being echoed")

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "error_param.h"
 #include "household_config.h"
 #include "openai_request.h"
 #include "output_text.h"
@@ -91,6 +92,7 @@ TEST_CASE("sampling fields beyond temperature and top_p are read and range-check
     auto bad_r = ParseCompletionRequest(body);
     REQUIRE_FALSE(bad_r.ok());
     CHECK(std::string(bad_r.status().message()).find(field) != std::string::npos);
+    CHECK(ParamOf(bad_r.status()) == std::optional<std::string>(field));
   }
 }
 
@@ -139,6 +141,7 @@ TEST_CASE("unimplemented fields: neutral values pass, any other is refused namin
     CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
     CHECK(std::string(r.status().message()).find(absl::StrCat("'", field, "'")) != std::string::npos);
     CHECK(std::string(r.status().message()).find("absent") != std::string::npos);
+    CHECK(ParamOf(r.status()) == std::optional<std::string>(field));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "error_param.h"
 #include "nlohmann/json.hpp"
 #include "unsupported_fields.h"
 
@@ -13,7 +14,7 @@ namespace {
 using Json = nlohmann::json;
 
 absl::Status Bad(absl::string_view field, absl::string_view allowed) {
-  return absl::InvalidArgumentError(absl::StrCat("'", field, "' ", allowed));
+  return WithParam(absl::InvalidArgumentError(absl::StrCat("'", field, "' ", allowed)), field);
 }
 
 absl::StatusOr<Json> ParseObject(absl::string_view body) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "error_param.h"
 
 namespace hearth::serve {
 
@@ -134,6 +135,7 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
       break;
   }
   std::string message(status.message());
+  const std::optional<std::string> param = ParamOf(status);
   if (e.status == 429 && retry_after_s > kMaxRetryAfterS) {
     // Retry-After stops at kMaxRetryAfterS: the message keeps the true wait.
     absl::StrAppend(&message, "; it renews in ", retry_after_s, " s");
@@ -141,7 +143,7 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
   e.body = {{"error",
              {{"message", message},
               {"type", type},
-              {"param", nullptr},
+              {"param", param ? Json(*param) : Json(nullptr)},
               {"code", code}}}};
   return e;
 }

@@ -2,7 +2,8 @@
 //
 // The JSON the OpenAI API answers with: whole completions, streamed chunks
 // as server-sent events, `usage`, and errors ({"error": {message, type,
-// param, code}}) with the HTTP status each absl::Status code stands for.
+// param, code}}, param the request field an error_param.h payload names,
+// else null) with the HTTP status each absl::Status code stands for.
 //
 // Generated text is whatever bytes the model produced; invalid UTF-8 is
 // written as U+FFFD rather than failing the response.
