@@ -134,6 +134,10 @@ def health_and_models(s):
     huge = s.request("GET", "/v1/models/" + "a" * 3000, key=KEYS["ana"])
     check(is_error(huge, 404) and len(huge[2]["error"]["message"]) < 300,
           "a 3,000-byte model id is 404 without being echoed")
+    too_long = s.request("GET", "/v1/models/" + "a" * 20000, key=KEYS["ana"])
+    check(is_error(too_long, 414, "uri_too_long") and
+          too_long[2]["error"]["type"] == "invalid_request_error",
+          "a 20,000-byte path is 414 uri_too_long, OpenAI-shaped")
     odd = s.request("GET", "/v1/models/%FF%00tiny", key=KEYS["ana"])
     check(is_error(odd, 404), "a model id of invalid UTF-8 and NUL is 404")
     # The same keys as /v1/models: none is 401, a scrape key 403.

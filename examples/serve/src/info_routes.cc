@@ -165,12 +165,17 @@ void InstallErrorHandler(httplib::Server& server) {
       case 400:
         status = absl::InvalidArgumentError("malformed HTTP request");
         break;
+      case 414:
+        // httplib's own limit on the request line (8 KiB in its build).
+        status = absl::InvalidArgumentError("the request URI is longer than this server accepts");
+        break;
       default:
         status = absl::UnknownError(absl::StrCat("HTTP ", res.status));
         break;
     }
     HttpError e = ErrorFor(status);
     if (res.status == 413) e.body["error"]["code"] = "request_too_large";
+    if (res.status == 414) e.body["error"]["code"] = "uri_too_long";
     if (res.status == 404) e.body["error"]["code"] = nullptr;
     res.set_content(Dump(e.body), "application/json");
     return httplib::Server::HandlerResponse::Handled;
