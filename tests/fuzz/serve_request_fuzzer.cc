@@ -91,6 +91,11 @@ Json ToJson(const GenerationRequest& r) {
   j["temperature"] = r.sampling.temperature;
   j["top_p"] = r.sampling.top_p;
   if (r.sampling.seed) j["seed"] = *r.sampling.seed;
+  j["top_k"] = r.sampling.top_k;
+  j["min_p"] = r.sampling.min_p;
+  j["repeat_penalty"] = r.sampling.repeat_penalty;
+  j["presence_penalty"] = r.sampling.presence_penalty;
+  j["frequency_penalty"] = r.sampling.frequency_penalty;
   return j;
 }
 
@@ -105,7 +110,11 @@ bool Same(const GenerationRequest& a, const GenerationRequest& b) {
   return a.chat == b.chat && a.model == b.model && a.prompt == b.prompt &&
          a.max_tokens == b.max_tokens && a.stop == b.stop && a.stream == b.stream &&
          a.include_usage == b.include_usage && a.sampling.temperature == b.sampling.temperature &&
-         a.sampling.top_p == b.sampling.top_p && a.sampling.seed == b.sampling.seed;
+         a.sampling.top_p == b.sampling.top_p && a.sampling.seed == b.sampling.seed &&
+         a.sampling.top_k == b.sampling.top_k && a.sampling.min_p == b.sampling.min_p &&
+         a.sampling.repeat_penalty == b.sampling.repeat_penalty &&
+         a.sampling.presence_penalty == b.sampling.presence_penalty &&
+         a.sampling.frequency_penalty == b.sampling.frequency_penalty;
 }
 
 void CheckLimits(const GenerationRequest& r, bool chat) {
@@ -128,6 +137,17 @@ void CheckLimits(const GenerationRequest& r, bool chat) {
           absl::StrCat("temperature ", r.sampling.temperature, " accepted"));
   Require(r.sampling.top_p > 0 && r.sampling.top_p <= 1,
           absl::StrCat("top_p ", r.sampling.top_p, " accepted"));
+  // The ranges openai_request.cc documents; the sampler chain is built from
+  // these without further checks.
+  Require(r.sampling.top_k >= 0 && r.sampling.top_k <= (1 << 20),
+          absl::StrCat("top_k ", r.sampling.top_k, " accepted"));
+  Require(r.sampling.min_p >= 0 && r.sampling.min_p <= 1,
+          absl::StrCat("min_p ", r.sampling.min_p, " accepted"));
+  Require(r.sampling.repeat_penalty > 0 && r.sampling.repeat_penalty <= 10,
+          absl::StrCat("repeat_penalty ", r.sampling.repeat_penalty, " accepted"));
+  Require(r.sampling.presence_penalty >= -2 && r.sampling.presence_penalty <= 2 &&
+              r.sampling.frequency_penalty >= -2 && r.sampling.frequency_penalty <= 2,
+          "a penalty out of [-2, 2] accepted");
   Require(r.stop.size() <= kMaxStopStrings, "too many stop strings accepted");
   for (const std::string& s : r.stop) {
     Require(!s.empty() && s.size() <= kMaxStopBytes, "a stop string out of 1..256 bytes");
