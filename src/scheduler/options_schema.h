@@ -151,6 +151,7 @@ void VisitWorkClassFields(Class& c, Visitor&& v) {
   v(Doubles("weight", 0, /*lo_open=*/true, 1e9, "must be in (0, 1e9]"), c.weight);
   v(Durations("ttft_slo", DurationRule::kSloTarget, kSloTargetAllowed), c.ttft_slo);
   v(Durations("tpot_slo", DurationRule::kSloTarget, kSloTargetAllowed), c.tpot_slo);
+  v(Durations("e2e_slo", DurationRule::kSloTarget, kSloTargetAllowed), c.e2e_slo);
 }
 
 static_assert(kMaxDraftTokens == 8, "max_draft_tokens' message says 8");

@@ -61,6 +61,7 @@ constexpr KeyFor kEntryKeys[] = {
     {"quota_window", "quota_window_s"},
     {"ttft_slo", "slo_ttft_ms"},
     {"tpot_slo", "slo_tpot_ms"},
+    {"e2e_slo", "slo_e2e_s"},
 };
 
 // Policy configuration fields (as MakePolicyFactory's messages name them).

@@ -282,6 +282,7 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
     if (s.tpot_budget) {
       s.scheduler.work_classes.back().tpot_slo = slo.tpot;
     }
+    s.scheduler.work_classes.back().e2e_slo = slo.e2e;
     s.class_slos.push_back(slo);
   }
   return absl::OkStatus();

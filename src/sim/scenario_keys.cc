@@ -137,7 +137,8 @@ constexpr ScenarioKey kKeys[] = {
      "(the household policy serves by it)."},
     {"classes", "slo_tpot_ms", "ms or \"off\"", "\"off\"",
      "TPOT target for attainment; with engine.tpot_budget also WorkClassConfig::tpot_slo."},
-    {"classes", "slo_e2e_s", "s or \"off\"", "\"off\"", "End-to-end target for attainment and goodput."},
+    {"classes", "slo_e2e_s", "s or \"off\"", "\"off\"", "End-to-end target for attainment and goodput; also the scheduler's WorkClassConfig::e2e_slo "
+     "(the household policy puts background work first once a quarter of it has passed)."},
     {"classes", "max_running", "sequences", "0 (no cap)", "Concurrency cap (WorkClassConfig::max_running)."},
     {"classes", "kv_block_budget", "blocks", "0 (none)", "KV budget (WorkClassConfig::kv_block_budget)."},
     {"classes", "borrow", "bool", "true",

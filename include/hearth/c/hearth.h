@@ -159,7 +159,7 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *              agent, embedding, maintenance) or
  *              [{"name", "priority", "max_running", "kv_block_budget",
  *                "borrow", "queue_timeout_s", "max_retries", "weight",
- *                "ttft_slo_s", "tpot_slo_s"}]
+ *                "ttft_slo_s", "tpot_slo_s", "e2e_slo_s"}]
  *              (SLO targets: seconds > 0 and at most 365 days, or null
  *              for none, the default)
  *   "kv": {"block_size", "num_device_blocks", "num_host_blocks",

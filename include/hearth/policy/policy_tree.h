@@ -68,7 +68,10 @@ enum class ClassLevel {
   // they rank at arrival + PriorityQuotaOptions::aging_interval (after every
   // interactive class with aging off), and only they are preempted to admit
   // a waiting request (none with background_kv_reserve, below, unless
-  // preempted requests swap to a host tier).
+  // preempted requests swap to a host tier). A background class with a
+  // completion target (WorkClassConfig::e2e_slo) has its requests go ahead
+  // of on-time work once a quarter of it has passed, unless their member
+  // has most of the waiting requests (with the member guard).
   // PriorityQuotaOptions' quotas apply by priority.
   kSlo,
 };

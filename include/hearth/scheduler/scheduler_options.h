@@ -162,6 +162,20 @@ struct WorkClassConfig {
   // (RequestSpec::tpot_slo) is judged in metrics but does not cut steps.
   // Must be > 0 and at most kMaxSloTarget, or InfiniteDuration.
   absl::Duration tpot_slo = absl::InfiniteDuration();
+  // Completion target for a class without a TTFT target (background work:
+  // a document summary due within five minutes), from arrival. In the
+  // SLO-aware class level (the household preset) such a request is due once
+  // a quarter of it has passed: until the target passes it then goes ahead
+  // of on-time interactive work and is no longer held to the room kept for
+  // interactive arrivals (PolicyTreeConfig::background_kv_reserve), so it
+  // starts with three quarters of its target left, unless its member has
+  // most of the waiting requests (the member guard: one member's flood of
+  // documents does not rank ahead of everyone's chats). Once the target has
+  // passed it ranks by its aging interval again. Ignored for a class with a
+  // TTFT target and by other policies; metrics judge it only through
+  // MetricsOptions::class_slos. Must be > 0 and at most kMaxSloTarget, or
+  // InfiniteDuration (the default: none).
+  absl::Duration e2e_slo = absl::InfiniteDuration();
 };
 
 // A step's time as a line in the tokens it batches: fixed + per_token x

@@ -45,6 +45,7 @@ void MemberLedger::Activity(int32_t m, int32_t delta) {
 void MemberLedger::AddWaiting(const Entry* e, bool new_demand) {
   const int32_t m = SlotOf(e);
   Activity(m, 1);
+  ++waiting_;
   if (members_[m].waiting++ > 0) return;
   if (new_demand) Lift(m);
   backlog_.Push(m);
@@ -53,6 +54,7 @@ void MemberLedger::AddWaiting(const Entry* e, bool new_demand) {
 void MemberLedger::RemoveWaiting(const Entry* e) {
   const int32_t m = SlotOf(e);
   Activity(m, -1);
+  --waiting_;
   if (--members_[m].waiting == 0) backlog_.Erase(m);
 }
 
@@ -195,6 +197,12 @@ bool MemberLedger::Outweighs(const Entry* victim, const Entry* beneficiary) {
   const double entitlement = 1.0 / active_weight_;
   return owner_share > entitlement && taker_after <= 0.5 * entitlement &&
          RecentServiceShare(a) > kRecentServiceFactor * entitlement;
+}
+
+bool MemberLedger::QueuesMostOfTheWaiting(const Entry* e) {
+  const Member& member = members_[SlotOf(e)];
+  return active_weight_ > 0 && member.waiting * member.inverse_weight >
+                                   kRecentServiceFactor / active_weight_ * static_cast<double>(waiting_);
 }
 
 double MemberLedger::Share(int32_t m, int64_t running, int64_t tokens) const {

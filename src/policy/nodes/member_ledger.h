@@ -85,6 +85,12 @@ class MemberLedger {
   // has taken the service as well.
   bool Outweighs(const Entry* victim, const Entry* beneficiary);
 
+  // Whether `e`'s member has more than kRecentServiceFactor times its
+  // entitlement of the requests waiting (by count, whatever their size: a
+  // document is one request however long): one member's queue of two
+  // hundred documents, not a member whose one document is long.
+  bool QueuesMostOfTheWaiting(const Entry* e);
+
   static constexpr double kRecentServiceFactor = 1.75;
   static constexpr absl::Duration kRecentServiceWindow = absl::Seconds(30);
 
@@ -136,6 +142,8 @@ class MemberLedger {
   int32_t last_admitted_ = -1;
   // Weights of the members with waiting or running entries.
   double active_weight_ = 0;
+  // Member::waiting's sum.
+  int64_t waiting_ = 0;
   // Member::served's sum, its marks, and when the last mark was taken.
   double served_ = 0;
   double served_at_mark_ = 0;

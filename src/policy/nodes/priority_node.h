@@ -40,13 +40,16 @@ struct MemberGuard {
 // work class, ranked by deadline, rank time + the request's own TTFT target
 // (RequestView::ttft_slo) or else `class_ttft` of its class
 // (WorkClassConfig::ttft_slo by WorkClassId::value(); InfiniteDuration or
-// beyond the end: background). Quotas apply by priority as above. With
+// beyond the end: background; `class_e2e`, WorkClassConfig::e2e_slo by the
+// same index, gives a background class its completion target). Quotas apply
+// by priority as above. With
 // `guard`, late work is shared between members and waiting work may preempt
 // an over-served member's less urgent work (the file comment's member guard).
 // REQUIRES: ValidatePriorityQuotaOptions(options).ok(); each target > 0.
 std::unique_ptr<Node> NewSloClassNode(const PriorityQuotaOptions& options,
                                       std::vector<int64_t> class_priorities,
                                       std::vector<absl::Duration> class_ttft,
+                                      std::vector<absl::Duration> class_e2e,
                                       std::optional<MemberGuard> guard, NodeFactory child);
 
 }  // namespace hearth::policy_internal

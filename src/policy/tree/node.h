@@ -108,6 +108,11 @@ class Node {
   // guard; Policy::ShareReclaimCandidates). Up to `out.size()`, least
   // valuable first; returns how many. Default: none.
   virtual size_t GuardVictims(const Entry* beneficiary, absl::Span<Entry*> out) { return 0; }
+  // Whether waiting background `e` is due to start by its class's
+  // completion target (WorkClassConfig::e2e_slo; the SLO class level), so
+  // that it goes ahead of on-time work and is no longer held to the room
+  // kept for interactive arrivals. Default: never.
+  virtual bool Due(const Entry* e) { return false; }
 };
 
 // Builds one child node; inner nodes call it once per group they create.

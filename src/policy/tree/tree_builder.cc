@@ -87,6 +87,13 @@ std::vector<absl::Duration> ClassTtftTargets(const SchedulerOptions& options) {
   return targets;
 }
 
+std::vector<absl::Duration> ClassE2eTargets(const SchedulerOptions& options) {
+  std::vector<absl::Duration> targets;
+  targets.reserve(options.work_classes.size());
+  for (const WorkClassConfig& c : options.work_classes) targets.push_back(c.e2e_slo);
+  return targets;
+}
+
 std::optional<MemberGuard> MemberGuardFor(const PolicyTreeConfig& config,
                                           const SchedulerOptions& options) {
   if (!config.member_guard) return std::nullopt;
@@ -110,7 +117,8 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
       return NewPriorityNode(config.priority, ClassPriorities(options), below);
     case ClassLevel::kSlo:
       return NewSloClassNode(config.priority, ClassPriorities(options),
-                             ClassTtftTargets(options), MemberGuardFor(config, options), below);
+                             ClassTtftTargets(options), ClassE2eTargets(options),
+                             MemberGuardFor(config, options), below);
     case ClassLevel::kWeightedShares:
       return NewFairShareNode(
           ShareParams(config.vtc, ShareKey::kWorkClass,

@@ -206,11 +206,15 @@ class TreePolicy final : public Policy {
   }
 
   // Background: no TTFT target of its own or its class's. Either reserve
-  // is waived once the candidate has waited its aging interval.
+  // is waived once the candidate has waited its aging interval, the
+  // background reserve also once it is due by its class's completion target
+  // (Node::Due): it must start then, and the reserve would hold it out.
   double AdmissionReserveShare(const RequestView& candidate, absl::Time now) override {
     if (now - candidate.arrival_time >= rules_.reserve_waived_after) return 0;
     if (rules_.priority_reserve.share > 0) return PriorityReserveShare(candidate);
-    return candidate.ttft_slo == absl::InfiniteDuration() ? rules_.background_kv_reserve : 0;
+    if (candidate.ttft_slo != absl::InfiniteDuration()) return 0;
+    const Entry* e = FindOffered(candidate.id);
+    return e != nullptr && root_->Due(e) ? 0 : rules_.background_kv_reserve;
   }
 
   void EndAdmission() override {
