@@ -7,9 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "job_call.h"
+#include "member_job.h"
 #include "prompt_bound.h"
-#include "serve_job_queues.h"
 
 namespace hearth::serve {
 namespace {
@@ -61,10 +60,8 @@ absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationReque
 // The prompt's token ids: the chat rendered with the model's template, its
 // bytes checked against the context (prompt_bound.h), then tokenized in one
 // pass that stops counting past what fits. CPU work that grows with the
-// prompt, so it runs on the interactive job queue (first in line, never
-// given back) rather than on the HTTP thread, and holds the member's
-// `turn` until it returns; inline when the server has no job pool (unit
-// tests).
+// prompt, so it runs in the member's `turn` on the interactive job queue
+// (member_job.h).
 absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
                                                   GenerationRequest& request,
                                                   MemberTurns::Turn turn) {
@@ -76,8 +73,7 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
   const std::string answer = AnswerText(request);
   // Moved, not copied: the job may outlive this call (job_call.h), and the
   // request needs neither again.
-  auto tokenize = [text, chat, budget, room, answer, turn = std::move(turn),
-                   messages = std::move(request.messages),
+  auto tokenize = [text, chat, budget, room, answer, messages = std::move(request.messages),
                    prompt = std::move(request.prompt)]() -> absl::StatusOr<std::vector<int32_t>> {
     absl::StatusOr<std::string> rendered =
         chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
@@ -92,13 +88,9 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
     }
     return tokens;
   };
-  if (ctx.jobs == nullptr) return tokenize();
-  JobSpec spec;
-  spec.queue = kInteractiveQueue;
-  spec.queue_timeout = ctx.limits.interactive_job_timeout;
-  spec.label = chat ? "template and tokenize a chat" : "tokenize a prompt";
-  return CallOnQueue<std::vector<int32_t>>(
-      *ctx.jobs, spec, [tokenize = std::move(tokenize)](const JobContext&) { return tokenize(); });
+  return CallInMemberTurn<std::vector<int32_t>>(
+      ctx, std::move(turn), chat ? "template and tokenize a chat" : "tokenize a prompt",
+      std::move(tokenize));
 }
 
 // The checks that need no more than the request's fields, before any
@@ -116,15 +108,6 @@ absl::Status CheckBeforeTokens(const ServeContext& ctx, const GenerationRequest&
   return CheckPromptBytes(r.prompt.size(), {context, ctx.text->max_token_bytes(), r.max_tokens});
 }
 
-// The caller's turn (member_turns.h) for the work that grows with the body:
-// an empty Turn when the server bounds nothing (unit tests) or the key
-// belongs to no member (it makes no calls; resolving the class refuses it).
-absl::StatusOr<MemberTurns::Turn> TakeTurn(MemberTurns* turns, UserId user,
-                                           absl::Duration timeout) {
-  if (turns == nullptr || !user.valid()) return MemberTurns::Turn();
-  return turns->Acquire(user, absl::Now() + timeout);
-}
-
 }  // namespace
 
 absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
@@ -132,8 +115,7 @@ absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
                                                      absl::string_view body, bool chat) {
   absl::StatusOr<Caller> caller = ctx.directory->Authenticate(headers.authorization, headers.api_key);
   if (!caller.ok()) return caller.status();
-  absl::StatusOr<MemberTurns::Turn> turn =
-      TakeTurn(ctx.generation_turns, caller->user, ctx.limits.interactive_job_timeout);
+  absl::StatusOr<MemberTurns::Turn> turn = TakeMemberTurn(ctx, caller->user);
   if (!turn.ok()) return turn.status();
   absl::StatusOr<GenerationRequest> request =
       chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
