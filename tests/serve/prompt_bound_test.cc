@@ -100,6 +100,29 @@ std::string RandomText(std::mt19937& rng, size_t max_bytes) {
   return out;
 }
 
+TEST_CASE("model text: TokenizeUpTo as /tokenize asks, special tokens on request", "[serve]") {
+  TinyText tiny;
+  const ModelText& text = tiny.text();
+  absl::StatusOr<std::vector<int32_t>> none = text.TokenizeUpTo("", false, true, 8);
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  absl::StatusOr<std::vector<int32_t>> plain = text.TokenizeUpTo("ab<s>", false, false, 64);
+  absl::StatusOr<std::vector<int32_t>> special = text.TokenizeUpTo("ab<s>", false, true, 64);
+  absl::StatusOr<std::vector<int32_t>> with_bos = text.TokenizeUpTo("ab<s>", true, true, 64);
+  REQUIRE((plain.ok() && special.ok() && with_bos.ok()));
+  // "<s>" spelled out is three byte tokens as text, one control token when parsed.
+  CHECK(plain->size() == special->size() + 2);
+  CHECK(with_bos->size() >= special->size());
+  std::string spelled;
+  for (int32_t t : *special) spelled += text.Piece(t, /*spell_control=*/true);
+  CHECK(spelled.find("ab") != std::string::npos);
+  CHECK(spelled.find("<s>") != std::string::npos);
+  CHECK(text.TokenizeUpTo("abcdef", false, false, 3).status().code() ==
+        absl::StatusCode::kOutOfRange);
+  // The generation path still refuses what gives no tokens.
+  CHECK(text.TokenizeAtMost("", false, 8).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("prompt bound: on the tiny model it never refuses a prompt that fits", "[serve]") {
   TinyText tiny;
   const ModelText& text = tiny.text();

@@ -124,6 +124,15 @@ absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeAtMost(absl::string_view
                                                                bool templated,
                                                                int32_t max_tokens) const {
   if (text.empty()) return absl::InvalidArgumentError("the prompt is empty");
+  absl::StatusOr<std::vector<int32_t>> tokens =
+      TokenizeUpTo(text, /*add_special=*/true, /*parse_special=*/templated, max_tokens);
+  if (tokens.ok() && tokens->empty()) return absl::InvalidArgumentError("the prompt gives no tokens");
+  return tokens;
+}
+
+absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeUpTo(absl::string_view text,
+                                                             bool add_special, bool parse_special,
+                                                             int32_t max_tokens) const {
   if (text.size() > (size_t{1} << 30)) return absl::InvalidArgumentError("the prompt is too long");
   if (max_tokens < 1) return absl::InvalidArgumentError("max_tokens must be at least 1");
   const int32_t len = static_cast<int32_t>(text.size());
@@ -135,8 +144,7 @@ absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeAtMost(absl::string_view
       static_cast<size_t>(std::min<int64_t>(most, int64_t{max_tokens} + 1)));
   auto tokenize = [&] {
     return llama_tokenize(vocab_, text.data(), len, tokens.data(),
-                          static_cast<int32_t>(tokens.size()), /*add_special=*/true,
-                          /*parse_special=*/templated);
+                          static_cast<int32_t>(tokens.size()), add_special, parse_special);
   };
   int32_t n = tokenize();
   if (n == std::numeric_limits<int32_t>::min()) {
@@ -151,18 +159,17 @@ absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeAtMost(absl::string_view
   if (n < 0 || n > max_tokens) {
     return absl::OutOfRangeError(absl::StrCat("the prompt is ", n < 0 ? -int64_t{n} : n, " tokens"));
   }
-  if (n == 0) return absl::InvalidArgumentError("the prompt gives no tokens");
   tokens.resize(static_cast<size_t>(n));
   return tokens;
 }
 
-std::string ModelText::Piece(int32_t token) const {
+std::string ModelText::Piece(int32_t token, bool spell_control) const {
   char buf[256];
   const int32_t n = llama_token_to_piece(vocab_, token, buf, sizeof(buf), /*lstrip=*/0,
-                                         /*special=*/false);
+                                         /*special=*/spell_control);
   if (n >= 0) return std::string(buf, static_cast<size_t>(n));
   std::string big(static_cast<size_t>(-n), '\0');
-  const int32_t m = llama_token_to_piece(vocab_, token, big.data(), -n, 0, false);
+  const int32_t m = llama_token_to_piece(vocab_, token, big.data(), -n, 0, spell_control);
   big.resize(m > 0 ? static_cast<size_t>(m) : 0);
   return big;
 }

@@ -52,6 +52,11 @@ class ModelText {
   // give), not for the whole text.
   absl::StatusOr<std::vector<int32_t>> TokenizeAtMost(absl::string_view text, bool templated,
                                                       int32_t max_tokens) const;
+  // TokenizeAtMost as llama-server's /tokenize asks: BOS/EOS only with
+  // `add_special`, special tokens' spelling parsed only with
+  // `parse_special`, and an empty text (or one giving no tokens) is none.
+  absl::StatusOr<std::vector<int32_t>> TokenizeUpTo(absl::string_view text, bool add_special,
+                                                    bool parse_special, int32_t max_tokens) const;
   // The most bytes of text one token stands for (control tokens' spelling
   // included), when this vocabulary puts every byte of a text into some
   // token (BPE and SPM, checked at construction for each single byte);
@@ -59,8 +64,10 @@ class ModelText {
   // tokens. 0 when no such bound holds (WPM, UGM, ... may drop or merge
   // text into an unknown token).
   int32_t max_token_bytes() const { return max_token_bytes_; }
-  // The bytes of one generated token; control tokens give "".
-  std::string Piece(int32_t token) const;
+  // The bytes of one generated token; control tokens give "", or their
+  // spelling ("<|im_end|>") with `spell_control` (what /detokenize shows).
+  // REQUIRES: 0 <= token < vocab_size().
+  std::string Piece(int32_t token, bool spell_control = false) const;
   bool IsEndOfGeneration(int32_t token) const;
   bool has_template() const { return template_ != nullptr; }
   int32_t vocab_size() const;
