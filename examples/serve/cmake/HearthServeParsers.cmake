@@ -1,6 +1,6 @@
 # Defines, once per build, `hearth_serve_parsers`: hearth-serve's readers of
 # what comes from outside -- request bodies (openai_request,
-# unsupported_fields), documents
+# unsupported_fields, tokenize_request), documents
 # (document_request, document_text), the household file (household_config),
 # keys and class headers (household_directory, request_credentials) and the prompt's byte bound
 # (prompt_bound) -- which need neither llama.cpp nor cpp-httplib, so that the
@@ -14,7 +14,8 @@ set(_hearth_serve_parsers_dir "${CMAKE_CURRENT_LIST_DIR}/../src")
 get_filename_component(_hearth_serve_parsers_dir "${_hearth_serve_parsers_dir}" ABSOLUTE)
 set(HEARTH_SERVE_PARSER_SOURCES
     openai_request.cc unsupported_fields.cc document_request.cc document_text.cc
-    household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc)
+    household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc
+    tokenize_request.cc)
 
 if(NOT TARGET hearth_serve_parsers)
   find_package(nlohmann_json 3 QUIET)
