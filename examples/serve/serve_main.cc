@@ -322,6 +322,7 @@ int Main() {
   ConfigureHttp(server, &listen_fd);
   InstallGenerationRoutes(server, serve);
   InstallDocumentRoutes(server, serve);
+  InstallTokenizeRoutes(server, serve);
   InstallInfoRoutes(server, serve);
   InstallErrorHandler(server);
   const std::string host = absl::GetFlag(FLAGS_host);

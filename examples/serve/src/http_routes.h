@@ -3,6 +3,7 @@
 // hearth-serve's HTTP surface on a cpp-httplib server:
 //   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
 //   POST /v1/hearth/documents                         (document_routes.cc)
+//   POST /tokenize, /detokenize                       (tokenize_routes.cc)
 //   GET  /v1/models, /v1/models/{id}, /healthz, /health, /metrics,
 //        /v1/hearth/status, /                         (info_routes.cc)
 // and OpenAI-shaped JSON for every error httplib answers itself (unknown
@@ -25,6 +26,7 @@ namespace hearth::serve {
 
 void InstallGenerationRoutes(httplib::Server& server, const ServeContext& ctx);
 void InstallDocumentRoutes(httplib::Server& server, const ServeContext& ctx);
+void InstallTokenizeRoutes(httplib::Server& server, const ServeContext& ctx);
 void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx);
 void InstallErrorHandler(httplib::Server& server);
 
