@@ -317,6 +317,10 @@ int Main() {
   serve.limits.default_max_tokens = absl::GetFlag(FLAGS_default_max_tokens);
   serve.generation_turns = &generation_turns;
   serve.document_turns = &document_turns;
+  const ServeProps props{absl::GetFlag(FLAGS_model), model_name, text.chat_template(),
+                         (*engine)->context_length(), absl::GetFlag(FLAGS_n_seq_max),
+                         serve.limits.default_max_tokens};
+  serve.props = &props;
 
   int listen_fd = -1;
   ConfigureHttp(server, &listen_fd);

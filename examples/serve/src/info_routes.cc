@@ -2,7 +2,8 @@
 // the OpenAI SDKs' models.retrieve asks), health (/healthz, and /health in
 // llama-server's shape, which its clients and proxies probe), Prometheus
 // metrics (the scheduler's, the server's and the job queues'), the status
-// JSON and the dashboard page; and the error handler that gives httplib's
+// JSON, the server's properties (/props, llama-server's shape: props_json.h)
+// and the dashboard page; and the error handler that gives httplib's
 // own errors an OpenAI-shaped body. All but /healthz and /health need a key
 // (the gate, request_gate.h), and show each key what page_views.h lets it
 // see.
@@ -144,6 +145,12 @@ void InstallInfoRoutes(httplib::Server& server, const ServeContext& ctx) {
       data.push_back(ModelObject(name));
     }
     res.set_content(Dump({{"object", "list"}, {"data", data}}), "application/json");
+  });
+  server.Get("/props", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    if (!CallerOr(ctx, req, res, MayCall)) return;
+    ServeProps props = ctx.props != nullptr ? *ctx.props : ServeProps{};
+    props.n_ctx = ctx.engine->context_length();
+    res.set_content(Dump(PropsJson(props)), "application/json");
   });
   server.Get(R"(/v1/models/(.+))", [&ctx](const httplib::Request& req, httplib::Response& res) {
     RetrieveModel(ctx, req, res);

@@ -70,6 +70,8 @@ class ModelText {
   std::string Piece(int32_t token, bool spell_control = false) const;
   bool IsEndOfGeneration(int32_t token) const;
   bool has_template() const { return template_ != nullptr; }
+  // The GGUF's chat template text; "" when it has none.
+  std::string chat_template() const { return template_ != nullptr ? template_ : ""; }
   int32_t vocab_size() const;
 
   // How many of a templated chat prompt's leading `tokens` equal the chat

@@ -3,7 +3,7 @@
 // What the HTTP handlers share: the engine, the job queues (templating,
 // tokenisation and document parsing run there, not on the HTTP thread), the
 // model's text functions, the household directory, the public request ids,
-// the connection register and the server's limits. Owned by main(), which
+// the connection register, the server's limits and what GET /props shows. Owned by main(), which
 // outlives the HTTP server.
 
 #ifndef HEARTH_SERVE_SERVE_CONTEXT_H_
@@ -18,6 +18,7 @@
 #include "household_directory.h"
 #include "member_turns.h"
 #include "model_text.h"
+#include "props_json.h"
 #include "public_request_ids.h"
 #include "serve_engine.h"
 
@@ -51,6 +52,8 @@ struct ServeContext {
   // templating, tokenising, chunking); null: unbounded.
   MemberTurns* generation_turns = nullptr;
   MemberTurns* document_turns = nullptr;
+  // May be null (GET /props then shows only what the engine knows).
+  const ServeProps* props = nullptr;
 };
 
 }  // namespace hearth::serve
