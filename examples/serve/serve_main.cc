@@ -28,6 +28,8 @@
 #include "hearth_llama_cpp/llama_runtime.h"
 #include "hearth_llama_cpp/tiny_gguf.h"
 #include "household_config.h"
+#include "cors_policy.h"
+#include "cors_routes.h"
 #include "guarded_server.h"
 #include "household_directory.h"
 #include "http_routes.h"
@@ -46,6 +48,10 @@ ABSL_FLAG(bool, tiny_no_eos, false, "tiny model only: never end early (fixed-len
 ABSL_FLAG(std::string, household, "", "household TOML (members, keys, aliases, classes); empty: no keys, one member");
 ABSL_FLAG(std::string, policy, "household", "scheduling policy: household, fifo, vtc, priority, mlfq");
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
+ABSL_FLAG(std::string, cors_origins, "",
+          "web origins whose pages' scripts may call the server from a browser (CORS), "
+          "comma-separated, e.g. https://chat.home.arpa,http://127.0.0.1:3000; empty: no CORS "
+          "headers; \"*\" any origin, only without --household");
 ABSL_FLAG(int32_t, port, 8080, "port to listen on; 0 picks a free one (printed)");
 ABSL_FLAG(int32_t, n_ctx, 8192, "llama.cpp KV cells: the one pool all sequences share");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's token budget)");
@@ -307,10 +313,16 @@ int Main() {
   MemberTurns generation_turns(household->members.size(), MemberJobTurns());
   MemberTurns document_turns(household->members.size(), MemberJobTurns());
   HouseholdDirectory directory(*household, model_name);
+  absl::StatusOr<CorsPolicy> cors =
+      CorsPolicy::Parse(absl::GetFlag(FLAGS_cors_origins), directory.keys_required());
+  if (!cors.ok()) {
+    std::cerr << "hearth-serve: " << cors.status().message() << std::endl;
+    return 1;
+  }
   PublicRequestIds ids;
   GuardedServer server(ConnectionLimitsFromFlags(),
                        static_cast<size_t>(std::max<int64_t>(1, absl::GetFlag(FLAGS_max_body_bytes))));
-  server.set_gate(KeyGate(directory));
+  server.set_gate(KeyGate(directory, /*preflights=*/cors->enabled()));
   server.set_key_check(ValidKeyCheck(directory));
   ServeContext serve{engine->get(), jobs->get(), &text, &directory, &*household, &ids,
                      &server.guard()};
@@ -329,6 +341,7 @@ int Main() {
   InstallTokenizeRoutes(server, serve);
   InstallInfoRoutes(server, serve);
   InstallErrorHandler(server);
+  InstallCors(server, *cors);
   const std::string host = absl::GetFlag(FLAGS_host);
   int port = absl::GetFlag(FLAGS_port);
   if (port == 0) {

@@ -2,7 +2,8 @@
 # what comes from outside -- request bodies (openai_request,
 # unsupported_fields, tokenize_request), documents
 # (document_request, document_text), the household file (household_config),
-# keys and class headers (household_directory, request_credentials) and the prompt's byte bound
+# keys and class headers (household_directory, request_credentials), the CORS origins
+# (cors_policy) and the prompt's byte bound
 # (prompt_bound) -- which need neither llama.cpp nor cpp-httplib, so that the
 # fuzz targets (tests/fuzz) build them alone. A parser added to the server
 # belongs in the list below when it needs neither.
@@ -15,7 +16,7 @@ get_filename_component(_hearth_serve_parsers_dir "${_hearth_serve_parsers_dir}" 
 set(HEARTH_SERVE_PARSER_SOURCES
     openai_request.cc unsupported_fields.cc document_request.cc document_text.cc
     household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc
-    tokenize_request.cc)
+    tokenize_request.cc cors_policy.cc)
 
 if(NOT TARGET hearth_serve_parsers)
   find_package(nlohmann_json 3 QUIET)

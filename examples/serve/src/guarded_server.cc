@@ -67,6 +67,7 @@ GuardedServer::GuardedServer(ConnectionLimits limits, size_t payload_max_bytes)
     res.headers.erase(kRequestIdHeader);
     res.set_header(kRequestIdHeader,
                    ResponseRequestId(RawHeaderValues(req.headers, kRequestIdHeader)));
+    if (response_headers_) response_headers_(req, res);
     Connection* c = guard_.Current();
     if (c == nullptr || !c->must_close) return;
     res.headers.erase("Keep-Alive");

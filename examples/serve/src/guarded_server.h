@@ -53,12 +53,16 @@ class GuardedServer : public httplib::Server {
   // Whether a request's head carries a valid key (it marks the connection
   // a member's).
   using KeyCheck = std::function<bool(const httplib::Request&)>;
+  // Adds headers to every response httplib writes, early answers and its
+  // own errors included (CORS: cors_routes.h).
+  using ResponseHeaders = std::function<void(const httplib::Request&, httplib::Response&)>;
 
   // `payload_max_bytes`: the largest body accepted (413 above).
   GuardedServer(ConnectionLimits limits, size_t payload_max_bytes);
 
   void set_gate(Gate gate) { gate_ = std::move(gate); }
   void set_key_check(KeyCheck check) { key_check_ = std::move(check); }
+  void set_response_headers(ResponseHeaders add) { response_headers_ = std::move(add); }
 
   ConnectionGuard& guard() { return guard_; }
   const ConnectionGuard& guard() const { return guard_; }
@@ -78,6 +82,7 @@ class GuardedServer : public httplib::Server {
   const size_t payload_max_bytes_;
   Gate gate_;
   KeyCheck key_check_;
+  ResponseHeaders response_headers_;
 };
 
 }  // namespace hearth::serve

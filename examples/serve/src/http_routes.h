@@ -4,6 +4,7 @@
 //   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
 //   POST /v1/hearth/documents                         (document_routes.cc)
 //   POST /tokenize, /detokenize                       (tokenize_routes.cc)
+//   OPTIONS, CORS preflights (--cors_origins)        (cors_routes.cc)
 //   GET  /v1/models, /v1/models/{id}, /props, /healthz, /health, /metrics,
 //        /v1/hearth/status, /                         (info_routes.cc)
 // and OpenAI-shaped JSON for every error httplib answers itself (unknown

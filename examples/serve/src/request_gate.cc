@@ -15,10 +15,22 @@ absl::StatusOr<Caller> CallerOf(const HouseholdDirectory& directory, const httpl
   return directory.AuthenticateKey(key.ok() ? *key : "");
 }
 
-GuardedServer::Gate KeyGate(const HouseholdDirectory& directory) {
-  return [&directory](const httplib::Request& req) -> std::optional<HttpError> {
+namespace {
+
+// A preflight carries no body; one that says it does is something else.
+bool IsPreflight(const httplib::Request& req) {
+  if (req.method != "OPTIONS" || req.headers.count("Transfer-Encoding") > 0) return false;
+  std::vector<absl::string_view> lengths = RawHeaderValues(req.headers, "Content-Length");
+  return lengths.empty() || (lengths.size() == 1 && lengths.front() == "0");
+}
+
+}  // namespace
+
+GuardedServer::Gate KeyGate(const HouseholdDirectory& directory, bool preflights) {
+  return [&directory, preflights](const httplib::Request& req) -> std::optional<HttpError> {
     // Health probes come from supervisors and proxies that hold no key.
     if (req.path == "/healthz" || req.path == "/health") return std::nullopt;
+    if (preflights && IsPreflight(req)) return std::nullopt;
     absl::StatusOr<Caller> caller = CallerOf(directory, req);
     if (caller.ok()) return std::nullopt;
     HttpError e = ErrorFor(caller.status());

@@ -1,6 +1,7 @@
 // File: examples/serve/src/request_gate.h
 //
-// The key check every route but GET /healthz and /health makes from a
+// The key check every route but GET /healthz and /health (and CORS
+// preflights, when CORS is on) makes from a
 // request's head, before its body is read (guarded_server.h runs it): a
 // request without a valid key is answered 401 there, whatever its path, so
 // a stranger learns nothing about the routes or their limits and sends no
@@ -29,8 +30,11 @@ namespace hearth::serve {
 // (every value of each: two of either are refused).
 absl::StatusOr<Caller> CallerOf(const HouseholdDirectory& directory, const httplib::Request& req);
 
-// `directory` must outlive the functions.
-GuardedServer::Gate KeyGate(const HouseholdDirectory& directory);
+// `directory` must outlive the functions. With `preflights`, a CORS
+// preflight (OPTIONS, no body) needs no key either: a browser sends none
+// with it. Its connection still shows no key, so it counts and is shed as
+// a stranger's (connection_guard.h), and an OPTIONS with a body needs a key.
+GuardedServer::Gate KeyGate(const HouseholdDirectory& directory, bool preflights = false);
 GuardedServer::KeyCheck ValidKeyCheck(const HouseholdDirectory& directory);
 
 }  // namespace hearth::serve
