@@ -36,6 +36,7 @@
 #include "job_call.h"
 #include "member_turns.h"
 #include "model_text.h"
+#include "physical_cores.h"
 #include "public_request_ids.h"
 #include "request_gate.h"
 #include "serve_context.h"
@@ -61,7 +62,9 @@ ABSL_FLAG(int32_t, prefix_cache_sequences, 8,
           "hits (scoped per member; n_seq_max plus this is at most 256); 0: no prefix caching. "
           "Kept cells widen the range llama.cpp's unified cache attends over, so more costs "
           "every step more");
-ABSL_FLAG(int32_t, threads, 0, "llama.cpp CPU threads; 0 lets llama.cpp choose");
+ABSL_FLAG(int32_t, threads, 0,
+          "llama.cpp CPU threads; 0: one per physical core this process may run on (a core's "
+          "second hardware thread only slows llama.cpp's matrix work)");
 ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
 ABSL_FLAG(int32_t, prefill_chunk, 128,
           "largest prefill chunk per sequence and step; smaller chunks let new voice and chat "
@@ -294,7 +297,9 @@ int Main() {
               << std::endl;
     return 1;
   }
-  copts.n_threads = absl::GetFlag(FLAGS_threads);
+  // A negative count stays as given: CreateContext refuses it.
+  copts.n_threads =
+      absl::GetFlag(FLAGS_threads) == 0 ? PhysicalCores() : absl::GetFlag(FLAGS_threads);
   absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, copts);
   absl::StatusOr<HouseholdConfig> household =
       absl::GetFlag(FLAGS_household).empty() ? OpenHousehold()
@@ -358,7 +363,8 @@ int Main() {
   std::thread engine_loop([&] { (*engine)->Run(); });
   std::thread drain(DrainOnSignal, signals, engine->get(), &server);
   std::cout << "hearth-serve: model " << model_name << ", policy " << options->policy_name
-            << ", context " << (*engine)->context_length() << " tokens; listening on http://"
+            << ", context " << (*engine)->context_length() << " tokens, " << copts.n_threads
+            << " llama.cpp threads; listening on http://"
             << host << ":" << port << std::endl;
   server.listen_after_bind();
   // Wakes the drain thread if the server stopped on its own (a no-op

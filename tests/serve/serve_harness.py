@@ -101,6 +101,8 @@ class Server:
         self.log = open(os.path.join(self.dir.name, "server.log"), "w+")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
+        # The start line: model, policy, context, threads, address.
+        self.banner = line
         m = re.search(r"listening on http://[^:]+:(\d+)", line)
         if not m:
             raise RuntimeError("hearth-serve did not start: %r %s" % (line, self.stderr()))
