@@ -60,7 +60,8 @@ TEST_CASE("tokenize request: wrong types are refused naming the field", "[serve]
 }
 
 TEST_CASE("detokenize request: only integer ids of the vocabulary, at most the count", "[serve]") {
-  absl::StatusOr<DetokenizeRequest> r = ParseDetokenizeRequest(R"({"tokens": [0, 5, 259]})", 260, 8);
+  absl::StatusOr<DetokenizeRequest> r =
+      ParseDetokenizeRequest(R"({"tokens": [0, 5, 259]})", 260, 8);
   REQUIRE(r.ok());
   CHECK(r->tokens == std::vector<int32_t>{0, 5, 259});
   CHECK(ParseDetokenizeRequest(R"({"tokens": []})", 260, 8).ok());
@@ -76,7 +77,8 @@ TEST_CASE("detokenize request: only integer ids of the vocabulary, at most the c
   absl::Status many = ParseDetokenizeRequest(R"({"tokens": [1,1,1,1,1,1,1,1,1]})", 260, 8).status();
   CHECK(RefusesField(many, "tokens"));
   CHECK(many.message().find("at most 8") != absl::string_view::npos);
-  for (const char* body : {"{}", R"({"tokens": 3})", R"({"tokens": "1 2"})", R"({"tokens": null})"}) {
+  for (const char* body :
+       {"{}", R"({"tokens": 3})", R"({"tokens": "1 2"})", R"({"tokens": null})"}) {
     CHECK(RefusesField(ParseDetokenizeRequest(body, 260, 8).status(), "tokens"));
   }
   CHECK(RefusesField(ParseDetokenizeRequest(R"({"tokens": [0]})", 0, 8).status(), "tokens"));

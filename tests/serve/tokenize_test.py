@@ -118,7 +118,8 @@ def hostile(s):
           "at most %d tokens" % (CONTEXT - 1) in out["error"]["message"],
           "content within the bytes but past the context's tokens is 413")
     st, _, out = s.request("POST", "/tokenize", {"content": "a" * (CONTEXT - 1)}, key=key)
-    check(st == 200 and len(out["tokens"]) == CONTEXT - 1, "content of the context's count is served")
+    check(st == 200 and len(out["tokens"]) == CONTEXT - 1,
+          "content of the context's count is served")
 
 
 def main():
@@ -128,7 +129,8 @@ def main():
         hostile(s)
     with Server(server_binary(), household=None) as s:
         st, _, out = s.request("POST", "/tokenize", {"content": "ok"})
-        check(st == 200 and out == {"tokens": [111, 107]}, "without a household file no key is needed")
+        check(st == 200 and out == {"tokens": [111, 107]},
+              "without a household file no key is needed")
     return checks.finish()
 
 

@@ -126,7 +126,9 @@ absl::StatusOr<std::vector<int32_t>> ModelText::TokenizeAtMost(absl::string_view
   if (text.empty()) return absl::InvalidArgumentError("the prompt is empty");
   absl::StatusOr<std::vector<int32_t>> tokens =
       TokenizeUpTo(text, /*add_special=*/true, /*parse_special=*/templated, max_tokens);
-  if (tokens.ok() && tokens->empty()) return absl::InvalidArgumentError("the prompt gives no tokens");
+  if (tokens.ok() && tokens->empty()) {
+    return absl::InvalidArgumentError("the prompt gives no tokens");
+  }
   return tokens;
 }
 

@@ -75,8 +75,8 @@ absl::StatusOr<DetokenizeRequest> ParseDetokenizeRequest(absl::string_view body,
       in_vocab = t.get<int64_t>() >= 0 && t.get<int64_t>() < vocab_size;
     }
     if (!in_vocab) {
-      return Bad("tokens", absl::StrCat("[", i, "] is not a token id: each must be an integer in [0, ",
-                                        vocab_size, ")"));
+      return Bad("tokens", absl::StrCat("[", i, "] is not a token id: each must be an integer "
+                                        "in [0, ", vocab_size, ")"));
     }
     r.tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
   }
