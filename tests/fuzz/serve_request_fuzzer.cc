@@ -7,7 +7,10 @@
 //       its query string ("k=v&k=v") on the second, the body after
 //   'h' header values, one per line: Authorization, X-Api-Key,
 //       X-Hearth-Class, then the body's "model"
-// (any other byte: the reader of byte % 4, in that order). Checks:
+//   't' a /tokenize body and the same bytes as a /detokenize body
+//   'o' a --cors_origins list on the first line, Origin header values
+//       (one per line) after it
+// (any other byte: the reader of byte % 6, in that order). Checks:
 //   bodies     ParseChatRequest / ParseCompletionRequest answer a request or
 //              InvalidArgument with a message, never throw; an accepted
 //              request holds every documented limit, re-validates (written
@@ -31,11 +34,21 @@
 //              base64(user:key)" or X-Api-Key is its member; ResolveClass
 //              either applies the alias and the class
 //              header or refuses with NotFound / InvalidArgument /
-//              PermissionDenied.
+//              PermissionDenied;
+//   tokenize   ParseTokenizeRequest / ParseDetokenizeRequest answer or
+//              refuse with InvalidArgument and a message; accepted ids lie
+//              in [0, vocab) and number at most the bound; an accepted
+//              body written back parses to the same request;
+//   CORS       CorsPolicy::Parse accepts or refuses with InvalidArgument;
+//              an allowed origin is echoed only for exactly one Origin
+//              value that is well-formed and listed (case aside), never
+//              "*", and is one of the configured origins; no CORS header
+//              at all while CORS is off.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +64,10 @@
 #include "household_config.h"
 #include "household_directory.h"
 #include "nlohmann/json.hpp"
+#include "cors_policy.h"
 #include "openai_request.h"
 #include "prompt_bound.h"
+#include "tokenize_request.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace hearth::serve::fuzz {
@@ -450,6 +465,84 @@ void FuzzHeaders(absl::string_view rest) {
   }
 }
 
+// ---- /tokenize and /detokenize --------------------------------------------
+
+constexpr int32_t kVocab = 32000;
+constexpr size_t kMaxDetokenize = 64;
+
+void FuzzTokenize(absl::string_view body) {
+  absl::StatusOr<TokenizeRequest> t = ParseTokenizeRequest(body);
+  Note("ParseTokenizeRequest", t.status());
+  if (!t.ok()) {
+    RequireRefusal(t.status(), absl::StatusCode::kInvalidArgument, "a tokenize body");
+  } else {
+    const Json j = {{"content", t->content},
+                    {"add_special", t->add_special},
+                    {"parse_special", t->parse_special},
+                    {"with_pieces", t->with_pieces}};
+    absl::StatusOr<TokenizeRequest> again =
+        ParseTokenizeRequest(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    Require(again.ok(), "an accepted tokenize body, written back, is refused");
+    // Invalid UTF-8 in content is replaced when written back, so compare
+    // the flags always and the text only when it survived the dump.
+    Require(again->add_special == t->add_special && again->parse_special == t->parse_special &&
+                again->with_pieces == t->with_pieces,
+            "an accepted tokenize body, written back, reads otherwise");
+  }
+  absl::StatusOr<DetokenizeRequest> d = ParseDetokenizeRequest(body, kVocab, kMaxDetokenize);
+  Note("ParseDetokenizeRequest", d.status());
+  if (!d.ok()) {
+    RequireRefusal(d.status(), absl::StatusCode::kInvalidArgument, "a detokenize body");
+    return;
+  }
+  Require(d->tokens.size() <= kMaxDetokenize, "more ids accepted than the bound");
+  for (int32_t id : d->tokens) {
+    Require(id >= 0 && id < kVocab, absl::StrCat("token id ", id, " accepted"));
+  }
+  absl::StatusOr<DetokenizeRequest> again =
+      ParseDetokenizeRequest(Json{{"tokens", d->tokens}}.dump(), kVocab, kMaxDetokenize);
+  Require(again.ok() && again->tokens == d->tokens,
+          "an accepted detokenize body, written back, reads otherwise");
+}
+
+// ---- CORS ------------------------------------------------------------------
+
+void FuzzCors(absl::string_view rest) {
+  const size_t first = rest.find('\n');
+  const absl::string_view list = rest.substr(0, std::min(first, rest.size()));
+  std::vector<absl::string_view> origins;
+  if (first != absl::string_view::npos) {
+    origins = absl::StrSplit(rest.substr(first + 1), '\n');
+  }
+  for (const bool keys : {true, false}) {
+    absl::StatusOr<CorsPolicy> cors = CorsPolicy::Parse(list, keys);
+    Note("CorsPolicy::Parse", cors.status());
+    if (!cors.ok()) {
+      RequireRefusal(cors.status(), absl::StatusCode::kInvalidArgument, "an origin list");
+      continue;
+    }
+    const std::optional<std::string> allowed = cors->AllowedOrigin(origins);
+    const CorsPolicy::Headers headers = cors->ResponseHeaders(origins);
+    if (!cors->enabled()) {
+      Require(!allowed.has_value() && headers.empty(), "CORS headers while CORS is off");
+      continue;
+    }
+    if (!allowed.has_value()) continue;
+    Require(origins.size() == 1, "an origin allowed for several Origin values");
+    Require(*allowed != "*" && IsOriginSyntax(*allowed), "an allowed origin that is no origin");
+    Require(absl::EqualsIgnoreCase(*allowed, absl::StripAsciiWhitespace(origins[0])),
+            "the allowed origin is not the one the request sent");
+    if (keys) {
+      bool listed = false;
+      for (absl::string_view entry : absl::StrSplit(list, ',')) {
+        listed = listed ||
+                 absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(entry), *allowed);
+      }
+      Require(listed, "an origin allowed that the list does not name");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hearth::serve::fuzz
 
@@ -462,12 +555,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'p': f::FuzzBody(rest, /*chat=*/false); break;
     case 'd': f::FuzzDocument(rest); break;
     case 'h': f::FuzzHeaders(rest); break;
+    case 't': f::FuzzTokenize(rest); break;
+    case 'o': f::FuzzCors(rest); break;
     default:
-      switch (data[0] % 4) {
+      switch (data[0] % 6) {
         case 0: f::FuzzBody(rest, true); break;
         case 1: f::FuzzBody(rest, false); break;
         case 2: f::FuzzDocument(rest); break;
-        default: f::FuzzHeaders(rest); break;
+        case 3: f::FuzzHeaders(rest); break;
+        case 4: f::FuzzTokenize(rest); break;
+        default: f::FuzzCors(rest); break;
       }
   }
   return 0;
