@@ -1,7 +1,7 @@
 // File: examples/serve/src/error_param.h
 //
 // Carries the request field an InvalidArgument is about, from the parsers
-// (openai_request.cc, unsupported_fields.cc) to the OpenAI error body's
+// (through json_fields.h's BadField) to the OpenAI error body's
 // `param` (openai_response.h), which the OpenAI SDKs expose as
 // `error.param`. A Status payload, so the parsers' signatures stay Status.
 //

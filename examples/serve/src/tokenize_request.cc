@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "error_param.h"
+#include "json_fields.h"
 #include "nlohmann/json.hpp"
 
 namespace hearth::serve {
@@ -11,22 +11,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-absl::Status Bad(absl::string_view field, absl::string_view allowed) {
-  return WithParam(absl::InvalidArgumentError(absl::StrCat("'", field, "' ", allowed)), field);
-}
-
-absl::StatusOr<Json> ParseObject(absl::string_view body) {
-  Json j = Json::parse(body, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return absl::InvalidArgumentError("the body is not valid JSON");
-  if (!j.is_object()) return absl::InvalidArgumentError("the body must be a JSON object");
-  return j;
-}
-
 // `out` keeps its default when the field is absent or null.
 absl::Status ReadBool(const Json& j, const char* field, bool& out) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_boolean()) return Bad(field, "must be true or false");
+  if (!it->is_boolean()) return BadField(field, "must be true or false");
   out = it->get<bool>();
   return absl::OkStatus();
 }
@@ -34,12 +23,12 @@ absl::Status ReadBool(const Json& j, const char* field, bool& out) {
 }  // namespace
 
 absl::StatusOr<TokenizeRequest> ParseTokenizeRequest(absl::string_view body) {
-  absl::StatusOr<Json> j = ParseObject(body);
+  absl::StatusOr<Json> j = ParseJsonObject(body);
   if (!j.ok()) return j.status();
   TokenizeRequest r;
   auto content = j->find("content");
   if (content == j->end() || !content->is_string()) {
-    return Bad("content", "is required: the text to tokenize, one string");
+    return BadField("content", "is required: the text to tokenize, one string");
   }
   r.content = content->get<std::string>();
   for (auto [field, out] : {std::pair<const char*, bool*>{"add_special", &r.add_special},
@@ -52,14 +41,14 @@ absl::StatusOr<TokenizeRequest> ParseTokenizeRequest(absl::string_view body) {
 
 absl::StatusOr<DetokenizeRequest> ParseDetokenizeRequest(absl::string_view body,
                                                          int32_t vocab_size, size_t max_tokens) {
-  absl::StatusOr<Json> j = ParseObject(body);
+  absl::StatusOr<Json> j = ParseJsonObject(body);
   if (!j.ok()) return j.status();
   auto tokens = j->find("tokens");
   if (tokens == j->end() || !tokens->is_array()) {
-    return Bad("tokens", "is required: an array of token ids");
+    return BadField("tokens", "is required: an array of token ids");
   }
   if (tokens->size() > max_tokens) {
-    return Bad("tokens", absl::StrCat("holds ", tokens->size(), " ids; at most ", max_tokens,
+    return BadField("tokens", absl::StrCat("holds ", tokens->size(), " ids; at most ", max_tokens,
                                       " (this server's context) are accepted"));
   }
   DetokenizeRequest r;
@@ -75,7 +64,7 @@ absl::StatusOr<DetokenizeRequest> ParseDetokenizeRequest(absl::string_view body,
       in_vocab = t.get<int64_t>() >= 0 && t.get<int64_t>() < vocab_size;
     }
     if (!in_vocab) {
-      return Bad("tokens", absl::StrCat("[", i, "] is not a token id: each must be an integer "
+      return BadField("tokens", absl::StrCat("[", i, "] is not a token id: each must be an integer "
                                         "in [0, ", vocab_size, ")"));
     }
     r.tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));

@@ -2,8 +2,7 @@
 
 #include <string>
 
-#include "absl/strings/str_cat.h"
-#include "error_param.h"
+#include "json_fields.h"
 #include "openai_request.h"
 
 namespace hearth::serve {
@@ -85,8 +84,7 @@ absl::Status RejectUnsupportedFields(const Json& body) {
   for (const Unsupported& u : kUnsupported) {
     auto it = body.find(u.field);
     if (it == body.end() || it->is_null() || u.neutral(*it)) continue;
-    return WithParam(absl::InvalidArgumentError(absl::StrCat("'", u.field, "' ", u.allowed)),
-                     u.field);
+    return BadField(u.field, u.allowed);
   }
   return absl::OkStatus();
 }
