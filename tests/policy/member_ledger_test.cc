@@ -38,6 +38,26 @@ struct Pool {
   }
 };
 
+// A new entry of `user` admitted at once, holding `position` positions.
+Entry* StartRunning(MemberLedger& ledger, Pool& pool, uint32_t user, int32_t prompt,
+                    int32_t position) {
+  Entry* e = pool.New(user, prompt);
+  ledger.AddWaiting(e, /*new_demand=*/true);
+  ledger.RemoveWaiting(e);
+  e->running = true;
+  e->position = position;
+  ledger.AddRunning(e);
+  return e;
+}
+
+// Running `e` served `tokens` prompt tokens and ended.
+void ServeAndEnd(MemberLedger& ledger, Entry* e, int32_t tokens) {
+  e->position += tokens;
+  ledger.Charge(e, tokens, 0, 0);
+  ledger.RemoveRunning(e);
+  e->running = false;
+}
+
 // Member 0 runs `held` requests of 500 tokens (half the cache and slots at
 // 4); both members were served: member 0 `served0` prompt tokens, member 1
 // `served1`, a window before the question. Returns whether a waiting request
@@ -48,27 +68,11 @@ bool Reclaims(int held, int32_t served0, int32_t served1) {
   absl::Time now = absl::UnixEpoch();
   ledger.Advance(now);
   for (const auto& [user, tokens] : {std::pair{0u, served0}, std::pair{1u, served1}}) {
-    Entry* done = pool.New(user, tokens);
-    ledger.AddWaiting(done, /*new_demand=*/true);
-    ledger.RemoveWaiting(done);
-    ledger.AddRunning(done);
-    done->running = true;
-    done->position = tokens;
-    ledger.Charge(done, tokens, 0, 0);
-    ledger.RemoveRunning(done);
-    done->running = false;
+    ServeAndEnd(ledger, StartRunning(ledger, pool, user, tokens, 0), tokens);
   }
   ledger.Flush();
   std::vector<Entry*> running;
-  for (int i = 0; i < held; ++i) {
-    Entry* e = pool.New(0, 500);
-    ledger.AddWaiting(e, true);
-    ledger.RemoveWaiting(e);
-    e->running = true;
-    e->position = 500;
-    ledger.AddRunning(e);
-    running.push_back(e);
-  }
+  for (int i = 0; i < held; ++i) running.push_back(StartRunning(ledger, pool, 0, 500, 500));
   Entry* waiting = pool.New(1, 100);
   ledger.AddWaiting(waiting, true);
   now += MemberLedger::kRecentServiceWindow;
@@ -94,36 +98,19 @@ TEST_CASE("member ledger: service older than two windows is forgotten", "[policy
   Pool pool;
   absl::Time now = absl::UnixEpoch();
   ledger.Advance(now);
-  Entry* old = pool.New(0, 40000);
-  ledger.AddWaiting(old, true);
-  ledger.RemoveWaiting(old);
-  old->running = true;
-  ledger.AddRunning(old);
+  Entry* old = StartRunning(ledger, pool, 0, 40000, 0);
+  old->position = 40000;
   ledger.Charge(old, 40000, 0, 0);
   ledger.Flush();
   // Two windows later member 0 still holds 6 slots but took its service
   // (40 times member 1's since, which counted in all would be reclaimed
   // from) long ago; member 1 was served meanwhile.
   std::vector<Entry*> running{old};
-  for (int i = 0; i < 5; ++i) {
-    Entry* e = pool.New(0, 10);
-    ledger.AddWaiting(e, true);
-    ledger.RemoveWaiting(e);
-    e->running = true;
-    ledger.AddRunning(e);
-    running.push_back(e);
-  }
+  for (int i = 0; i < 5; ++i) running.push_back(StartRunning(ledger, pool, 0, 10, 0));
   for (int window = 0; window < 2; ++window) {
     now += MemberLedger::kRecentServiceWindow;
     ledger.Advance(now);
-    Entry* other = pool.New(1, 1000);
-    ledger.AddWaiting(other, true);
-    ledger.RemoveWaiting(other);
-    other->running = true;
-    ledger.AddRunning(other);
-    ledger.Charge(other, 1000, 0, 0);
-    ledger.RemoveRunning(other);
-    other->running = false;
+    ServeAndEnd(ledger, StartRunning(ledger, pool, 1, 1000, 0), 1000);
     ledger.Flush();
   }
   Entry* waiting = pool.New(1, 100);

@@ -84,12 +84,10 @@ void MemberLedger::Charge(const Entry* e, int32_t prefill_tokens, int32_t decode
   const int32_t m = SlotOf(e);
   AddService(m, (prefill_tokens - prepaid) * params_.prompt_token_weight +
                     decode_tokens * params_.decode_token_weight);
-  Member& member = members_[m];
-  const double served =
-      prefill_tokens * params_.prompt_token_weight + decode_tokens * params_.decode_token_weight;
-  member.served += served;
-  served_ += served;
+  AddServed(m, prefill_tokens * params_.prompt_token_weight +
+                   decode_tokens * params_.decode_token_weight);
   if (!e->running) return;
+  Member& member = members_[m];
   member.positions += int64_t{prefill_tokens} + decode_tokens;
   // The tree settled the reservation before charging: follow it.
   int32_t& reserved = ReservedOf(e);
@@ -120,9 +118,9 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
     for (const Entry* e : entries) {
       // Removed entries are charged their last step but hold nothing.
       if (!e->running) {
-        AddService(SlotOf(e), params_.decode_token_weight);
-        members_[SlotOf(e)].served += params_.decode_token_weight;
-        served_ += params_.decode_token_weight;
+        const int32_t m = SlotOf(e);
+        AddService(m, params_.decode_token_weight);
+        AddServed(m, params_.decode_token_weight);
         continue;
       }
       const int32_t m = SlotOf(e);
@@ -136,9 +134,7 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
     adds_.push_back({&member.counter, params_.decode_token_weight * member.inverse_weight,
                      member.decodes});
     member.positions += member.decodes;
-    const double served = params_.decode_token_weight * member.decodes;
-    member.served += served;
-    served_ += served;
+    AddServed(m, params_.decode_token_weight * member.decodes);
     if (!member.dirty) {
       member.dirty = true;
       dirty_.push_back(m);
@@ -153,6 +149,11 @@ void MemberLedger::Flush() {
     backlog_.Update(m);
   }
   dirty_.clear();
+}
+
+void MemberLedger::AddServed(int32_t m, double tokens) {
+  members_[m].served += tokens;
+  served_ += tokens;
 }
 
 void MemberLedger::Advance(absl::Time now) {

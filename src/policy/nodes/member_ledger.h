@@ -124,6 +124,8 @@ class MemberLedger {
   int32_t SlotOf(const Entry* e);
   int32_t& ReservedOf(const Entry* e);
   void AddService(int32_t m, double charge);
+  // Service actually served (Member::served), for Outweighs' window.
+  void AddServed(int32_t m, double tokens);
   void Lift(int32_t m);
   // Keeps active_weight_ as member `m`'s waiting + running count moves by
   // `delta` (before the move).
