@@ -9,12 +9,11 @@ fresh random one; --help lists every flag."""
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 
-from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary, wait_for
+from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary, start_draining
 
 checks = Checks("serve/openai_surface")
 check = checks.check
@@ -273,20 +272,9 @@ def help_lists_flags(binary):
 
 def health_while_draining(binary):
     with Server(binary) as s:
-        # An answer long enough (thousands of tokens) to still be running
-        # when the probes below are made; closing its socket then cancels
-        # it, so the drain ends at once.
-        body = json.dumps(completion(max_tokens=4000, stream=True)).encode()
-        held = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-        held.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-ana\r\n"
-                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) +
-                     body)
-        held.recv(1)
-        wait_for(lambda: s.status()["live_requests"] == 1)
-        s.proc.send_signal(signal.SIGTERM)
-        drained = wait_for(lambda: s.request("GET", "/health", timeout=10)[0] == 503, timeout=10)
+        held = start_draining(s)
         st, _, out = s.request("GET", "/health", timeout=10)
-        check(drained and is_error((st, None, out), 503) and
+        check(is_error((st, None, out), 503) and
               s.request("GET", "/healthz", timeout=10)[:3:2] == (503, {"status": "draining"}),
               "/health is 503 with an OpenAI-shaped error while draining, /healthz as before")
         held.close()

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -225,6 +226,24 @@ class Server:
                 break
         conn.close()
         return out
+
+
+def start_draining(s):
+    """SIGTERMs `s` while one long answer runs, so that it stays draining;
+    returns that answer's socket (closing it cancels the answer, and the
+    drain then ends at once) once GET /health says 503."""
+    # Thousands of tokens: still running when the caller's probes are made.
+    body = json.dumps({"model": "tiny", "prompt": "The house", "max_tokens": 4000,
+                       "temperature": 0, "stream": True}).encode()
+    held = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    held.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-ana\r\n"
+                 b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) +
+                 body)
+    held.recv(1)
+    wait_for(lambda: s.status()["live_requests"] == 1)
+    s.proc.send_signal(signal.SIGTERM)
+    wait_for(lambda: s.request("GET", "/health", timeout=10)[0] == 503, timeout=10)
+    return held
 
 
 def chat_body(content="Hello, hearth.", model="tiny", **extra):

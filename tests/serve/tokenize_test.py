@@ -7,7 +7,8 @@ tokenising, and every hostile body refused 400 naming its field."""
 import json
 import sys
 
-from serve_harness import ADMIN_KEY, KEYS, SCRAPE_KEY, Checks, Server, server_binary
+from serve_harness import (ADMIN_KEY, KEYS, SCRAPE_KEY, Checks, Server, server_binary,
+                           start_draining)
 
 checks = Checks("serve/tokenize")
 check = checks.check
@@ -122,6 +123,19 @@ def hostile(s):
           "content of the context's count is served")
 
 
+def refused_while_draining(binary):
+    with Server(binary) as s:
+        held = start_draining(s)
+        for path, body in (("/tokenize", {"content": "x"}), ("/detokenize", {"tokens": [1]})):
+            st, h, out = s.request("POST", path, body, key=KEYS["ana"], timeout=10)
+            generation = s.request("POST", "/v1/completions",
+                                   {"model": "tiny", "prompt": "x", "max_tokens": 1},
+                                   key=KEYS["ana"], timeout=10)[0]
+            check(st == generation == 503 and out["error"]["type"] == "server_error" and
+                  "retry-after" in h, "%s is 503 while draining, like generation" % path)
+        held.close()
+
+
 def main():
     with Server(server_binary()) as s:
         shapes(s)
@@ -131,6 +145,7 @@ def main():
         st, _, out = s.request("POST", "/tokenize", {"content": "ok"})
         check(st == 200 and out == {"tokens": [111, 107]},
               "without a household file no key is needed")
+    refused_while_draining(server_binary())
     return checks.finish()
 
 

@@ -6,6 +6,7 @@
 // counts at most what a prompt may hold), and the tokenising, or the
 // pieces' lookup, runs in that turn on the interactive queue
 // (member_job.h), so one member's megabytes wait behind that member only.
+// After SIGTERM both are refused 503, as generation is.
 
 #include <string>
 #include <utility>
@@ -23,9 +24,12 @@
 namespace hearth::serve {
 namespace {
 
-// The member's turn, or the error (401, 403, 504) that refuses the call.
+// The member's turn, or the error (503 while draining, 401, 403, 504) that
+// refuses the call. Draining refuses first, as generation does: the server
+// is going away, and a key check would tell the caller nothing it can use.
 absl::StatusOr<MemberTurns::Turn> CallerTurn(const ServeContext& ctx,
                                              const httplib::Request& req) {
+  if (ctx.engine->intake_closed()) return absl::UnavailableError("the server is shutting down");
   absl::StatusOr<Caller> caller = CallerOf(*ctx.directory, req);
   if (!caller.ok()) return caller.status();
   if (absl::Status may = MayCall(*caller); !may.ok()) return may;
