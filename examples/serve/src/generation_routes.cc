@@ -1,151 +1,76 @@
-// POST /v1/chat/completions and /v1/completions: prepare, submit, then
-// answer whole or as server-sent events. A streaming client that goes away
-// is noticed when a write fails (tokens, or the keep-alive comments written
-// while it waits) or when httplib releases the response early. A whole
-// answer is written once it is known, with its true status (an error is
-// never sent under a 200 already committed); meanwhile the connection is
-// checked for a client that left (a FIN, a reset, or unanswered TCP
-// keep-alive probes: connection_guard.h). Either cancels the request.
+// POST /v1/chat/completions and /v1/completions: prepare, then submit and
+// answer (generation_call.h) in OpenAI's shape: a whole completion, or
+// server-sent events ending in "data: [DONE]", with SSE comments as the
+// keep-alive; a failure after the 200 is an error event, as OpenAI sends.
 
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "generation_call.h"
 #include "http_routes.h"
 #include "prepare_generation.h"
-#include "page_views.h"
-#include "raw_head.h"
-#include "request_gate.h"
 
 namespace hearth::serve {
 namespace {
 
-// Shared by a response's provider and releaser (httplib copies both).
-struct Answer {
-  const ServeContext* ctx = nullptr;
-  RequestId id;
-  std::shared_ptr<RequestChannel> channel;
-  ResponseShape shape;
-  bool include_usage = false;
-  bool started = false;
-  bool ended = false;
-  // Non-streamed answers: the text so far.
-  std::string text;
+class OpenAiFormat : public AnswerFormat {
+ public:
+  explicit OpenAiFormat(const PreparedGeneration& prepared)
+      : include_usage_(prepared.request.include_usage) {
+    shape_.chat = prepared.request.chat;
+    shape_.created = absl::ToUnixSeconds(absl::Now());
+    shape_.model = prepared.request.model;
+  }
+
+  void Begin(absl::string_view shown_id) override {
+    shape_.id = absl::StrCat(shape_.chat ? "chatcmpl-" : "cmpl-", shown_id);
+  }
+  std::string StreamContentType() const override { return "text/event-stream"; }
+  // Chat streams open with the assistant's role.
+  std::string Opening() override {
+    return shape_.chat ? SseEvent(Chunk(shape_, "", std::nullopt, /*first=*/true)) : "";
+  }
+  std::string Piece(absl::string_view text) override {
+    return SseEvent(Chunk(shape_, text, std::nullopt));
+  }
+  std::string Tail(const RequestEnd& end) override {
+    std::string out;
+    if (end.status.ok()) {
+      out += SseEvent(Chunk(shape_, "", absl::string_view(end.finish_reason)));
+      if (include_usage_) out += SseEvent(UsageChunk(shape_, UsageOf(end)));
+    } else {
+      out += SseEvent(ErrorFor(end.status).body);
+    }
+    return out + "data: [DONE]\n\n";
+  }
+  std::string KeepAlive() const override { return ": keep-alive\n\n"; }
+  std::string Whole(absl::string_view text, const RequestEnd& end) override {
+    return Dump(Completion(shape_, text, end.finish_reason, UsageOf(end)));
+  }
+  HttpError Error(const absl::Status& status, int retry_after_s) const override {
+    return ErrorFor(status, retry_after_s);
+  }
+
+ private:
+  static nlohmann::json UsageOf(const RequestEnd& end) {
+    return Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens);
+  }
+
+  ResponseShape shape_;
+  const bool include_usage_;
 };
-
-std::string StreamTail(const Answer& a, const RequestEnd& end) {
-  std::string out;
-  if (end.status.ok()) {
-    out += SseEvent(Chunk(a.shape, "", absl::string_view(end.finish_reason)));
-    if (a.include_usage) {
-      out += SseEvent(UsageChunk(a.shape, Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
-    }
-  } else {
-    // OpenAI streams a failure after the headers as an error event.
-    out += SseEvent(ErrorFor(end.status).body);
-  }
-  return out + "data: [DONE]\n\n";
-}
-
-// REQUIRES: the request finished (end.status is OK).
-std::string WholeBody(const Answer& a, const RequestEnd& end) {
-  return Dump(Completion(a.shape, a.text, end.finish_reason,
-                         Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens)));
-}
-
-// Writes `out`; a client gone cancels the request (false), an answer that
-// `ended` closes the body.
-bool Send(Answer& a, httplib::DataSink& sink, const std::string& out, bool ended) {
-  if (!sink.write(out.data(), out.size())) {
-    a.ctx->engine->Cancel(a.id, /*disconnected=*/true);
-    return false;
-  }
-  if (ended) {
-    a.ended = true;
-    sink.done();
-  }
-  return true;
-}
-
-// One call of the streaming provider: waits a little for text, then writes
-// what came (or a keep-alive comment).
-bool StreamSome(Answer& a, httplib::DataSink& sink) {
-  std::string text;
-  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text);
-  std::string out;
-  if (!a.started && a.shape.chat) out += SseEvent(Chunk(a.shape, "", std::nullopt, /*first=*/true));
-  a.started = true;
-  if (!text.empty()) out += SseEvent(Chunk(a.shape, text, std::nullopt));
-  if (ended) out += StreamTail(a, a.channel->end());
-  if (out.empty()) out = ": keep-alive\n\n";
-  return Send(a, sink, out, ended);
-}
-
-// Waits for a whole answer's end, cancelling the request if its client
-// leaves meanwhile.
-void AwaitWhole(const ServeContext& ctx, Answer& a) {
-  const Connection* conn = ctx.connections == nullptr ? nullptr : ctx.connections->Current();
-  bool cancelled = false;
-  while (!a.channel->Wait(ctx.limits.keepalive_every, &a.text)) {
-    if (!cancelled && conn != nullptr && conn->PeerGone()) {
-      ctx.engine->Cancel(a.id, /*disconnected=*/true);
-      cancelled = true;
-    }
-  }
-  a.ended = true;
-}
-
-void Respond(const ServeContext& ctx, const PreparedGeneration& prepared, const Submission& s,
-             httplib::Response& res) {
-  auto a = std::make_shared<Answer>();
-  a->ctx = &ctx;
-  a->id = s.id;
-  a->channel = s.channel;
-  a->shape.chat = prepared.request.chat;
-  const std::string shown = ctx.ids->Issue(s.id, prepared.job.user);
-  a->shape.id = absl::StrCat(prepared.request.chat ? "chatcmpl-" : "cmpl-", shown);
-  a->shape.created = absl::ToUnixSeconds(absl::Now());
-  a->shape.model = prepared.request.model;
-  a->include_usage = prepared.request.include_usage;
-  res.set_header("X-Hearth-Request-Id", shown);
-  if (prepared.request.stream) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream", [a](size_t, httplib::DataSink& sink) { return StreamSome(*a, sink); },
-        [a](bool) {
-          if (!a->ended) a->ctx->engine->Cancel(a->id, /*disconnected=*/true);
-        });
-    return;
-  }
-  AwaitWhole(ctx, *a);
-  const RequestEnd end = a->channel->end();
-  if (!end.status.ok()) return ReplyError(res, ErrorFor(end.status));
-  res.set_content(WholeBody(*a, end), "application/json");
-}
 
 void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,
               bool chat) {
-  if (ctx.engine->intake_closed()) {
-    return ReplyError(res, ErrorFor(absl::UnavailableError("the server is shutting down")));
-  }
-  absl::StatusOr<Caller> caller = CallerOf(*ctx.directory, req);
-  absl::Status may = caller.ok() ? MayCall(*caller) : caller.status();
-  if (!may.ok()) return ReplyError(res, ErrorFor(may));
-  // Raw values (raw_head.h): no percent-decoding, NUL bytes kept.
-  CallHeaders headers{RawHeader(req, "Authorization"), RawHeader(req, "X-Api-Key"),
-                      RawHeader(req, "X-Hearth-Class"), RawHeader(req, "X-Hearth-Parent")};
-  absl::StatusOr<PreparedGeneration> prepared = PrepareGeneration(ctx, headers, req.body, chat);
+  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return ReplyError(res, ErrorFor(may));
+  absl::StatusOr<PreparedGeneration> prepared =
+      PrepareGeneration(ctx, CallHeadersOf(req), req.body, chat);
   if (!prepared.ok()) return ReplyError(res, ErrorFor(prepared.status()));
-  const UserId user = prepared->job.user;
-  absl::StatusOr<Submission> submitted = ctx.engine->Submit(prepared->job);
-  if (!submitted.ok()) {
-    const int retry = submitted.status().code() == absl::StatusCode::kResourceExhausted
-                          ? RetryAfterSeconds(ctx, user, submitted.status())
-                          : 0;
-    return ReplyError(res, ErrorFor(submitted.status(), retry));
-  }
-  Respond(ctx, *prepared, *submitted, res);
+  SubmitAndAnswer(ctx, std::move(prepared->job), prepared->request.stream,
+                  std::make_shared<OpenAiFormat>(*prepared), res);
 }
 
 }  // namespace

@@ -110,43 +110,57 @@ absl::Status CheckBeforeTokens(const ServeContext& ctx, const GenerationRequest&
 
 }  // namespace
 
-absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
-                                                     const CallHeaders& headers,
-                                                     absl::string_view body, bool chat) {
+absl::StatusOr<AdmittedCall> AdmitCall(const ServeContext& ctx, const CallHeaders& headers) {
   absl::StatusOr<Caller> caller = ctx.directory->Authenticate(headers.authorization, headers.api_key);
   if (!caller.ok()) return caller.status();
   absl::StatusOr<MemberTurns::Turn> turn = TakeMemberTurn(ctx, caller->user);
   if (!turn.ok()) return turn.status();
-  absl::StatusOr<GenerationRequest> request =
-      chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
-  if (!request.ok()) return request.status();
-  if (absl::Status s = ctx.directory->ResolveClass(request->model, headers.hearth_class, *caller);
+  return AdmittedCall{*std::move(caller), *std::move(turn)};
+}
+
+absl::StatusOr<PreparedGeneration> PrepareRequest(const ServeContext& ctx,
+                                                  const CallHeaders& headers, AdmittedCall call,
+                                                  GenerationRequest request) {
+  Caller& caller = call.caller;
+  if (absl::Status s = ctx.directory->ResolveClass(request.model, headers.hearth_class, caller);
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<RequestId> parent = ParseParent(ctx, headers.hearth_parent, caller->user);
+  absl::StatusOr<RequestId> parent = ParseParent(ctx, headers.hearth_parent, caller.user);
   if (!parent.ok()) return parent.status();
-  if (absl::Status s = CheckBeforeTokens(ctx, *request); !s.ok()) return s;
-  absl::StatusOr<std::vector<int32_t>> tokens = PromptTokens(ctx, *request, *std::move(turn));
+  if (absl::Status s = CheckBeforeTokens(ctx, request); !s.ok()) return s;
+  absl::StatusOr<std::vector<int32_t>> tokens =
+      PromptTokens(ctx, request, std::move(call.turn));
   if (!tokens.ok()) return tokens.status();
   absl::StatusOr<int32_t> max_tokens =
-      MaxTokens(ctx, *request, static_cast<int32_t>(tokens->size()));
+      MaxTokens(ctx, request, static_cast<int32_t>(tokens->size()));
   if (!max_tokens.ok()) return max_tokens.status();
 
   PreparedGeneration out;
-  out.member = caller->member;
-  out.job.user = caller->user;
-  out.job.work_class = caller->work_class;
+  out.member = caller.member;
+  out.job.user = caller.user;
+  out.job.work_class = caller.work_class;
   out.job.parent = *parent;
   // Only a chat's template beginning is public; a completion prompt is all
   // the member's.
-  out.job.shared_prefix_tokens = chat ? ctx.text->TemplatePrefixLength(*tokens) : 0;
+  out.job.shared_prefix_tokens = request.chat ? ctx.text->TemplatePrefixLength(*tokens) : 0;
   out.job.prompt = *std::move(tokens);
   out.job.max_tokens = *max_tokens;
-  out.job.sampling = request->sampling;
-  out.job.stop = request->stop;
-  out.request = *std::move(request);
+  out.job.sampling = request.sampling;
+  out.job.stop = request.stop;
+  out.request = std::move(request);
   return out;
+}
+
+absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
+                                                     const CallHeaders& headers,
+                                                     absl::string_view body, bool chat) {
+  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  if (!call.ok()) return call.status();
+  absl::StatusOr<GenerationRequest> request =
+      chat ? ParseChatRequest(body) : ParseCompletionRequest(body);
+  if (!request.ok()) return request.status();
+  return PrepareRequest(ctx, headers, *std::move(call), *std::move(request));
 }
 
 int RetryAfterSeconds(const ServeContext& ctx, UserId user, const absl::Status& refusal) {

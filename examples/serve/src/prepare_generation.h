@@ -25,7 +25,9 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "member_turns.h"
 #include "openai_request.h"
+#include "household_directory.h"
 #include "serve_context.h"
 #include "serve_engine.h"
 
@@ -48,6 +50,27 @@ struct PreparedGeneration {
   std::string member;
 };
 
+// A call past its first, cheapest checks: whose key it is, and one of that
+// member's turns (member_turns.h), held until the prompt is tokenized.
+struct AdmittedCall {
+  Caller caller;
+  MemberTurns::Turn turn;
+};
+
+// The key (Unauthenticated: 401), then the member's turn (DeadlineExceeded:
+// 504). The body is parsed after this, in the turn.
+absl::StatusOr<AdmittedCall> AdmitCall(const ServeContext& ctx, const CallHeaders& headers);
+
+// A parsed `request` of an admitted `call` made a job: its class (model
+// alias, X-Hearth-Class, the key's rights), its parent, the prompt's byte
+// bound, the prompt templated and tokenized in the call's turn, max_tokens
+// against the context.
+absl::StatusOr<PreparedGeneration> PrepareRequest(const ServeContext& ctx,
+                                                  const CallHeaders& headers, AdmittedCall call,
+                                                  GenerationRequest request);
+
+// AdmitCall, the body parsed as OpenAI's chat or completion request, then
+// PrepareRequest.
 absl::StatusOr<PreparedGeneration> PrepareGeneration(const ServeContext& ctx,
                                                      const CallHeaders& headers,
                                                      absl::string_view body, bool chat);

@@ -39,6 +39,12 @@ struct RequestEnd {
   // cached_prompt_tokens): the member's own earlier blocks and the chat
   // template's shared prefix only, never another member's.
   int32_t cached_prompt_tokens = 0;
+  // The engine's clock (wall time, as absl::Now()): the request first
+  // admitted (its prefill began), its first token, its end. InfiniteFuture
+  // for what never happened (a request ended while queued has no token).
+  absl::Time first_admitted = absl::InfiniteFuture();
+  absl::Time first_token = absl::InfiniteFuture();
+  absl::Time ended = absl::InfiniteFuture();
 };
 
 class RequestChannel {

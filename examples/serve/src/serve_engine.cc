@@ -44,6 +44,9 @@ RequestEnd EndOf(const RequestResult& r, int32_t completion_tokens) {
   end.prompt_tokens = r.prompt_tokens;
   end.completion_tokens = completion_tokens;
   end.cached_prompt_tokens = r.cached_prompt_tokens;
+  end.first_admitted = r.first_admit_time;
+  end.first_token = r.first_token_time;
+  end.ended = r.end_time;
   switch (r.phase) {
     case RequestPhase::kFinished:
       end.finish_reason = r.finish_reason == FinishReason::kLength ? "length" : "stop";
