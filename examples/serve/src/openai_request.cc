@@ -1,47 +1,17 @@
 #include "openai_request.h"
 
-#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "json_fields.h"
 #include "nlohmann/json.hpp"
+#include "sampling_fields.h"
 #include "unsupported_fields.h"
 
 namespace hearth::serve {
 namespace {
 
 using Json = nlohmann::json;
-
-// A number field in [lo, hi]; `out` keeps its default when absent or null.
-absl::Status ReadNumber(const Json& j, const char* field, double lo, double hi, double& out) {
-  auto it = j.find(field);
-  if (it == j.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo ||
-      it->get<double>() > hi) {
-    return BadField(field, absl::StrCat("must be a number in [", lo, ", ", hi, "]"));
-  }
-  out = it->get<double>();
-  return absl::OkStatus();
-}
-
-// The sampling fields beyond temperature and top_p, each in its documented
-// range (openai_request.h).
-absl::Status ReadPenaltiesAndCuts(const Json& j, SamplingParams& p) {
-  if (auto it = j.find("top_k"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 20)) {
-      return BadField("top_k", "must be an integer in [0, 2^20] (0: no cut)");
-    }
-    p.top_k = static_cast<int32_t>(it->get<int64_t>());
-  }
-  if (absl::Status s = ReadNumber(j, "min_p", 0, 1, p.min_p); !s.ok()) return s;
-  if (absl::Status s = ReadNumber(j, "repeat_penalty", 0, 10, p.repeat_penalty); !s.ok()) return s;
-  if (p.repeat_penalty <= 0) return BadField("repeat_penalty", "must be in (0, 10] (1: none)");
-  if (absl::Status s = ReadNumber(j, "presence_penalty", -2, 2, p.presence_penalty); !s.ok()) {
-    return s;
-  }
-  return ReadNumber(j, "frequency_penalty", -2, 2, p.frequency_penalty);
-}
 
 absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
   auto model = j.find("model");
@@ -58,15 +28,7 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
     }
     r.max_tokens = static_cast<int32_t>(it->get<int64_t>());
   }
-  if (absl::Status s = ReadNumber(j, "temperature", 0, 2, r.sampling.temperature); !s.ok()) return s;
-  if (absl::Status s = ReadNumber(j, "top_p", 0, 1, r.sampling.top_p); !s.ok()) return s;
-  if (r.sampling.top_p <= 0) return BadField("top_p", "must be in (0, 1]");
-  if (absl::Status s = ReadPenaltiesAndCuts(j, r.sampling); !s.ok()) return s;
-  if (auto it = j.find("seed"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer()) return BadField("seed", "must be an integer");
-    // Any integer is accepted, as OpenAI does; llama.cpp takes 32 bits.
-    r.sampling.seed = static_cast<uint32_t>(it->get<int64_t>());
-  }
+  if (absl::Status s = ReadSamplingFields(j, "", r.sampling); !s.ok()) return s;
   if (auto it = j.find("stream"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return BadField("stream", "must be true or false");
     r.stream = it->get<bool>();
@@ -79,25 +41,7 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
     }
     r.include_usage = usage != it->end() && usage->get<bool>();
   }
-  if (auto it = j.find("stop"); it != j.end() && !it->is_null()) {
-    if (it->is_string()) {
-      r.stop.push_back(it->get<std::string>());
-    } else if (it->is_array() && it->size() <= kMaxStopStrings) {
-      for (const Json& s : *it) {
-        if (!s.is_string()) return BadField("stop", "must be a string or an array of strings");
-        r.stop.push_back(s.get<std::string>());
-      }
-    } else {
-      return BadField("stop", absl::StrCat("must be a string or an array of at most ",
-                                      kMaxStopStrings, " strings"));
-    }
-    for (const std::string& s : r.stop) {
-      if (s.empty() || s.size() > kMaxStopBytes) {
-        return BadField("stop", absl::StrCat("strings must be 1 to ", kMaxStopBytes, " bytes"));
-      }
-    }
-  }
-  return absl::OkStatus();
+  return ReadStopField(j, "", r.stop);
 }
 
 // Message content: a string, or an array of {"type": "text", "text": ...}

@@ -2,46 +2,49 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "json_fields.h"
 #include "openai_request.h"
 
 namespace hearth::serve {
-namespace {
 
 using Json = nlohmann::json;
 
+namespace neutral {
+namespace {
 bool IsNumber(const Json& v, double neutral) {
   return v.is_number() && v.get<double>() == neutral;
 }
+}  // namespace
+
 bool IsZero(const Json& v) { return IsNumber(v, 0); }
-bool IsOne(const Json& v) { return v.is_number_integer() && v.get<int64_t>() == 1; }
 bool IsPenaltyWindow(const Json& v) { return IsNumber(v, kPenaltyLastN); }
 bool OnlyAbsent(const Json&) { return false; }
-bool IsNoneOrAuto(const Json& v) { return v == "none" || v == "auto"; }
-bool IsTextOnly(const Json& v) { return v == Json::array({"text"}); }
-bool IsTextFormat(const Json& v) {
-  return v.is_object() && v.size() == 1 && v.begin().key() == "type" && *v.begin() == "text";
-}
-bool IsEmptyObject(const Json& v) { return v.is_object() && v.empty(); }
 bool IsFalse(const Json& v) { return v.is_boolean() && !v.get<bool>(); }
 // nlohmann's empty() is false for every string, "" included.
 bool IsEmpty(const Json& v) {
   return v.is_string() ? v.get_ref<const std::string&>().empty()
                        : (v.is_array() || v.is_object()) && v.empty();
 }
+}  // namespace neutral
+
+namespace {
+
+using namespace neutral;  // NOLINT: the table below reads as a list of values.
+
+bool IsOne(const Json& v) { return v.is_number_integer() && v.get<int64_t>() == 1; }
+bool IsNoneOrAuto(const Json& v) { return v == "none" || v == "auto"; }
+bool IsTextOnly(const Json& v) { return v == Json::array({"text"}); }
+bool IsTextFormat(const Json& v) {
+  return v.is_object() && v.size() == 1 && v.begin().key() == "type" && *v.begin() == "text";
+}
+bool IsEmptyObject(const Json& v) { return v.is_object() && v.empty(); }
 
 static_assert(kPenaltyLastN == 64, "the penalty_last_n messages below say 64");
 
-struct Unsupported {
-  const char* field;
-  bool (*neutral)(const Json&);
-  // What the error says is allowed.
-  const char* allowed;
-};
-
 // OpenAI's fields first, then llama-server's sampling extensions, which
 // clients written for llama.cpp send.
-constexpr Unsupported kUnsupported[] = {
+constexpr UnsupportedField kUnsupported[] = {
     {"n", IsOne, "must be 1; one choice per request is supported"},
     {"best_of", IsOne, "must be 1; one choice per request is supported"},
     {"logprobs", IsFalse, "is not supported (false or absent)"},
@@ -62,7 +65,8 @@ constexpr Unsupported kUnsupported[] = {
     {"web_search_options", OnlyAbsent, "is not supported (absent)"},
     {"grammar", IsEmpty, "is not supported (\"\" or absent): no constrained decoding"},
     {"json_schema", IsEmpty, "is not supported ({} or absent): no constrained decoding"},
-    {"typical_p", [](const Json& v) { return IsNumber(v, 1); }, "is not supported (1 or absent)"},
+    {"typical_p", [](const Json& v) { return v.is_number() && v.get<double>() == 1; },
+     "is not supported (1 or absent)"},
     {"mirostat", IsZero, "is not supported (0 or absent)"},
     {"dynatemp_range", IsZero, "is not supported (0 or absent)"},
     {"xtc_probability", IsZero, "is not supported (0 or absent)"},
@@ -80,13 +84,16 @@ constexpr Unsupported kUnsupported[] = {
 
 }  // namespace
 
-absl::Status RejectUnsupportedFields(const Json& body) {
-  for (const Unsupported& u : kUnsupported) {
-    auto it = body.find(u.field);
-    if (it == body.end() || it->is_null() || u.neutral(*it)) continue;
-    return BadField(u.field, u.allowed);
+absl::Status RejectFields(const Json& object, absl::Span<const UnsupportedField> fields,
+                          absl::string_view prefix) {
+  for (const UnsupportedField& u : fields) {
+    auto it = object.find(u.field);
+    if (it == object.end() || it->is_null() || u.neutral(*it)) continue;
+    return BadField(absl::StrCat(prefix, u.field), u.allowed);
   }
   return absl::OkStatus();
 }
+
+absl::Status RejectUnsupportedFields(const Json& body) { return RejectFields(body, kUnsupported); }
 
 }  // namespace hearth::serve

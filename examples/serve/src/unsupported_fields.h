@@ -17,6 +17,8 @@
 #define HEARTH_SERVE_UNSUPPORTED_FIELDS_H_
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 
 namespace hearth::serve {
@@ -24,6 +26,30 @@ namespace hearth::serve {
 // REQUIRES: `body` is a JSON object. OK when every listed field is absent,
 // null or neutral; else the first offending field's InvalidArgument.
 absl::Status RejectUnsupportedFields(const nlohmann::json& body);
+
+// One field another API's table (ollama_request.cc) lists: accepted only
+// when `neutral` says so.
+struct UnsupportedField {
+  const char* field;
+  bool (*neutral)(const nlohmann::json&);
+  // What the error says is allowed.
+  const char* allowed;
+};
+
+// RejectUnsupportedFields for `fields`, the error naming `prefix` + field.
+// REQUIRES: `object` is a JSON object.
+absl::Status RejectFields(const nlohmann::json& object, absl::Span<const UnsupportedField> fields,
+                          absl::string_view prefix = "");
+
+// The neutral values the tables share.
+namespace neutral {
+bool IsFalse(const nlohmann::json& v);
+bool IsZero(const nlohmann::json& v);
+// "", [] or {}.
+bool IsEmpty(const nlohmann::json& v);
+bool IsPenaltyWindow(const nlohmann::json& v);
+bool OnlyAbsent(const nlohmann::json& v);
+}  // namespace neutral
 
 }  // namespace hearth::serve
 
