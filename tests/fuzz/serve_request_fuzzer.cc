@@ -1,5 +1,5 @@
 // serve_request_fuzzer: what one HTTP call to hearth-serve carries, read by
-// the server's own parsers (one target for four readers keeps the CI fuzz
+// the server's own parsers (one target for all the readers keeps the CI fuzz
 // stage's time in check). The input's first byte picks the reader:
 //   'c' a /v1/chat/completions body       (the rest of the input)
 //   'p' a /v1/completions body            (the rest)
@@ -10,7 +10,9 @@
 //   't' a /tokenize body and the same bytes as a /detokenize body
 //   'o' a --cors_origins list on the first line, Origin header values
 //       (one per line) after it
-// (any other byte: the reader of byte % 6, in that order). Checks:
+//   'a' an Ollama /api/chat body          (the rest)
+//   'g' an Ollama /api/generate body      (the rest)
+// (any other byte: the reader of byte % 8, in that order). Checks:
 //   bodies     ParseChatRequest / ParseCompletionRequest answer a request or
 //              InvalidArgument with a message, never throw; an accepted
 //              request holds every documented limit, re-validates (written
@@ -35,6 +37,12 @@
 //              either applies the alias and the class
 //              header or refuses with NotFound / InvalidArgument /
 //              PermissionDenied;
+//   Ollama     ParseOllamaChatRequest / ParseOllamaGenerateRequest answer
+//              or refuse with InvalidArgument and a message; an accepted
+//              body holds the same limits as an OpenAI one, its model is
+//              the one sent less a ":latest" tag, it is load_only exactly when it has
+//              nothing to generate from, and written back as an Ollama
+//              body it parses to the same request;
 //   tokenize   ParseTokenizeRequest / ParseDetokenizeRequest answer or
 //              refuse with InvalidArgument and a message; accepted ids lie
 //              in [0, vocab) and number at most the bound; an accepted
@@ -65,6 +73,7 @@
 #include "household_directory.h"
 #include "nlohmann/json.hpp"
 #include "cors_policy.h"
+#include "ollama_request.h"
 #include "openai_request.h"
 #include "prompt_bound.h"
 #include "tokenize_request.h"
@@ -132,6 +141,8 @@ bool Same(const GenerationRequest& a, const GenerationRequest& b) {
          a.sampling.frequency_penalty == b.sampling.frequency_penalty;
 }
 
+void CheckSampling(const GenerationRequest& r);
+
 void CheckLimits(const GenerationRequest& r, bool chat) {
   Require(r.chat == chat, "a request parsed as the other kind");
   Require(!r.model.empty(), "an accepted request without a model");
@@ -146,6 +157,11 @@ void CheckLimits(const GenerationRequest& r, bool chat) {
   } else {
     Require(!r.prompt.empty() && r.messages.empty(), "a completion without its prompt");
   }
+  CheckSampling(r);
+}
+
+// The limits every accepted request holds, whichever API it came by.
+void CheckSampling(const GenerationRequest& r) {
   Require(!r.max_tokens || (*r.max_tokens >= 1 && *r.max_tokens <= (1 << 30)),
           "max_tokens out of [1, 2^30]");
   Require(r.sampling.temperature >= 0 && r.sampling.temperature <= 2,
@@ -202,6 +218,66 @@ void FuzzBody(absl::string_view body, bool chat) {
   Require(r2.ok(), absl::StrCat("an accepted request, written back, is refused: ",
                                 r2.status().ToString(), "\n", again));
   Require(Same(*r, *r2), absl::StrCat("an accepted request, written back, reads otherwise: ", again));
+}
+
+// ---- Ollama's /api/chat and /api/generate ---------------------------------
+
+// The request as Ollama's /api/chat body (generate's non-raw bodies are
+// chats too) or raw /api/generate body.
+Json ToOllamaJson(const OllamaRequest& o) {
+  const GenerationRequest& r = o.generation;
+  Json j = {{"model", o.model_shown}, {"stream", r.stream}};
+  if (r.chat) {
+    j["messages"] = Json::array();
+    for (const ChatMessage& m : r.messages) {
+      j["messages"].push_back({{"role", m.role}, {"content", m.content}});
+    }
+  } else {
+    j["prompt"] = r.prompt;
+    j["raw"] = true;
+  }
+  Json options = {{"temperature", r.sampling.temperature}, {"top_p", r.sampling.top_p},
+                  {"top_k", r.sampling.top_k}, {"min_p", r.sampling.min_p},
+                  {"repeat_penalty", r.sampling.repeat_penalty},
+                  {"presence_penalty", r.sampling.presence_penalty},
+                  {"frequency_penalty", r.sampling.frequency_penalty}};
+  if (r.sampling.seed) options["seed"] = *r.sampling.seed;
+  if (r.max_tokens) options["num_predict"] = *r.max_tokens;
+  if (r.until_context) options["num_predict"] = -1;
+  if (!r.stop.empty()) options["stop"] = r.stop;
+  j["options"] = options;
+  return j;
+}
+
+void FuzzOllama(absl::string_view body, bool chat) {
+  absl::StatusOr<OllamaRequest> o =
+      chat ? ParseOllamaChatRequest(body, kContext) : ParseOllamaGenerateRequest(body, kContext);
+  Note(chat ? "ParseOllamaChatRequest" : "ParseOllamaGenerateRequest", o.status());
+  if (!o.ok()) {
+    RequireRefusal(o.status(), absl::StatusCode::kInvalidArgument, "an Ollama body");
+    return;
+  }
+  const GenerationRequest& r = o->generation;
+  CheckSampling(r);
+  Require(!(r.max_tokens && r.until_context), "num_predict read as both a count and unbounded");
+  Require(!r.model.empty() &&
+              (o->model_shown == r.model || o->model_shown == absl::StrCat(r.model, ":latest")),
+          absl::StrCat("model \"", o->model_shown, "\" read as \"", r.model, "\""));
+  Require(r.chat || chat == false, "an /api/chat body read as raw");
+  Require(r.messages.size() <= kMaxMessages, "more messages accepted than the bound");
+  Require(o->load_only == (r.messages.empty() && r.prompt.empty()),
+          "load_only is not \"nothing to generate from\"");
+  if (!o->load_only) CheckByteBound(r);
+  const std::string again = ToOllamaJson(*o).dump(-1, ' ', false, Json::error_handler_t::strict);
+  // A generate body written back is a chat (its system and prompt are
+  // messages by now) unless raw.
+  absl::StatusOr<OllamaRequest> o2 = r.chat ? ParseOllamaChatRequest(again, kContext)
+                                            : ParseOllamaGenerateRequest(again, kContext);
+  Require(o2.ok(), absl::StrCat("an accepted Ollama body, written back, is refused: ",
+                                o2.status().ToString(), "\n", again));
+  Require(o2->load_only == o->load_only && o2->model_shown == o->model_shown &&
+              o2->generation.until_context == r.until_context && Same(r, o2->generation),
+          absl::StrCat("an accepted Ollama body, written back, reads otherwise: ", again));
 }
 
 // ---- Documents -------------------------------------------------------------
@@ -557,14 +633,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'h': f::FuzzHeaders(rest); break;
     case 't': f::FuzzTokenize(rest); break;
     case 'o': f::FuzzCors(rest); break;
+    case 'a': f::FuzzOllama(rest, /*chat=*/true); break;
+    case 'g': f::FuzzOllama(rest, /*chat=*/false); break;
     default:
-      switch (data[0] % 6) {
+      switch (data[0] % 8) {
         case 0: f::FuzzBody(rest, true); break;
         case 1: f::FuzzBody(rest, false); break;
         case 2: f::FuzzDocument(rest); break;
         case 3: f::FuzzHeaders(rest); break;
         case 4: f::FuzzTokenize(rest); break;
-        default: f::FuzzCors(rest); break;
+        case 5: f::FuzzCors(rest); break;
+        case 6: f::FuzzOllama(rest, true); break;
+        default: f::FuzzOllama(rest, false); break;
       }
   }
   return 0;

@@ -1,6 +1,6 @@
 # Defines, once per build, `hearth_serve_parsers`: hearth-serve's readers of
 # what comes from outside -- request bodies (openai_request,
-# sampling_fields, unsupported_fields, tokenize_request), documents
+# sampling_fields, unsupported_fields, ollama_request, tokenize_request), documents
 # (document_request, document_text), the household file (household_config),
 # keys and class headers (household_directory, request_credentials), the CORS origins
 # (cors_policy) and the prompt's byte bound
@@ -14,7 +14,7 @@
 set(_hearth_serve_parsers_dir "${CMAKE_CURRENT_LIST_DIR}/../src")
 get_filename_component(_hearth_serve_parsers_dir "${_hearth_serve_parsers_dir}" ABSOLUTE)
 set(HEARTH_SERVE_PARSER_SOURCES
-    openai_request.cc sampling_fields.cc unsupported_fields.cc
+    openai_request.cc sampling_fields.cc unsupported_fields.cc ollama_request.cc
     document_request.cc document_text.cc
     household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc
     tokenize_request.cc cors_policy.cc)

@@ -73,6 +73,9 @@ struct GenerationRequest {
   std::string prompt;
   // Absent: the server's default, clipped to the context left.
   std::optional<int32_t> max_tokens;
+  // Without max_tokens: as many tokens as the context leaves instead of
+  // the server's default (Ollama's num_predict -1 and -2).
+  bool until_context = false;
   std::vector<std::string> stop;
   bool stream = false;
   // stream_options.include_usage: a last chunk carrying `usage`.

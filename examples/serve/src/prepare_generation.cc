@@ -39,7 +39,8 @@ std::string AnswerText(const GenerationRequest& r) {
                       : std::string("at least one token of answer");
 }
 
-// The generation budget: what was asked, or the default, within the context.
+// The generation budget: what was asked, or the default (or all the context
+// leaves, when asked), within the context.
 absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationRequest& r,
                                   int32_t prompt_tokens) {
   const int32_t context = ctx.engine->context_length();
@@ -48,6 +49,7 @@ absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationReque
         "the prompt is ", prompt_tokens, " tokens; this server's context is ", context,
         " tokens (prompt plus answer)"));
   }
+  if (!r.max_tokens && r.until_context) return context - prompt_tokens;
   if (!r.max_tokens) return std::min(ctx.limits.default_max_tokens, context - prompt_tokens);
   if (int64_t{prompt_tokens} + *r.max_tokens > context) {
     return absl::OutOfRangeError(absl::StrCat(
