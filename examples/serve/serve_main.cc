@@ -35,6 +35,7 @@
 #include "http_routes.h"
 #include "job_call.h"
 #include "member_turns.h"
+#include "model_facts.h"
 #include "model_text.h"
 #include "physical_cores.h"
 #include "public_request_ids.h"
@@ -104,9 +105,12 @@ namespace {
 struct LoadedModel {
   llama_cpp::ModelPtr model;
   std::string name;
+  ModelFacts facts;
 };
 
-absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name) {
+// Also reads the file's facts (model_facts.h) while it exists: the tiny
+// model's is deleted once loaded.
+absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name, ModelFacts* facts) {
   std::string path = absl::GetFlag(FLAGS_model);
   std::string tiny;
   if (path.empty()) {
@@ -119,6 +123,8 @@ absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name) {
   }
   absl::StatusOr<llama_cpp::ModelPtr> model =
       llama_cpp::LoadModel(path, absl::GetFlag(FLAGS_gpu_layers));
+  *facts = FileFacts(path);
+  if (model.ok()) *facts = ReadModelFacts(model->get(), *std::move(facts));
   if (!tiny.empty()) std::filesystem::remove(tiny);
   *name = absl::GetFlag(FLAGS_model_name);
   if (name->empty()) name->assign(tiny.empty() ? std::filesystem::path(path).stem().string() : "tiny");
@@ -135,7 +141,7 @@ absl::StatusOr<LoadedModel> LoadServedModelOnQueue(JobPool& jobs) {
                                                                          : absl::GetFlag(FLAGS_model));
   return CallOnQueue<LoadedModel>(jobs, spec, [](const JobContext&) -> absl::StatusOr<LoadedModel> {
     LoadedModel out;
-    absl::StatusOr<llama_cpp::ModelPtr> model = LoadServedModel(&out.name);
+    absl::StatusOr<llama_cpp::ModelPtr> model = LoadServedModel(&out.name, &out.facts);
     if (!model.ok()) return model.status();
     out.model = *std::move(model);
     return out;
@@ -338,6 +344,7 @@ int Main() {
                          (*engine)->context_length(), absl::GetFlag(FLAGS_n_seq_max),
                          serve.limits.default_max_tokens};
   serve.props = &props;
+  serve.model_facts = &loaded->facts;
 
   int listen_fd = -1;
   ConfigureHttp(server, &listen_fd);
@@ -345,6 +352,7 @@ int Main() {
   InstallDocumentRoutes(server, serve);
   InstallTokenizeRoutes(server, serve);
   InstallInfoRoutes(server, serve);
+  InstallOllamaRoutes(server, serve);
   InstallErrorHandler(server);
   InstallCors(server, *cors);
   const std::string host = absl::GetFlag(FLAGS_host);

@@ -37,7 +37,8 @@
 //              either applies the alias and the class
 //              header or refuses with NotFound / InvalidArgument /
 //              PermissionDenied;
-//   Ollama     ParseOllamaChatRequest / ParseOllamaGenerateRequest answer
+//   Ollama     ParseOllamaChatRequest / ParseOllamaGenerateRequest (and
+//              ParseOllamaShowRequest, on the same bytes) answer
 //              or refuse with InvalidArgument and a message; an accepted
 //              body holds the same limits as an OpenAI one, its model is
 //              the one sent less a ":latest" tag, it is load_only exactly when it has
@@ -99,8 +100,10 @@ void RequireRefusal(const absl::Status& s, absl::StatusCode code, absl::string_v
 
 // ---- Request bodies -------------------------------------------------------
 
-Json ToJson(const GenerationRequest& r) {
-  Json j = {{"model", r.model}, {"stream", r.stream}};
+// The model, stream flag and text of `r`, as both APIs spell them (the
+// prompt of a chat: none).
+Json TextJson(const GenerationRequest& r, const std::string& model) {
+  Json j = {{"model", model}, {"stream", r.stream}};
   if (r.chat) {
     j["messages"] = Json::array();
     for (const ChatMessage& m : r.messages) {
@@ -109,17 +112,25 @@ Json ToJson(const GenerationRequest& r) {
   } else {
     j["prompt"] = r.prompt;
   }
+  return j;
+}
+
+// The sampling fields as OpenAI's body (top level) and Ollama's options
+// name them.
+Json SamplingJson(const SamplingParams& p) {
+  Json j = {{"temperature", p.temperature}, {"top_p", p.top_p}, {"top_k", p.top_k},
+            {"min_p", p.min_p}, {"repeat_penalty", p.repeat_penalty},
+            {"presence_penalty", p.presence_penalty}, {"frequency_penalty", p.frequency_penalty}};
+  if (p.seed) j["seed"] = *p.seed;
+  return j;
+}
+
+Json ToJson(const GenerationRequest& r) {
+  Json j = TextJson(r, r.model);
   if (r.max_tokens) j["max_tokens"] = *r.max_tokens;
   if (!r.stop.empty()) j["stop"] = r.stop;
   if (r.include_usage) j["stream_options"] = {{"include_usage", true}};
-  j["temperature"] = r.sampling.temperature;
-  j["top_p"] = r.sampling.top_p;
-  if (r.sampling.seed) j["seed"] = *r.sampling.seed;
-  j["top_k"] = r.sampling.top_k;
-  j["min_p"] = r.sampling.min_p;
-  j["repeat_penalty"] = r.sampling.repeat_penalty;
-  j["presence_penalty"] = r.sampling.presence_penalty;
-  j["frequency_penalty"] = r.sampling.frequency_penalty;
+  j.update(SamplingJson(r.sampling));
   return j;
 }
 
@@ -226,22 +237,9 @@ void FuzzBody(absl::string_view body, bool chat) {
 // chats too) or raw /api/generate body.
 Json ToOllamaJson(const OllamaRequest& o) {
   const GenerationRequest& r = o.generation;
-  Json j = {{"model", o.model_shown}, {"stream", r.stream}};
-  if (r.chat) {
-    j["messages"] = Json::array();
-    for (const ChatMessage& m : r.messages) {
-      j["messages"].push_back({{"role", m.role}, {"content", m.content}});
-    }
-  } else {
-    j["prompt"] = r.prompt;
-    j["raw"] = true;
-  }
-  Json options = {{"temperature", r.sampling.temperature}, {"top_p", r.sampling.top_p},
-                  {"top_k", r.sampling.top_k}, {"min_p", r.sampling.min_p},
-                  {"repeat_penalty", r.sampling.repeat_penalty},
-                  {"presence_penalty", r.sampling.presence_penalty},
-                  {"frequency_penalty", r.sampling.frequency_penalty}};
-  if (r.sampling.seed) options["seed"] = *r.sampling.seed;
+  Json j = TextJson(r, o.model_shown);
+  if (!r.chat) j["raw"] = true;
+  Json options = SamplingJson(r.sampling);
   if (r.max_tokens) options["num_predict"] = *r.max_tokens;
   if (r.until_context) options["num_predict"] = -1;
   if (!r.stop.empty()) options["stop"] = r.stop;
@@ -250,6 +248,13 @@ Json ToOllamaJson(const OllamaRequest& o) {
 }
 
 void FuzzOllama(absl::string_view body, bool chat) {
+  absl::StatusOr<std::string> shown = ParseOllamaShowRequest(body);
+  Note("ParseOllamaShowRequest", shown.status());
+  if (!shown.ok()) {
+    RequireRefusal(shown.status(), absl::StatusCode::kInvalidArgument, "an /api/show body");
+  } else {
+    Require(!shown->empty(), "/api/show accepted an empty model");
+  }
   absl::StatusOr<OllamaRequest> o =
       chat ? ParseOllamaChatRequest(body, kContext) : ParseOllamaGenerateRequest(body, kContext);
   Note(chat ? "ParseOllamaChatRequest" : "ParseOllamaGenerateRequest", o.status());

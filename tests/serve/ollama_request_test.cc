@@ -266,6 +266,15 @@ TEST_CASE("ollama generate: hostile fields are refused naming them", "[serve]") 
   }
 }
 
+TEST_CASE("ollama show: the model, or the older name", "[serve]") {
+  CHECK(ParseOllamaShowRequest(R"({"model": "tiny:latest", "verbose": true})").value() == "tiny");
+  CHECK(ParseOllamaShowRequest(R"({"name": "tiny"})").value() == "tiny");
+  CHECK(RefusesField(ParseOllamaShowRequest("{}").status(), "model"));
+  CHECK(RefusesField(ParseOllamaShowRequest(R"({"model": 7, "name": "tiny"})").status(), "model"));
+  CHECK(RefusesField(ParseOllamaShowRequest(R"({"name": ""})").status(), "name"));
+  CHECK(ParseOllamaShowRequest("[]").status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace hearth::serve
 

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "guarded_stream.h"
+#include "ollama_response.h"
 #include "raw_head.h"
 #include "response_request_id.h"
 
@@ -139,7 +140,9 @@ void GuardedServer::AnswerEarly(const httplib::Request& req, httplib::Response& 
                                 Connection* c, const HttpError& error) const {
   res.status = error.status;
   for (const auto& [name, value] : ErrorHeaders(error)) res.set_header(name, value);
-  res.set_content(Dump(error.body), "application/json");
+  // Ollama's clients read {"error": "..."}.
+  res.set_content(Dump(IsOllamaPath(req.path) ? OllamaErrorBody(error) : error.body),
+                  "application/json");
   // The body was not read (a 411's client may send one it did not frame):
   // the next bytes on the connection are not a request head.
   if (c->head_error || error.status == 411 || BodyPending(req)) c->must_close = true;

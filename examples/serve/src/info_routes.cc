@@ -4,7 +4,7 @@
 // metrics (the scheduler's, the server's and the job queues'), the status
 // JSON, the server's properties (/props, llama-server's shape: props_json.h)
 // and the dashboard page; and the error handler that gives httplib's
-// own errors an OpenAI-shaped body. All but /healthz and /health need a key
+// own errors an OpenAI-shaped body (Ollama's under /api/). All but /healthz and /health need a key
 // (the gate, request_gate.h), and show each key what page_views.h lets it
 // see.
 
@@ -20,6 +20,7 @@
 #include "hearth/metrics/prometheus.h"
 #include "http_routes.h"
 #include "jobs_status_json.h"
+#include "ollama_response.h"
 #include "page_views.h"
 #include "request_gate.h"
 
@@ -184,14 +185,14 @@ void InstallErrorHandler(httplib::Server& server) {
     if (res.status == 413) e.body["error"]["code"] = "request_too_large";
     if (res.status == 414) e.body["error"]["code"] = "uri_too_long";
     if (res.status == 404) e.body["error"]["code"] = nullptr;
-    res.set_content(Dump(e.body), "application/json");
+    res.set_content(Dump(IsOllamaPath(req.path) ? OllamaErrorBody(e) : e.body), "application/json");
     return httplib::Server::HandlerResponse::Handled;
   }));
-  server.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+  server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
                                   std::exception_ptr) {
     HttpError e = ErrorFor(absl::InternalError("the server failed on this request"));
     res.status = e.status;
-    res.set_content(Dump(e.body), "application/json");
+    res.set_content(Dump(IsOllamaPath(req.path) ? OllamaErrorBody(e) : e.body), "application/json");
   });
 }
 

@@ -176,18 +176,25 @@ absl::Status ReadKeepAlive(const Json& body) {
   return absl::OkStatus();
 }
 
-// model, stream, options and the fields every body may carry.
-absl::Status ReadCommon(const Json& j, int32_t context_length, OllamaRequest& r) {
-  auto model = j.find("model");
+// The model `field` names, without a ":latest" tag.
+absl::StatusOr<std::string> ReadModel(const Json& j, const char* field) {
+  auto model = j.find(field);
   absl::string_view bare = model != j.end() && model->is_string()
                                ? absl::string_view(model->get_ref<const std::string&>())
                                : absl::string_view();
   absl::ConsumeSuffix(&bare, ":latest");
   if (bare.empty()) {
-    return BadField("model", "is required: a non-empty name (GET /api/tags lists them)");
+    return BadField(field, "is required: a non-empty name (GET /api/tags lists them)");
   }
-  r.model_shown = model->get<std::string>();
-  r.generation.model = std::string(bare);
+  return std::string(bare);
+}
+
+// model, stream, options and the fields every body may carry.
+absl::Status ReadCommon(const Json& j, int32_t context_length, OllamaRequest& r) {
+  absl::StatusOr<std::string> bare = ReadModel(j, "model");
+  if (!bare.ok()) return bare.status();
+  r.model_shown = j["model"].get<std::string>();
+  r.generation.model = *std::move(bare);
   if (absl::Status s = RejectFields(j, kBodyFields); !s.ok()) return s;
   if (absl::Status s = ReadKeepAlive(j); !s.ok()) return s;
   r.generation.stream = true;
@@ -273,6 +280,12 @@ absl::StatusOr<OllamaRequest> ParseOllamaGenerateRequest(absl::string_view body,
   if (!system->empty()) g.messages.push_back({"system", *std::move(system)});
   if (!prompt->empty()) g.messages.push_back({"user", *std::move(prompt)});
   return r;
+}
+
+absl::StatusOr<std::string> ParseOllamaShowRequest(absl::string_view body) {
+  absl::StatusOr<Json> j = ParseJsonObject(body);
+  if (!j.ok()) return j.status();
+  return ReadModel(*j, j->contains("model") || !j->contains("name") ? "model" : "name");
 }
 
 }  // namespace hearth::serve

@@ -61,6 +61,11 @@ absl::StatusOr<OllamaRequest> ParseOllamaChatRequest(absl::string_view body,
 absl::StatusOr<OllamaRequest> ParseOllamaGenerateRequest(absl::string_view body,
                                                          int32_t context_length);
 
+// POST /api/show's body: {"model": "<name>"} (or the older "name"); the
+// name without a ":latest" tag. Its other fields (verbose) change nothing
+// here: every answer is whole.
+absl::StatusOr<std::string> ParseOllamaShowRequest(absl::string_view body);
+
 }  // namespace hearth::serve
 
 #endif  // HEARTH_SERVE_OLLAMA_REQUEST_H_

@@ -17,6 +17,7 @@
 #include "household_config.h"
 #include "household_directory.h"
 #include "member_turns.h"
+#include "model_facts.h"
 #include "model_text.h"
 #include "props_json.h"
 #include "public_request_ids.h"
@@ -54,6 +55,8 @@ struct ServeContext {
   MemberTurns* document_turns = nullptr;
   // May be null (GET /props then shows only what the engine knows).
   const ServeProps* props = nullptr;
+  // May be null (Ollama's model routes then show no file facts).
+  const ModelFacts* model_facts = nullptr;
 };
 
 }  // namespace hearth::serve
