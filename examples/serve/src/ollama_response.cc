@@ -14,16 +14,25 @@ using Json = nlohmann::json;
 
 namespace {
 
-Json Envelope(const OllamaShape& shape) {
-  return {{"model", shape.model}, {"created_at", Rfc3339(absl::Now())}};
-}
+using Record = nlohmann::ordered_json;
 
-void PutText(const OllamaShape& shape, absl::string_view text, Json& j) {
+// model, created_at and the text.
+Record Opening(const OllamaShape& shape, absl::string_view text) {
+  Record j = {{"model", shape.model}, {"created_at", Rfc3339(absl::Now())}};
   if (shape.chat) {
     j["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
   } else {
     j["response"] = std::string(text);
   }
+  return j;
+}
+
+// done and done_reason: a chat's reason comes first (Ollama's
+// ChatResponse), a generation's after (its GenerateResponse).
+void PutDone(const OllamaShape& shape, absl::string_view reason, Record& j) {
+  if (shape.chat) j["done_reason"] = std::string(reason);
+  j["done"] = true;
+  if (!shape.chat) j["done_reason"] = std::string(reason);
 }
 
 // Nanoseconds from `from` to `to`; 0 when either never happened or they
@@ -55,18 +64,15 @@ std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", t, absl::UTCTimeZone());
 }
 
-Json OllamaChunk(const OllamaShape& shape, absl::string_view text) {
-  Json j = Envelope(shape);
-  PutText(shape, text, j);
+Record OllamaChunk(const OllamaShape& shape, absl::string_view text) {
+  Record j = Opening(shape, text);
   j["done"] = false;
   return j;
 }
 
-Json OllamaFinal(const OllamaShape& shape, absl::string_view text, const RequestEnd& end) {
-  Json j = Envelope(shape);
-  PutText(shape, text, j);
-  j["done"] = true;
-  j["done_reason"] = end.finish_reason;
+Record OllamaFinal(const OllamaShape& shape, absl::string_view text, const RequestEnd& end) {
+  Record j = Opening(shape, text);
+  PutDone(shape, end.finish_reason, j);
   const absl::Time first_token = std::min(end.first_token, end.ended);
   j["total_duration"] = Nanos(shape.received, end.ended);
   j["load_duration"] = 0;
@@ -77,15 +83,13 @@ Json OllamaFinal(const OllamaShape& shape, absl::string_view text, const Request
   return j;
 }
 
-Json OllamaLoaded(const OllamaShape& shape) {
-  Json j = Envelope(shape);
-  PutText(shape, "", j);
-  j["done"] = true;
-  j["done_reason"] = "load";
+Record OllamaLoaded(const OllamaShape& shape) {
+  Record j = Opening(shape, "");
+  PutDone(shape, "load", j);
   return j;
 }
 
-std::string NdjsonLine(const Json& j) { return Dump(j) + "\n"; }
+std::string NdjsonLine(const Record& j) { return DumpOrdered(j) + "\n"; }
 
 Json OllamaTag(const OllamaModel& m) {
   return {{"name", m.name},

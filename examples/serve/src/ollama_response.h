@@ -43,18 +43,20 @@ struct OllamaShape {
 // "2026-12-02T11:42:09.123456789Z".
 std::string Rfc3339(absl::Time t);
 
+// The records keep Ollama's field order (its Go structs'): model,
+// created_at, the text, done, done_reason, the counts and durations.
 // One streamed record with `text`.
-nlohmann::json OllamaChunk(const OllamaShape& shape, absl::string_view text);
+nlohmann::ordered_json OllamaChunk(const OllamaShape& shape, absl::string_view text);
 // The last record: `text` (a whole answer's, or "" when streamed), done,
 // and the counts and durations of `end` (REQUIRES: end.status is OK).
 // load_duration is 0: the one model is loaded before the server listens.
-nlohmann::json OllamaFinal(const OllamaShape& shape, absl::string_view text,
-                           const RequestEnd& end);
+nlohmann::ordered_json OllamaFinal(const OllamaShape& shape, absl::string_view text,
+                                   const RequestEnd& end);
 // The answer to a load request: done, done_reason "load", no text.
-nlohmann::json OllamaLoaded(const OllamaShape& shape);
+nlohmann::ordered_json OllamaLoaded(const OllamaShape& shape);
 
 // The compact JSON and a newline.
-std::string NdjsonLine(const nlohmann::json& j);
+std::string NdjsonLine(const nlohmann::ordered_json& j);
 
 // What Ollama says of one model, here for each served name (the model and
 // its aliases share the facts).

@@ -40,11 +40,11 @@ class OllamaFormat : public AnswerFormat {
     return NdjsonLine(OllamaChunk(shape_, text));
   }
   std::string Tail(const RequestEnd& end) override {
-    if (!end.status.ok()) return NdjsonLine(OllamaErrorFor(end.status).body);
+    if (!end.status.ok()) return Dump(OllamaErrorFor(end.status).body) + "\n";
     return NdjsonLine(OllamaFinal(shape_, "", end));
   }
   std::string Whole(absl::string_view text, const RequestEnd& end) override {
-    return Dump(OllamaFinal(shape_, text, end));
+    return DumpOrdered(OllamaFinal(shape_, text, end));
   }
   HttpError Error(const absl::Status& status, int retry_after_s) const override {
     return OllamaErrorFor(status, retry_after_s);
@@ -79,7 +79,7 @@ void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Res
         !s.ok()) {
       return Reply(res, s);
     }
-    return res.set_content(Dump(OllamaLoaded(shape)), "application/json");
+    return res.set_content(DumpOrdered(OllamaLoaded(shape)), "application/json");
   }
   absl::StatusOr<PreparedGeneration> prepared =
       PrepareRequest(ctx, headers, *std::move(call), std::move(r->generation));

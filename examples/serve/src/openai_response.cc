@@ -78,6 +78,10 @@ std::string Dump(const Json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
+std::string DumpOrdered(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::string SseEvent(const Json& j) { return "data: " + Dump(j) + "\n\n"; }
 
 HttpError ErrorFor(const absl::Status& status, int retry_after_s) {

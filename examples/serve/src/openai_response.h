@@ -61,6 +61,9 @@ nlohmann::json UsageChunk(const ResponseShape& shape, const nlohmann::json& usag
 std::string SseEvent(const nlohmann::json& j);
 // Compact JSON, invalid UTF-8 replaced.
 std::string Dump(const nlohmann::json& j);
+// The same, keys in the order they were added (records that mirror
+// another server's field order: ollama_response.h).
+std::string DumpOrdered(const nlohmann::ordered_json& j);
 
 struct HttpError {
   int status = 500;
