@@ -10,6 +10,7 @@ and after a stream began as its last line."""
 import json
 import re
 import signal
+import socket
 import sys
 
 from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary, start_draining
@@ -89,6 +90,8 @@ def streamed_chat(s):
           "/api/chat streams by default, as application/x-ndjson")
     check(raw.endswith(b"\n") and len(lines) >= 2 and all(l is not None for l in lines) and
           raw.count(b"\n") == len(lines), "every line is one JSON object")
+    check(all(line.startswith(b'{"model":"tiny","created_at":') for line in raw.splitlines()),
+          "records keep Ollama's field order (model, created_at, ...)")
     body, last = lines[:-1], lines[-1]
     check(all(l.get("done") is False and l.get("model") == "tiny" and
               l["message"]["role"] == "assistant" and isinstance(l["message"]["content"], str) and
@@ -166,6 +169,18 @@ def model_routes(s):
               "%s is 501: no embeddings here" % path)
     check(ollama_error(s.request("POST", "/api/pull", {"model": "x"}, key=KEYS["ana"]), 404),
           "an Ollama route not served is 404 in Ollama's shape")
+    # An answer given before the body is read (no Content-Length: 411).
+    with socket.create_connection(("127.0.0.1", s.port), timeout=30) as sock:
+        sock.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-ana\r\n\r\n")
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    check(head.startswith(b"HTTP/1.1 411") and list(json.loads(body)) == ["error"],
+          "an early 411 under /api/ is Ollama-shaped too")
 
 
 def keys_and_rights(s):
