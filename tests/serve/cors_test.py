@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from serve_harness import HOUSEHOLD_TOML, KEYS, Checks, Server, chat_body, server_binary
+from serve_harness import HOUSEHOLD_TOML, KEYS, Checks, Server, chat_body, raw_answer, server_binary
 
 checks = Checks("serve/cors")
 check = checks.check
@@ -78,15 +78,8 @@ def unlisted(s):
     st, h, _ = s.request("GET", "/v1/models", key=KEYS["ana"])
     check(st == 200 and no_cors(h) and h.get("vary") == "Origin", "no Origin: no CORS header")
     # Two Origin headers name no one origin.
-    with socket.create_connection(("127.0.0.1", s.port), timeout=30) as sock:
-        sock.sendall(("OPTIONS /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: %s\r\nOrigin: %s\r\n"
-                      "Connection: close\r\n\r\n" % (PAGE, PAGE)).encode())
-        data = b""
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+    data = raw_answer(s.port, ("OPTIONS /v1/models HTTP/1.1\r\nHost: x\r\nOrigin: %s\r\n"
+                               "Origin: %s\r\nConnection: close\r\n\r\n" % (PAGE, PAGE)).encode())
     check(data.startswith(b"HTTP/1.1 204") and b"Access-Control-Allow-Origin" not in data,
           "two Origin headers get no CORS header")
 

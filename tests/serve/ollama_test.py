@@ -10,10 +10,10 @@ and after a stream began as its last line."""
 import json
 import re
 import signal
-import socket
 import sys
 
-from serve_harness import KEYS, SCRAPE_KEY, Checks, Server, server_binary, start_draining
+from serve_harness import (KEYS, SCRAPE_KEY, Checks, Server, raw_answer, server_binary,
+                           start_draining)
 
 checks = Checks("serve/ollama")
 check = checks.check
@@ -170,14 +170,8 @@ def model_routes(s):
     check(ollama_error(s.request("POST", "/api/pull", {"model": "x"}, key=KEYS["ana"]), 404),
           "an Ollama route not served is 404 in Ollama's shape")
     # An answer given before the body is read (no Content-Length: 411).
-    with socket.create_connection(("127.0.0.1", s.port), timeout=30) as sock:
-        sock.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-ana\r\n\r\n")
-        data = b""
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+    data = raw_answer(s.port, b"POST /api/chat HTTP/1.1\r\nHost: x\r\n"
+                              b"Authorization: Bearer sk-ana\r\n\r\n")
     head, _, body = data.partition(b"\r\n\r\n")
     check(head.startswith(b"HTTP/1.1 411") and list(json.loads(body)) == ["error"],
           "an early 411 under /api/ is Ollama-shaped too")

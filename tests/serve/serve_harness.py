@@ -228,6 +228,19 @@ class Server:
         return out
 
 
+def raw_answer(port, data, timeout=30):
+    """Sends `data` as it is on a new connection; returns every byte the
+    server writes until it closes the connection."""
+    out = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+
+
 def start_draining(s):
     """SIGTERMs `s` while one long answer runs, so that it stays draining;
     returns that answer's socket (closing it cancels the answer, and the
