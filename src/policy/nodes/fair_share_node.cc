@@ -19,7 +19,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "hearth/policy/policy.h"
 #include "policy/internal/indexed_heap.h"
-#include "policy/internal/repeated_add.h"
 
 namespace hearth::policy_internal {
 namespace {
@@ -98,20 +97,18 @@ class FairShareNode final : public Node {
     }
   }
 
-  // Counts each group's decodes, then adds them to its counter in a
-  // register: added per entry, each add waited on the store of the previous
-  // one of its group. The counts are kept for a repeated batch.
+  // Counts each group's decodes (kept for a repeated batch), then charges
+  // each group once for all of them, as ChargeGroup charges a request's
+  // tokens: one product per group, not one add per decode waiting on the
+  // add before it.
   void ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) override {
     if (!repeat) SplitDecodes(entries);
-    adds_.clear();
     for (int32_t g : decoded_) {
       Group& group = groups_[g];
-      adds_.push_back({&group.counter, params_.decode_token_weight * group.inverse_weight,
-                       group.decodes});
+      group.counter += params_.decode_token_weight * group.decodes * group.inverse_weight;
       MarkDirty(g);
       if (child_charges_) group.child->ChargeDecodes(group.decode_batch, repeat);
     }
-    AddRepeatedly(adds_);
   }
 
   void Flush() override {
@@ -295,10 +292,6 @@ class FairShareNode final : public Node {
   std::vector<int32_t> dirty_;
   // Groups with decodes in the last ChargeDecodes batch.
   std::vector<int32_t> decoded_;
-  // ChargeDecodes' additions: each group's decodes as single-token charges,
-  // as ChargeGroup would add them one at a time (a product would round
-  // differently). Kept so that steps do not allocate.
-  std::vector<RepeatedAdd> adds_;
   bool child_charges_ = true;
 };
 

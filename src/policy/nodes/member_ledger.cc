@@ -106,9 +106,8 @@ void MemberLedger::Reserve(const Entry* e, int32_t tokens) {
   members_[m].reserved += tokens;
 }
 
-// Counted per member, then added per member: one decode each, so each
-// member's counter moves as if charged one token at a time (a product would
-// round differently from the per-request charges of the other calls).
+// Counted per member (the counts are kept for a repeated batch), then
+// charged per member with one product, as the per-request calls charge.
 void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) {
   // A removed entry can be in the batch only if one was removed since the
   // last split: a repeated batch without removals needs no entry visited.
@@ -128,11 +127,9 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
     }
     removed_since_split_ = false;
   }
-  adds_.clear();
   for (int32_t m : decoded_) {
     Member& member = members_[m];
-    adds_.push_back({&member.counter, params_.decode_token_weight * member.inverse_weight,
-                     member.decodes});
+    member.counter += params_.decode_token_weight * member.decodes * member.inverse_weight;
     member.positions += member.decodes;
     AddServed(m, params_.decode_token_weight * member.decodes);
     if (!member.dirty) {
@@ -140,7 +137,6 @@ void MemberLedger::ChargeDecodes(absl::Span<Entry* const> entries, bool repeat) 
       dirty_.push_back(m);
     }
   }
-  AddRepeatedly(adds_);
 }
 
 void MemberLedger::Flush() {

@@ -22,7 +22,6 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "policy/internal/indexed_heap.h"
-#include "policy/internal/repeated_add.h"
 #include "policy/tree/entry.h"
 
 namespace hearth::policy_internal {
@@ -156,8 +155,6 @@ class MemberLedger {
   std::vector<int32_t> dirty_;
   // Members with entries in the last ChargeDecodes batch.
   std::vector<int32_t> decoded_;
-  // ChargeDecodes' additions, kept so that steps do not allocate.
-  std::vector<RepeatedAdd> adds_;
   // A running entry left since the batch was split: its counts are stale.
   bool removed_since_split_ = true;
 };

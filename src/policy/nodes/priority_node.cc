@@ -252,7 +252,9 @@ class PriorityNode final : public Node {
   // wait it saves (the interactive reserve and growth eviction keep it from
   // holding interactive work out).
   size_t GuardVictims(const Entry* b, absl::Span<Entry*> out) override {
-    if (ledger_ == nullptr || !HasTarget(b)) return 0;
+    // What asks only about b first: the head of a long queue is asked every
+    // step, and most steps it has no claim at all.
+    if (ledger_ == nullptr || !HasTarget(b) || now_ - b->waiting_since < Target(b) / 4) return 0;
     size_t n = 0;
     size_t looked = 0;
     for (auto it = running_.rbegin();
