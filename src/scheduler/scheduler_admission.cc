@@ -214,29 +214,6 @@ bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
   return false;
 }
 
-bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
-  if (!residency_.enabled()) return false;
-  const int32_t owned = kv_.allocator().num_owned();
-  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &plan_->model_commands, &demoted_)) {
-    return true;
-  }
-  // Swapped requests pin their model (their KV would need it back). When
-  // even unloading every other unpinned model is not enough, they give up
-  // their host copies and recompute later, so their models can go: without
-  // this, a request could wait forever behind one whose model it evicts.
-  bool unpinned = false;
-  // The slab, not the id map: its order is deterministic.
-  for (RequestRecord& r : slab_) {
-    if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
-    kv_.DeferHostRelease(r.kv);
-    r.computed = 0;
-    SetPhase(r, RequestPhase::kWaiting, plan_->now);
-    unpinned = true;
-  }
-  return unpinned && residency_.MakeRoomForBlocks(blocks, kv_.allocator().num_owned(), keep,
-                                                  &plan_->model_commands, &demoted_);
-}
-
 bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
   // A request admitted or swapped in during this step may have copies queued
   // in the plan; it is left alone until the next step.

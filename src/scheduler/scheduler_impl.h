@@ -4,12 +4,17 @@
 // job, each file one room of the step:
 //   scheduler.cc            construction, the public facade, lookups, stats
 //   scheduler_intake.cc     inbox drain, record creation, workflows,
-//                           deadlines, model preparation
+//                           deadlines
 //   scheduler_lifecycle.cc  the one place a request changes phase
-//                           (SetPhase), run lists, preempt, retry-or-fail,
-//                           terminate
-//   scheduler_plan.cc       Plan: running sequences, growth, plan entries
-//   scheduler_admission.cc  admission, room in memory, victims
+//                           (SetPhase), run lists, slots, preempt,
+//                           retry-or-fail, terminate
+//   scheduler_residency.cc  model preparation, finished and failed loads,
+//                           room in memory from idle models
+//   scheduler_plan.cc       Plan: running sequences, growth, plan entries,
+//                           the next step's TPOT allowance
+//   scheduler_admission.cc  admission, victims
+//   scheduler_overlap.cc    planning ahead of the step in flight
+//   scheduler_changes.cc    live changes (work classes, cancellations)
 //   scheduler_complete.cc   Complete: validate the outcome, then apply it
 //   scheduler_invariants.cc CheckInvariants
 //

@@ -87,17 +87,6 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
   SetPhase(r, RequestPhase::kWaiting, now);
 }
 
-uint32_t Scheduler::Impl::TakeSlot() {
-  if (!free_slots_.empty()) {
-    const uint32_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    return slot;
-  }
-  slab_.emplace_back();
-  capacity_.AddSlot();
-  return static_cast<uint32_t>(slab_.size() - 1);
-}
-
 RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Time now) {
   const uint32_t slot = TakeSlot();
   RequestRecord& r = slab_[slot];
@@ -216,70 +205,6 @@ void Scheduler::Impl::ExpireOne(RequestRecord& r, absl::Time deadline, absl::Tim
                            " without being admitted; class \"", c.name,
                            "\" has a queue timeout of ", absl::FormatDuration(c.queue_timeout)),
               now);
-  }
-}
-
-void Scheduler::Impl::PromotePrepared(absl::Time now) {
-  for (ModelId m : loaded_) {
-    for (const auto& [slot, id] : preparing_[m.value()]) {
-      RequestRecord& r = slab_[slot];
-      if (r.id != id || r.phase != RequestPhase::kPreparing) continue;  // Ended meanwhile.
-      SetPhase(r, RequestPhase::kWaiting, now);
-    }
-    preparing_[m.value()].clear();
-  }
-  loaded_.clear();
-}
-
-void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
-  if (demoted_.empty()) return;
-  // Rare (a model unloaded while requests for it still wait): a scan of the
-  // live requests is simpler than keeping per-model waiting lists. The slab,
-  // not the id map, so the order is deterministic; sorted so that preparing_
-  // stays in arrival order.
-  std::vector<RequestRecord*> moved;
-  for (RequestRecord& r : slab_) {
-    if (r.id.valid() && r.phase == RequestPhase::kWaiting &&
-        std::find(demoted_.begin(), demoted_.end(), r.model) != demoted_.end()) {
-      moved.push_back(&r);
-    }
-  }
-  std::sort(moved.begin(), moved.end(), [](const RequestRecord* a, const RequestRecord* b) {
-    return a->arrival_seq < b->arrival_seq;
-  });
-  for (RequestRecord* r : moved) {
-    SetPhase(*r, RequestPhase::kPreparing, now);
-    preparing_[r->model.value()].emplace_back(r->slot, r->id);
-  }
-  demoted_.clear();
-}
-
-void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time now) {
-  failed_models_.clear();
-  for (const ModelLoadFailure& f : outcome.failed_loads) failed_models_.push_back(f.model);
-  residency_.FinishLoads(plan_->model_commands, failed_models_, &loaded_);
-  PromotePrepared(now);
-  for (const ModelLoadFailure& f : outcome.failed_loads) {
-    // Everyone waiting for the model ends, with the engine's reason; a later
-    // request for it asks for a new load. Requests of its adapters waited
-    // for it too: they end as well rather than ask for it forever.
-    const std::string& name = options_.models[f.model.value()].name;
-    for (size_t m = 0; m < options_.models.size(); ++m) {
-      const bool adapter = internal::BaseModelIndex(options_, options_.models[m]) ==
-                           static_cast<int64_t>(f.model.value());
-      if (m != f.model.value() && !adapter) continue;
-      auto& waiting = preparing_[m];
-      for (const auto& [slot, id] : waiting) {
-        RequestRecord& r = slab_[slot];
-        if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
-        Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
-                  adapter ? absl::StrCat("base model \"", name, "\" of adapter \"",
-                                         options_.models[m].name, "\" failed to load: ", f.error)
-                          : absl::StrCat("model \"", name, "\" failed to load: ", f.error),
-                  now);
-      }
-      waiting.clear();
-    }
   }
 }
 

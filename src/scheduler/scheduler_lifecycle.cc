@@ -287,4 +287,39 @@ void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r, absl::
   if (sink_ != nullptr) sink_->OnRequestEvent(EventFor(kind, r, now));
 }
 
+uint32_t Scheduler::Impl::TakeSlot() {
+  if (!free_slots_.empty()) {
+    const uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    return slot;
+  }
+  slab_.emplace_back();
+  capacity_.AddSlot();
+  return static_cast<uint32_t>(slab_.size() - 1);
+}
+
+void Scheduler::Impl::FreeSlot(uint32_t slot) {
+  // Without overlap the plan naming it has completed (or is the one being
+  // built, which dropped it). With it, the newest step the engine may be
+  // running: the one in flight while a plan is built, else the newest
+  // outstanding one.
+  if (!options_.overlap_planning || outstanding_ == 0 || (!planning_ && outstanding_ == 1)) {
+    free_slots_.push_back(slot);
+    return;
+  }
+  held_slots_.emplace_back(planning_ ? in_flight_step_ : counters_.steps, slot);
+}
+
+void Scheduler::Impl::ReleaseHeldSlots(uint64_t step) {
+  size_t kept = 0;
+  for (const auto& [until, slot] : held_slots_) {
+    if (until <= step) {
+      free_slots_.push_back(slot);
+    } else {
+      held_slots_[kept++] = {until, slot};
+    }
+  }
+  held_slots_.resize(kept);
+}
+
 }  // namespace hearth

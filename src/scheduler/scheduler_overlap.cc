@@ -90,30 +90,6 @@ void Scheduler::Impl::VoidInFlightOf(RequestRecord& r) {
   if (it != slots.end()) VoidOtherEntry(r, static_cast<int32_t>(it - slots.begin()));
 }
 
-void Scheduler::Impl::FreeSlot(uint32_t slot) {
-  // Without overlap the plan naming it has completed (or is the one being
-  // built, which dropped it). With it, the newest step the engine may be
-  // running: the one in flight while a plan is built, else the newest
-  // outstanding one.
-  if (!options_.overlap_planning || outstanding_ == 0 || (!planning_ && outstanding_ == 1)) {
-    free_slots_.push_back(slot);
-    return;
-  }
-  held_slots_.emplace_back(planning_ ? in_flight_step_ : counters_.steps, slot);
-}
-
-void Scheduler::Impl::ReleaseHeldSlots(uint64_t step) {
-  size_t kept = 0;
-  for (const auto& [until, slot] : held_slots_) {
-    if (until <= step) {
-      free_slots_.push_back(slot);
-    } else {
-      held_slots_[kept++] = {until, slot};
-    }
-  }
-  held_slots_.resize(kept);
-}
-
 void Scheduler::Impl::VoidOtherEntry(RequestRecord& r, int32_t index) {
   internal::PlanBuffer& other = other_buffer();
   other.slots[static_cast<size_t>(index)] = internal::kVoidSlot;

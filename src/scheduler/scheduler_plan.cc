@@ -341,4 +341,28 @@ void Scheduler::Impl::FinalizePlan() {
   pending_drops_.clear();
 }
 
+// TPOT is a mean over a request's tokens after its first, so a request that
+// ran ahead of its target can afford a longer step and one that fell behind
+// needs shorter ones: token k+1 after the first is due at first_token_time +
+// k x target, and the next step may last until the earliest such due time
+// among the decoding requests with a target. A request far behind would pull
+// every step down to decodes alone for the rest of its life; its allowance is
+// floored at half its target. O(this step's sequences), which the step
+// visits anyway.
+absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
+  absl::Duration allowance = absl::InfiniteDuration();
+  const RequestRecord* slab = slab_.data();
+  for (uint32_t slot : *plan_slots_) {
+    if (slot == internal::kVoidSlot) continue;
+    const RequestRecord& r = slab[slot];
+    if (r.list != internal::RunList::kDecoding || r.awaiting_first_token) continue;
+    const uint32_t cls = r.work_class.value();
+    if (cls >= class_tpot_.size() || class_tpot_[cls] == absl::InfiniteDuration()) continue;
+    const absl::Duration target = class_tpot_[cls];
+    const absl::Duration due = (r.first_token_time - done) + target * r.output_tokens;
+    allowance = std::min(allowance, std::max(due, target / 2));
+  }
+  return allowance;
+}
+
 }  // namespace hearth

@@ -253,7 +253,9 @@ struct SchedulerOptions {
   // priorities reach it without the host copying them). Null means the
   // "household" policy (policy_registry.h): classes by TTFT deadline
   // (WorkClassConfig::ttft_slo), users by virtual token counter, so one
-  // member's flood cannot queue everyone else behind it. Set NewFifoPolicy() for arrival order.
+  // member's flood cannot queue everyone else behind it. For arrival order:
+  // `[](const SchedulerOptions&) { return NewFifoPolicy(); }` (policy/fifo.h),
+  // or what MakePolicyFactory("fifo", {}) returns (policy_registry.h).
   PolicyFactory policy_factory;
 
   // How running sequences are preempted when decode growth cannot be met.
