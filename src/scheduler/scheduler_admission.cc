@@ -22,8 +22,9 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   // growth_headroom_tokens); once a head is passed, twice that and at least
   // a block each: the head would have left the memory it waits for as a
   // buffer, backfilled requests take it, and their growth then preempts
-  // (often the request just backfilled). With the headroom alone, an agent
-  // batch near capacity preempted 3-5x as often as FIFO; doubled, as often.
+  // (often the request just backfilled): with the headroom alone, an agent
+  // batch near capacity preempted several times as often as FIFO, doubled
+  // as often (figures: bench/RESULTS.md, "Figures behind the rules").
   // Never more than the cache: the doubling and the sums below stay in range.
   int32_t spare_blocks = static_cast<int32_t>(std::min<int64_t>(
       (static_cast<int64_t>(decoding_.size()) * options_.kv.growth_headroom_tokens +

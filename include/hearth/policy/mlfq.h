@@ -103,9 +103,10 @@ struct MlfqOptions {
   // Whether quantum-boundary preemption also happens when the scheduler
   // preempts by recompute (no host tier: SchedulerOptions::preemption_mode
   // kRecompute or no host blocks). Off by default: the victim's whole context
-  // is then computed again, and on a household evening near capacity MLFQ
-  // without it met its SLOs as often with a fifth of the preemptions (8 vs 37
-  // at 80% load). With swap, time-slicing moves blocks instead and stays on.
+  // is then computed again, and near capacity MLFQ without it met its SLOs as
+  // often with a fraction of the preemptions (figures: bench/RESULTS.md,
+  // "Figures behind the rules"). With swap, time-slicing moves blocks instead
+  // and stays on.
   bool time_slice_with_recompute = false;
 };
 

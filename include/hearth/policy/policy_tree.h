@@ -180,14 +180,15 @@ struct PolicyTreeConfig {
 // turns pass while memory frees, short enough that it still starts within
 // its class's patience.
 inline constexpr absl::Duration kHouseholdBackfillWait = absl::Minutes(2);
-// The household preset's PolicyTreeConfig::background_kv_reserve: on a
-// household evening near capacity, 0.2 raised the SLO capacity from 1.18x to
-// 1.22x FIFO's and halved preemptions; 0.3 starved documents at 90% load.
+// The household preset's PolicyTreeConfig::background_kv_reserve: near
+// capacity a fifth of the cache raised the household's SLO capacity and
+// halved its preemptions, where a larger reserve starved documents
+// (figures: bench/RESULTS.md, "Figures behind the rules").
 inline constexpr double kHouseholdBackgroundKvReserve = 0.2;
-// The household preset's PolicyTreeConfig::background_prefill_tokens: on a
-// household evening at 0.885 of capacity, documents' 512-token chunks beside
-// decoding voice commands cost voice its TPOT target (88.8% met); 128 keeps
-// every class above 90% (voice 94.7%, documents 97.9%).
+// The household preset's PolicyTreeConfig::background_prefill_tokens: near
+// capacity, documents' full 512-token chunks beside decoding voice commands
+// cost voice its TPOT target, and 128 keeps every class above 90% in SLO
+// (figures: bench/RESULTS.md, "Figures behind the rules").
 inline constexpr int32_t kHouseholdBackgroundPrefillTokens = 128;
 
 // The household default: classes served by TTFT deadline (ClassLevel::kSlo:

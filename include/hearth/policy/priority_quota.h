@@ -72,11 +72,11 @@ struct LevelQuota {
   double max_share = 0;
 };
 
-// PriorityQuotaOptions::kv_reserve's default: on a household evening at 70%
-// and 100% of capacity, evicting lower levels to admit higher ones preempted
-// 40x and 30x as often as FIFO; a fifth of the cache kept free, graded by
-// priority, admitted without any preemption and met more SLOs in every
-// interactive class.
+// PriorityQuotaOptions::kv_reserve's default: evicting lower levels to admit
+// higher ones preempted dozens of times as often as FIFO on a household
+// evening; a fifth of the cache kept free, graded by priority, admitted
+// without any preemption and met more SLOs in every interactive class
+// (figures: bench/RESULTS.md, "Figures behind the rules").
 inline constexpr double kDefaultPriorityKvReserve = 0.2;
 
 struct PriorityQuotaOptions {

@@ -36,9 +36,8 @@
 // (and has no victim), later requests that fit are admitted past it for up to
 // `backfill_wait` (PolicyTreeConfig::backfill_wait); then it holds the line
 // until memory frees. Without this, one user's long document waiting for
-// room stalls every other user's short turns behind it: on the flood
-// scenario VTC met the SLO for 0.73x the requests FIFO did at 70% load, and
-// with it for 1.01x.
+// room stalls every other user's short turns behind it (figures:
+// bench/RESULTS.md, "Figures behind the rules").
 //
 // Cost: O(log users) per event and per served entry; no allocation per step
 // once every user has been seen.

@@ -212,9 +212,9 @@ struct KvCacheConfig {
   // block_size steps, so an admission that fills the cache makes them evict
   // each other within a few steps (each eviction recomputing a context).
   // Admission needs free blocks >= need + watermark + ceil(decoding
-  // sequences x this / block_size). On a household evening near capacity
-  // 64 cut FIFO's preemptions from 347 to 11 with the same TTFT. Must be in
-  // [0, 2^20]; 0: the watermark alone.
+  // sequences x this / block_size). Near capacity 64 removed nearly all of
+  // FIFO's preemptions at the same TTFT (figures: bench/RESULTS.md, "Figures
+  // behind the rules"). Must be in [0, 2^20]; 0: the watermark alone.
   int32_t growth_headroom_tokens = 64;
   // Reuse KV of identical full prompt blocks (needs token ids in requests),
   // within a request's cache scope (RequestSpec::cache_scope: by default its

@@ -275,7 +275,7 @@ class MlfqNode final : public Node {
   // time-slicing victims out until then is also what lets short jobs pass
   // long ones: let back in once their beneficiary ran, they took half the
   // admissions under overload and FastServe's heavy-tailed workload lost
-  // its mean JCT gain (0.43x FIFO's at 1.5x load became 0.97x).
+  // its mean JCT gain over FIFO (figures: bench/RESULTS.md, "Figures behind the rules").
   void BarFromLane(Entry* e) {
     const bool for_growth =
         e == growth_beneficiary_ ||
@@ -288,9 +288,8 @@ class MlfqNode final : public Node {
   // each base quantum of service since admission. Without that, a job that
   // reached the last level (or joined it: a long prompt, or a long predicted
   // output) and was admitted kept its slot to the end, and every later short
-  // job waited behind it. On fastserve_heavy_tail with exact output hints,
-  // MLFQ's mean JCT at 1.5x load went from 0.77x FIFO's to 0.43x (p99 1.00x
-  // to 0.64x); without hints, 0.54x to 0.51x at 1.0 (p99 1.33x to 1.16x).
+  // job waited behind it: on FastServe's heavy-tailed workload that cost most
+  // of MLFQ's mean and tail JCT gain over FIFO (figures: bench/RESULTS.md, "Figures behind the rules").
   bool QuantumEnded(const MlfqSlot& c) const {
     return c.demoted_while_running ||
            (c.level == options_.num_levels - 1 &&

@@ -467,8 +467,8 @@ class PriorityNode final : public Node {
   // goes ahead of on-time work (band -1), so that it starts with three
   // quarters of its target left to run in: ranked by the aging interval
   // alone, a document that must be done in five minutes waited behind
-  // interactive work until it was too late (a household evening at full
-  // load met 48% of them, FIFO 100%). With the member guard, not while its
+  // interactive work until it was too late, where FIFO finished every one
+  // (figures: bench/RESULTS.md, "Figures behind the rules"). With the member guard, not while its
   // member has most of the waiting requests
   // (MemberLedger::QueuesMostOfTheWaiting): one member's flood of two hundred
   // documents would otherwise rank ahead of everyone's chats and could no

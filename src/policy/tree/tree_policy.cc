@@ -186,9 +186,9 @@ class TreePolicy final : public Policy {
   int32_t BackgroundPrefillTokens() const override { return rules_.background_prefill_tokens; }
 
   // With a reserve for interactive arrivals, a waiting request finds room
-  // without evicting anyone: on a household evening admission preemption
-  // then only recomputed documents (10x FIFO's preemptions for no better
-  // attainment). Growth still has victims, and members' shares are still
+  // without evicting anyone: admission preemption would then only recompute
+  // documents, many times FIFO's preemptions for no better attainment
+  // (figures: bench/RESULTS.md, "Figures behind the rules"). Growth still has victims, and members' shares are still
   // reclaimed (ShareReclaimCandidates): the reserve keeps room, not shares.
   // Over a host tier the eviction pauses the background victim instead
   // (pauses_background), so the reserve does not stand in for it: the
@@ -272,8 +272,7 @@ class TreePolicy final : public Policy {
   // Trunk reservation: the share falls linearly from the lowest class
   // priority to none at the highest, by the request's level. (Lowering it a
   // step per aging interval, as aging raises the level, instead of waiving it
-  // after one, starved agents and documents at capacity: 30% and 37% met
-  // against 51% and 52% with the waiver.)
+  // after one, starved agents and documents at capacity (figures: bench/RESULTS.md, "Figures behind the rules").)
   double PriorityReserveShare(const RequestView& candidate) const {
     const TreePolicyRules::PriorityReserve& reserve = rules_.priority_reserve;
     const size_t cls = candidate.work_class.value();
