@@ -153,7 +153,6 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   // usual backlog: growing one by doubling moves all of it inside one Plan.
   const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));
   slab_.reserve(backlog);
-  free_slots_.reserve(backlog);
   slot_of_.reserve(backlog);
   capacity_.ReserveSlots(backlog);
   preparing_.resize(options_.models.size());
@@ -177,7 +176,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   served_.reserve(running);
   ReservePlanBuffers(running);
   to_release_.reserve(running);
-  if (options_.overlap_planning) held_slots_.reserve(running);
+  slots_.Reserve(backlog, options_.overlap_planning ? running : 0);
   ended_.reserve(running);
 }
 

@@ -35,7 +35,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const bool older = outstanding_ == 2;
   if (older) SelectBuffer(1 - newest);
   absl::Status applied = CompleteSelected(outcome);
-  if (applied.ok() && !held_slots_.empty()) ReleaseHeldSlots(outcome.step);
+  if (applied.ok() && slots_.has_held()) slots_.StepCompleted(outcome.step);
   if (older) SelectBuffer(newest);
   if (applied.ok()) --outstanding_;
   return applied;

@@ -52,6 +52,7 @@
 #include "scheduler/step_budget.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
+#include "scheduler/slot_recycler.h"
 #include "scheduler/request_record.h"
 #include "scheduler/workflow_table.h"
 
@@ -471,15 +472,10 @@ class Scheduler::Impl {
   static constexpr int32_t kMinRememberedEnds = 1 << 10;
   static constexpr int32_t kMaxRememberedEnds = 1 << 16;
   std::vector<Record> slab_;
-  std::vector<uint32_t> free_slots_;
-  // Overlapped planning: slots of requests that ended while a plan naming
-  // them may still be running, with the last such step. The engine may be
-  // reading that plan's spans into the slot's token and block buffers, so
-  // a new request takes the slot only once that step completed.
-  std::vector<std::pair<uint64_t, uint32_t>> held_slots_;
+  // Slots of ended requests, free or held while a plan naming them may
+  // still be running (overlapped planning).
+  internal::SlotRecycler slots_;
   void FreeSlot(uint32_t slot);
-  // Complete() of `step`: frees the slots held for it and earlier steps.
-  void ReleaseHeldSlots(uint64_t step);
   internal::ProbingHashMap<RequestId, uint32_t> slot_of_;
   uint64_t next_arrival_seq_ = 0;
   // Ended requests that later calls may still name as their parent.

@@ -5,6 +5,7 @@
 // Preemption, retry-or-fail and the end of a request are written side by
 // side here so that what each one releases stays symmetric.
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -288,11 +289,7 @@ void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r, absl::
 }
 
 uint32_t Scheduler::Impl::TakeSlot() {
-  if (!free_slots_.empty()) {
-    const uint32_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    return slot;
-  }
+  if (const std::optional<uint32_t> slot = slots_.Take()) return *slot;
   slab_.emplace_back();
   capacity_.AddSlot();
   return static_cast<uint32_t>(slab_.size() - 1);
@@ -304,22 +301,10 @@ void Scheduler::Impl::FreeSlot(uint32_t slot) {
   // running: the one in flight while a plan is built, else the newest
   // outstanding one.
   if (!options_.overlap_planning || outstanding_ == 0 || (!planning_ && outstanding_ == 1)) {
-    free_slots_.push_back(slot);
+    slots_.Free(slot);
     return;
   }
-  held_slots_.emplace_back(planning_ ? in_flight_step_ : counters_.steps, slot);
-}
-
-void Scheduler::Impl::ReleaseHeldSlots(uint64_t step) {
-  size_t kept = 0;
-  for (const auto& [until, slot] : held_slots_) {
-    if (until <= step) {
-      free_slots_.push_back(slot);
-    } else {
-      held_slots_[kept++] = {until, slot};
-    }
-  }
-  held_slots_.resize(kept);
+  slots_.HoldUntil(slot, planning_ ? in_flight_step_ : counters_.steps);
 }
 
 }  // namespace hearth
