@@ -50,6 +50,7 @@
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
 #include "scheduler/step_budget.h"
+#include "scheduler/deadline_heap.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
 #include "scheduler/slot_recycler.h"
@@ -489,9 +490,9 @@ class Scheduler::Impl {
   // must be dropped: listed in the next plan's `preempted` (recompute).
   std::vector<Preemption> pending_drops_;
 
-  // Min-heap of (deadline, id) for requests with finite deadlines; entries
-  // of ended requests are skipped lazily.
-  std::vector<std::pair<absl::Time, RequestId>> deadlines_;
+  // Finite deadlines of requests; entries of ended requests are skipped
+  // when popped.
+  internal::DeadlineHeap deadlines_;
 
   // Per-step buffers, reserved once: two plans (one in flight while the
   // next is built, with overlap_planning), each with the slots of its

@@ -3,6 +3,7 @@
 // a deadline passes.
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,14 +15,6 @@ namespace hearth {
 using internal::RequestRecord;
 
 namespace {
-
-// Min-heap order on deadlines.
-struct LaterDeadline {
-  bool operator()(const std::pair<absl::Time, RequestId>& a,
-                  const std::pair<absl::Time, RequestId>& b) const {
-    return a.first > b.first || (a.first == b.first && a.second > b.second);
-  }
-};
 
 // The result message of a cancelled request: the host's reason first.
 std::string CancelMessage(std::string_view reason, std::string_view phase) {
@@ -177,17 +170,12 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
 }
 
 void Scheduler::Impl::WatchDeadline(absl::Time t, RequestId id) {
-  if (t == absl::InfiniteFuture()) return;
-  deadlines_.emplace_back(t, id);
-  std::push_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
+  deadlines_.Watch(t, id);
 }
 
 void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
-  while (!deadlines_.empty() && deadlines_.front().first <= now) {
-    std::pop_heap(deadlines_.begin(), deadlines_.end(), LaterDeadline());
-    const auto [deadline, id] = deadlines_.back();
-    deadlines_.pop_back();
-    if (RequestRecord* r = Find(id)) ExpireOne(*r, deadline, now);
+  while (const std::optional<internal::DeadlineHeap::Entry> due = deadlines_.PopDue(now)) {
+    if (RequestRecord* r = Find(due->second)) ExpireOne(*r, due->first, now);
   }
 }
 
