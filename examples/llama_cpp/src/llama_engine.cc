@@ -36,7 +36,9 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, Sche
   o.on_result = nullptr;
   ModelConfig m;
   m.name = "llama";
-  m.context_length = n_ctx;
+  // Positions the blocks can hold: n_ctx when it is a whole number of
+  // blocks, less when it is not (a table cannot hold a part block's cells).
+  m.context_length = std::min(n_ctx, o.kv.num_device_blocks * block_size);
   m.vocab_size = llama_vocab_n_tokens(llama_model_get_vocab(model));
   // K and V, f16 (llama.cpp's default cache type), per layer and KV head.
   const int64_t head_dim = llama_model_n_embd(model) / std::max(1, llama_model_n_head(model));

@@ -6,36 +6,21 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"
+#include "hearth_llama_cpp/llama_engine.h"
 
 namespace hearth::serve {
 namespace {
 
-// The sizes the llama.cpp context allows (as LlamaEngine sets them).
+// The sizes the llama.cpp context allows: LlamaEngine's own sizing (one
+// rule for every host of the context), under the served model's name.
 absl::Status SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string& model_name,
                              int32_t prefix_cache_sequences) {
-  const llama_model* model = llama_get_model(ctx);
-  const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
-  const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
-  if (prefix_cache_sequences < 0 || prefix_cache_sequences >= n_seq) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ServeEngineOptions.prefix_cache_sequences is ", prefix_cache_sequences,
-        "; allowed: [0, n_seq_max - 1 = ", n_seq - 1, "]"));
+  if (absl::Status s = llama_cpp::SizeSchedulerForContext(ctx, /*kv_blocks=*/0, o,
+                                                          prefix_cache_sequences);
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("ServeEngineOptions: ", s.message()));
   }
-  o.kv.num_device_blocks = std::max(1, n_ctx / std::max(1, o.kv.block_size));
-  o.kv.num_host_blocks = 0;
-  o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
-  o.preemption_mode = PreemptionMode::kRecompute;
-  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
-  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
-  o.on_result = nullptr;
-  ModelConfig m;
-  m.name = model_name;
-  m.context_length = o.kv.num_device_blocks * o.kv.block_size;
-  m.vocab_size = llama_vocab_n_tokens(llama_model_get_vocab(model));
-  const int64_t head_dim = llama_model_n_embd(model) / std::max(1, llama_model_n_head(model));
-  m.kv_bytes_per_token =
-      int64_t{llama_model_n_layer(model)} * llama_model_n_head_kv(model) * head_dim * 2 * 2;
-  o.models = {m};
+  o.models[0].name = model_name;
   return absl::OkStatus();
 }
 

@@ -9,7 +9,10 @@
 //   max_running          = n_seq_max - prefix_cache_sequences
 //                                               (llama sequence ids)
 //   max_batched_tokens   = n_batch              (more would abort llama.cpp)
-//   model context length = n_ctx, vocabulary = the model's.
+//   model context length = n_ctx, or the positions the blocks hold when
+//                          n_ctx is not a whole number of blocks;
+//   vocabulary = the model's. hearth-serve sizes its scheduler by the same
+//   function, SizeSchedulerForContext().
 // Swap is off: llama.cpp places KV cells itself. Prefix caching is on when
 // `prefix_cache_sequences` > 0: that many sequence ids keep the cells of
 // released sequences, which Hearth's hits then share (llama_step_executor.h
