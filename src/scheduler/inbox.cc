@@ -100,7 +100,7 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
     if (const Live* parent = live_.find(spec.parent); parent != nullptr && parent->user != u) {
       return absl::InvalidArgumentError(absl::StrCat(
           "RequestSpec.parent: ",
-          ForeignParentReason(spec.parent, users_[parent->user].name, users_[u].name)));
+          ForeignParentReason(spec.parent, users_[u].name)));
     }
   }
   const RequestId id(next_id_++);

@@ -161,8 +161,7 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
   if (parent == nullptr) return "";
   if (parent->user != r.user) {
     return absl::StrCat("parent ", internal::ForeignParentReason(
-                                       r.parent, options_.users[parent->user.value()].name,
-                                       options_.users[r.user.value()].name));
+                                       r.parent, options_.users[r.user.value()].name));
   }
   r.workflow = *parent;
   r.workflow.depth = parent->depth + 1;

@@ -6,10 +6,9 @@
 
 namespace hearth::internal {
 
-std::string ForeignParentReason(RequestId parent, const std::string& owner,
-                                const std::string& user) {
-  return absl::StrCat("request ", parent.ToString(), " belongs to user \"", owner, "\", not \"",
-                      user, "\"; a workflow's calls must all belong to one user");
+std::string ForeignParentReason(RequestId parent, const std::string& user) {
+  return absl::StrCat("request ", parent.ToString(), " is not one of user \"", user,
+                      "\"'s requests; a workflow's calls must all belong to one user");
 }
 
 WorkflowTable::WorkflowTable(absl::Duration retention, size_t capacity) : retention_(retention) {

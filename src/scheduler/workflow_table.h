@@ -37,11 +37,12 @@ struct WorkflowInfo {
   UserId user;
 };
 
-// Why a call cannot join the workflow of `parent`, owned by another user:
-// "request <parent> belongs to user "<owner>", not "<user>"; ...". Submit
+// Why a call of `user` cannot join the workflow of `parent`, owned by another
+// user: "request <parent> is not one of user "<user>"'s requests; ...". The
+// owner is not named: a host may pass the reason on to the member who sent
+// the call, and who owns which request is not that member's to learn. Submit
 // says it for live parents, intake for remembered ones.
-std::string ForeignParentReason(RequestId parent, const std::string& owner,
-                                const std::string& user);
+std::string ForeignParentReason(RequestId parent, const std::string& user);
 
 class WorkflowTable {
  public:

@@ -128,8 +128,9 @@ TEST_CASE("workflow: Submit refuses parents it never issued and live parents "
   absl::StatusOr<RequestId> bobs = h->Submit(Call(1, alices));
   REQUIRE(bobs.status().code() == absl::StatusCode::kInvalidArgument);
   const std::string message(bobs.status().message());
-  CHECK(message.find("alice") != std::string::npos);
+  // The caller's own name, never the owner's.
   CHECK(message.find("bob") != std::string::npos);
+  CHECK(message.find("alice") == std::string::npos);
   // Refused submissions leave nothing behind.
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().size() == 1);
@@ -148,7 +149,9 @@ TEST_CASE("workflow: a call whose ended parent was another user's is "
   REQUIRE(h->RunUntilIdle().ok());
   const RequestResult& r = h->results().at(bobs);
   CHECK(r.phase == RequestPhase::kRejected);
-  CHECK(r.message.find("belongs to user \"alice\"") != std::string::npos);
+  // Bob learns the call was refused, not whose request he named.
+  CHECK(r.message.find("not one of user \"bob\"'s requests") != std::string::npos);
+  CHECK(r.message.find("alice") == std::string::npos);
   CHECK(r.output_tokens == 0);
   CHECK(h->results().at(fine).phase == RequestPhase::kFinished);
   REQUIRE(h->scheduler().CheckInvariants().ok());
