@@ -73,6 +73,8 @@ class ModelText {
   // The GGUF's chat template text; "" when it has none.
   std::string chat_template() const { return template_ != nullptr ? template_ : ""; }
   int32_t vocab_size() const;
+  // The vocabulary, for what compiles against it (grammar_sampler.h).
+  const llama_vocab* vocab() const { return vocab_; }
 
   // How many of a templated chat prompt's leading `tokens` equal the chat
   // template's fixed beginning: what every member's chat starts with

@@ -2,10 +2,12 @@
 //
 // Parses and validates the bodies of OpenAI's /v1/chat/completions and
 // /v1/completions into one `GenerationRequest`. The sampling fields below
-// are honoured; a field the server does not implement (n > 1, logprobs,
-// tools, response_format, grammar, logit_bias, ...: unsupported_fields.h)
-// is accepted only at its neutral value and is InvalidArgument otherwise, so
-// a client is never silently given something else than it asked for.
+// are honoured, and so are logprobs (logprobs_field.h), logit_bias
+// (logit_bias_field.h), grammar and response_format (grammar_field.h); a
+// field the server does not implement (n > 1, tools, json_schema, ...:
+// unsupported_fields.h) is accepted only at its neutral value and is
+// InvalidArgument otherwise, so a client is never silently given something
+// else than it asked for.
 //
 // Every error names the field and what is allowed. Never throws.
 //
@@ -36,8 +38,16 @@ struct ChatMessage {
 // the answer's last this many tokens.
 inline constexpr int32_t kPenaltyLastN = 64;
 
+// One logit_bias entry: added to `token`'s logit before any sampling.
+struct TokenBias {
+  int32_t token = 0;
+  // In [-100, 100]; -100 bans the token (its logit becomes -inf).
+  float bias = 0;
+};
+
 // Each default changes nothing; token_sampler.h applies them in llama.cpp's
-// order (penalties, top-k, top-p, min-p, temperature).
+// order (logit bias and grammar, penalties, top-k, top-p, min-p,
+// temperature).
 struct SamplingParams {
   // 0 is greedy. In [0, 2].
   double temperature = 1.0;
@@ -57,6 +67,9 @@ struct SamplingParams {
   double frequency_penalty = 0.0;
   // Absent: a seed drawn per request.
   std::optional<uint32_t> seed;
+  // At most kMaxLogitBiasEntries, ids distinct and >= 0 (checked against
+  // the vocabulary by CheckLogitBiasTokens, logit_bias_field.h).
+  std::vector<TokenBias> logit_bias;
 };
 
 // Limits on what a body may hold; beyond them the request is InvalidArgument.
@@ -81,6 +94,14 @@ struct GenerationRequest {
   // stream_options.include_usage: a last chunk carrying `usage`.
   bool include_usage = false;
   SamplingParams sampling;
+  // Log probabilities asked for: absent, none; else how many alternatives
+  // each token lists (chat top_logprobs in [0, 20], completions logprobs
+  // in [0, 5]).
+  std::optional<int32_t> logprobs;
+  // A GBNF grammar the answer must follow ("": none), from `grammar` or
+  // response_format json_object; `grammar_field` names which, for errors.
+  std::string grammar;
+  std::string grammar_field;
 };
 
 absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body);

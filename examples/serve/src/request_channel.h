@@ -1,8 +1,9 @@
 // File: examples/serve/src/request_channel.h
 //
 // `RequestChannel` carries one request's output from the engine thread to
-// the HTTP thread answering it: text as it becomes final, then how the
-// request ended. The engine never waits on it; the HTTP side waits with a
+// the HTTP thread answering it: text as it becomes final (with the
+// logprobs of the tokens it completes, when they were asked for), then how
+// the request ended. The engine never waits on it; the HTTP side waits with a
 // timeout, so that it can write keep-alives and notice a client that left.
 //
 // Thread-safety: Push/End from the engine thread, Wait from one HTTP thread.
@@ -18,12 +19,15 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "token_logprobs.h"
 
 namespace hearth::serve {
 
@@ -49,10 +53,13 @@ struct RequestEnd {
 
 class RequestChannel {
  public:
-  // Engine thread: `text` became final.
-  void Push(absl::string_view text) ABSL_LOCKS_EXCLUDED(mu_) {
+  // Engine thread: `text` became final, completing the tokens `logprobs`
+  // describe (empty when none were asked for).
+  void Push(absl::string_view text, std::vector<TokenLogprob> logprobs = {})
+      ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     text_.append(text.data(), text.size());
+    for (TokenLogprob& l : logprobs) logprobs_.push_back(std::move(l));
   }
   // Engine thread, once: the request ended (after its last Push).
   void End(RequestEnd end) ABSL_LOCKS_EXCLUDED(mu_) {
@@ -61,13 +68,18 @@ class RequestChannel {
     ended_ = true;
   }
   // Waits up to `timeout` for text or the end; appends the text that came
-  // to `*text`. Returns whether the request has ended (all its text is then
-  // in `*text`).
-  bool Wait(absl::Duration timeout, std::string* text) ABSL_LOCKS_EXCLUDED(mu_) {
+  // to `*text` and its logprobs to `*logprobs` (when not null). Returns
+  // whether the request has ended (all its text is then in `*text`).
+  bool Wait(absl::Duration timeout, std::string* text,
+            std::vector<TokenLogprob>* logprobs = nullptr) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(this, &RequestChannel::Ready), timeout);
     text->append(text_);
     text_.clear();
+    if (logprobs != nullptr) {
+      for (TokenLogprob& l : logprobs_) logprobs->push_back(std::move(l));
+    }
+    logprobs_.clear();
     return ended_;
   }
   // REQUIRES: Wait returned true.
@@ -77,10 +89,13 @@ class RequestChannel {
   }
 
  private:
-  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ended_ || !text_.empty(); }
+  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ended_ || !text_.empty() || !logprobs_.empty();
+  }
 
   mutable absl::Mutex mu_;
   std::string text_ ABSL_GUARDED_BY(mu_);
+  std::vector<TokenLogprob> logprobs_ ABSL_GUARDED_BY(mu_);
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   RequestEnd end_ ABSL_GUARDED_BY(mu_);
 };

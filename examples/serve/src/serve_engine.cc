@@ -110,7 +110,13 @@ ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
       backlog_(TtftTargets(options_.slos), options_.interactive_classes) {
   executor_->set_logits_observer([this](RequestId id, absl::Span<const float> logits) {
     auto it = live_.find(id);
-    if (it != live_.end()) sampled_[id] = it->second.sampler->Sample(logits, scratch_);
+    if (it == live_.end()) return;
+    const int32_t token = it->second.sampler->Sample(logits, scratch_);
+    sampled_[id] = token;
+    // Only when asked: a pass over the vocabulary per token.
+    if (it->second.logprobs && token != kNoAllowedToken) {
+      LogprobsAt(logits, token, *it->second.logprobs, logprob_scratch_, logprobs_[id]);
+    }
   });
   PublishSnapshot(absl::Now());
 }
@@ -137,12 +143,14 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
   live.prompt_tokens = spec.prompt_tokens;
   live.submitted = spec.arrival_time;
   live.text = std::make_unique<OutputText>(std::move(job.stop));
+  live.logprobs = job.logprobs;
   live.channel = std::make_shared<RequestChannel>();
   absl::MutexLock lock(&mu_);
   if (intake_closed_) {
     return absl::UnavailableError("the server is shutting down and takes no new requests");
   }
-  live.sampler = std::make_unique<TokenSampler>(job.sampling, seeds_ = seeds_ * 1664525u + 1013904223u,
+  live.sampler = std::make_unique<TokenSampler>(job.sampling, job.grammar.get(),
+                                                seeds_ = seeds_ * 1664525u + 1013904223u,
                                                 options_.scheduler.models.front().vocab_size);
   // Held across Submit so that the engine cannot see the request in a plan
   // before it is registered here (AdoptSubmissions runs after Plan).
@@ -243,6 +251,7 @@ bool ServeEngine::Step() {
   }
   AdoptSubmissions();
   sampled_.clear();
+  logprobs_.clear();
   const bool ran = !(*plan)->sequences.empty();
   absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
   if (executed.ok()) ApplyTokens();
@@ -271,16 +280,44 @@ void ServeEngine::ApplyTokens() {
     auto live = live_.find(o.id);
     if (live == live_.end()) continue;
     auto sampled = sampled_.find(o.id);
-    if (sampled != sampled_.end()) o.token = sampled->second;
+    // The logit bias and grammar left no token: the answer ends as it is
+    // (the executor's token stays in the record, never in the text).
+    const bool none_allowed = sampled != sampled_.end() && sampled->second == kNoAllowedToken;
+    if (sampled != sampled_.end() && !none_allowed) o.token = sampled->second;
     LiveRequest& r = live->second;
     if (++r.completion_tokens == 1) backlog_.Answered(o.id);
-    const bool eog = text_->IsEndOfGeneration(o.token);
+    const bool eog = none_allowed || text_->IsEndOfGeneration(o.token);
     o.finish = eog ? FinishReason::kStopToken : FinishReason::kNone;
     if (eog) continue;
-    std::string delta = r.text->Append(text_->Piece(o.token));
-    if (r.text->stopped()) o.finish = FinishReason::kStopString;
-    if (!delta.empty()) r.channel->Push(delta);
+    AppendToken(o.id, r, o.token, o);
   }
+}
+
+void ServeEngine::AppendToken(RequestId id, LiveRequest& r, int32_t token, SequenceOutcome& o) {
+  std::string piece = text_->Piece(token);
+  if (r.logprobs) {
+    auto ids = logprobs_.find(id);
+    if (ids != logprobs_.end()) r.trail.Add(Named(ids->second, piece));
+  }
+  std::string delta = r.text->Append(piece);
+  r.sent_bytes += delta.size();
+  std::vector<TokenLogprob> done;
+  if (r.text->stopped()) {
+    o.finish = FinishReason::kStopString;
+    done = r.trail.TakeUntil(r.sent_bytes);
+  } else {
+    done = r.trail.TakeSent(r.sent_bytes);
+  }
+  if (!delta.empty() || !done.empty()) r.channel->Push(delta, std::move(done));
+}
+
+TokenLogprob ServeEngine::Named(const LogprobIds& ids, std::string piece) const {
+  TokenLogprob out;
+  out.token = std::move(piece);
+  out.logprob = ids.logprob;
+  out.top.reserve(ids.top.size());
+  for (const auto& [token, logprob] : ids.top) out.top.push_back({text_->Piece(token), logprob});
+  return out;
 }
 
 void ServeEngine::EndRequests() {
@@ -296,7 +333,8 @@ void ServeEngine::EndRequests() {
     LiveRequest& r = it->second;
     if (result.phase == RequestPhase::kFinished) {
       std::string rest = r.text->Flush();
-      if (!rest.empty()) r.channel->Push(rest);
+      std::vector<TokenLogprob> done = r.trail.TakeAll();
+      if (!rest.empty() || !done.empty()) r.channel->Push(rest, std::move(done));
     }
     r.channel->End(EndOf(result, r.completion_tokens));
     backlog_.Answered(result.id);

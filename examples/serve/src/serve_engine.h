@@ -7,9 +7,13 @@
 // Each step: Plan -> LlamaStepExecutor (one llama_decode) -> the server's
 // own sampling and text -> Complete -> results. The executor picks a greedy
 // token; its logits observer hands the same logits row to the request's
-// TokenSampler (penalties, top-k/p, min-p, temperature, seed), whose token
-// replaces it before Complete, and a stop string found in the text ends the request as
-// kStopString. Sizes come from the context as in LlamaEngine (KV blocks =
+// TokenSampler (logit bias, grammar, penalties, top-k/p, min-p,
+// temperature, seed), whose token replaces it before Complete; a stop
+// string found in the text ends the request as kStopString, and so does a
+// step where the logit bias and grammar leave no token (as a stop). A
+// request that asked for logprobs gets them from the same row, before any
+// of that (token_logprobs.h), each sent with the text of its token
+// (logprob_trail.h). Sizes come from the context as in LlamaEngine (KV blocks =
 // n_ctx / block_size, max_running = n_seq_max, token budget = n_batch), so
 // a plan can never break llama.cpp.
 //
@@ -45,6 +49,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +59,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine_snapshot.h"
+#include "grammar_sampler.h"
 #include "hearth/common/clock.h"
 #include "hearth/common/ids.h"
 #include "hearth/jobs/interactive_demand.h"
@@ -62,10 +68,12 @@
 #include "hearth_llama_cpp/llama_step_executor.h"
 #include "interactive_backlog.h"
 #include "llama.h"
+#include "logprob_trail.h"
 #include "model_text.h"
 #include "openai_request.h"
 #include "output_text.h"
 #include "request_channel.h"
+#include "token_logprobs.h"
 #include "token_sampler.h"
 
 namespace hearth::serve {
@@ -110,7 +118,11 @@ struct GenerationJob {
   int32_t shared_prefix_tokens = 0;
   int32_t max_tokens = 0;
   SamplingParams sampling;
+  // Compiled in the member's turn (grammar_sampler.h); null: none.
+  CompiledGrammar grammar;
   std::vector<std::string> stop;
+  // Absent: no logprobs; else the alternatives listed per token.
+  std::optional<int32_t> logprobs;
 };
 
 struct Submission {
@@ -160,6 +172,11 @@ class ServeEngine {
     absl::Time submitted;
     std::unique_ptr<TokenSampler> sampler;
     std::unique_ptr<OutputText> text;
+    // As GenerationJob::logprobs; the entries wait in `trail` for their text.
+    std::optional<int32_t> logprobs;
+    LogprobTrail trail;
+    // Bytes of answer pushed to the channel so far.
+    size_t sent_bytes = 0;
     std::shared_ptr<RequestChannel> channel;
   };
 
@@ -173,6 +190,10 @@ class ServeEngine {
   // Replaces the executor's greedy tokens by the samplers' and turns tokens
   // into text, ending requests at a stop string.
   void ApplyTokens();
+  // Adds a token's text (and logprobs) to its answer; pushes what is final.
+  void AppendToken(RequestId id, LiveRequest& r, int32_t token, SequenceOutcome& o);
+  // The token's logprobs with their text.
+  TokenLogprob Named(const LogprobIds& ids, std::string piece) const;
   void EndRequests();
   void PublishSnapshot(absl::Time now);
   void ReportDemand();
@@ -194,6 +215,9 @@ class ServeEngine {
   InteractiveBacklog backlog_;
   absl::flat_hash_map<RequestId, int32_t> sampled_;
   std::vector<llama_token_data> scratch_;
+  // This step's logprobs, for the requests that asked.
+  absl::flat_hash_map<RequestId, LogprobIds> logprobs_;
+  std::vector<int32_t> logprob_scratch_;
   StepOutcome outcome_;
   std::vector<RequestResult> results_;
   absl::Time last_now_ = absl::InfinitePast();
