@@ -74,6 +74,9 @@
 #include "household_directory.h"
 #include "nlohmann/json.hpp"
 #include "cors_policy.h"
+#include "grammar_field.h"
+#include "logit_bias_field.h"
+#include "logprobs_field.h"
 #include "ollama_request.h"
 #include "openai_request.h"
 #include "prompt_bound.h"
@@ -131,7 +134,34 @@ Json ToJson(const GenerationRequest& r) {
   if (!r.stop.empty()) j["stop"] = r.stop;
   if (r.include_usage) j["stream_options"] = {{"include_usage", true}};
   j.update(SamplingJson(r.sampling));
+  if (!r.sampling.logit_bias.empty()) {
+    j["logit_bias"] = Json::object();
+    for (const TokenBias& b : r.sampling.logit_bias) j["logit_bias"][std::to_string(b.token)] = b.bias;
+  }
+  // A json_object grammar is written back as its response_format, any other
+  // as the GBNF field.
+  if (r.grammar_field == "response_format") {
+    j["response_format"] = {{"type", "json_object"}};
+  } else if (!r.grammar.empty()) {
+    j["grammar"] = r.grammar;
+  }
+  if (r.logprobs && r.chat) {
+    j["logprobs"] = true;
+    j["top_logprobs"] = *r.logprobs;
+  } else if (r.logprobs) {
+    j["logprobs"] = *r.logprobs;
+  }
   return j;
+}
+
+bool SameBias(const std::vector<TokenBias>& a, const std::vector<TokenBias>& b) {
+  if (a.size() != b.size()) return false;
+  for (const TokenBias& x : a) {
+    bool found = false;
+    for (const TokenBias& y : b) found = found || (x.token == y.token && x.bias == y.bias);
+    if (!found) return false;
+  }
+  return true;
 }
 
 bool Same(const GenerationRequest& a, const GenerationRequest& b) {
@@ -149,7 +179,9 @@ bool Same(const GenerationRequest& a, const GenerationRequest& b) {
          a.sampling.top_k == b.sampling.top_k && a.sampling.min_p == b.sampling.min_p &&
          a.sampling.repeat_penalty == b.sampling.repeat_penalty &&
          a.sampling.presence_penalty == b.sampling.presence_penalty &&
-         a.sampling.frequency_penalty == b.sampling.frequency_penalty;
+         a.sampling.frequency_penalty == b.sampling.frequency_penalty &&
+         SameBias(a.sampling.logit_bias, b.sampling.logit_bias) && a.grammar == b.grammar &&
+         a.grammar_field == b.grammar_field && a.logprobs == b.logprobs;
 }
 
 void CheckSampling(const GenerationRequest& r);
@@ -191,6 +223,14 @@ void CheckSampling(const GenerationRequest& r) {
               r.sampling.frequency_penalty >= -2 && r.sampling.frequency_penalty <= 2,
           "a penalty out of [-2, 2] accepted");
   Require(r.stop.size() <= kMaxStopStrings, "too many stop strings accepted");
+  Require(r.sampling.logit_bias.size() <= kMaxLogitBiasEntries, "too many logit_bias entries");
+  for (const TokenBias& b : r.sampling.logit_bias) {
+    Require(b.token >= 0 && b.bias >= -100 && b.bias <= 100, "a logit_bias entry out of range");
+  }
+  Require(r.grammar.size() <= kMaxGrammarBytes, "an oversized grammar accepted");
+  Require(!r.logprobs || (*r.logprobs >= 0 &&
+                          *r.logprobs <= (r.chat ? kMaxChatTopLogprobs : kMaxCompletionLogprobs)),
+          "a logprobs count out of range");
   for (const std::string& s : r.stop) {
     Require(!s.empty() && s.size() <= kMaxStopBytes, "a stop string out of 1..256 bytes");
   }
@@ -244,6 +284,7 @@ Json ToOllamaJson(const OllamaRequest& o) {
   if (r.until_context) options["num_predict"] = -1;
   if (!r.stop.empty()) options["stop"] = r.stop;
   j["options"] = options;
+  if (r.grammar_field == "format") j["format"] = "json";
   return j;
 }
 
@@ -265,6 +306,10 @@ void FuzzOllama(absl::string_view body, bool chat) {
   const GenerationRequest& r = o->generation;
   CheckSampling(r);
   Require(!(r.max_tokens && r.until_context), "num_predict read as both a count and unbounded");
+  Require(r.grammar.empty() == r.grammar_field.empty() &&
+              (r.grammar.empty() || (r.grammar == kJsonObjectGrammar && r.grammar_field == "format")),
+          "an Ollama body read with a grammar other than format json's");
+  Require(!r.logprobs && r.sampling.logit_bias.empty(), "an Ollama body read with logprobs or bias");
   Require(!r.model.empty() &&
               (o->model_shown == r.model || o->model_shown == absl::StrCat(r.model, ":latest")),
           absl::StrCat("model \"", o->model_shown, "\" read as \"", r.model, "\""));

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "error_param.h"
+#include "grammar_field.h"
 #include "ollama_request.h"
 
 namespace hearth::serve {
@@ -165,9 +166,19 @@ TEST_CASE("ollama chat: wrong types and ranges are refused naming the field", "[
   CHECK(Chat("").status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("ollama chat: format json asks for one JSON object", "[serve]") {
+  auto json = Chat(ChatWith(R"(, "format": "json")"));
+  REQUIRE(json.ok());
+  CHECK(json->generation.grammar == kJsonObjectGrammar);
+  CHECK(json->generation.grammar_field == "format");
+  auto plain = Chat(ChatWith(R"(, "format": "")"));
+  REQUIRE(plain.ok());
+  CHECK(plain->generation.grammar.empty());
+  CHECK(RefusesField(Chat(ChatWith(R"(, "format": "yaml")")).status(), "format"));
+}
+
 TEST_CASE("ollama chat: unimplemented fields are refused unless neutral", "[serve]") {
   const std::pair<const char*, const char*> body_cases[] = {
-      {R"("format": "json")", "format"},
       {R"("format": {"type": "object"})", "format"},
       {R"("tools": [{"type": "function"}])", "tools"},
       {R"("think": true)", "think"},

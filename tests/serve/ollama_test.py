@@ -4,16 +4,17 @@ done:true record with done_reason, counts and nanosecond durations),
 /api/generate whole and raw, both giving the text the OpenAI routes give for
 the same request (one scheduler, one request path); /api/tags, /api/show,
 /api/ps, /api/version, /api/embed (501); the keys, class rights and prompt
-bound of /v1/chat/completions; refused fields; errors as {"error": "..."},
-and after a stream began as its last line."""
+bound of /v1/chat/completions; format "json" as one JSON object; refused
+fields; errors as {"error": "..."}, and after a stream began as its last
+line."""
 
 import json
 import re
 import signal
 import sys
 
-from serve_harness import (KEYS, SCRAPE_KEY, Checks, Server, raw_answer, server_binary,
-                           start_draining)
+from serve_harness import (JSON_PROMPTS, KEYS, SCRAPE_KEY, Checks, Server, check_json_objects,
+                           raw_answer, server_binary, start_draining)
 
 checks = Checks("serve/ollama")
 check = checks.check
@@ -207,7 +208,8 @@ def keys_and_rights(s):
 
 
 def refused_fields(s):
-    for extra, field in (({"format": "json"}, "'format'"), ({"think": True}, "'think'"),
+    for extra, field in (({"format": {"type": "object"}}, "'format'"),
+                         ({"format": "yaml"}, "'format'"), ({"think": True}, "'think'"),
                          ({"keep_alive": 0}, "'keep_alive'"),
                          ({"tools": [{"type": "function"}]}, "'tools'"),
                          ({"options": {"mirostat": 2}}, "'options.mirostat'"),
@@ -226,6 +228,25 @@ def refused_fields(s):
                                          "num_ctx": CONTEXT, "repeat_last_n": 64}),
                            key=KEYS["ana"])
     check(st == 200 and out["eval_count"] == 2, "every neutral value together is served")
+
+
+def json_format(s):
+    answers = []
+    for prompt in JSON_PROMPTS:
+        st, _, out = s.request("POST", "/api/chat",
+                               chat(prompt, stream=False, format="json",
+                                    options={"temperature": 0, "num_predict": 200}),
+                               key=KEYS["ana"])
+        out = out if st == 200 else {}
+        answers.append((st, out.get("message", {}).get("content", ""),
+                        out.get("done_reason") == "stop"))
+    check_json_objects(check, answers, "format json")
+    st, _, raw, lines = ndjson(s, "/api/generate", {"model": "tiny", "prompt": "x",
+                                                    "format": "json", "options":
+                                                    {"num_predict": 4, "temperature": 0}})
+    text = "".join(l.get("response", "") for l in lines if l)
+    check(st == 200 and is_final(lines[-1], chat_shape=False) and text.startswith("{"),
+          "/api/generate streams a format json answer")
 
 
 def error_after_stream_began(binary):
@@ -262,6 +283,7 @@ def main():
         model_routes(s)
         keys_and_rights(s)
         refused_fields(s)
+        json_format(s)
     error_after_stream_began(server_binary())
     refused_while_draining(server_binary())
     return checks.finish()

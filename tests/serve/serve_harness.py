@@ -266,6 +266,26 @@ def chat_body(content="Hello, hearth.", model="tiny", **extra):
     return body
 
 
+# Prompts for the JSON-mode checks (response_format json_object, Ollama's
+# format "json"): each answer is held to one JSON object whatever it asks.
+JSON_PROMPTS = ("Hello", "Give me JSON", "{", "data")
+
+
+def check_json_objects(check, answers, what):
+    """`answers`: (status, text, ended) of JSON-mode requests. Each must be
+    200 and open an object; each that ended (not cut by its budget) must
+    parse as one object; at least one must have ended."""
+    ok = 0
+    for st, text, ended in answers:
+        check(st == 200 and text.startswith("{"), "%s starts an object (%r)" % (what, text[:40]))
+        if ended:
+            try:
+                ok += isinstance(json.loads(text), dict)
+            except ValueError:
+                check(False, "%s ended with invalid JSON: %r" % (what, text))
+    check(ok > 0, "%s yields parseable JSON objects (%d of %d ended)" % (what, ok, len(answers)))
+
+
 def wait_for(predicate, timeout=10.0, interval=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -17,7 +17,7 @@ set(HEARTH_SERVE_PARSER_SOURCES
     openai_request.cc sampling_fields.cc unsupported_fields.cc ollama_request.cc
     document_request.cc document_text.cc
     household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc
-    tokenize_request.cc cors_policy.cc)
+    tokenize_request.cc cors_policy.cc logprobs_field.cc logit_bias_field.cc grammar_field.cc)
 
 if(NOT TARGET hearth_serve_parsers)
   find_package(nlohmann_json 3 QUIET)

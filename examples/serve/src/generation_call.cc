@@ -22,8 +22,9 @@ struct Answer {
   bool started = false;
   bool ended = false;
   bool cancelled = false;
-  // Whole answers: the text so far.
+  // Whole answers: the text so far, and its tokens' logprobs when asked.
   std::string text;
+  std::vector<TokenLogprob> logprobs;
 };
 
 // Cancels the request once its client is gone (at most once).
@@ -52,11 +53,12 @@ bool Send(Answer& a, httplib::DataSink& sink, const std::string& out, bool ended
 // connection. httplib calls it again at once while it returns true.
 bool StreamSome(Answer& a, httplib::DataSink& sink) {
   std::string text;
-  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text);
+  std::vector<TokenLogprob> logprobs;
+  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text, &logprobs);
   std::string out;
   if (!a.started) out += a.format->Opening();
   a.started = true;
-  if (!text.empty()) out += a.format->Piece(text);
+  if (!text.empty() || !logprobs.empty()) out += a.format->Piece(text, logprobs);
   if (ended) out += a.format->Tail(a.channel->end());
   if (out.empty()) out = a.format->KeepAlive();
   if (out.empty()) {
@@ -69,7 +71,7 @@ bool StreamSome(Answer& a, httplib::DataSink& sink) {
 // Waits for a whole answer's end, cancelling the request if its client
 // leaves meanwhile.
 void AwaitWhole(Answer& a) {
-  while (!a.channel->Wait(a.ctx->limits.keepalive_every, &a.text)) CancelIfGone(a);
+  while (!a.channel->Wait(a.ctx->limits.keepalive_every, &a.text, &a.logprobs)) CancelIfGone(a);
   a.ended = true;
 }
 
@@ -118,7 +120,7 @@ void SubmitAndAnswer(const ServeContext& ctx, GenerationJob job, bool stream,
   AwaitWhole(*a);
   const RequestEnd end = a->channel->end();
   if (!end.status.ok()) return ReplyError(res, a->format->Error(end.status));
-  res.set_content(a->format->Whole(a->text, end), "application/json");
+  res.set_content(a->format->Whole(a->text, a->logprobs, end), "application/json");
 }
 
 }  // namespace hearth::serve

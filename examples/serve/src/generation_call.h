@@ -27,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -36,6 +37,7 @@
 #include "request_channel.h"
 #include "serve_context.h"
 #include "serve_engine.h"
+#include "token_logprobs.h"
 
 namespace hearth::serve {
 
@@ -51,15 +53,20 @@ class AnswerFormat {
   virtual std::string StreamContentType() const = 0;
   // What a stream opens with, written on its first write ("": nothing).
   virtual std::string Opening() { return ""; }
-  // The stream's bytes for `text`, which is not empty.
-  virtual std::string Piece(absl::string_view text) = 0;
+  // The stream's bytes for `text` and the logprobs of the tokens it
+  // completes (request_channel.h; empty unless the request asked for
+  // them), not both empty.
+  virtual std::string Piece(absl::string_view text,
+                            const std::vector<TokenLogprob>& logprobs) = 0;
   // The stream's last bytes: its end, or (the 200 sent) the failure.
   virtual std::string Tail(const RequestEnd& end) = 0;
   // Written while no text comes, so that a write notices a client that
   // left; "" where the format allows nothing between its records.
   virtual std::string KeepAlive() const { return ""; }
-  // A whole answer's JSON body. REQUIRES: end.status is OK.
-  virtual std::string Whole(absl::string_view text, const RequestEnd& end) = 0;
+  // A whole answer's JSON body, with its tokens' `logprobs` (as Piece's).
+  // REQUIRES: end.status is OK.
+  virtual std::string Whole(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
+                            const RequestEnd& end) = 0;
   // The error answer for `status` (REQUIRES: not OK), in this API's shape.
   virtual HttpError Error(const absl::Status& status, int retry_after_s = 0) const = 0;
 };

@@ -3,14 +3,17 @@
 // server-sent events ending in "data: [DONE]", with SSE comments as the
 // keep-alive; a failure after the 200 is an error event, as OpenAI sends.
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "generation_call.h"
 #include "http_routes.h"
+#include "logprobs_json.h"
 #include "prepare_generation.h"
 
 namespace hearth::serve {
@@ -19,7 +22,8 @@ namespace {
 class OpenAiFormat : public AnswerFormat {
  public:
   explicit OpenAiFormat(const PreparedGeneration& prepared)
-      : include_usage_(prepared.request.include_usage) {
+      : include_usage_(prepared.request.include_usage),
+        logprobs_(prepared.request.logprobs.has_value()) {
     shape_.chat = prepared.request.chat;
     shape_.created = absl::ToUnixSeconds(absl::Now());
     shape_.model = prepared.request.model;
@@ -33,8 +37,8 @@ class OpenAiFormat : public AnswerFormat {
   std::string Opening() override {
     return shape_.chat ? SseEvent(Chunk(shape_, "", std::nullopt, /*first=*/true)) : "";
   }
-  std::string Piece(absl::string_view text) override {
-    return SseEvent(Chunk(shape_, text, std::nullopt));
+  std::string Piece(absl::string_view text, const std::vector<TokenLogprob>& logprobs) override {
+    return SseEvent(Chunk(shape_, text, std::nullopt, /*first=*/false, LogprobsOf(logprobs)));
   }
   std::string Tail(const RequestEnd& end) override {
     std::string out;
@@ -47,8 +51,9 @@ class OpenAiFormat : public AnswerFormat {
     return out + "data: [DONE]\n\n";
   }
   std::string KeepAlive() const override { return ": keep-alive\n\n"; }
-  std::string Whole(absl::string_view text, const RequestEnd& end) override {
-    return Dump(Completion(shape_, text, end.finish_reason, UsageOf(end)));
+  std::string Whole(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
+                    const RequestEnd& end) override {
+    return Dump(Completion(shape_, text, end.finish_reason, UsageOf(end), LogprobsOf(logprobs)));
   }
   HttpError Error(const absl::Status& status, int retry_after_s) const override {
     return ErrorFor(status, retry_after_s);
@@ -59,8 +64,23 @@ class OpenAiFormat : public AnswerFormat {
     return Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens);
   }
 
+  // The choice's logprobs for `entries`, the tokens the text written next
+  // completes; null when none were asked for. A completion's text_offset
+  // continues from the chunks before.
+  nlohmann::json LogprobsOf(const std::vector<TokenLogprob>& entries) {
+    if (!logprobs_) return nullptr;
+    nlohmann::json j =
+        shape_.chat ? ChatLogprobs(entries) : CompletionLogprobs(entries, text_offset_);
+    for (const TokenLogprob& e : entries) text_offset_ += e.token.size();
+    return j;
+  }
+
   ResponseShape shape_;
   const bool include_usage_;
+  // The request asked for logprobs.
+  const bool logprobs_;
+  // Completions: bytes of answer text the logprobs written so far cover.
+  size_t text_offset_ = 0;
 };
 
 void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,

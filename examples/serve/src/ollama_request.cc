@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "grammar_field.h"
 #include "json_fields.h"
 #include "nlohmann/json.hpp"
 #include "sampling_fields.h"
@@ -25,14 +26,16 @@ bool IsOne(const Json& v) { return v.is_number() && v.get<double>() == 1; }
 bool IsInteger(const Json& v) { return v.is_number_integer(); }
 bool IsMirostatTau(const Json& v) { return v.is_number() && v.get<double>() == 5.0; }
 bool IsMirostatEta(const Json& v) { return v.is_number() && v.get<double>() == 0.1; }
+bool IsEmptyOrJson(const Json& v) { return IsEmpty(v) || v == "json"; }
 
 constexpr const char* kLoadOption =
     "is a model-load setting, fixed when this server starts (its flags), not per request";
 
 // Ollama's fields of either body that ask for what this server does not do.
 constexpr UnsupportedField kBodyFields[] = {
-    {"format", IsEmpty,
-     "is not supported (\"\" or absent): JSON mode and JSON schemas are not supported"},
+    // "json" is read (ReadCommon); a schema object is refused.
+    {"format", IsEmptyOrJson,
+     "must be \"\", \"json\" or absent: JSON schemas are not supported"},
     {"tools", IsEmpty, "is not supported (an empty array or absent)"},
     {"think", IsFalse,
      "must be false or absent: thinking is not asked for, nor separated from the answer"},
@@ -197,6 +200,11 @@ absl::Status ReadCommon(const Json& j, int32_t context_length, OllamaRequest& r)
   r.generation.model = *std::move(bare);
   if (absl::Status s = RejectFields(j, kBodyFields); !s.ok()) return s;
   if (absl::Status s = ReadKeepAlive(j); !s.ok()) return s;
+  // Ollama's JSON mode: the answer is one JSON object (grammar_field.h).
+  if (auto it = j.find("format"); it != j.end() && *it == "json") {
+    r.generation.grammar = kJsonObjectGrammar;
+    r.generation.grammar_field = "format";
+  }
   r.generation.stream = true;
   if (auto it = j.find("stream"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return BadField("stream", "must be true or false");

@@ -3,7 +3,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "grammar_field.h"
 #include "json_fields.h"
+#include "logit_bias_field.h"
+#include "logprobs_field.h"
 #include "nlohmann/json.hpp"
 #include "sampling_fields.h"
 #include "unsupported_fields.h"
@@ -29,6 +32,8 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
     r.max_tokens = static_cast<int32_t>(it->get<int64_t>());
   }
   if (absl::Status s = ReadSamplingFields(j, "", r.sampling); !s.ok()) return s;
+  if (absl::Status s = ReadLogitBias(j, r.sampling.logit_bias); !s.ok()) return s;
+  if (absl::Status s = ReadGrammar(j, r); !s.ok()) return s;
   if (auto it = j.find("stream"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return BadField("stream", "must be true or false");
     r.stream = it->get<bool>();
@@ -111,6 +116,7 @@ absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body) {
   GenerationRequest r;
   r.chat = true;
   if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
+  if (absl::Status s = ReadChatLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadMessages(*j, r); !s.ok()) return s;
   return r;
 }
@@ -120,6 +126,7 @@ absl::StatusOr<GenerationRequest> ParseCompletionRequest(absl::string_view body)
   if (!j.ok()) return j.status();
   GenerationRequest r;
   if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
+  if (absl::Status s = ReadCompletionLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadPrompt(*j, r); !s.ok()) return s;
   return r;
 }

@@ -36,22 +36,22 @@ Json FinishValue(std::optional<absl::string_view> reason) {
 }  // namespace
 
 Json Completion(const ResponseShape& shape, absl::string_view text, absl::string_view finish_reason,
-                const Json& usage) {
+                const Json& usage, const Json& logprobs) {
   Json j = Envelope(shape, /*chunk=*/false);
   Json choice = {{"index", 0}, {"finish_reason", std::string(finish_reason)}};
   if (shape.chat) {
     choice["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
   } else {
     choice["text"] = std::string(text);
-    choice["logprobs"] = nullptr;
   }
+  choice["logprobs"] = logprobs;
   j["choices"] = Json::array({choice});
   j["usage"] = usage;
   return j;
 }
 
 Json Chunk(const ResponseShape& shape, absl::string_view text,
-           std::optional<absl::string_view> finish_reason, bool first) {
+           std::optional<absl::string_view> finish_reason, bool first, const Json& logprobs) {
   Json j = Envelope(shape, /*chunk=*/true);
   Json choice = {{"index", 0}, {"finish_reason", FinishValue(finish_reason)}};
   if (shape.chat) {
@@ -61,8 +61,8 @@ Json Chunk(const ResponseShape& shape, absl::string_view text,
     choice["delta"] = delta;
   } else {
     choice["text"] = std::string(text);
-    choice["logprobs"] = nullptr;
   }
+  choice["logprobs"] = logprobs;
   j["choices"] = Json::array({choice});
   return j;
 }

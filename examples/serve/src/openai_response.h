@@ -45,14 +45,18 @@ nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens);
 nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens,
                      int32_t cached_prompt_tokens);
 
-// A whole answer (stream: false).
+// A whole answer (stream: false). `logprobs`: the choice's (logprobs_json.h),
+// null when none were asked for.
 nlohmann::json Completion(const ResponseShape& shape, absl::string_view text,
-                          absl::string_view finish_reason, const nlohmann::json& usage);
+                          absl::string_view finish_reason, const nlohmann::json& usage,
+                          const nlohmann::json& logprobs = nullptr);
 
 // One streamed chunk: `text` so far unsent (chat chunks carry the role in
-// the first one) and, in the last, the finish reason.
+// the first one) and, in the last, the finish reason; `logprobs` those of
+// the tokens `text` completes.
 nlohmann::json Chunk(const ResponseShape& shape, absl::string_view text,
-                     std::optional<absl::string_view> finish_reason, bool first = false);
+                     std::optional<absl::string_view> finish_reason, bool first = false,
+                     const nlohmann::json& logprobs = nullptr);
 
 // The chunk with no choices and the usage (stream_options.include_usage).
 nlohmann::json UsageChunk(const ResponseShape& shape, const nlohmann::json& usage);

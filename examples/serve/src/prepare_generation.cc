@@ -7,6 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "grammar_sampler.h"
+#include "logit_bias_field.h"
 #include "member_job.h"
 #include "prompt_bound.h"
 
@@ -59,14 +61,21 @@ absl::StatusOr<int32_t> MaxTokens(const ServeContext& ctx, const GenerationReque
   return *r.max_tokens;
 }
 
-// The prompt's token ids: the chat rendered with the model's template, its
-// bytes checked against the context (prompt_bound.h), then tokenized in one
-// pass that stops counting past what fits. CPU work that grows with the
-// prompt, so it runs in the member's `turn` on the interactive job queue
-// (member_job.h).
-absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
-                                                  GenerationRequest& request,
-                                                  MemberTurns::Turn turn) {
+// What the member's CPU turn produces: the prompt's tokens and the
+// request's compiled grammar (null: none).
+struct PromptWork {
+  std::vector<int32_t> tokens;
+  CompiledGrammar grammar;
+};
+
+// The request's grammar compiled first (a bad one is a 400 before any
+// tokenising), then the prompt's token ids: the chat rendered with the
+// model's template, its bytes checked against the context (prompt_bound.h),
+// then tokenized in one pass that stops counting past what fits. CPU work
+// that grows with the prompt, so it runs in the member's `turn` on the
+// interactive job queue (member_job.h).
+absl::StatusOr<PromptWork> PromptTokens(const ServeContext& ctx, GenerationRequest& request,
+                                        MemberTurns::Turn turn) {
   const ModelText* text = ctx.text;
   const bool chat = request.chat;
   const PromptBudget budget{ctx.engine->context_length(), text->max_token_bytes(),
@@ -76,7 +85,15 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
   // Moved, not copied: the job may outlive this call (job_call.h), and the
   // request needs neither again.
   auto tokenize = [text, chat, budget, room, answer, messages = std::move(request.messages),
-                   prompt = std::move(request.prompt)]() -> absl::StatusOr<std::vector<int32_t>> {
+                   prompt = std::move(request.prompt), grammar = std::move(request.grammar),
+                   grammar_field = request.grammar_field]() -> absl::StatusOr<PromptWork> {
+    PromptWork work;
+    if (!grammar.empty()) {
+      absl::StatusOr<CompiledGrammar> compiled =
+          CompileGrammar(text->vocab(), grammar, grammar_field);
+      if (!compiled.ok()) return compiled.status();
+      work.grammar = *std::move(compiled);
+    }
     absl::StatusOr<std::string> rendered =
         chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
     if (!rendered.ok()) return rendered.status();
@@ -88,9 +105,11 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
                                                 " that exceeds this server's context of ",
                                                 budget.context, " tokens (prompt plus answer)"));
     }
-    return tokens;
+    if (!tokens.ok()) return tokens.status();
+    work.tokens = *std::move(tokens);
+    return work;
   };
-  return CallInMemberTurn<std::vector<int32_t>>(
+  return CallInMemberTurn<PromptWork>(
       ctx, std::move(turn), chat ? "template and tokenize a chat" : "tokenize a prompt",
       std::move(tokenize));
 }
@@ -100,6 +119,10 @@ absl::StatusOr<std::vector<int32_t>> PromptTokens(const ServeContext& ctx,
 // completion prompt whose bytes cannot fit (a chat's are checked once
 // rendered: a template may add or drop text).
 absl::Status CheckBeforeTokens(const ServeContext& ctx, const GenerationRequest& r) {
+  if (absl::Status s = CheckLogitBiasTokens(r.sampling.logit_bias, ctx.text->vocab_size());
+      !s.ok()) {
+    return s;
+  }
   const int32_t context = ctx.engine->context_length();
   if (AnswerTokens(r) >= context) {
     return absl::OutOfRangeError(absl::StrCat("max_tokens (", AnswerTokens(r),
@@ -131,9 +154,9 @@ absl::StatusOr<PreparedGeneration> PrepareRequest(const ServeContext& ctx,
   absl::StatusOr<RequestId> parent = ParseParent(ctx, headers.hearth_parent, caller.user);
   if (!parent.ok()) return parent.status();
   if (absl::Status s = CheckBeforeTokens(ctx, request); !s.ok()) return s;
-  absl::StatusOr<std::vector<int32_t>> tokens =
-      PromptTokens(ctx, request, std::move(call.turn));
-  if (!tokens.ok()) return tokens.status();
+  absl::StatusOr<PromptWork> work = PromptTokens(ctx, request, std::move(call.turn));
+  if (!work.ok()) return work.status();
+  const std::vector<int32_t>* tokens = &work->tokens;
   absl::StatusOr<int32_t> max_tokens =
       MaxTokens(ctx, request, static_cast<int32_t>(tokens->size()));
   if (!max_tokens.ok()) return max_tokens.status();
@@ -146,10 +169,12 @@ absl::StatusOr<PreparedGeneration> PrepareRequest(const ServeContext& ctx,
   // Only a chat's template beginning is public; a completion prompt is all
   // the member's.
   out.job.shared_prefix_tokens = request.chat ? ctx.text->TemplatePrefixLength(*tokens) : 0;
-  out.job.prompt = *std::move(tokens);
+  out.job.prompt = std::move(work->tokens);
   out.job.max_tokens = *max_tokens;
   out.job.sampling = request.sampling;
   out.job.stop = request.stop;
+  out.job.grammar = std::move(work->grammar);
+  out.job.logprobs = request.logprobs;
   out.request = std::move(request);
   return out;
 }

@@ -35,10 +35,6 @@ using namespace neutral;  // NOLINT: the table below reads as a list of values.
 bool IsOne(const Json& v) { return v.is_number_integer() && v.get<int64_t>() == 1; }
 bool IsNoneOrAuto(const Json& v) { return v == "none" || v == "auto"; }
 bool IsTextOnly(const Json& v) { return v == Json::array({"text"}); }
-bool IsTextFormat(const Json& v) {
-  return v.is_object() && v.size() == 1 && v.begin().key() == "type" && *v.begin() == "text";
-}
-bool IsEmptyObject(const Json& v) { return v.is_object() && v.empty(); }
 
 static_assert(kPenaltyLastN == 64, "the penalty_last_n messages below say 64");
 
@@ -47,24 +43,22 @@ static_assert(kPenaltyLastN == 64, "the penalty_last_n messages below say 64");
 constexpr UnsupportedField kUnsupported[] = {
     {"n", IsOne, "must be 1; one choice per request is supported"},
     {"best_of", IsOne, "must be 1; one choice per request is supported"},
-    {"logprobs", IsFalse, "is not supported (false or absent)"},
-    {"top_logprobs", IsZero, "is not supported (0 or absent): no log probabilities are returned"},
     {"echo", IsFalse, "is not supported (false or absent)"},
     {"tools", IsEmpty, "is not supported (an empty array or absent)"},
     {"functions", IsEmpty, "is not supported (an empty array or absent)"},
     {"tool_choice", IsNoneOrAuto, "must be \"none\" or \"auto\" (or absent): no tools"},
     {"function_call", IsNoneOrAuto, "must be \"none\" or \"auto\" (or absent): no functions"},
     {"suffix", IsEmpty, "is not supported (an empty string or absent)"},
-    {"response_format", IsTextFormat,
-     "must be {\"type\": \"text\"} or absent: JSON mode and JSON schemas are not supported"},
-    {"logit_bias", IsEmptyObject, "is not supported ({} or absent)"},
     {"modalities", IsTextOnly, "must be [\"text\"] or absent: only text is generated"},
     {"audio", OnlyAbsent, "is not supported (absent): only text is generated"},
     {"prediction", OnlyAbsent, "is not supported (absent)"},
     {"reasoning_effort", OnlyAbsent, "is not supported (absent)"},
     {"web_search_options", OnlyAbsent, "is not supported (absent)"},
-    {"grammar", IsEmpty, "is not supported (\"\" or absent): no constrained decoding"},
-    {"json_schema", IsEmpty, "is not supported ({} or absent): no constrained decoding"},
+    // llama-server's schema field: this build has no schema-to-grammar
+    // converter (grammar_field.h).
+    {"json_schema", IsEmpty,
+     "is not supported ({} or absent): no JSON schemas; use 'grammar' (GBNF) or "
+     "response_format json_object"},
     {"typical_p", [](const Json& v) { return v.is_number() && v.get<double>() == 1; },
      "is not supported (1 or absent)"},
     {"mirostat", IsZero, "is not supported (0 or absent)"},
@@ -73,7 +67,7 @@ constexpr UnsupportedField kUnsupported[] = {
     {"dry_multiplier", IsZero, "is not supported (0 or absent)"},
     {"top_n_sigma", [](const Json& v) { return v.is_number() && v.get<double>() <= 0; },
      "is not supported (-1 or absent)"},
-    {"n_probs", IsZero, "is not supported (0 or absent)"},
+    {"n_probs", IsZero, "is not supported (0 or absent); use logprobs"},
     {"ignore_eos", IsFalse, "is not supported (false or absent)"},
     {"n_predict", OnlyAbsent, "is not supported (absent); use max_tokens"},
     {"repeat_last_n", IsPenaltyWindow,

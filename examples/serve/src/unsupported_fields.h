@@ -2,11 +2,12 @@
 //
 // The OpenAI (and llama-server) request fields hearth-serve does not
 // implement. Each is accepted only at its neutral value, the one that asks
-// for nothing the server does not do (`"n": 1`, `"response_format":
-// {"type": "text"}`, `"logit_bias": {}`); any other value is
+// for nothing the server does not do (`"n": 1`, `"tools": []`,
+// `"json_schema": {}`); any other value is
 // InvalidArgument naming the field and what is allowed, so that a client is
-// never silently given something else than it asked for. Fields not listed
-// here and not read by openai_request.cc (`user`, `metadata`, `store`,
+// never silently given something else than it asked for. (logprobs,
+// logit_bias, grammar and response_format are implemented: openai_request.h.)
+// Fields not listed here and not read by openai_request.cc (`user`, `metadata`, `store`,
 // `service_tier`, a client's own extras) change nothing in an answer and
 // are ignored.
 //
