@@ -198,8 +198,9 @@ bool MemberLedger::Outweighs(const Entry* victim, const Entry* beneficiary) {
 
 bool MemberLedger::QueuesMostOfTheWaiting(const Entry* e) {
   const Member& member = members_[SlotOf(e)];
-  return active_weight_ > 0 && member.waiting * member.inverse_weight >
-                                   kRecentServiceFactor / active_weight_ * static_cast<double>(waiting_);
+  return active_weight_ > 0 &&
+         member.waiting * member.inverse_weight >
+             kRecentServiceFactor / active_weight_ * static_cast<double>(waiting_);
 }
 
 double MemberLedger::Share(int32_t m, int64_t running, int64_t tokens) const {

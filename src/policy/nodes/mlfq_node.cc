@@ -275,7 +275,8 @@ class MlfqNode final : public Node {
   // time-slicing victims out until then is also what lets short jobs pass
   // long ones: let back in once their beneficiary ran, they took half the
   // admissions under overload and FastServe's heavy-tailed workload lost
-  // its mean JCT gain over FIFO (figures: bench/RESULTS.md, "Figures behind the rules").
+  // its mean JCT gain over FIFO (figures: bench/RESULTS.md, "Figures behind
+  // the rules").
   void BarFromLane(Entry* e) {
     const bool for_growth =
         e == growth_beneficiary_ ||
@@ -289,7 +290,8 @@ class MlfqNode final : public Node {
   // reached the last level (or joined it: a long prompt, or a long predicted
   // output) and was admitted kept its slot to the end, and every later short
   // job waited behind it: on FastServe's heavy-tailed workload that cost most
-  // of MLFQ's mean and tail JCT gain over FIFO (figures: bench/RESULTS.md, "Figures behind the rules").
+  // of MLFQ's mean and tail JCT gain over FIFO (figures: bench/RESULTS.md,
+  // "Figures behind the rules").
   bool QuantumEnded(const MlfqSlot& c) const {
     return c.demoted_while_running ||
            (c.level == options_.num_levels - 1 &&

@@ -468,8 +468,8 @@ class PriorityNode final : public Node {
   // quarters of its target left to run in: ranked by the aging interval
   // alone, a document that must be done in five minutes waited behind
   // interactive work until it was too late, where FIFO finished every one
-  // (figures: bench/RESULTS.md, "Figures behind the rules"). With the member guard, not while its
-  // member has most of the waiting requests
+  // (figures: bench/RESULTS.md, "Figures behind the rules"). With the member
+  // guard, not while its member has most of the waiting requests
   // (MemberLedger::QueuesMostOfTheWaiting): one member's flood of two hundred
   // documents would otherwise rank ahead of everyone's chats and could no
   // longer be paused for them.

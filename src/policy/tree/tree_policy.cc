@@ -188,8 +188,9 @@ class TreePolicy final : public Policy {
   // With a reserve for interactive arrivals, a waiting request finds room
   // without evicting anyone: admission preemption would then only recompute
   // documents, many times FIFO's preemptions for no better attainment
-  // (figures: bench/RESULTS.md, "Figures behind the rules"). Growth still has victims, and members' shares are still
-  // reclaimed (ShareReclaimCandidates): the reserve keeps room, not shares.
+  // (figures: bench/RESULTS.md, "Figures behind the rules"). Growth still
+  // has victims, and members' shares are still reclaimed
+  // (ShareReclaimCandidates): the reserve keeps room, not shares.
   // Over a host tier the eviction pauses the background victim instead
   // (pauses_background), so the reserve does not stand in for it: the
   // reserve is sized for arrivals, not for a queue of them.
@@ -272,7 +273,8 @@ class TreePolicy final : public Policy {
   // Trunk reservation: the share falls linearly from the lowest class
   // priority to none at the highest, by the request's level. (Lowering it a
   // step per aging interval, as aging raises the level, instead of waiving it
-  // after one, starved agents and documents at capacity (figures: bench/RESULTS.md, "Figures behind the rules").)
+  // after one, starved agents and documents at capacity; figures:
+  // bench/RESULTS.md, "Figures behind the rules".)
   double PriorityReserveShare(const RequestView& candidate) const {
     const TreePolicyRules::PriorityReserve& reserve = rules_.priority_reserve;
     const size_t cls = candidate.work_class.value();
