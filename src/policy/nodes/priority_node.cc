@@ -252,15 +252,15 @@ class PriorityNode final : public Node {
   // wait it saves (the interactive reserve and growth eviction keep it from
   // holding interactive work out).
   size_t GuardVictims(const Entry* b, absl::Span<Entry*> out) override {
-    // What asks only about b first: the head of a long queue is asked every
-    // step, and most steps it has no claim at all.
-    if (ledger_ == nullptr || !HasTarget(b) || now_ - b->waiting_since < Target(b) / 4) return 0;
+    // The head of a long queue is asked every step, and most steps it has
+    // no claim at all: ask that once, not per running entry.
+    if (!MayReclaim(b)) return 0;
     size_t n = 0;
     size_t looked = 0;
     for (auto it = running_.rbegin();
          it != running_.rend() && n < out.size() && looked < kMaxVictimScan; ++it, ++looked) {
       Entry* v = it->second;
-      if (Reclaims(b, v) && RanksAfter(v, b)) out[n++] = v;
+      if (ReclaimsFrom(b, v) && RanksAfter(v, b)) out[n++] = v;
     }
     return n;
   }
@@ -273,9 +273,14 @@ class PriorityNode final : public Node {
   // (above, but for the admission order).
   // b waits a quarter of its target first: a slot that frees meanwhile
   // costs nobody a recompute.
-  bool Reclaims(const Entry* b, const Entry* v) {
-    return ledger_ != nullptr && v->user != b->user && HasTarget(b) && LessUrgentThan(v, b) &&
-           now_ - b->waiting_since >= Target(b) / 4 && ledger_->Outweighs(v, b);
+  bool Reclaims(const Entry* b, const Entry* v) { return MayReclaim(b) && ReclaimsFrom(b, v); }
+  // Reclaims' part that depends on `b` alone.
+  bool MayReclaim(const Entry* b) {
+    return ledger_ != nullptr && HasTarget(b) && now_ - b->waiting_since >= Target(b) / 4;
+  }
+  // Reclaims' part that depends on `v`, once MayReclaim(b) holds.
+  bool ReclaimsFrom(const Entry* b, const Entry* v) {
+    return v->user != b->user && LessUrgentThan(v, b) && ledger_->Outweighs(v, b);
   }
 
   // A target only somewhat looser (chat against agent work) is no reason to
