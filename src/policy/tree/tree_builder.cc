@@ -80,17 +80,13 @@ std::vector<int64_t> ClassPriorities(const SchedulerOptions& options) {
   return priorities;
 }
 
-std::vector<absl::Duration> ClassTtftTargets(const SchedulerOptions& options) {
+// One target of every work class (e.g. &WorkClassConfig::ttft_slo), by
+// WorkClassId::value().
+std::vector<absl::Duration> ClassTargets(const SchedulerOptions& options,
+                                         absl::Duration WorkClassConfig::*target) {
   std::vector<absl::Duration> targets;
   targets.reserve(options.work_classes.size());
-  for (const WorkClassConfig& c : options.work_classes) targets.push_back(c.ttft_slo);
-  return targets;
-}
-
-std::vector<absl::Duration> ClassE2eTargets(const SchedulerOptions& options) {
-  std::vector<absl::Duration> targets;
-  targets.reserve(options.work_classes.size());
-  for (const WorkClassConfig& c : options.work_classes) targets.push_back(c.e2e_slo);
+  for (const WorkClassConfig& c : options.work_classes) targets.push_back(c.*target);
   return targets;
 }
 
@@ -117,7 +113,8 @@ std::unique_ptr<Node> BuildRoot(const PolicyTreeConfig& config,
       return NewPriorityNode(config.priority, ClassPriorities(options), below);
     case ClassLevel::kSlo:
       return NewSloClassNode(config.priority, ClassPriorities(options),
-                             ClassTtftTargets(options), ClassE2eTargets(options),
+                             ClassTargets(options, &WorkClassConfig::ttft_slo),
+                             ClassTargets(options, &WorkClassConfig::e2e_slo),
                              MemberGuardFor(config, options), below);
     case ClassLevel::kWeightedShares:
       return NewFairShareNode(
