@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "scheduler/options_validation.h"
 #include "scheduler/scheduler_impl.h"
 
 namespace hearth {
