@@ -14,7 +14,7 @@
 //                           the next step's TPOT allowance
 //   scheduler_admission.cc  admission, victims
 //   scheduler_overlap.cc    planning ahead of the step in flight
-//   scheduler_changes.cc    live changes (work classes, cancellations)
+//   scheduler_changes.cc    live changes (SetPriority, SetWorkClass)
 //   scheduler_complete.cc   Complete: validate the outcome, then apply it
 //   scheduler_invariants.cc CheckInvariants
 //
