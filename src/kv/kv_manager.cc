@@ -37,6 +37,7 @@ void KvManager::Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
   seq.registered = 0;
   seq.sent = 0;
   seq.prefill_reserve = 0;
+  seq.class_reserve = 0;
   seq.needs_full_table = true;
   seq.resend_table = false;
 }

@@ -52,6 +52,9 @@ struct alignas(64) SequenceKv {
   // from admissions so that concurrent long prompts cannot overcommit the
   // cache and preempt each other in a loop.
   int32_t prefill_reserve = 0;
+  // While running in a class with a hard KV budget: the blocks reserved for
+  // its largest size (KvCacheManager, ClassBlockLedger::ReservationFor).
+  int32_t class_reserve = 0;
   // The next plan entry carries the whole table: the engine holds nothing
   // for this sequence (new, or its state was dropped). False exactly when
   // the sequence appeared in a plan since its state was last dropped, so it

@@ -2,17 +2,11 @@
 
 namespace hearth::internal {
 
-ClassCapacity::ClassCapacity(const std::vector<WorkClassConfig>& classes)
-    : running_(classes.size(), 0), blocks_(classes.size(), 0), reserved_(classes.size(), 0) {
+ClassCapacity::ClassCapacity(const std::vector<WorkClassConfig>& classes,
+                             const ClassBlockLedger& blocks)
+    : running_(classes.size(), 0), blocks_(blocks) {
   limits_.reserve(classes.size());
-  for (const WorkClassConfig& c : classes) {
-    limits_.push_back({c.max_running, c.kv_block_budget, c.borrow});
-  }
-}
-
-int32_t ClassCapacity::ReservationFor(uint32_t cls, int32_t max_blocks) const {
-  if (!has_hard_budget(cls)) return 0;
-  return reserved_[cls] + max_blocks > limits_[cls].kv_block_budget ? -1 : max_blocks;
+  for (const WorkClassConfig& c : classes) limits_.push_back({c.max_running, c.borrow});
 }
 
 void ClassCapacity::MarkBorrowing(uint32_t slot) {

@@ -1,10 +1,11 @@
 // File: src/scheduler/class_capacity.h
 //
 // ClassCapacity: the household work classes' capacity rules in one place —
-// each class's cap on running sequences, its KV block budget, whether it may
-// borrow idle capacity beyond them, and the reservations that keep a hard
-// budget without preemption. Admission, decode growth and borrow reclaim all
-// ask the same predicate, Within(), so that "entitled" means one thing.
+// each class's cap on running sequences, its KV block budget (read from the
+// KV room's ClassBlockLedger, which counts the blocks), and whether it may
+// borrow idle capacity beyond them. Admission, decode growth and borrow
+// reclaim all ask the same predicate, Within(), so that "entitled" means one
+// thing.
 //
 // A class within its limits is entitled to room and may cause preemption; a
 // class beyond them runs only on borrowed idle capacity, and its borrowers
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "hearth/scheduler/scheduler_options.h"
+#include "kv/class_block_ledger.h"
 
 namespace hearth::internal {
 
@@ -28,35 +30,24 @@ inline constexpr int32_t kMaxBorrowReclaims = 2;
 
 class ClassCapacity {
  public:
-  explicit ClassCapacity(const std::vector<WorkClassConfig>& classes);
+  // `blocks` must outlive this object.
+  ClassCapacity(const std::vector<WorkClassConfig>& classes, const ClassBlockLedger& blocks);
 
   // The one predicate: whether `cls` keeps within its cap and KV budget with
   // `more_running` more running sequences and `more_blocks` more blocks.
   bool Within(uint32_t cls, int32_t more_running, int32_t more_blocks) const {
+    return RunningWithin(cls, more_running) && blocks_.Within(cls, more_blocks);
+  }
+  // Its running half.
+  bool RunningWithin(uint32_t cls, int32_t more_running) const {
     const Limits& l = limits_[cls];
-    return (l.max_running == 0 || running_[cls] + more_running <= l.max_running) &&
-           (l.kv_block_budget == 0 || blocks_[cls] + more_blocks <= l.kv_block_budget);
+    return l.max_running == 0 || running_[cls] + more_running <= l.max_running;
   }
   bool Over(uint32_t cls) const { return !Within(cls, 0, 0); }
   bool may_borrow(uint32_t cls) const { return limits_[cls].borrow; }
-  // A budget that is never exceeded, even on idle capacity.
-  bool has_hard_budget(uint32_t cls) const {
-    return !limits_[cls].borrow && limits_[cls].kv_block_budget > 0;
-  }
-  // Blocks a hard-budget class may still take.
-  int32_t hard_room(uint32_t cls) const { return limits_[cls].kv_block_budget - blocks_[cls]; }
-
-  // A hard budget is kept by reserving each running sequence's largest size
-  // (`max_blocks`) at admission: growth then never needs the class's own
-  // sequences to preempt each other. Returns the reservation a sequence of
-  // `cls` needs (0 without a hard budget), or -1 when it does not fit now.
-  int32_t ReservationFor(uint32_t cls, int32_t max_blocks) const;
-  void Reserve(uint32_t cls, int32_t blocks) { reserved_[cls] += blocks; }
 
   void AddRunning(uint32_t cls, int32_t delta) { running_[cls] += delta; }
-  void AddBlocks(uint32_t cls, int32_t delta) { blocks_[cls] += delta; }
   int32_t running(uint32_t cls) const { return running_[cls]; }
-  int32_t blocks(uint32_t cls) const { return blocks_[cls]; }
 
   // --- Borrowers: running sequences (by record slot) beyond their class's
   // limits, in the order they started borrowing.
@@ -76,7 +67,6 @@ class ClassCapacity {
  private:
   struct Limits {
     int32_t max_running = 0;
-    int32_t kv_block_budget = 0;
     bool borrow = true;
   };
   struct Link {
@@ -87,8 +77,7 @@ class ClassCapacity {
 
   std::vector<Limits> limits_;
   std::vector<int32_t> running_;
-  std::vector<int32_t> blocks_;
-  std::vector<int32_t> reserved_;
+  const ClassBlockLedger& blocks_;
   std::vector<Link> links_;
   uint32_t head_ = kNone;
   uint32_t tail_ = kNone;

@@ -85,8 +85,6 @@ struct alignas(64) RequestRecord {
   // output_tokens at the latest one (SchedulerOptions::max_out_of_kv_reports).
   int32_t out_of_kv_reports = 0;
   int32_t out_of_kv_output_mark = -1;
-  // Blocks reserved against a hard class budget while running.
-  int32_t reserved_blocks = 0;
   // Arrival + the class's queue timeout (InfiniteFuture if none): ends the
   // request if it has not been admitted by then.
   absl::Time queue_deadline = absl::InfiniteFuture();

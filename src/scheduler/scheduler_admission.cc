@@ -18,18 +18,14 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || budget_ <= 0) return;
   policy_->BeginAdmission(now);
   int32_t declines = 0;
-  // Room for the decoding sequences to grow (KvCacheConfig::
-  // growth_headroom_tokens); once a head is passed, twice that and at least
+  // Room for the decoding sequences to grow (KvCacheManager::
+  // GrowthHeadroom); once a head is passed, twice that and at least
   // a block each: the head would have left the memory it waits for as a
   // buffer, backfilled requests take it, and their growth then preempts
   // (often the request just backfilled): with the headroom alone, an agent
   // batch near capacity preempted several times as often as FIFO, doubled
   // as often (figures: bench/RESULTS.md, "Figures behind the rules").
-  // Never more than the cache: the doubling and the sums below stay in range.
-  int32_t spare_blocks = static_cast<int32_t>(std::min<int64_t>(
-      (static_cast<int64_t>(decoding_.size()) * options_.kv.growth_headroom_tokens +
-       block_size_ - 1) / block_size_,
-      options_.kv.num_device_blocks));
+  int32_t spare_blocks = kv_.GrowthHeadroom(decoding_.size());
   bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
@@ -82,10 +78,7 @@ RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {
   if (victim != nullptr) return victim;
   // What admission takes for it: the first chunk's blocks and the rest of
   // its prefill, reserved at once (TryAdmit).
-  const AdmissionNeed need = MeasureAdmission(r);
-  const int32_t rest_of_prefill =
-      r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
-  const int32_t need_blocks = need.new_blocks + rest_of_prefill;
+  const int32_t need_blocks = MeasureAdmission(r).kv.blocks_claimed();
   victim = PickShareVictim(r, need_blocks);
   if (victim != nullptr) return victim;
   return PickVictim(r, /*beneficiary_running=*/false, need_blocks);
@@ -103,32 +96,17 @@ bool Scheduler::Impl::StartsBackfill(const RequestRecord& head, absl::Time now,
 
 Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& r) {
   AdmissionNeed need;
-  need.swapped = r.phase == RequestPhase::kSwapped;
-  need.start = r.computed;
-  if (!need.swapped && r.has_token_ids && r.computed == 0) {
-    need.hits = kv_.FindPrefixHits(r.kv, r.tokens);
-  }
-  if (!need.swapped) {
-    need.start = need.hits * block_size_;
-    if (need.start >= r.length()) {
-      // The whole sequence is cached, but the last position must run to
-      // produce logits: it is rewritten in a private copy of the last block.
-      need.start = r.length() - 1;
-      need.copy_last_hit = true;
-    }
-  }
-  need.chunk = std::min({r.length() - need.start, chunk_cap_, budget_,
-                         Background(r) ? background_budget_ : INT32_MAX});
-  const int32_t held = need.swapped ? static_cast<int32_t>(r.kv.host.size())
-                                    : need.hits;
-  // Copy-on-write replaces the last hit, so the table ends with `total`.
-  need.total_blocks = std::max(held, BlocksFor(need.start + need.chunk));
-  // A cached, unreferenced hit leaves the allocatable pool when reused.
-  need.new_blocks = need.total_blocks - (need.swapped ? 0 : need.hits) +
-                    (need.copy_last_hit ? 1 : 0) + kv_.CachedAmongHits(need.hits);
-  need.beyond_limits = !capacity_.Within(r.work_class.value(), 1, need.total_blocks);
-  need.class_reservation = capacity_.ReservationFor(
-      r.work_class.value(), BlocksFor(r.prompt_tokens + r.max_new_tokens));
+  internal::AdmissionQuery& q = need.query;
+  q.work_class = r.work_class.value();
+  q.length = r.length();
+  q.computed = r.computed;
+  q.max_positions = r.prompt_tokens + r.max_new_tokens;
+  q.swapped = r.phase == RequestPhase::kSwapped;
+  q.has_output = r.output_tokens > 0;
+  if (r.has_token_ids) q.tokens = r.tokens;
+  q.max_chunk = std::min({chunk_cap_, budget_, Background(r) ? background_budget_ : INT32_MAX});
+  need.kv = kv_.MeasureAdmission(r.kv, q);
+  need.beyond_limits = !capacity_.Within(q.work_class, 1, need.kv.total_blocks);
   return need;
 }
 
@@ -146,14 +124,12 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   if (need.beyond_limits && !capacity_.may_borrow(r.work_class.value())) {
     return Admission::kDeclined;
   }
-  if (need.class_reservation < 0) return Admission::kDeclined;
+  if (need.kv.class_reservation < 0) return Admission::kDeclined;
   // Room for the whole remaining prefill, beside what earlier admitted
   // prefills still need, not just for this chunk: long prompts admitted
   // together on first-chunk room alone would overcommit the cache and
   // preempt each other round after round, losing all progress.
-  const int32_t rest_of_prefill =
-      r.decoding() ? 0 : std::max(0, BlocksFor(r.length()) - need.total_blocks);
-  const int32_t blocks = need.new_blocks + rest_of_prefill + kv_.prefill_reserved() + spare_blocks;
+  const int32_t blocks = need.kv.blocks_claimed() + kv_.prefill_reserved() + spare_blocks;
   if (running_count() >= options_.max_running || !HasRoom(blocks, r.model)) {
     return need.beyond_limits ? Admission::kDeclined : Admission::kNoRoom;
   }
@@ -175,37 +151,23 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
 
 void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& need,
                                       absl::Time now) {
-  const uint32_t cls = r.work_class.value();
-  if (need.swapped) {
-    capacity_.AddBlocks(cls, kv_.SwapIn(r.kv, r.id, &plan_->swap_in));
-  } else {
-    kv_.TakeHits(r.kv, need.hits);
-    capacity_.AddBlocks(cls, need.hits);
-    if (need.copy_last_hit) kv_.CopyLastOnWrite(r.kv, r.id, &plan_->copy_on_write);
-    r.computed = need.start;
-    r.cached_prompt_tokens = std::min(need.start, r.prompt_tokens);
-    counters_.prefix_hit_tokens += static_cast<uint64_t>(need.start);
+  kv_.Admit(r.kv, r.id, need.query, need.kv, plan_);
+  if (!need.kv.swapped) {
+    r.computed = need.kv.start;
+    r.cached_prompt_tokens = std::min(need.kv.start, r.prompt_tokens);
+    counters_.prefix_hit_tokens += static_cast<uint64_t>(need.kv.start);
   }
-  AppendBlocks(r, std::max(0, need.total_blocks - r.kv.num_blocks()));
   r.admitted_step = plan_->step;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   StartRunning(r);
-  if (r.list == internal::RunList::kPrefilling) {
-    kv_.ReservePrefill(r.kv, std::max(0, BlocksFor(r.length()) - r.kv.num_blocks()));
-  }
-  r.reserved_blocks = need.class_reservation;
-  capacity_.Reserve(cls, need.class_reservation);
   if (need.beyond_limits) capacity_.MarkBorrowing(r.slot);
   SetPhase(r, RequestPhase::kRunning, now);
   Emit(RequestEventKind::kAdmit, r, now);
-  ScheduleSequence(r, need.chunk);
+  ScheduleSequence(r, need.kv.chunk);
 }
 
 bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
-  // The watermark keeps headroom for running sequences to grow; with nothing
-  // running there is nobody to protect, and insisting on it could block a
-  // large request forever.
-  const int32_t reserve = running_count() > 0 ? options_.kv.watermark_blocks : 0;
+  const int32_t reserve = kv_.AdmissionHeadroom(running_count() > 0);
   if (Allocatable() - blocks >= reserve) return true;
   // Idle models' weights may be holding the memory; runnable work wins.
   if (kv_.allocator().num_allocatable() - blocks >= reserve &&
@@ -259,7 +221,7 @@ RequestRecord* Scheduler::Impl::CheapestVictim(const RequestRecord& beneficiary,
                                                           need_blocks * block_size_) {
       continue;
     }
-    const int32_t freed = BlocksFreedBy(*v, beneficiary_running);
+    const int32_t freed = kv_.BlocksFreedBy(v->kv, beneficiary_running);
     const bool covers = freed >= need_blocks;
     const double price = PreemptionWaste(*v) / std::max(freed, 1);
     if (best == nullptr || (covers && !best_covers) ||
@@ -272,18 +234,6 @@ RequestRecord* Scheduler::Impl::CheapestVictim(const RequestRecord& beneficiary,
   return best;
 }
 
-int32_t Scheduler::Impl::BlocksFreedBy(const RequestRecord& r, bool for_growth) const {
-  // An admission also counts the blocks reserved for the rest of prefills.
-  return r.kv.num_blocks() + (for_growth ? 0 : r.kv.prefill_reserve);
-}
-
-bool Scheduler::Impl::SwapsOut(const RequestRecord& r) const {
-  if (options_.preemption_mode != PreemptionMode::kSwap) return false;
-  const int32_t valid = BlocksFor(r.computed);
-  return kv_.CanSwapOut(static_cast<size_t>(valid)) &&
-         r.computed > 0 && valid * options_.swap_block_cost_tokens <= r.computed;
-}
-
 double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
   // Whole blocks: a partly filled last block is held like a full one, so
   // running sequences all cost block_size tokens per block freed and the
@@ -292,7 +242,7 @@ double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
   // step is thrown away too, with the blocks taken for it.
   const int32_t blocks =
       std::max(BlocksFor(r.computed), ScheduledNow(r) ? r.kv.num_blocks() : 0);
-  return SwapsOut(r) ? blocks * options_.swap_block_cost_tokens
+  return kv_.SwapsOut(r.computed) ? blocks * options_.swap_block_cost_tokens
                      : static_cast<double>(blocks) * block_size_;
 }
 

@@ -43,21 +43,16 @@ void Scheduler::Impl::MoveToClass(RequestRecord& r, WorkClassId to, absl::Time n
     // borrow takes no sequence beyond its limits, and a hard KV budget
     // keeps a reservation for each of its sequences.
     const bool fits = capacity_.Within(cls, 1, r.kv.num_blocks()) || capacity_.may_borrow(cls);
-    if (!fits || capacity_.ReservationFor(cls, max_blocks) < 0) {
+    if (!fits || kv_.classes().ReservationFor(cls, max_blocks) < 0) {
       // Preempted (swapped when it pays) under its old class's accounting;
       // it then waits to be admitted under the new class's rules.
       Preempt(r, now);
     }
   }
-  const int32_t held = r.kv.num_blocks();
-  capacity_.AddBlocks(from, -held);
-  capacity_.AddBlocks(cls, held);
+  kv_.MoveClass(r.kv, from, cls, r.list != RunList::kNone, max_blocks);
   if (r.list != RunList::kNone) {
     capacity_.AddRunning(from, -1);
     capacity_.AddRunning(cls, 1);
-    capacity_.Reserve(from, -r.reserved_blocks);
-    r.reserved_blocks = capacity_.ReservationFor(cls, max_blocks);
-    capacity_.Reserve(cls, r.reserved_blocks);
     capacity_.ClearBorrowing(r.slot);
   }
   r.work_class = to;

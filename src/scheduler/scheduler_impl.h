@@ -20,11 +20,12 @@
 //
 // Who decides what: the Policy chooses every order (next admission and each
 // kind of victim); ClassCapacity holds the class limits and their one
-// predicate; KvManager does the block bookkeeping; this type validates each
-// policy choice against budgets and applies it.
+// predicate; KvCacheManager says what admitting or growing a sequence takes
+// in blocks and takes them, with the class block counts; this type validates
+// each policy choice against budgets and applies it.
 //
 // Data layout: live requests sit in a slab of RequestRecords addressed by
-// slot (KvManager's sequences use the same slot); running ones are in two
+// slot (the KV room's sequences use the same slot); running ones are in two
 // unordered lists (decoding, prefilling) with O(1) swap-removal. Every buffer
 // a step touches is reserved up front, so a steady-state step allocates
 // nothing.
@@ -46,7 +47,7 @@
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"
 #include "internal/probing_hash_map.h"
-#include "kv/kv_manager.h"
+#include "kv/kv_cache_manager.h"
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
 #include "scheduler/step_budget.h"
@@ -150,8 +151,8 @@ class Scheduler::Impl {
   void LinkInto(Record& record, internal::RunList list);
   // O(1) swap-removal from its run list.
   void Unlink(Record& record);
-  // Preempts a running request (swap if configured and possible, else
-  // recompute) and tells the policy.
+  // Preempts a running request (swapped out when KvCacheManager::SwapsOut
+  // says it pays, else recomputed later) and tells the policy.
   void Preempt(Record& record, absl::Time now);
   // An engine-reported failure: retry per the class policy or fail.
   void RetryOrFail(Record& record, const std::string& error, absl::Time now);
@@ -168,11 +169,12 @@ class Scheduler::Impl {
   void DeliverResult(Record& record, RequestPhase phase, FinishReason reason,
                      std::string message, absl::Time now);
   // Releases the table's blocks past `keep` and the class's count of them.
-  void ReleaseBlocks(Record& record, size_t keep);
+  void ReleaseBlocks(Record& record, size_t keep) {
+    kv_.ReleaseTail(record.kv, record.work_class.value(), keep);
+  }
   // Releases all of record's device blocks and forgets what the engine was
   // sent; true when the engine held state for it (the caller lists the drop).
   bool DropDeviceState(Record& record);
-  void AppendBlocks(Record& record, int32_t n);
   RequestEvent EventFor(RequestEventKind kind, const Record& record, absl::Time now) const;
   void Emit(RequestEventKind kind, const Record& record, absl::Time now);
   RequestView ViewOf(const Record& record) const {
@@ -293,18 +295,13 @@ class Scheduler::Impl {
     // Its adapter would exceed ResidencyConfig::max_adapters_per_step.
     kAdapterBusy,
   };
-  // What admitting a request takes: where it starts, its first chunk, its
-  // blocks and the class rules it falls under.
+  // What admitting a request takes: the KV room's measure of it (where it
+  // starts, its first chunk, its blocks, its class reservation) and whether
+  // it falls beyond its class's limits.
   struct AdmissionNeed {
-    bool swapped = false;
-    int32_t hits = 0;
-    int32_t start = 0;
-    bool copy_last_hit = false;
-    int32_t chunk = 0;
-    int32_t total_blocks = 0;
-    int32_t new_blocks = 0;
+    internal::AdmissionQuery query;
+    internal::KvAdmission kv;
     bool beyond_limits = false;
-    int32_t class_reservation = 0;
   };
   // Admits a waiting or swapped request with its first chunk if its class's
   // limits and memory allow (prefix hits reused, swap-ins copied back);
@@ -349,13 +346,6 @@ class Scheduler::Impl {
   // PickVictim's choice among the first `listed` of victim_ids_.
   Record* CheapestVictim(const Record& beneficiary, bool beneficiary_running,
                          int32_t need_blocks, size_t listed, int32_t max_preemptions);
-  // Blocks preempting `record` makes available to a growing sequence
-  // (`for_growth`) or to an admission (which also sees prefill reservations).
-  int32_t BlocksFreedBy(const Record& record, bool for_growth) const;
-  // Whether preempting `record` now would swap it out rather than drop its
-  // KV: swap is configured, the host tier has room, and moving its blocks
-  // costs less than recomputing its positions.
-  bool SwapsOut(const Record& record) const;
   // What preempting `record` throws away, in prefill tokens' worth of
   // engine time: its computed blocks to recompute, or their round trip.
   double PreemptionWaste(const Record& record) const;
@@ -438,7 +428,7 @@ class Scheduler::Impl {
   std::vector<int32_t> context_length_;
   std::vector<int32_t> vocab_size_;
   internal::Inbox inbox_;
-  internal::KvManager kv_;
+  internal::KvCacheManager kv_;
   internal::ClassCapacity capacity_;
   internal::StepBudget step_budget_;
   // WorkClassConfig::tpot_slo by class (InfiniteDuration: none); empty when
@@ -505,7 +495,7 @@ class Scheduler::Impl {
   int outstanding_ = 0;
   // While a plan is built ahead: the step in flight (UINT64_MAX otherwise).
   uint64_t in_flight_step_ = UINT64_MAX;
-  // Deferred host blocks (KvManager) that belong to the step in flight:
+  // Deferred host blocks (KvCacheManager) that belong to the step in flight:
   // freed at its Complete, the rest at the next one.
   size_t host_deferred_in_flight_ = 0;
   // When the previous outcome said its step ended: with overlap the next

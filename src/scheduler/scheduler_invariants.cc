@@ -124,11 +124,16 @@ absl::Status Scheduler::Impl::CheckPhase(const RequestRecord& r) const {
 
 absl::Status Scheduler::Impl::CheckClasses() const {
   const size_t n = options_.work_classes.size();
-  std::vector<int32_t> running(n, 0), blocks(n, 0), borrowed(n, 0);
+  std::vector<int32_t> running(n, 0), blocks(n, 0), borrowed(n, 0), reserved(n, 0);
   for (const auto& [id, slot] : slot_of_) {
     const RequestRecord& r = slab_[slot];
     if (r.phase == RequestPhase::kRunning) ++running[r.work_class.value()];
+    if (r.phase != RequestPhase::kRunning && r.kv.class_reserve != 0) {
+      return Broken("request ", r.id, " reserves ", r.kv.class_reserve, " blocks while ",
+                    PhaseName(r.phase));
+    }
     blocks[r.work_class.value()] += slab_[slot].kv.num_blocks();
+    reserved[r.work_class.value()] += r.kv.class_reserve;
     if (capacity_.borrowing(slot)) ++borrowed[r.work_class.value()];
   }
   for (size_t c = 0; c < n; ++c) {
@@ -145,9 +150,13 @@ absl::Status Scheduler::Impl::CheckClasses() const {
       return Broken("class ", cfg.name, " holds ", blocks[c], " blocks over its budget ",
                     cfg.kv_block_budget, " without any sequence marked as borrowing");
     }
-    if (running[c] != capacity_.running(cls) || blocks[c] != capacity_.blocks(cls)) {
+    const internal::ClassBlockLedger& ledger = kv_.classes();
+    if (running[c] != capacity_.running(cls) || blocks[c] != ledger.held(cls) ||
+        reserved[c] != ledger.reserved(cls)) {
       return Broken("class ", cfg.name, " counts ", capacity_.running(cls), " running / ",
-                    capacity_.blocks(cls), " blocks but records say ", running[c], " / ", blocks[c]);
+                    ledger.held(cls), " blocks / ", ledger.reserved(cls),
+                    " reserved but records say ", running[c], " / ", blocks[c], " / ",
+                    reserved[c]);
     }
     if (!cfg.borrow && !capacity_.Within(cls, 0, 0)) {
       return Broken("class ", cfg.name, " exceeds its hard limits: ", running[c], " running (cap ",

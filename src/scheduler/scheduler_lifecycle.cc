@@ -82,17 +82,16 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
   if (outstanding_ > 0 && options_.overlap_planning) VoidOutstandingEntry(r);
-  kv_.DropPrefillReserve(r.kv);
   Unlink(r);
   const uint32_t cls = r.work_class.value();
+  kv_.StopRunning(r.kv, cls);
   capacity_.AddRunning(cls, -1);
   residency_.AddRunning(r.model, -1);
-  capacity_.Reserve(cls, -std::exchange(r.reserved_blocks, 0));
   capacity_.ClearBorrowing(r.slot);
 }
 
 void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
-  kv_.DropPrefillReserve(r.kv);
+  kv_.FinishPrefill(r.kv);
   Unlink(r);
   LinkInto(r, RunList::kDecoding);
 }
@@ -119,18 +118,11 @@ void Scheduler::Impl::Unlink(RequestRecord& r) {
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
-  // Blocks past the computed prefix hold no KV yet: never worth copying.
-  const auto valid = static_cast<size_t>(BlocksFor(r.computed));
-  ReleaseBlocks(r, valid);
-  PreemptionMode mode = PreemptionMode::kRecompute;
-  RequestPhase to = RequestPhase::kWaiting;
-  if (SwapsOut(r)) {
-    mode = PreemptionMode::kSwap;
-    to = RequestPhase::kSwapped;
-    kv_.SwapOut(r.kv, r.id, &plan_->swap_out);
-  } else {
-    r.computed = 0;
-  }
+  const PreemptionMode mode =
+      kv_.Preempt(r.kv, r.work_class.value(), r.id, r.computed, plan_);
+  const RequestPhase to =
+      mode == PreemptionMode::kSwap ? RequestPhase::kSwapped : RequestPhase::kWaiting;
+  if (mode == PreemptionMode::kRecompute) r.computed = 0;
   if (DropDeviceState(r)) {
     plan_->preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
   }
@@ -255,15 +247,6 @@ void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, Finish
   // Handed to the inbox in one batch when Plan/Complete returns: one lock
   // per call, not per ended request, however hard hosts hammer Submit.
   ended_.push_back(std::move(result));
-}
-
-void Scheduler::Impl::AppendBlocks(RequestRecord& r, int32_t n) {
-  kv_.Append(r.kv, n);
-  capacity_.AddBlocks(r.work_class.value(), n);
-}
-
-void Scheduler::Impl::ReleaseBlocks(RequestRecord& r, size_t keep) {
-  capacity_.AddBlocks(r.work_class.value(), -kv_.ReleaseTail(r.kv, keep));
 }
 
 bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {

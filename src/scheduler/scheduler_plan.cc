@@ -151,24 +151,21 @@ void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
 
 int32_t Scheduler::Impl::GrowTo(RequestRecord& r, int32_t want, int32_t min, absl::Time now) {
   const uint32_t cls = r.work_class.value();
-  if (capacity_.has_hard_budget(cls)) {
+  if (kv_.classes().has_hard_budget(cls)) {
     want = CapToHardBudget(r, want, min, now);
     if (want < 0) return -1;
   }
   while (true) {
-    const int32_t held = r.kv.num_blocks();
-    const int32_t need_want = BlocksFor(want) - held;
-    const int32_t need_min = BlocksFor(min) - held;
+    const int32_t need_min = kv_.BlocksShort(r.kv, min);
     if (need_min > Allocatable() && need_min <= kv_.allocator().num_allocatable()) {
       // Unload models nobody is running before preempting anyone.
       MakeRoomInMemory(need_min, r.model);
     }
-    const int32_t free = Allocatable();
-    if (need_want <= free || need_min <= free) {
-      const int32_t take = std::max(0, std::min(need_want, free));
-      AppendBlocks(r, take);
-      if (take > 0 && capacity_.Over(cls)) capacity_.MarkBorrowing(r.slot);
-      return std::min(want, r.kv.num_blocks() * block_size_);
+    const int32_t held = r.kv.num_blocks();
+    const int32_t positions = kv_.Grow(r.kv, cls, want, min, residency_.kv_block_limit());
+    if (positions >= 0) {
+      if (r.kv.num_blocks() > held && capacity_.Over(cls)) capacity_.MarkBorrowing(r.slot);
+      return positions;
     }
     // Borrowed capacity is reclaimed before the policy is asked, but only
     // for growth within the class's entitlement: two classes that each need
@@ -192,10 +189,8 @@ int32_t Scheduler::Impl::CapToHardBudget(RequestRecord& r, int32_t want, int32_t
                                          absl::Time now) {
   const uint32_t cls = r.work_class.value();
   while (true) {
-    const int32_t held = r.kv.num_blocks();
-    if (BlocksFor(min) - held <= capacity_.hard_room(cls)) {
-      return std::min(want, (held + capacity_.hard_room(cls)) * block_size_);
-    }
+    const int32_t capped = kv_.CapToHardBudget(r.kv, cls, want, min);
+    if (capped >= 0) return capped;
     // The class is at its budget: one of its own sequences yields.
     RequestRecord& victim = PickClassLimitVictim(r);
     Preempt(victim, now);
@@ -220,14 +215,10 @@ void Scheduler::Impl::PlanDrafts() {
     const auto held = static_cast<int32_t>(s.block_table.size());
     if (s.start_position + 1 + drafts > held * block_size_) {
       RequestRecord& r = slab_[(*plan_slots_)[i]];
-      const int32_t need = BlocksFor(s.start_position + 1 + drafts) - held;
-      // Only blocks beyond the watermark, and within the class's budget.
+      // Only blocks beyond the watermark, and within the class's limits.
       const uint32_t cls = r.work_class.value();
-      const int32_t spare = Allocatable() - options_.kv.watermark_blocks;
-      const int32_t take =
-          capacity_.Within(cls, 0, need) ? std::clamp(spare, 0, need) : 0;
-      if (take > 0) {
-        AppendBlocks(r, take);
+      if (kv_.GrowForDrafts(r.kv, cls, s.start_position + 1 + drafts, residency_.kv_block_limit(),
+                            capacity_.RunningWithin(cls, 0)) > 0) {
         kv_.ExtendTables(r.kv, s);
       }
       drafts = std::min(drafts, r.kv.num_blocks() * block_size_ - s.start_position - 1);

@@ -1,6 +1,7 @@
 // ClassCapacity on its own: the one predicate admission, growth and borrow
-// reclaim share, the reservation that keeps a hard budget, and the borrower
-// list, checked against a plain list under random marks and clears.
+// reclaim share (reading the KV room's ClassBlockLedger), the reservation
+// that keeps a hard budget, and the borrower list, checked against a plain
+// list under random marks and clears.
 
 #include "scheduler/class_capacity.h"
 
@@ -25,45 +26,50 @@ WorkClassConfig Class(int32_t max_running, int32_t budget, bool borrow) {
 }
 
 TEST_CASE("ClassCapacity: a cap and a budget bound Within, 0 means none", "[scheduler]") {
-  ClassCapacity cap({Class(2, 100, true), Class(0, 0, true)});
+  const std::vector<WorkClassConfig> classes = {Class(2, 100, true), Class(0, 0, true)};
+  ClassBlockLedger blocks(classes);
+  ClassCapacity cap(classes, blocks);
   CHECK(cap.Within(0, 2, 100));
   CHECK_FALSE(cap.Within(0, 3, 0));
   CHECK_FALSE(cap.Within(0, 0, 101));
   cap.AddRunning(0, 2);
-  cap.AddBlocks(0, 90);
+  blocks.Add(0, 90);
   CHECK(cap.Within(0, 0, 10));
   CHECK_FALSE(cap.Within(0, 1, 0));
+  CHECK(cap.RunningWithin(0, 0));
+  CHECK_FALSE(cap.RunningWithin(0, 1));
   CHECK_FALSE(cap.Within(0, 0, 11));
   CHECK_FALSE(cap.Over(0));
-  cap.AddBlocks(0, 11);
+  // The ledger's blocks are what the predicate reads: no copy to drift.
+  blocks.Add(0, 11);
   CHECK(cap.Over(0));
   // The unlimited class is never over, whatever it holds.
   cap.AddRunning(1, 1 << 20);
-  cap.AddBlocks(1, 1 << 30);
+  blocks.Add(1, 1 << 30);
   CHECK(cap.Within(1, 1, 1));
   CHECK(cap.running(0) == 2);
-  CHECK(cap.blocks(0) == 101);
+  CHECK(blocks.held(0) == 101);
 }
 
-TEST_CASE("ClassCapacity: only a class that may not borrow keeps a hard budget", "[scheduler]") {
-  ClassCapacity cap({Class(0, 100, false), Class(0, 100, true), Class(0, 0, false)});
-  CHECK(cap.has_hard_budget(0));
-  CHECK_FALSE(cap.has_hard_budget(1));
-  CHECK_FALSE(cap.has_hard_budget(2));
+TEST_CASE("ClassBlockLedger: only a class that may not borrow keeps a hard budget", "[kv]") {
+  ClassBlockLedger ledger({Class(0, 100, false), Class(0, 100, true), Class(0, 0, false)});
+  CHECK(ledger.has_hard_budget(0));
+  CHECK_FALSE(ledger.has_hard_budget(1));
+  CHECK_FALSE(ledger.has_hard_budget(2));
   // Without a hard budget nothing is reserved, however large the sequence.
-  CHECK(cap.ReservationFor(1, 1000) == 0);
-  CHECK(cap.ReservationFor(2, 1000) == 0);
+  CHECK(ledger.ReservationFor(1, 1000) == 0);
+  CHECK(ledger.ReservationFor(2, 1000) == 0);
   // With one, each admitted sequence reserves its largest size until the
   // reservations fill the budget.
-  CHECK(cap.ReservationFor(0, 60) == 60);
-  cap.Reserve(0, 60);
-  CHECK(cap.ReservationFor(0, 40) == 40);
-  CHECK(cap.ReservationFor(0, 41) == -1);
-  cap.Reserve(0, -60);
-  CHECK(cap.ReservationFor(0, 100) == 100);
-  CHECK(cap.ReservationFor(0, 101) == -1);
-  cap.AddBlocks(0, 30);
-  CHECK(cap.hard_room(0) == 70);
+  CHECK(ledger.ReservationFor(0, 60) == 60);
+  ledger.Reserve(0, 60);
+  CHECK(ledger.ReservationFor(0, 40) == 40);
+  CHECK(ledger.ReservationFor(0, 41) == -1);
+  ledger.Reserve(0, -60);
+  CHECK(ledger.ReservationFor(0, 100) == 100);
+  CHECK(ledger.ReservationFor(0, 101) == -1);
+  ledger.Add(0, 30);
+  CHECK(ledger.hard_room(0) == 70);
 }
 
 std::vector<uint32_t> Forward(const ClassCapacity& cap) {
@@ -88,7 +94,9 @@ TEST_CASE("ClassCapacity: borrowers stay in the order they started borrowing", "
   CAPTURE(seed);
   std::mt19937 rng(seed);
   constexpr uint32_t kSlots = 24;
-  ClassCapacity cap({Class(1, 0, true)});
+  const std::vector<WorkClassConfig> classes = {Class(1, 0, true)};
+  const ClassBlockLedger blocks(classes);
+  ClassCapacity cap(classes, blocks);
   cap.ReserveSlots(kSlots);
   for (uint32_t i = 0; i < kSlots; ++i) cap.AddSlot();
   std::list<uint32_t> model;
