@@ -6,19 +6,50 @@
 
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_executor.h"
+#include "hearth_llama_cpp/llama_runtime.h"
 #include "step_worker.h"
 
 namespace hearth::llama_cpp {
+
+namespace {
+
+// The KV blocks of the sequences Hearth may run at once and the most
+// positions one sequence may hold. A unified pool is all of n_ctx for any
+// sequence. Per-sequence streams give each sequence id n_ctx_seq cells of
+// its own: a sequence can never use more, and the ids kept for prefix
+// caching hold their own streams, outside the running sequences' pool.
+struct KvShape {
+  int32_t blocks = 0;
+  int32_t context_length = 0;
+};
+
+KvShape ShapeOf(llama_context* ctx, int32_t block_size, int32_t max_running) {
+  KvShape shape;
+  if (KvStreams(ctx) == 1) {
+    const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
+    shape.blocks = n_ctx / block_size;
+    // A table cannot hold a part block's cells.
+    shape.context_length = std::min(n_ctx, shape.blocks * block_size);
+    return shape;
+  }
+  const int32_t per_stream = static_cast<int32_t>(llama_n_ctx_seq(ctx)) / block_size;
+  shape.blocks = per_stream * max_running;
+  shape.context_length = per_stream * block_size;
+  return shape;
+}
+
+}  // namespace
 
 absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o,
                                      int32_t prefix_cache_sequences) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   const llama_model* model = llama_get_model(ctx);
-  const int32_t n_ctx = static_cast<int32_t>(llama_n_ctx(ctx));
   const int32_t block_size = o.kv.block_size;
-  if (block_size < 1 || block_size > n_ctx) {
+  const int32_t longest = static_cast<int32_t>(llama_n_ctx_seq(ctx));
+  if (block_size < 1 || block_size > longest) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kv.block_size is ", block_size, "; allowed: [1, n_ctx = ", n_ctx, "]"));
+        "kv.block_size is ", block_size, "; allowed: [1, ", longest,
+        "] (the cells one sequence may use: n_ctx, or n_ctx / n_seq_max per stream)"));
   }
   if (kv_blocks < 0) return absl::InvalidArgumentError("kv_blocks must be >= 0 (0: n_ctx / block_size)");
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
@@ -27,18 +58,17 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, Sche
         "prefix_cache_sequences is ", prefix_cache_sequences, "; allowed: [0, n_seq_max - 1 = ",
         n_seq - 1, "] (0: no prefix caching)"));
   }
-  o.kv.num_device_blocks = kv_blocks > 0 ? kv_blocks : n_ctx / block_size;
+  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
+  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
+  const KvShape shape = ShapeOf(ctx, block_size, o.max_running);
+  o.kv.num_device_blocks = kv_blocks > 0 ? kv_blocks : shape.blocks;
   o.kv.num_host_blocks = 0;
   o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
   o.preemption_mode = PreemptionMode::kRecompute;
-  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
-  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
   o.on_result = nullptr;
   ModelConfig m;
   m.name = "llama";
-  // Positions the blocks can hold: n_ctx when it is a whole number of
-  // blocks, less when it is not (a table cannot hold a part block's cells).
-  m.context_length = std::min(n_ctx, o.kv.num_device_blocks * block_size);
+  m.context_length = std::min(shape.context_length, o.kv.num_device_blocks * block_size);
   m.vocab_size = llama_vocab_n_tokens(llama_model_get_vocab(model));
   // K and V, f16 (llama.cpp's default cache type), per layer and KV head.
   const int64_t head_dim = llama_model_n_embd(model) / std::max(1, llama_model_n_head(model));

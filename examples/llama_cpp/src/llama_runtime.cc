@@ -75,6 +75,10 @@ absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
     return absl::InvalidArgumentError(
         absl::StrCat("n_seq_max is ", options.n_seq_max, "; allowed: [1, 256]"));
   }
+  if (options.kv_layout != KvLayout::kUnified && options.kv_layout != KvLayout::kPerSequence) {
+    return absl::InvalidArgumentError(
+        "kv_layout is not a KvLayout value; allowed: kUnified, kPerSequence");
+  }
   if (options.n_threads < 0) {
     return absl::InvalidArgumentError("n_threads must be >= 0 (0: llama.cpp's choice)");
   }
@@ -84,9 +88,7 @@ absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
   // One physical batch per logical batch: every plan is one forward pass.
   params.n_ubatch = static_cast<uint32_t>(options.n_batch);
   params.n_seq_max = static_cast<uint32_t>(options.n_seq_max);
-  // One pool for all sequences, as Hearth's allocator models it; without it
-  // llama.cpp splits n_ctx into n_seq_max fixed per-sequence streams.
-  params.kv_unified = true;
+  params.kv_unified = options.kv_layout == KvLayout::kUnified;
   params.no_perf = true;
   if (options.disable_flash_attention) {
     params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
@@ -102,6 +104,11 @@ absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
         ", n_seq_max ", options.n_seq_max, "); see its error log above"));
   }
   return ctx;
+}
+
+int32_t KvStreams(const llama_context* ctx) {
+  const uint32_t per_seq = llama_n_ctx_seq(ctx);
+  return per_seq == 0 ? 1 : static_cast<int32_t>(llama_n_ctx(ctx) / per_seq);
 }
 
 }  // namespace hearth::llama_cpp

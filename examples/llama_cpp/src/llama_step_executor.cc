@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth_llama_cpp/greedy.h"
+#include "hearth_llama_cpp/llama_runtime.h"
 #include "kv_cell_map.h"
 
 namespace hearth::llama_cpp {
@@ -19,6 +20,11 @@ absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> LlamaStepExecutor::Create(
         "LlamaExecutorOptions.block_size is ", options.block_size,
         "; must be Hearth's kv.block_size, or 0 without prefix caching"));
   }
+  if (options.block_size > 0 && KvStreams(ctx) > 1) {
+    return absl::InvalidArgumentError(
+        "prefix caching (LlamaExecutorOptions.block_size > 0) needs a unified KV pool "
+        "(ContextOptions.kv_layout = kUnified); per-sequence streams cannot share cells");
+  }
   return std::unique_ptr<LlamaStepExecutor>(new LlamaStepExecutor(ctx, options));
 }
 
@@ -28,6 +34,7 @@ LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions op
       n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
       n_vocab_(llama_vocab_n_tokens(vocab_)),
       batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)),
+      streams_(KvStreams(ctx) > 1),
       block_size_(options.block_size) {
   llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
@@ -45,6 +52,11 @@ LlamaStepExecutor::~LlamaStepExecutor() { llama_batch_free(batch_); }
 std::optional<llama_seq_id> LlamaStepExecutor::TakeSeqId() {
   if (cells_ != nullptr) return cells_->TakeSeqId();
   if (free_seq_ids_.empty()) return std::nullopt;
+  // The lowest id: on per-sequence streams llama.cpp runs only sequences of
+  // consecutive ids in one forward pass (llama_batch_allocr::split_equal),
+  // so running ids kept dense keep a decode batch one pass.
+  auto lowest = std::min_element(free_seq_ids_.begin(), free_seq_ids_.end());
+  std::iter_swap(lowest, free_seq_ids_.end() - 1);
   const llama_seq_id seq = free_seq_ids_.back();
   free_seq_ids_.pop_back();
   return seq;
@@ -180,10 +192,23 @@ absl::Status LlamaStepExecutor::RunRepairs(const StepPlan& plan, StepOutcome* ou
   return absl::OkStatus();
 }
 
+void LlamaStepExecutor::OrderBatch(const StepPlan& plan) {
+  order_.clear();
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    if (entries_[i].active) order_.push_back(i);
+  }
+  if (!streams_) return;
+  // Ascending sequence ids: split_equal takes consecutive ids into one
+  // forward pass only when the batch lists them in that order.
+  std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+    return slots_.at(plan.sequences[a].id).seq < slots_.at(plan.sequences[b].id).seq;
+  });
+}
+
 void LlamaStepExecutor::BuildBatch(const StepPlan& plan) {
   batch_.n_tokens = 0;
-  for (size_t i = 0; i < plan.sequences.size(); ++i) {
-    if (!entries_[i].active) continue;
+  OrderBatch(plan);
+  for (size_t i : order_) {
     const ScheduledSequence& s = plan.sequences[i];
     const Slot& slot = slots_.at(s.id);
     entries_[i].batch_begin = batch_.n_tokens;

@@ -5,12 +5,16 @@
 // submit token-id prompts and collect finished generations.
 //
 // Sizing comes from the context, so a plan can never break llama.cpp:
-//   KV blocks            = n_ctx / block_size   (the one unified pool)
 //   max_running          = n_seq_max - prefix_cache_sequences
 //                                               (llama sequence ids)
 //   max_batched_tokens   = n_batch              (more would abort llama.cpp)
-//   model context length = n_ctx, or the positions the blocks hold when
-//                          n_ctx is not a whole number of blocks;
+//   KV blocks            unified pool: n_ctx / block_size;
+//                        per-sequence streams (KvLayout::kPerSequence):
+//                        max_running * (n_ctx_seq / block_size), the
+//                        running sequences' streams
+//   model context length = the positions one sequence's cells hold, in
+//                          whole blocks: n_ctx (unified) or n_ctx_seq
+//                          (streams: a stream bounds a sequence);
 //   vocabulary = the model's. hearth-serve sizes its scheduler by the same
 //   function, SizeSchedulerForContext().
 // Swap is off: llama.cpp places KV cells itself. Prefix caching is on when
@@ -19,7 +23,8 @@
 // says how); requests keep their RequestSpec::cache_scope.
 //
 // Out of KV: when llama.cpp still finds no slot (only possible when
-// `kv_blocks` oversubscribes the pool), the executor evicts a sequence and
+// `kv_blocks` oversubscribes a unified pool; a stream always holds the
+// longest sequence Hearth runs), the executor evicts a sequence and
 // reports it out_of_kv; Hearth preempts it by recompute under the same id
 // (prompt plus the tokens generated so far), so its Completion carries all
 // tokens and its one set of times. After max_evictions such reports the

@@ -67,9 +67,22 @@ void SetLlamaLogging(bool verbose);
 absl::StatusOr<ModelPtr> LoadModel(const std::string& path,
                                    int32_t gpu_layers = 0);
 
+// How llama.cpp lays out the KV cells of a context's sequences.
+enum class KvLayout {
+  // One pool all sequences share (kv_unified): one sequence may use the
+  // whole n_ctx, but every token's attention spans every cell in use, by
+  // any sequence.
+  kUnified,
+  // One stream of n_ctx / n_seq_max cells per sequence id (llama.cpp's own
+  // default): attention spans the sequence's own stream only, and a stream
+  // bounds the length of the sequence on it.
+  kPerSequence,
+};
+
 struct ContextOptions {
-  // KV cells in the one shared pool (kv_unified), padded up by llama.cpp to
-  // a multiple of 256. Must be >= 1.
+  // KV cells in all, padded up by llama.cpp to a multiple of 256 (with
+  // kPerSequence: each stream's n_ctx / n_seq_max is padded, so n_ctx may
+  // grow to n_seq_max * 256). Must be >= 1.
   int32_t n_ctx = 2048;
   // Most tokens one llama_decode() accepts; more aborts the process, so
   // Hearth's max_batched_tokens is set to exactly this. Must be >= 1.
@@ -85,15 +98,24 @@ struct ContextOptions {
   // schedules; without it llama.cpp's CPU results here are bit-identical
   // whatever the batch (measured; see tests/llama_cpp).
   bool disable_flash_attention = false;
+  // Changes performance and the longest sequence (see KvLayout).
+  KvLayout kv_layout = KvLayout::kUnified;
 };
 
 // CreateContext()
 //
-// A context with one unified KV pool shared by all sequences (kv_unified),
-// which is what Hearth's block allocator models. InvalidArgument on bad
-// options; Internal when llama.cpp refuses them.
+// A context with the KV layout of `options.kv_layout`. InvalidArgument on
+// bad options; Internal when llama.cpp refuses them.
 absl::StatusOr<ContextPtr> CreateContext(llama_model* model,
                                          const ContextOptions& options);
+
+// KvStreams()
+//
+// How many KV streams `ctx` has: 1 for a unified pool (or one sequence id),
+// n_seq_max for KvLayout::kPerSequence, each of llama_n_ctx_seq(ctx) cells.
+// llama.cpp has no getter for kv_unified; its per-sequence context size
+// tells the layout apart.
+int32_t KvStreams(const llama_context* ctx);
 
 }  // namespace hearth::llama_cpp
 

@@ -15,8 +15,12 @@
 //   - `preempted` and `released` requests lose their llama memory
 //     (llama_memory_seq_rm) and their slot. Without prefix caching Hearth's
 //     block tables are not read: llama.cpp places KV cells itself, and
-//     Hearth's allocator, sized to the same unified pool, only keeps the
-//     total within it.
+//     Hearth's allocator, sized to the same cells (SizeSchedulerForContext),
+//     only keeps the total within them;
+//   - on per-sequence streams (KvLayout::kPerSequence) the batch lists
+//     sequences by ascending id and new sequences take the lowest free id:
+//     llama.cpp runs sequences of consecutive ids in one forward pass, and
+//     splits a batch at every gap.
 //
 // Prefix caching (LlamaExecutorOptions::block_size > 0, with Hearth's
 // kv.enable_prefix_caching): llama.cpp's cells belong to sequences, not to
@@ -154,6 +158,8 @@ class LlamaStepExecutor : public StepExecutor {
   // Prefix caching: recomputes the positions whose cells were evicted, before
   // the step; a sequence it finds no KV for is reported out of KV.
   absl::Status RunRepairs(const StepPlan& plan, StepOutcome* outcome);
+  // The active entries in batch order (order_).
+  void OrderBatch(const StepPlan& plan);
   void BuildBatch(const StepPlan& plan);
   absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome);
   void Finish(const StepPlan& plan, StepOutcome* outcome);
@@ -166,8 +172,11 @@ class LlamaStepExecutor : public StepExecutor {
   absl::flat_hash_map<RequestId, Slot> slots_;
   std::vector<llama_seq_id> free_seq_ids_;
   std::vector<Entry> entries_;
+  std::vector<size_t> order_;
   LogitsObserver observer_;
   LlamaExecutorStats stats_;
+  // The context has per-sequence KV streams (KvLayout::kPerSequence).
+  const bool streams_;
   const int32_t block_size_;
   std::unique_ptr<KvCellMap> cells_;
 };
