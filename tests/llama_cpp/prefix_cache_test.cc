@@ -3,7 +3,8 @@
 // them, kept on spare sequence ids after it ended), and the generations equal
 // plain one-sequence llama.cpp runs: tokens exactly, logits within 1e-3. With
 // one spare id, retained cells are evicted and hits on them are recomputed
-// from the recorded tokens; results stay the same.
+// from the recorded tokens; results stay the same. On per-sequence streams
+// a hit copies the whole stream of the sequence sharing its prefix instead.
 #ifdef HEARTH_LLAMA_CPP_FOUND
 
 #include <algorithm>
@@ -98,12 +99,15 @@ TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal singl
           "[llama_cpp]") {
   auto tiny = TinyLlama::Create();
   REQUIRE(tiny.ok());
+  const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
+  INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
   ContextOptions copts;
   copts.n_ctx = 1024;
   copts.n_batch = 64;
   copts.n_seq_max = 16;
   copts.n_threads = 1;
   copts.disable_flash_attention = true;
+  copts.kv_layout = layout;
   ContextOptions alone = copts;
   alone.n_seq_max = 1;
   auto reference = (*tiny)->NewContext(alone);
@@ -147,6 +151,7 @@ TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal singl
     CHECK(ExpectSameAsAlone(RunRound(**engine, first, clock), first) >= 32);
     const LlamaExecutorStats& stats = (*engine)->executor().stats();
     CHECK(stats.prefix_shared_positions > 0);
+    CHECK((stats.prefix_stream_copies > 0) == (layout == KvLayout::kPerSequence));
     if (c.spare_ids == 1) {
       CHECK(stats.retained_evictions > 0);
       CHECK(stats.prefix_repaired_positions > 0);
@@ -156,6 +161,58 @@ TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal singl
     CHECK(stats.out_of_kv_returns == 0);
     REQUIRE((*engine)->scheduler().CheckInvariants().ok());
   }
+}
+
+TEST_CASE("llama.cpp under Hearth: a hit on a running sequence's blocks equals single runs",
+          "[llama_cpp]") {
+  // The holder is still decoding when the hit comes: its cells are copied
+  // (streams: its whole stream, trimmed to what it has computed) while it
+  // goes on writing its own.
+  auto tiny = TinyLlama::Create();
+  REQUIRE(tiny.ok());
+  const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
+  INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
+  ContextOptions copts;
+  copts.n_ctx = 1024;
+  copts.n_batch = 64;
+  copts.n_seq_max = 8;
+  copts.n_threads = 1;
+  copts.disable_flash_attention = true;
+  copts.kv_layout = layout;
+  ContextOptions alone = copts;
+  alone.n_seq_max = 1;
+  auto reference = (*tiny)->NewContext(alone);
+  REQUIRE(reference.ok());
+  const std::vector<ReferencePrompt> prompts = StemPrompts(reference->get(), 3, 11);
+  auto ctx = (*tiny)->NewContext(copts);
+  REQUIRE(ctx.ok());
+  LlamaEngineOptions options;
+  options.prefix_cache_sequences = 2;
+  auto engine = LlamaEngine::Create(ctx->get(), options);
+  REQUIRE(engine.ok());
+  ManualClock clock;
+  Round round;
+  (*engine)->executor().set_logits_observer([&](RequestId id, absl::Span<const float> row) {
+    round.logits[id].emplace_back(row.begin(), row.end());
+  });
+  for (const ReferencePrompt& p : prompts) {
+    RequestSpec spec;
+    spec.prompt_token_ids = p.prompt;
+    spec.max_new_tokens = p.max_new_tokens;
+    auto id = (*engine)->Submit(spec);
+    REQUIRE(id.ok());
+    round.ids.push_back(*id);
+    // The next one arrives after this one's prefill, while it decodes.
+    for (int k = 0; k < 3; ++k) REQUIRE((*engine)->Step(clock).ok());
+  }
+  auto done = testing::RunToCompletion(**engine, clock);
+  REQUIRE(done.ok());
+  round.done = *std::move(done);
+  CHECK(ExpectSameAsAlone(round, prompts) >= 2 * 32);
+  const LlamaExecutorStats& stats = (*engine)->executor().stats();
+  CHECK(stats.prefix_shared_positions >= 2 * 32);
+  CHECK(stats.prefix_repaired_positions == 0);
+  CHECK((stats.prefix_stream_copies == 2) == (layout == KvLayout::kPerSequence));
 }
 
 TEST_CASE("llama.cpp engine refuses prefix_cache_sequences outside [0, n_seq_max - 1]",

@@ -4,8 +4,12 @@
 
 namespace hearth::llama_cpp {
 
-KvCellMap::KvCellMap(llama_memory_t memory, int32_t block_size, int32_t num_seq_ids)
-    : memory_(memory), block_size_(block_size), seqs_(static_cast<size_t>(num_seq_ids)) {
+KvCellMap::KvCellMap(llama_memory_t memory, int32_t block_size, int32_t num_seq_ids,
+                     bool streams)
+    : memory_(memory),
+      block_size_(block_size),
+      streams_(streams),
+      seqs_(static_cast<size_t>(num_seq_ids)) {
   // Handed out from the back: lowest ids first.
   for (int32_t s = num_seq_ids - 1; s >= 0; --s) free_.push_back(s);
 }
@@ -30,6 +34,8 @@ std::optional<llama_seq_id> KvCellMap::TakeSeqId() {
     ++stats_.evictions;
     Forget(retained_.front());
   }
+  // The lowest: on streams, consecutive running ids share a forward pass.
+  std::iter_swap(std::min_element(free_.begin(), free_.end()), free_.end() - 1);
   const llama_seq_id seq = free_.back();
   free_.pop_back();
   seqs_[static_cast<size_t>(seq)].live = true;
@@ -73,6 +79,9 @@ void KvCellMap::Release(llama_seq_id seq, BlockId b) {
     Forget(seq);
     return;
   }
+  // A stream's cells are its own: dropping some frees nothing for others,
+  // and would leave a hole a later copy of its prefix cannot use.
+  if (streams_) return;
   const Holder& h = HolderOf(b);
   // A retained sequence never runs again: only its membership of these
   // cells goes (sequences sharing them keep theirs).
@@ -92,6 +101,10 @@ void KvCellMap::SetHolder(BlockId b, llama_seq_id seq, int32_t index) {
 
 void KvCellMap::Attach(llama_seq_id seq, absl::Span<const BlockId> table, int32_t start,
                        BlockId cow_source) {
+  if (streams_) {
+    AttachStream(seq, table, start, cow_source);
+    return;
+  }
   std::vector<Repair>* repairs = &repairs_;
   const int32_t blocks = (start + block_size_ - 1) / block_size_;
   for (int32_t k = 0; k < blocks && static_cast<size_t>(k) < table.size(); ++k) {
@@ -122,6 +135,7 @@ void KvCellMap::Attach(llama_seq_id seq, absl::Span<const BlockId> table, int32_
 
 void KvCellMap::Claim(llama_seq_id seq, absl::Span<const BlockId> table, int32_t begin,
                       int32_t end, absl::Span<const TokenId> tokens, TokenId pending) {
+  if (streams_) RecordHistory(seq, begin, end, tokens, pending);
   int32_t claimed = -1;
   for (int32_t p = begin; p < end; ++p) {
     const int32_t k = p / block_size_;

@@ -28,6 +28,16 @@
 //     the tokens recorded for the block (Repair), an unplanned prefill that
 //     keeps results right.
 //
+// On per-sequence streams (KvLayout::kPerSequence) no cell is shared: a
+// sequence's cells lie in its own stream, and llama.cpp copies between
+// streams only whole (llama_memory_seq_cp of a partial range aborts). The
+// map then records, per sequence, the tokens of the positions it holds, and
+// a hit copies the whole stream of the sequence sharing the longest prefix
+// with the hit's tokens (the KV of a position depends only on the tokens up
+// to it), drops the positions past that prefix, and recomputes the rest of
+// the hit (Repair). A retained sequence keeps its whole stream: its cells
+// take no room from other sequences.
+//
 // Internal to LlamaStepExecutor; one thread at a time.
 
 #ifndef HEARTH_LLAMA_CPP_KV_CELL_MAP_H_
@@ -60,12 +70,15 @@ class KvCellMap {
     uint64_t repaired_positions = 0;
     // Retained sequences evicted for an id.
     uint64_t evictions = 0;
+    // Streams: whole-stream copies hits made.
+    uint64_t stream_copies = 0;
   };
 
-  KvCellMap(llama_memory_t memory, int32_t block_size, int32_t num_seq_ids);
+  // `streams`: the context has a KV stream per sequence id.
+  KvCellMap(llama_memory_t memory, int32_t block_size, int32_t num_seq_ids, bool streams);
 
-  // An id for a new sequence: a free one, else the least recently retained
-  // one's after evicting it. Empty when every id is live.
+  // An id for a new sequence: the lowest free one, else the least recently
+  // retained one's after evicting it. Empty when every id is live.
   std::optional<llama_seq_id> TakeSeqId();
   // The request of `seq` was released or preempted: its cells stay while it
   // holds blocks.
@@ -103,6 +116,12 @@ class KvCellMap {
     // holder_ when used, so stale entries cost nothing but a check.
     std::vector<BlockId> held;
     int32_t num_held = 0;
+    // Streams: the tokens of the positions claimed for it, from 0.
+    std::vector<TokenId> history;
+  };
+  struct Source {
+    llama_seq_id seq = -1;
+    int32_t shared = 0;
   };
 
   Holder& HolderOf(BlockId b);
@@ -113,8 +132,20 @@ class KvCellMap {
   void Free(llama_seq_id seq);
   TokenId* TokensOf(BlockId b);
 
+  // Streams (kv_cell_map_streams.cc): Attach on per-sequence streams, the
+  // tokens a hit's blocks hold, the sequence whose cells share most of them,
+  // and the history Claim keeps.
+  void AttachStream(llama_seq_id seq, absl::Span<const BlockId> table, int32_t start,
+                    BlockId cow_source);
+  std::vector<TokenId> HitTokens(absl::Span<const BlockId> table, int32_t start,
+                                 BlockId cow_source);
+  Source LongestPrefix(llama_seq_id seq, absl::Span<const TokenId> tokens) const;
+  void RecordHistory(llama_seq_id seq, int32_t begin, int32_t end,
+                     absl::Span<const TokenId> tokens, TokenId pending);
+
   llama_memory_t memory_;
   int32_t block_size_;
+  bool streams_;
   std::vector<Holder> holders_;            // by block id
   std::vector<TokenId> block_tokens_;      // block_size_ per block id
   std::vector<SeqState> seqs_;             // by llama seq id

@@ -20,11 +20,6 @@ absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> LlamaStepExecutor::Create(
         "LlamaExecutorOptions.block_size is ", options.block_size,
         "; must be Hearth's kv.block_size, or 0 without prefix caching"));
   }
-  if (options.block_size > 0 && KvStreams(ctx) > 1) {
-    return absl::InvalidArgumentError(
-        "prefix caching (LlamaExecutorOptions.block_size > 0) needs a unified KV pool "
-        "(ContextOptions.kv_layout = kUnified); per-sequence streams cannot share cells");
-  }
   return std::unique_ptr<LlamaStepExecutor>(new LlamaStepExecutor(ctx, options));
 }
 
@@ -39,7 +34,7 @@ LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions op
   llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
   if (block_size_ > 0) {
-    cells_ = std::make_unique<KvCellMap>(llama_get_memory(ctx_), block_size_, n_seq);
+    cells_ = std::make_unique<KvCellMap>(llama_get_memory(ctx_), block_size_, n_seq, streams_);
   } else {
     // Handed out from the back: lowest ids first.
     for (int32_t s = n_seq - 1; s >= 0; --s) free_seq_ids_.push_back(s);
@@ -308,6 +303,7 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
     stats_.prefix_shared_positions = c.shared_positions;
     stats_.prefix_repaired_positions = c.repaired_positions;
     stats_.retained_evictions = c.evictions;
+    stats_.prefix_stream_copies = c.stream_copies;
   }
   if (decoded.ok()) decoded = DecodeWithEvictions(plan, outcome);
   if (decoded.ok()) Finish(plan, outcome);

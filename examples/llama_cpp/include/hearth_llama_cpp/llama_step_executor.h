@@ -34,7 +34,10 @@
 // sequence is evicted, and a later hit on its blocks is recomputed from the
 // tokens the executor recorded for them, before the step (stats count it).
 // Hearth's copy-on-write of a fully cached prompt's last block needs no
-// copy: only the positions before the entry's start are shared.
+// copy: only the positions before the entry's start are shared. On
+// per-sequence streams nothing is shared: a hit copies the whole stream of
+// the sequence holding the longest common prefix and recomputes the rest
+// (kv_cell_map.h), and retained sequences keep their own streams.
 //
 // Out of KV: llama_decode() returning 1 means no KV slot was found and the
 // memory was rolled back. That happens only when Hearth was told the pool is
@@ -90,6 +93,9 @@ struct LlamaExecutorStats {
   uint64_t prefix_shared_positions = 0;
   uint64_t prefix_repaired_positions = 0;
   uint64_t retained_evictions = 0;
+  // Per-sequence streams: hits served by copying another sequence's whole
+  // stream (the rest of such a hit, and hits nobody shares, are repaired).
+  uint64_t prefix_stream_copies = 0;
   // Time inside llama_decode() and time spent mapping plans (everything in
   // Execute except llama_decode).
   absl::Duration decode_time;
