@@ -10,10 +10,15 @@
 //   flood   --docs requests of --prompt tokens and --new_tokens outputs,
 //           submitted at once to a LlamaEngine (Hearth's plans, FIFO,
 //           --prefill_chunk): output tokens/s over the whole run.
-// Prints each run and the median of streams/unified.
+//   prefix  streams only: the cost of a --prompt-token prefix hit served by
+//           copying a whole stream (llama_memory_seq_cp, what the executor
+//           does) against recomputing the prefix; each hit ends with one
+//           decoded token, which applies the copy.
+// Prints each run and the median of streams/unified (prefix: recompute/copy).
 //
 //   hearth_llama_kv_layout --workload=decode --reps=5
 //   hearth_llama_kv_layout --workload=flood --docs=40 --prompt=1500 --new_tokens=64
+//   hearth_llama_kv_layout --workload=prefix --reps=5
 
 #include <algorithm>
 #include <cstdio>
@@ -35,7 +40,7 @@ ABSL_FLAG(std::string, tiny_path, "/tmp/hearth_kv_layout_llama.gguf", "where tha
 ABSL_FLAG(int32_t, n_embd, 256, "width of the written model");
 ABSL_FLAG(int32_t, n_layer, 4, "layers of the written model");
 ABSL_FLAG(int32_t, n_ff, 768, "feed-forward width of the written model");
-ABSL_FLAG(std::string, workload, "decode", "decode or flood");
+ABSL_FLAG(std::string, workload, "decode", "decode, flood or prefix");
 ABSL_FLAG(int32_t, sequences, 8, "sequence ids of the context (running at once)");
 ABSL_FLAG(int32_t, n_ctx, 16384, "KV cells in all");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch (Hearth's token budget)");
@@ -144,6 +149,58 @@ absl::StatusOr<double> FloodRate(llama_model* model, lc::KvLayout layout) {
   return output / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Milliseconds for one prefix hit on streams: sequence 0 holds --prompt
+// positions; `copy` serves sequence 1 by a whole-stream copy, else the
+// prefix is recomputed. One more token is decoded either way.
+absl::StatusOr<double> PrefixHitMs(llama_model* model, bool copy) {
+  absl::StatusOr<lc::ContextPtr> ctx = NewContext(model, lc::KvLayout::kPerSequence);
+  if (!ctx.ok()) return ctx.status();
+  llama_context* c = ctx->get();
+  const int32_t prompt = absl::GetFlag(FLAGS_prompt);
+  const int32_t n_batch = absl::GetFlag(FLAGS_n_batch);
+  llama_batch batch = llama_batch_init(n_batch, 0, 1);
+  absl::Status s = DecodeSpan(c, batch, 1, 0, prompt, n_batch);
+  const absl::Time start = absl::Now();
+  if (s.ok() && copy) {
+    llama_memory_seq_cp(llama_get_memory(c), 0, 1, -1, -1);
+    llama_memory_seq_rm(llama_get_memory(c), 1, prompt, -1);
+  }
+  // Recomputing sequence 0's prefix into itself, cleared, runs the forward
+  // passes a recompute into a new sequence would.
+  if (s.ok() && !copy) {
+    llama_memory_seq_rm(llama_get_memory(c), 0, -1, -1);
+    s = DecodeSpan(c, batch, 1, 0, prompt, n_batch);
+  }
+  if (s.ok()) s = DecodeSpan(c, batch, copy ? 2 : 1, prompt, 1, 1);
+  const absl::Duration took = absl::Now() - start;
+  llama_batch_free(batch);
+  if (!s.ok()) return s;
+  return absl::ToDoubleMilliseconds(took);
+}
+
+absl::Status RunPrefix(llama_model* model) {
+  std::vector<double> ratios;
+  for (int32_t rep = 0; rep < absl::GetFlag(FLAGS_reps); ++rep) {
+    double ms[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const bool copy = (rep % 2 == 0) == (k == 0);
+      absl::StatusOr<double> r = PrefixHitMs(model, copy);
+      if (!r.ok()) return r.status();
+      ms[copy ? 1 : 0] = *r;
+      std::printf("rep %d %-9s %10.2f ms per hit\n", rep, copy ? "copy" : "recompute", *r);
+      std::fflush(stdout);
+    }
+    ratios.push_back(ms[0] / ms[1]);
+  }
+  std::printf("median recompute/copy: %.2fx over %zu reps\n", Median(ratios), ratios.size());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<lc::ModelPtr> Model() {
   std::string path = absl::GetFlag(FLAGS_model);
   if (path.empty()) {
@@ -162,24 +219,20 @@ absl::StatusOr<lc::ModelPtr> Model() {
   return lc::LoadModel(path);
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 absl::Status Run() {
   lc::SetLlamaLogging(absl::GetFlag(FLAGS_verbose));
   if (absl::Status s = lc::LoadLlamaBackends(absl::GetFlag(FLAGS_backend_dir)); !s.ok()) return s;
   const std::string workload = absl::GetFlag(FLAGS_workload);
-  if (workload != "decode" && workload != "flood") {
+  if (workload != "decode" && workload != "flood" && workload != "prefix") {
     return absl::InvalidArgumentError(absl::StrCat("--workload is '", workload,
-                                                   "'; allowed: decode, flood"));
+                                                   "'; allowed: decode, flood, prefix"));
   }
   absl::StatusOr<lc::ModelPtr> model = Model();
   if (!model.ok()) return model.status();
   std::printf("%s: %d layers, width %d, %d sequences, n_ctx %d, prompt %d\n", workload.c_str(),
               llama_model_n_layer(model->get()), llama_model_n_embd(model->get()),
               absl::GetFlag(FLAGS_sequences), absl::GetFlag(FLAGS_n_ctx), absl::GetFlag(FLAGS_prompt));
+  if (workload == "prefix") return RunPrefix(model->get());
   std::vector<double> ratios;
   for (int32_t rep = 0; rep < absl::GetFlag(FLAGS_reps); ++rep) {
     double rate[2] = {0, 0};
