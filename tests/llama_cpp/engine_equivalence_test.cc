@@ -198,6 +198,40 @@ TEST_CASE("llama.cpp under Hearth: preempted and recomputed sequences equal sing
   CHECK(seen.executor.out_of_kv_returns == 0);
 }
 
+TEST_CASE("llama.cpp under Hearth: sequences swapped out and in equal single runs",
+          "[llama_cpp]") {
+  // The preemption case again, with a host tier: victims' cells go to host
+  // memory (llama_state_seq_get_data) and come back into another sequence
+  // id (llama_state_seq_set_data) instead of being recomputed.
+  Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
+  INFO("kv_layout " << (f.unified() ? "unified" : "per-sequence"));
+  testing::PromptSet set;
+  set.count = 8;
+  set.min_len = 20;
+  set.max_len = 40;
+  set.max_new_tokens = 32;
+  set.seed = 3;
+  const auto prompts = f.Prompts(set);
+  // Also with prefix caching: a swapped-in sequence's new blocks hold the
+  // tokens it swapped out with.
+  for (int32_t spare : {0, 2}) {
+    INFO("prefix_cache_sequences " << spare);
+    LlamaEngineOptions options;
+    options.kv_blocks = 12;
+    options.host_blocks = 64;
+    options.prefix_cache_sequences = spare;
+    // Swap even the shortest victims: this test is about the copies.
+    options.scheduler.swap_block_cost_tokens = 0;
+    const Observed seen = RunUnderHearth(*f.tiny, f.copts, options, prompts);
+    ExpectSameAsAlone(seen, prompts, /*logits=*/true);
+    CHECK(seen.scheduler.preemptions > 0);
+    CHECK(seen.executor.swapped_in > 0);
+    CHECK(seen.executor.swapped_out == seen.executor.swapped_in);
+    CHECK(seen.executor.swap_bytes == 0);
+    CHECK(seen.executor.out_of_kv_returns == 0);
+  }
+}
+
 TEST_CASE("llama.cpp under Hearth: out-of-KV returns evict, resubmit and lose nothing",
           "[llama_cpp]") {
   Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
@@ -327,6 +361,58 @@ TEST_CASE("llama.cpp executor refuses a plan over n_batch instead of aborting", 
   CHECK((*executor)->live_sequences() == 0);
 }
 
+TEST_CASE("llama.cpp executor swaps whole sequences and refuses other swap-ins",
+          "[llama_cpp]") {
+  Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
+  INFO("kv_layout " << (f.unified() ? "unified" : "per-sequence"));
+  auto ctx = f.tiny->NewContext(f.copts);
+  REQUIRE(ctx.ok());
+  auto executor = LlamaStepExecutor::Create(ctx->get());
+  REQUIRE(executor.ok());
+  const std::vector<TokenId> ids(20, 'a');
+  const BlockId host_a(5), host_b(6);
+  auto step = [&](uint64_t n, int32_t start, std::vector<BlockCopy> in) {
+    StepPlan plan;
+    plan.step = n;
+    plan.swap_in = std::move(in);
+    ScheduledSequence& s = plan.sequences.emplace_back();
+    s.id = RequestId(1);
+    s.start_position = start;
+    s.num_tokens = start == 0 ? 20 : 1;
+    s.sample = true;
+    s.full_block_table = true;
+    s.token_ids = absl::MakeConstSpan(ids).subspan(0, static_cast<size_t>(s.num_tokens));
+    plan.num_batched_tokens = s.num_tokens;
+    StepOutcome outcome;
+    REQUIRE((*executor)->Execute(plan, &outcome).ok());
+    REQUIRE(outcome.sequences.size() == 1);
+    return outcome.sequences[0];
+  };
+  const SequenceOutcome first = step(1, 0, {});
+  REQUIRE(first.produced_token);
+  // Preempted by swap: two blocks to the host tier.
+  StepPlan out;
+  out.step = 2;
+  out.preempted.push_back({RequestId(1), 0, PreemptionMode::kSwap, PreemptionCause::kScheduler});
+  out.swap_out = {{RequestId(1), BlockId(0), host_a}, {RequestId(1), BlockId(1), host_b}};
+  StepOutcome outcome;
+  REQUIRE((*executor)->Execute(out, &outcome).ok());
+  CHECK((*executor)->live_sequences() == 0);
+  CHECK((*executor)->stats().swapped_out == 1);
+  // Half of it back: refused, the sequence fails, the saved state stays.
+  SequenceOutcome half = step(3, 20, {{RequestId(1), host_a, BlockId(2)}});
+  CHECK(half.error.find("whole sequences only") != std::string::npos);
+  SequenceOutcome unknown = step(4, 20, {{RequestId(1), BlockId(9), BlockId(2)}});
+  CHECK(unknown.error.find("hold no swapped-out sequence") != std::string::npos);
+  // All of it: it continues where it left off.
+  SequenceOutcome back =
+      step(5, 20, {{RequestId(1), host_a, BlockId(2)}, {RequestId(1), host_b, BlockId(3)}});
+  CHECK(back.error.empty());
+  CHECK(back.produced_token);
+  CHECK((*executor)->stats().swapped_in == 1);
+  CHECK((*executor)->stats().swap_bytes == 0);
+}
+
 TEST_CASE("llama.cpp engine is sized from the context and validates submissions", "[llama_cpp]") {
   Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
   INFO("kv_layout " << (f.unified() ? "unified" : "per-sequence"));
@@ -364,6 +450,11 @@ TEST_CASE("llama.cpp engine is sized from the context and validates submissions"
   negative.kv_blocks = -1;
   CHECK(LlamaEngine::Create(ctx->get(), negative).status().code() ==
         absl::StatusCode::kInvalidArgument);
+  LlamaEngineOptions no_host;
+  no_host.host_blocks = -1;
+  absl::Status refused = LlamaEngine::Create(ctx->get(), no_host).status();
+  CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(refused.message().find("host_blocks is -1") != std::string::npos);
 }
 
 }  // namespace

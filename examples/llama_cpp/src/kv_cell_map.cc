@@ -28,6 +28,17 @@ TokenId* KvCellMap::TokensOf(BlockId b) {
   return block_tokens_.data() + static_cast<size_t>(b.value()) * static_cast<size_t>(block_size_);
 }
 
+std::vector<TokenId> KvCellMap::TokensOfTable(absl::Span<const BlockId> table,
+                                              int32_t positions) {
+  std::vector<TokenId> tokens;
+  for (size_t k = 0; k < table.size() && static_cast<int32_t>(tokens.size()) < positions; ++k) {
+    const TokenId* from = TokensOf(table[k]);
+    const int32_t len = std::min(block_size_, positions - static_cast<int32_t>(tokens.size()));
+    tokens.insert(tokens.end(), from, from + len);
+  }
+  return tokens;
+}
+
 std::optional<llama_seq_id> KvCellMap::TakeSeqId() {
   if (free_.empty()) {
     if (retained_.empty()) return std::nullopt;

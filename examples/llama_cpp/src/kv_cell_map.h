@@ -102,6 +102,10 @@ class KvCellMap {
   void Claim(llama_seq_id seq, absl::Span<const BlockId> table, int32_t begin, int32_t end,
              absl::Span<const TokenId> tokens, TokenId pending);
 
+  // The tokens recorded for positions [0, positions) of a table's blocks
+  // (a swap-out saves them with the sequence's cells).
+  std::vector<TokenId> TokensOfTable(absl::Span<const BlockId> table, int32_t positions);
+
   const Stats& stats() const { return stats_; }
 
  private:

@@ -42,7 +42,14 @@ KvShape ShapeOf(llama_context* ctx, int32_t block_size, int32_t max_running) {
 
 absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, SchedulerOptions& o,
                                      int32_t prefix_cache_sequences) {
+  return SizeSchedulerForContext(ctx, KvSizing{kv_blocks, prefix_cache_sequences, 0}, o);
+}
+
+absl::Status SizeSchedulerForContext(llama_context* ctx, const KvSizing& sizing,
+                                     SchedulerOptions& o) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
+  const int32_t kv_blocks = sizing.kv_blocks;
+  const int32_t prefix_cache_sequences = sizing.prefix_cache_sequences;
   const llama_model* model = llama_get_model(ctx);
   const int32_t block_size = o.kv.block_size;
   const int32_t longest = static_cast<int32_t>(llama_n_ctx_seq(ctx));
@@ -58,13 +65,17 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, Sche
         "prefix_cache_sequences is ", prefix_cache_sequences, "; allowed: [0, n_seq_max - 1 = ",
         n_seq - 1, "] (0: no prefix caching)"));
   }
+  if (sizing.host_blocks < 0 || sizing.host_blocks > (1 << 24)) {
+    return absl::InvalidArgumentError(absl::StrCat("host_blocks is ", sizing.host_blocks,
+                                                   "; allowed: [0, 2^24] (0: no swap)"));
+  }
   o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
   o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
   const KvShape shape = ShapeOf(ctx, block_size, o.max_running);
   o.kv.num_device_blocks = kv_blocks > 0 ? kv_blocks : shape.blocks;
-  o.kv.num_host_blocks = 0;
+  o.kv.num_host_blocks = sizing.host_blocks;
   o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
-  o.preemption_mode = PreemptionMode::kRecompute;
+  o.preemption_mode = sizing.host_blocks > 0 ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
   o.on_result = nullptr;
   ModelConfig m;
   m.name = "llama";
@@ -82,8 +93,9 @@ absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(llama_context* 
                                                                 LlamaEngineOptions options) {
   if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
   if (options.max_evictions < 0) return absl::InvalidArgumentError("max_evictions must be >= 0");
-  absl::Status sized = SizeSchedulerForContext(ctx, options.kv_blocks, options.scheduler,
-                                               options.prefix_cache_sequences);
+  absl::Status sized = SizeSchedulerForContext(
+      ctx, KvSizing{options.kv_blocks, options.prefix_cache_sequences, options.host_blocks},
+      options.scheduler);
   if (!sized.ok()) return sized;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(options.scheduler);
   if (!scheduler.ok()) return scheduler.status();

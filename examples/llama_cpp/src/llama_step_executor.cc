@@ -9,6 +9,7 @@
 #include "hearth_llama_cpp/greedy.h"
 #include "hearth_llama_cpp/llama_runtime.h"
 #include "kv_cell_map.h"
+#include "swap_store.h"
 
 namespace hearth::llama_cpp {
 
@@ -30,7 +31,8 @@ LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions op
       n_vocab_(llama_vocab_n_tokens(vocab_)),
       batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)),
       streams_(KvStreams(ctx) > 1),
-      block_size_(options.block_size) {
+      block_size_(options.block_size),
+      swaps_(std::make_unique<SwapStore>()) {
   llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
   if (block_size_ > 0) {
@@ -96,6 +98,9 @@ absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSeque
     }
   }
   auto it = slots_.find(s.id);
+  if (auto failed = swap_errors_.find(s.id); failed != swap_errors_.end() && it == slots_.end()) {
+    return absl::FailedPreconditionError(failed->second);
+  }
   if (it == slots_.end()) {
     if (s.start_position != 0 && cells_ == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -265,19 +270,101 @@ void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
   }
 }
 
+// Runs of one request's copies: Hearth lists a request's blocks together.
+template <typename F>
+void ForEachRequest(const std::vector<BlockCopy>& copies, F f) {
+  for (size_t i = 0; i < copies.size();) {
+    size_t j = i;
+    while (j < copies.size() && copies[j].id == copies[i].id) ++j;
+    f(copies[i].id, absl::MakeConstSpan(copies).subspan(i, j - i));
+    i = j;
+  }
+}
+
+void LlamaStepExecutor::SwapOut(const StepPlan& plan) {
+  ForEachRequest(plan.swap_out, [&](RequestId id, absl::Span<const BlockCopy> copies) {
+    auto it = slots_.find(id);
+    // No slot: nothing of it is in llama.cpp; its swap-in will say so.
+    if (it == slots_.end()) return;
+    const absl::Time start = absl::Now();
+    std::vector<BlockId> host, device;
+    for (const BlockCopy& c : copies) {
+      host.push_back(c.target);
+      device.push_back(c.source);
+    }
+    const int32_t positions = it->second.next_pos;
+    std::vector<TokenId> tokens;
+    if (cells_ != nullptr) tokens = cells_->TokensOfTable(device, positions);
+    if (swaps_->Save(ctx_, it->second.seq, std::move(host), positions, std::move(tokens)).ok()) {
+      ++stats_.swapped_out;
+    }
+    stats_.swap_time += absl::Now() - start;
+  });
+  stats_.swap_bytes = swaps_->bytes();
+}
+
+void LlamaStepExecutor::SwapInOne(const StepPlan& plan, RequestId id,
+                                  absl::Span<const BlockCopy> copies) {
+  swap_blocks_.clear();
+  for (const BlockCopy& c : copies) swap_blocks_.push_back(c.source);
+  absl::StatusOr<SwapStore::Saved> saved = swaps_->Take(id, swap_blocks_);
+  if (!saved.ok()) {
+    swap_errors_[id] = std::string(saved.status().message());
+    return;
+  }
+  Drop(id);
+  const std::optional<llama_seq_id> seq = TakeSeqId();
+  absl::Status restored = seq.has_value()
+                              ? SwapStore::Restore(ctx_, *saved, *seq)
+                              : absl::ResourceExhaustedError(absl::StrCat(
+                                    "no free llama sequence id to swap request ", id.ToString(),
+                                    " in; max_running must not exceed n_seq_max"));
+  if (!restored.ok()) {
+    if (seq.has_value()) cells_ != nullptr ? cells_->Forget(*seq) : free_seq_ids_.push_back(*seq);
+    swap_errors_[id] = std::string(restored.message());
+    return;
+  }
+  int32_t next = saved->positions;
+  // Hearth resumes at the positions it counted as computed; cells past them
+  // (none, normally) are dropped so the positions continue.
+  for (const ScheduledSequence& s : plan.sequences) {
+    if (s.id == id && s.start_position < next) next = s.start_position;
+  }
+  llama_memory_seq_rm(llama_get_memory(ctx_), *seq, next, -1);
+  slots_.emplace(id, Slot{*seq, next});
+  if (cells_ != nullptr) {
+    swap_blocks_.clear();
+    for (const BlockCopy& c : copies) swap_blocks_.push_back(c.target);
+    saved->tokens.resize(static_cast<size_t>(next));
+    cells_->Claim(*seq, swap_blocks_, 0, next, saved->tokens, -1);
+  }
+  ++stats_.swapped_in;
+}
+
+void LlamaStepExecutor::SwapIn(const StepPlan& plan) {
+  swap_errors_.clear();
+  const absl::Time start = absl::Now();
+  ForEachRequest(plan.swap_in, [&](RequestId id, absl::Span<const BlockCopy> copies) {
+    SwapInOne(plan, id, copies);
+  });
+  stats_.swap_time += absl::Now() - start;
+  stats_.swap_bytes = swaps_->bytes();
+}
+
 absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outcome) {
   const absl::Time begin = absl::Now();
   const absl::Duration decode_before = stats_.decode_time;
   StartStepOutcome(plan, outcome);
   ++stats_.steps;
-  if (!plan.swap_out.empty() || !plan.swap_in.empty() ||
-      (!plan.copy_on_write.empty() && cells_ == nullptr)) {
+  if (!plan.copy_on_write.empty() && cells_ == nullptr) {
     return absl::FailedPreconditionError(
-        "the llama.cpp executor cannot copy KV blocks; configure num_host_blocks = 0, and "
-        "LlamaExecutorOptions::block_size for prefix caching");
+        "the llama.cpp executor copies KV blocks on write only with prefix caching; "
+        "set LlamaExecutorOptions::block_size to Hearth's kv.block_size");
   }
+  SwapOut(plan);
   for (const Preemption& p : plan.preempted) Drop(p.id, /*keep=*/true);
   for (const ReleasedSequence& r : plan.released) Drop(r.id, /*keep=*/true);
+  SwapIn(plan);
   if (plan.num_batched_tokens > n_batch_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "plan has ", plan.num_batched_tokens, " tokens; llama.cpp's n_batch is ", n_batch_,

@@ -17,7 +17,10 @@
 //                          (streams: a stream bounds a sequence);
 //   vocabulary = the model's. hearth-serve sizes its scheduler by the same
 //   function, SizeSchedulerForContext().
-// Swap is off: llama.cpp places KV cells itself. Prefix caching is on when
+// Swap is on when `host_blocks` > 0: Hearth preempts by swap (falling back
+// to recompute when the host tier is full), and the executor saves a
+// swapped-out sequence's cells in host memory (llama_step_executor.h).
+// Prefix caching is on when
 // `prefix_cache_sequences` > 0: that many sequence ids keep the cells of
 // released sequences, which Hearth's hits then share (llama_step_executor.h
 // says how); requests keep their RequestSpec::cache_scope.
@@ -107,18 +110,32 @@ struct LlamaEngineOptions {
   // Sequence ids of the context kept for prefix caching (released
   // sequences' cells); 0: no prefix caching. In [0, n_seq_max - 1].
   int32_t prefix_cache_sequences = 0;
+  // Hearth's host blocks for swap preemption (kv.num_host_blocks); 0: no
+  // swap, preemption recomputes. In [0, 2^24].
+  int32_t host_blocks = 0;
+};
+
+// What a host chooses of the sizing SizeSchedulerForContext derives.
+struct KvSizing {
+  // As in LlamaEngineOptions.
+  int32_t kv_blocks = 0;
+  int32_t prefix_cache_sequences = 0;
+  int32_t host_blocks = 0;
 };
 
 // SizeSchedulerForContext()
 //
 // Sets in `options` what LlamaEngine derives from `ctx` (the sizes listed in
 // the file comment, the model registry, prefix caching with
-// `prefix_cache_sequences` > 0, no swap, recompute preemption, no
-// on_result), so that a host running its own loop, or a simulator replaying
-// the same requests, schedules exactly as the engine does. `kv_blocks` and
-// `prefix_cache_sequences` as in LlamaEngineOptions. InvalidArgument for a
-// null context, a block size outside [1, n_ctx], kv_blocks < 0 or
-// prefix_cache_sequences outside [0, n_seq_max - 1].
+// `prefix_cache_sequences` > 0, swap preemption with `host_blocks` > 0 and
+// recompute otherwise, no on_result), so that a host running its own loop,
+// or a simulator replaying the same requests, schedules exactly as the
+// engine does. InvalidArgument for a null context, a block size outside
+// [1, the cells one sequence may use], kv_blocks < 0, prefix_cache_sequences
+// outside [0, n_seq_max - 1] or host_blocks outside [0, 2^24].
+absl::Status SizeSchedulerForContext(llama_context* ctx, const KvSizing& sizing,
+                                     SchedulerOptions& options);
+// The same without swap.
 absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks,
                                      SchedulerOptions& options,
                                      int32_t prefix_cache_sequences = 0);

@@ -46,10 +46,18 @@
 // rest; the evicted sequence is reported with SequenceOutcome::out_of_kv, and
 // Hearth preempts it by recompute (same request id, no failure recorded).
 //
+// Swap (Hearth's kv.num_host_blocks > 0, PreemptionMode::kSwap): llama.cpp
+// owns its cells and saves a sequence whole, and Hearth swaps a request out
+// and in whole, so a request's swap_out copies become one
+// llama_state_seq_get_data() into host memory, kept under the host blocks
+// Hearth named, and its swap_in copies one llama_state_seq_set_data() into
+// a new sequence id (swap_store.h). A swap-in that names other host blocks
+// than one swap-out did, or that llama.cpp finds no room for, fails that
+// sequence (with the reason), which Hearth then retries or fails.
+//
 // A batch with more tokens than the context's n_batch would abort the
 // process inside llama.cpp, so Execute refuses such a plan with an error.
-// Swap copies are not supported (llama.cpp owns its cells): configure
-// num_host_blocks = 0; copy-on-write copies only with prefix caching.
+// Copy-on-write copies only with prefix caching.
 //
 // Thread-safety: one thread at a time (the engine thread).
 //
@@ -64,6 +72,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -96,6 +105,12 @@ struct LlamaExecutorStats {
   // Per-sequence streams: hits served by copying another sequence's whole
   // stream (the rest of such a hit, and hits nobody shares, are repaired).
   uint64_t prefix_stream_copies = 0;
+  // Swap: sequences saved to and restored from host memory, the bytes held
+  // there now, and time spent saving and restoring.
+  uint64_t swapped_out = 0;
+  uint64_t swapped_in = 0;
+  int64_t swap_bytes = 0;
+  absl::Duration swap_time;
   // Time inside llama_decode() and time spent mapping plans (everything in
   // Execute except llama_decode).
   absl::Duration decode_time;
@@ -110,6 +125,7 @@ struct LlamaExecutorOptions {
 };
 
 class KvCellMap;
+class SwapStore;
 
 class LlamaStepExecutor : public StepExecutor {
  public:
@@ -129,7 +145,7 @@ class LlamaStepExecutor : public StepExecutor {
   // do not continue, missing token ids, no free sequence id) fail that
   // sequence only; one llama.cpp has no KV for is reported out_of_kv.
   // Whole-step errors: InvalidArgument for a plan over n_batch tokens,
-  // FailedPrecondition for block copies, Internal when
+  // FailedPrecondition for copy-on-write without prefix caching, Internal when
   // llama_decode() fails otherwise (the plan's sequences should then be
   // failed by the caller, as ExecuteStep() and RunIteration() do).
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
@@ -161,6 +177,12 @@ class LlamaStepExecutor : public StepExecutor {
   void Drop(RequestId id, bool keep = false);
   std::optional<llama_seq_id> TakeSeqId();
   absl::Status Admit(const StepPlan& plan, const ScheduledSequence& s);
+  // Swap: saves the cells of every request in plan.swap_out (before its
+  // preemption drops them), and restores every request in plan.swap_in
+  // into a new slot; failures are kept for Admit to report.
+  void SwapOut(const StepPlan& plan);
+  void SwapIn(const StepPlan& plan);
+  void SwapInOne(const StepPlan& plan, RequestId id, absl::Span<const BlockCopy> copies);
   // Prefix caching: recomputes the positions whose cells were evicted, before
   // the step; a sequence it finds no KV for is reported out of KV.
   absl::Status RunRepairs(const StepPlan& plan, StepOutcome* outcome);
@@ -185,6 +207,10 @@ class LlamaStepExecutor : public StepExecutor {
   const bool streams_;
   const int32_t block_size_;
   std::unique_ptr<KvCellMap> cells_;
+  std::unique_ptr<SwapStore> swaps_;
+  // Why a swap-in of this step failed, by request.
+  absl::flat_hash_map<RequestId, std::string> swap_errors_;
+  std::vector<BlockId> swap_blocks_;
 };
 
 }  // namespace hearth::llama_cpp
