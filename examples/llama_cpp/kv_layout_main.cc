@@ -14,14 +14,24 @@
 //           copying a whole stream (llama_memory_seq_cp, what the executor
 //           does) against recomputing the prefix; each hit ends with one
 //           decoded token, which applies the copy.
-// Prints each run and the median of streams/unified (prefix: recompute/copy).
+//   swap    one --prompt-token sequence preempted and resumed on
+//           --kv_layout: its cells saved to host memory and restored
+//           (llama_state_seq_get_data / set_data, what the executor does
+//           for Hearth's swap) against recomputing them: ms per round trip.
+//   preempt the flood on --kv_layout with Hearth's pool cut to --kv_blocks,
+//           preempting by recompute against by swap (--host_blocks):
+//           output tokens/s, and the preemptions of each run.
+// Prints each run and the median ratio of the second variant to the first.
 //
 //   hearth_llama_kv_layout --workload=decode --reps=5
 //   hearth_llama_kv_layout --workload=flood --docs=40 --prompt=1500 --new_tokens=64
 //   hearth_llama_kv_layout --workload=prefix --reps=5
+//   hearth_llama_kv_layout --workload=swap --reps=5
+//   hearth_llama_kv_layout --workload=preempt --docs=16 --kv_blocks=600
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,7 +50,10 @@ ABSL_FLAG(std::string, tiny_path, "/tmp/hearth_kv_layout_llama.gguf", "where tha
 ABSL_FLAG(int32_t, n_embd, 256, "width of the written model");
 ABSL_FLAG(int32_t, n_layer, 4, "layers of the written model");
 ABSL_FLAG(int32_t, n_ff, 768, "feed-forward width of the written model");
-ABSL_FLAG(std::string, workload, "decode", "decode, flood or prefix");
+ABSL_FLAG(std::string, workload, "decode", "decode, flood, prefix, swap or preempt");
+ABSL_FLAG(std::string, kv_layout, "streams", "swap, preempt: unified or streams");
+ABSL_FLAG(int32_t, kv_blocks, 600, "preempt: Hearth's KV blocks (16 tokens each)");
+ABSL_FLAG(int32_t, host_blocks, 4096, "preempt: Hearth's host blocks in the swap runs");
 ABSL_FLAG(int32_t, sequences, 8, "sequence ids of the context (running at once)");
 ABSL_FLAG(int32_t, n_ctx, 16384, "KV cells in all");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch (Hearth's token budget)");
@@ -58,10 +71,6 @@ ABSL_FLAG(std::string, backend_dir, "", "folder of ggml backend modules (default
 namespace {
 
 namespace lc = hearth::llama_cpp;
-
-const char* Name(lc::KvLayout layout) {
-  return layout == lc::KvLayout::kUnified ? "unified" : "streams";
-}
 
 absl::StatusOr<lc::ContextPtr> NewContext(llama_model* model, lc::KvLayout layout) {
   lc::ContextOptions copts;
@@ -100,6 +109,20 @@ absl::Status DecodeSpan(llama_context* ctx, llama_batch& batch, int32_t seqs, in
   return absl::OkStatus();
 }
 
+// One more token for sequence `seq` at position `pos`.
+absl::Status DecodeOne(llama_context* ctx, llama_batch& batch, llama_seq_id seq, int32_t pos) {
+  batch.n_tokens = 1;
+  batch.token[0] = TokenAt(0, pos);
+  batch.pos[0] = pos;
+  batch.n_seq_id[0] = 1;
+  batch.seq_id[0][0] = seq;
+  batch.logits[0] = true;
+  if (int32_t rc = llama_decode(ctx, batch); rc != 0) {
+    return absl::InternalError(absl::StrCat("llama_decode returned ", rc));
+  }
+  return absl::OkStatus();
+}
+
 // Decode tokens per second with every sequence prefilled to --prompt.
 absl::StatusOr<double> DecodeRate(llama_model* model, lc::KvLayout layout) {
   absl::StatusOr<lc::ContextPtr> ctx = NewContext(model, layout);
@@ -119,11 +142,12 @@ absl::StatusOr<double> DecodeRate(llama_model* model, lc::KvLayout layout) {
   return seqs * steps / absl::ToDoubleSeconds(took);
 }
 
-// Output tokens per second of a flood of --docs requests through LlamaEngine.
-absl::StatusOr<double> FloodRate(llama_model* model, lc::KvLayout layout) {
+// Output tokens per second of a flood of --docs requests through LlamaEngine
+// (`options` as given, the prefill chunk from the flags).
+absl::StatusOr<double> FloodRate(llama_model* model, lc::KvLayout layout,
+                                 lc::LlamaEngineOptions options = {}) {
   absl::StatusOr<lc::ContextPtr> ctx = NewContext(model, layout);
   if (!ctx.ok()) return ctx.status();
-  lc::LlamaEngineOptions options;
   options.scheduler.max_prefill_chunk_tokens = absl::GetFlag(FLAGS_prefill_chunk);
   absl::StatusOr<std::unique_ptr<lc::LlamaEngine>> engine =
       lc::LlamaEngine::Create(ctx->get(), options);
@@ -146,7 +170,15 @@ absl::StatusOr<double> FloodRate(llama_model* model, lc::KvLayout layout) {
       output += static_cast<int64_t>(c.output.size());
     }
   }
-  return output / absl::ToDoubleSeconds(absl::Now() - start);
+  const double rate = output / absl::ToDoubleSeconds(absl::Now() - start);
+  if (options.kv_blocks > 0) {
+    const lc::LlamaExecutorStats& x = (*engine)->executor().stats();
+    std::printf("  %llu preemptions, %llu swapped in, %.1f ms saving and restoring\n",
+                static_cast<unsigned long long>((*engine)->scheduler().stats().preemptions),
+                static_cast<unsigned long long>(x.swapped_in),
+                absl::ToDoubleMilliseconds(x.swap_time));
+  }
+  return rate;
 }
 
 double Median(std::vector<double> v) {
@@ -176,29 +208,104 @@ absl::StatusOr<double> PrefixHitMs(llama_model* model, bool copy) {
     llama_memory_seq_rm(llama_get_memory(c), 0, -1, -1);
     s = DecodeSpan(c, batch, 1, 0, prompt, n_batch);
   }
-  if (s.ok()) s = DecodeSpan(c, batch, copy ? 2 : 1, prompt, 1, 1);
+  if (s.ok()) s = DecodeOne(c, batch, copy ? 1 : 0, prompt);
   const absl::Duration took = absl::Now() - start;
   llama_batch_free(batch);
   if (!s.ok()) return s;
   return absl::ToDoubleMilliseconds(took);
 }
 
-absl::Status RunPrefix(llama_model* model) {
+lc::KvLayout LayoutFlag() {
+  return absl::GetFlag(FLAGS_kv_layout) == "unified" ? lc::KvLayout::kUnified
+                                                     : lc::KvLayout::kPerSequence;
+}
+
+// Milliseconds for one preemption round trip of sequence 0 (--prompt
+// positions): `swap` saves its cells to host memory and restores them into
+// sequence 1, else they are dropped and recomputed. One more token is
+// decoded either way.
+absl::StatusOr<double> PreemptMs(llama_model* model, bool swap) {
+  absl::StatusOr<lc::ContextPtr> ctx = NewContext(model, LayoutFlag());
+  if (!ctx.ok()) return ctx.status();
+  llama_context* c = ctx->get();
+  const int32_t prompt = absl::GetFlag(FLAGS_prompt);
+  const int32_t n_batch = absl::GetFlag(FLAGS_n_batch);
+  llama_batch batch = llama_batch_init(n_batch, 0, 1);
+  absl::Status s = DecodeSpan(c, batch, 1, 0, prompt, n_batch);
+  const absl::Time start = absl::Now();
+  std::vector<uint8_t> host(swap ? llama_state_seq_get_size(c, 0) : 0);
+  if (s.ok() && swap && llama_state_seq_get_data(c, host.data(), host.size(), 0) == 0) {
+    s = absl::InternalError("llama_state_seq_get_data saved nothing");
+  }
+  llama_memory_seq_rm(llama_get_memory(c), 0, -1, -1);
+  if (s.ok() && swap && llama_state_seq_set_data(c, host.data(), host.size(), 1) == 0) {
+    s = absl::InternalError("llama_state_seq_set_data restored nothing");
+  }
+  if (s.ok() && !swap) s = DecodeSpan(c, batch, 1, 0, prompt, n_batch);
+  if (s.ok()) s = swap ? DecodeOne(c, batch, 1, prompt) : DecodeOne(c, batch, 0, prompt);
+  const absl::Duration took = absl::Now() - start;
+  llama_batch_free(batch);
+  if (!s.ok()) return s;
+  return absl::ToDoubleMilliseconds(took);
+}
+
+// Two variants of one workload, measured alternately (A B, then B A).
+struct Comparison {
+  const char* names[2];
+  const char* unit;
+  std::function<absl::StatusOr<double>(llama_model*, int)> measure;
+};
+
+absl::Status Compare(llama_model* model, const Comparison& c) {
   std::vector<double> ratios;
   for (int32_t rep = 0; rep < absl::GetFlag(FLAGS_reps); ++rep) {
-    double ms[2] = {0, 0};
+    double value[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
-      const bool copy = (rep % 2 == 0) == (k == 0);
-      absl::StatusOr<double> r = PrefixHitMs(model, copy);
+      const int which = (rep % 2 == 0) ? k : 1 - k;
+      absl::StatusOr<double> r = c.measure(model, which);
       if (!r.ok()) return r.status();
-      ms[copy ? 1 : 0] = *r;
-      std::printf("rep %d %-9s %10.2f ms per hit\n", rep, copy ? "copy" : "recompute", *r);
+      value[which] = *r;
+      std::printf("rep %d %-9s %10.2f %s\n", rep, c.names[which], *r, c.unit);
       std::fflush(stdout);
     }
-    ratios.push_back(ms[0] / ms[1]);
+    ratios.push_back(value[1] / value[0]);
   }
-  std::printf("median recompute/copy: %.2fx over %zu reps\n", Median(ratios), ratios.size());
+  std::printf("median %s/%s: %.3fx over %zu reps\n", c.names[1], c.names[0], Median(ratios),
+              ratios.size());
   return absl::OkStatus();
+}
+
+absl::StatusOr<Comparison> ComparisonFor(const std::string& workload) {
+  auto layout = [](int which) {
+    return which == 0 ? lc::KvLayout::kUnified : lc::KvLayout::kPerSequence;
+  };
+  if (workload == "decode") {
+    return Comparison{{"unified", "streams"}, "tok/s",
+                      [=](llama_model* m, int w) { return DecodeRate(m, layout(w)); }};
+  }
+  if (workload == "flood") {
+    return Comparison{{"unified", "streams"}, "tok/s",
+                      [=](llama_model* m, int w) { return FloodRate(m, layout(w)); }};
+  }
+  if (workload == "prefix") {
+    return Comparison{{"recompute", "copy"}, "ms per hit",
+                      [](llama_model* m, int w) { return PrefixHitMs(m, w == 1); }};
+  }
+  if (workload == "swap") {
+    return Comparison{{"recompute", "swap"}, "ms per preemption",
+                      [](llama_model* m, int w) { return PreemptMs(m, w == 1); }};
+  }
+  if (workload == "preempt") {
+    return Comparison{{"recompute", "swap"}, "tok/s", [](llama_model* m, int w) {
+                        lc::LlamaEngineOptions options;
+                        options.kv_blocks = absl::GetFlag(FLAGS_kv_blocks);
+                        options.host_blocks = w == 1 ? absl::GetFlag(FLAGS_host_blocks) : 0;
+                        options.scheduler.swap_block_cost_tokens = 0;
+                        return FloodRate(m, LayoutFlag(), options);
+                      }};
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--workload is '", workload, "'; allowed: decode, flood, prefix, swap, preempt"));
 }
 
 absl::StatusOr<lc::ModelPtr> Model() {
@@ -223,34 +330,19 @@ absl::Status Run() {
   lc::SetLlamaLogging(absl::GetFlag(FLAGS_verbose));
   if (absl::Status s = lc::LoadLlamaBackends(absl::GetFlag(FLAGS_backend_dir)); !s.ok()) return s;
   const std::string workload = absl::GetFlag(FLAGS_workload);
-  if (workload != "decode" && workload != "flood" && workload != "prefix") {
-    return absl::InvalidArgumentError(absl::StrCat("--workload is '", workload,
-                                                   "'; allowed: decode, flood, prefix"));
+  absl::StatusOr<Comparison> comparison = ComparisonFor(workload);
+  if (!comparison.ok()) return comparison.status();
+  const std::string kv_layout = absl::GetFlag(FLAGS_kv_layout);
+  if (kv_layout != "unified" && kv_layout != "streams") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv_layout is '", kv_layout, "'; allowed: unified, streams"));
   }
   absl::StatusOr<lc::ModelPtr> model = Model();
   if (!model.ok()) return model.status();
   std::printf("%s: %d layers, width %d, %d sequences, n_ctx %d, prompt %d\n", workload.c_str(),
               llama_model_n_layer(model->get()), llama_model_n_embd(model->get()),
               absl::GetFlag(FLAGS_sequences), absl::GetFlag(FLAGS_n_ctx), absl::GetFlag(FLAGS_prompt));
-  if (workload == "prefix") return RunPrefix(model->get());
-  std::vector<double> ratios;
-  for (int32_t rep = 0; rep < absl::GetFlag(FLAGS_reps); ++rep) {
-    double rate[2] = {0, 0};
-    // A B, then B A: each layout goes first as often.
-    for (int k = 0; k < 2; ++k) {
-      const int which = (rep % 2 == 0) ? k : 1 - k;
-      const lc::KvLayout layout = which == 0 ? lc::KvLayout::kUnified : lc::KvLayout::kPerSequence;
-      absl::StatusOr<double> r = workload == "decode" ? DecodeRate(model->get(), layout)
-                                                      : FloodRate(model->get(), layout);
-      if (!r.ok()) return r.status();
-      rate[which] = *r;
-      std::printf("rep %d %-8s %10.1f tok/s\n", rep, Name(layout), *r);
-      std::fflush(stdout);
-    }
-    ratios.push_back(rate[1] / rate[0]);
-  }
-  std::printf("median streams/unified: %.2fx over %zu reps\n", Median(ratios), ratios.size());
-  return absl::OkStatus();
+  return Compare(model->get(), *comparison);
 }
 
 }  // namespace
