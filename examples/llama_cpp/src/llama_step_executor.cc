@@ -73,6 +73,21 @@ void LlamaStepExecutor::Drop(RequestId id, bool keep) {
   free_seq_ids_.push_back(seq);
 }
 
+absl::Status LlamaStepExecutor::CheckTokens(const ScheduledSequence& s) const {
+  if (s.num_tokens < 1 || static_cast<int32_t>(s.token_ids.size()) != s.num_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
+        s.num_tokens, " positions; submit requests with prompt_token_ids"));
+  }
+  for (int32_t t : s.token_ids) {
+    if (t < 0 || t >= n_vocab_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", s.id.ToString(), " has token id ", t, "; vocabulary is [0, ", n_vocab_, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSequence& s) {
   if (s.input_pending) {
     // Overlapped planning: the input is the token this executor sampled for
@@ -86,17 +101,7 @@ absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSeque
     }
     return absl::OkStatus();
   }
-  if (s.num_tokens < 1 || static_cast<int32_t>(s.token_ids.size()) != s.num_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "request ", s.id.ToString(), " has ", s.token_ids.size(), " token ids for ",
-        s.num_tokens, " positions; submit requests with prompt_token_ids"));
-  }
-  for (int32_t t : s.token_ids) {
-    if (t < 0 || t >= n_vocab_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "request ", s.id.ToString(), " has token id ", t, "; vocabulary is [0, ", n_vocab_, ")"));
-    }
-  }
+  if (absl::Status tokens = CheckTokens(s); !tokens.ok()) return tokens;
   auto it = slots_.find(s.id);
   if (auto failed = swap_errors_.find(s.id); failed != swap_errors_.end() && it == slots_.end()) {
     return absl::FailedPreconditionError(failed->second);

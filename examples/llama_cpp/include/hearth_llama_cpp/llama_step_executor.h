@@ -176,6 +176,8 @@ class LlamaStepExecutor : public StepExecutor {
   // cells may hold cached blocks), not when its state is untrusted.
   void Drop(RequestId id, bool keep = false);
   std::optional<llama_seq_id> TakeSeqId();
+  // A plan entry's token ids: one per position, inside the vocabulary.
+  absl::Status CheckTokens(const ScheduledSequence& s) const;
   absl::Status Admit(const StepPlan& plan, const ScheduledSequence& s);
   // Swap: saves the cells of every request in plan.swap_out (before its
   // preemption drops them), and restores every request in plan.swap_in
