@@ -265,8 +265,8 @@ TEST_CASE("llama.cpp under Hearth: out-of-KV returns evict, resubmit and lose no
 
 TEST_CASE("llama.cpp under Hearth: overlapped planning equals single runs", "[llama_cpp]") {
   // llama_decode on the engine's worker while the next step is planned; in
-  // a roomy cache, under preemption, and with llama.cpp evicting sequences
-  // (their entries planned ahead are voided).
+  // a roomy cache, under preemption by recompute and by swap, and with
+  // llama.cpp evicting sequences (their entries planned ahead are voided).
   Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
   INFO("kv_layout " << (f.unified() ? "unified" : "per-sequence"));
   testing::PromptSet set;
@@ -278,15 +278,17 @@ TEST_CASE("llama.cpp under Hearth: overlapped planning equals single runs", "[ll
   const auto prompts = f.Prompts(set);
   struct Case {
     const char* what;
-    int32_t n_ctx, kv_blocks, chunk;
+    int32_t n_ctx, kv_blocks, chunk, host_blocks;
   };
-  for (Case c : {Case{"roomy, chunked", 1024, 0, 7}, Case{"preempting", 1024, 12, 0},
-                 Case{"evicting", 256, 48, 0}}) {
+  for (Case c : {Case{"roomy, chunked", 1024, 0, 7, 0}, Case{"preempting", 1024, 12, 0, 0},
+                 Case{"swapping", 1024, 12, 0, 64}, Case{"evicting", 256, 48, 0, 0}}) {
     INFO(c.what);
     ContextOptions copts = f.copts;
     copts.n_ctx = c.n_ctx;
     LlamaEngineOptions options;
     options.kv_blocks = c.kv_blocks;
+    options.host_blocks = c.host_blocks;
+    options.scheduler.swap_block_cost_tokens = 0;
     options.scheduler.max_prefill_chunk_tokens = c.chunk;
     options.scheduler.overlap_planning = true;
     const Observed seen = RunUnderHearth(*f.tiny, copts, options, prompts);
@@ -295,6 +297,7 @@ TEST_CASE("llama.cpp under Hearth: overlapped planning equals single runs", "[ll
     ExpectSameAsAlone(seen, prompts, /*logits=*/false);
     CHECK(seen.pending_inputs > 100);
     if (c.kv_blocks == 12) CHECK(seen.scheduler.preemptions > 0);
+    if (c.host_blocks > 0) CHECK(seen.executor.swapped_in > 0);
     if (c.n_ctx == 256 && f.unified()) CHECK(seen.voided > 0);
     if (c.n_ctx == 256 && f.unified()) CHECK(seen.executor.out_of_kv_returns > 0);
   }

@@ -67,7 +67,12 @@ void SetLlamaLogging(bool verbose);
 absl::StatusOr<ModelPtr> LoadModel(const std::string& path,
                                    int32_t gpu_layers = 0);
 
-// How llama.cpp lays out the KV cells of a context's sequences.
+// How llama.cpp lays out the KV cells of a context's sequences. Streams are
+// faster wherever measured (bench/RESULTS.md, "llama.cpp KV layout"): use
+// them when every request fits n_ctx / n_seq_max. The default stays the
+// unified pool because streams cap every sequence at its stream, and hosts
+// sized for a shared pool (many sequence ids over a modest n_ctx) would see
+// their longest request shrink to a few hundred tokens.
 enum class KvLayout {
   // One pool all sequences share (kv_unified): one sequence may use the
   // whole n_ctx, but every token's attention spans every cell in use, by
@@ -99,6 +104,7 @@ struct ContextOptions {
   // whatever the batch (measured; see tests/llama_cpp).
   bool disable_flash_attention = false;
   // Changes performance and the longest sequence (see KvLayout).
+  // Default: kUnified.
   KvLayout kv_layout = KvLayout::kUnified;
 };
 
