@@ -4,7 +4,8 @@
 // plain one-sequence llama.cpp runs: tokens exactly, logits within 1e-3. With
 // one spare id, retained cells are evicted and hits on them are recomputed
 // from the recorded tokens; results stay the same. On per-sequence streams
-// a hit copies the whole stream of the sequence sharing its prefix instead.
+// a hit takes over the stream of the ended sequence sharing its prefix, or
+// copies the whole stream of a running one, instead.
 #ifdef HEARTH_LLAMA_CPP_FOUND
 
 #include <algorithm>
@@ -151,10 +152,16 @@ TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal singl
     CHECK(ExpectSameAsAlone(RunRound(**engine, first, clock), first) >= 32);
     const LlamaExecutorStats& stats = (*engine)->executor().stats();
     CHECK(stats.prefix_shared_positions > 0);
+    // Streams: hits on ended sequences take their streams over, hits on
+    // the sequences that took them copy.
+    CHECK((stats.prefix_stream_reuses > 0) == (layout == KvLayout::kPerSequence));
     CHECK((stats.prefix_stream_copies > 0) == (layout == KvLayout::kPerSequence));
     if (c.spare_ids == 1) {
       CHECK(stats.retained_evictions > 0);
-      CHECK(stats.prefix_repaired_positions > 0);
+      // A stream keeps its whole prefix while retained: the last retained
+      // sequence still holds the stem there, which the unified pool's
+      // retained holders give up to the sequences that took their blocks.
+      if (layout == KvLayout::kUnified) CHECK(stats.prefix_repaired_positions > 0);
     } else {
       CHECK(stats.prefix_repaired_positions == 0);
     }
@@ -213,6 +220,47 @@ TEST_CASE("llama.cpp under Hearth: a hit on a running sequence's blocks equals s
   CHECK(stats.prefix_shared_positions >= 2 * 32);
   CHECK(stats.prefix_repaired_positions == 0);
   CHECK((stats.prefix_stream_copies == 2) == (layout == KvLayout::kPerSequence));
+  CHECK(stats.prefix_stream_reuses == 0);
+}
+
+TEST_CASE("llama.cpp under Hearth: a hit whose holder was evicted is recomputed, equal to single runs",
+          "[llama_cpp]") {
+  // Two ids, one running: the first prompt's holder is evicted for a third
+  // prompt's id, then the first prompt comes back and hits Hearth's cache.
+  auto tiny = TinyLlama::Create();
+  REQUIRE(tiny.ok());
+  const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
+  INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
+  ContextOptions copts;
+  copts.n_ctx = 512;
+  copts.n_batch = 64;
+  copts.n_seq_max = 2;
+  copts.n_threads = 1;
+  copts.disable_flash_attention = true;
+  copts.kv_layout = layout;
+  ContextOptions alone = copts;
+  alone.n_seq_max = 1;
+  auto reference = (*tiny)->NewContext(alone);
+  REQUIRE(reference.ok());
+  auto ctx = (*tiny)->NewContext(copts);
+  REQUIRE(ctx.ok());
+  LlamaEngineOptions options;
+  options.prefix_cache_sequences = 1;
+  auto engine = LlamaEngine::Create(ctx->get(), options);
+  REQUIRE(engine.ok());
+  ManualClock clock;
+  const std::vector<ReferencePrompt> first = StemPrompts(reference->get(), 1, 21);
+  ExpectSameAsAlone(RunRound(**engine, first, clock), first);
+  // The second ends retained beside the first; the third's id is the
+  // first's, evicted.
+  for (uint64_t seed : {22, 23}) {
+    const std::vector<ReferencePrompt> other = StemPrompts(reference->get(), 1, seed);
+    ExpectSameAsAlone(RunRound(**engine, other, clock), other);
+  }
+  CHECK(ExpectSameAsAlone(RunRound(**engine, first, clock), first) >= 32);
+  const LlamaExecutorStats& stats = (*engine)->executor().stats();
+  CHECK(stats.retained_evictions > 0);
+  CHECK(stats.prefix_repaired_positions >= 32);
 }
 
 TEST_CASE("llama.cpp engine refuses prefix_cache_sequences outside [0, n_seq_max - 1]",

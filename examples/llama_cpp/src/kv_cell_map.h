@@ -32,11 +32,13 @@
 // sequence's cells lie in its own stream, and llama.cpp copies between
 // streams only whole (llama_memory_seq_cp of a partial range aborts). The
 // map then records, per sequence, the tokens of the positions it holds, and
-// a hit copies the whole stream of the sequence sharing the longest prefix
-// with the hit's tokens (the KV of a position depends only on the tokens up
-// to it), drops the positions past that prefix, and recomputes the rest of
-// the hit (Repair). A retained sequence keeps its whole stream: its cells
-// take no room from other sequences.
+// a hit uses the sequence sharing the longest prefix with the hit's tokens
+// (the KV of a position depends only on the tokens up to it): a retained
+// one's id and stream are taken over, with no copy (it would never run
+// again); a live one's whole stream is copied. Positions past the shared
+// prefix are dropped and the rest of the hit is recomputed (Repair). A
+// retained sequence keeps its whole stream: its cells take no room from
+// other sequences.
 //
 // Internal to LlamaStepExecutor; one thread at a time.
 
@@ -70,7 +72,8 @@ class KvCellMap {
     uint64_t repaired_positions = 0;
     // Retained sequences evicted for an id.
     uint64_t evictions = 0;
-    // Streams: whole-stream copies hits made.
+    // Streams: retained streams hits took over, whole-stream copies they made.
+    uint64_t stream_reuses = 0;
     uint64_t stream_copies = 0;
   };
 
@@ -87,6 +90,12 @@ class KvCellMap {
   // id is free.
   void Forget(llama_seq_id seq);
 
+  // An id for a new sequence whose plan entry starts at `start` > 0 on
+  // `table` (`cow_source` as for Attach), attached: on streams possibly the
+  // id of the retained sequence it takes over; else TakeSeqId() and Attach.
+  // Empty when every id is live.
+  std::optional<llama_seq_id> TakeSeqIdForHit(absl::Span<const BlockId> table, int32_t start,
+                                              BlockId cow_source);
   // A new sequence `seq` whose plan entry starts at `start` > 0 on `table`
   // (`cow_source`: the block the table's partial last hit block copies, or
   // invalid): shares the cached positions [0, start) from their holders;
@@ -144,6 +153,13 @@ class KvCellMap {
   std::vector<TokenId> HitTokens(absl::Span<const BlockId> table, int32_t start,
                                  BlockId cow_source);
   Source LongestPrefix(llama_seq_id seq, absl::Span<const TokenId> tokens) const;
+  // Makes retained `source` live again as the hit's sequence.
+  void TakeOver(const Source& source, std::vector<TokenId> tokens,
+                absl::Span<const BlockId> table);
+  // The hit's sequence `seq` holds [0, shared) of `tokens`: the rest is
+  // repaired, its full blocks are its own, and `tokens` is its history.
+  void FinishStreamHit(llama_seq_id seq, int32_t shared, std::vector<TokenId> tokens,
+                       absl::Span<const BlockId> table);
   void RecordHistory(llama_seq_id seq, int32_t begin, int32_t end,
                      absl::Span<const TokenId> tokens, TokenId pending);
 

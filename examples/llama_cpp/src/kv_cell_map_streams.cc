@@ -1,7 +1,7 @@
-// KvCellMap on per-sequence streams: a prefix-cache hit copies the whole
-// stream of the sequence that shares the longest prefix with it, then drops
-// the positions past that prefix and recomputes what is left of the hit.
-// (kv_cell_map.h says why.)
+// KvCellMap on per-sequence streams: a prefix-cache hit takes over the
+// stream of the retained sequence that shares the longest prefix with it,
+// or copies a live one's whole stream, then drops the positions past that
+// prefix and recomputes what is left of the hit. (kv_cell_map.h says why.)
 
 #include <algorithm>
 
@@ -61,16 +61,49 @@ void KvCellMap::AttachStream(llama_seq_id seq, absl::Span<const BlockId> table, 
     ++stats_.stream_copies;
     stats_.shared_positions += static_cast<uint64_t>(source.shared);
   }
+  FinishStreamHit(seq, source.shared, std::move(tokens), table);
+}
+
+void KvCellMap::FinishStreamHit(llama_seq_id seq, int32_t shared, std::vector<TokenId> tokens,
+                                absl::Span<const BlockId> table) {
   const auto total = static_cast<int32_t>(tokens.size());
-  if (source.shared < total) {
-    repairs_.push_back({seq, source.shared, std::vector<TokenId>(tokens.begin() + source.shared,
-                                                                 tokens.end())});
-    stats_.repaired_positions += static_cast<uint64_t>(total - source.shared);
+  if (shared < total) {
+    repairs_.push_back({seq, shared, std::vector<TokenId>(tokens.begin() + shared, tokens.end())});
+    stats_.repaired_positions += static_cast<uint64_t>(total - shared);
   }
   for (int32_t k = 0; (k + 1) * block_size_ <= total; ++k) {
     SetHolder(table[static_cast<size_t>(k)], seq, k);
   }
   seqs_[static_cast<size_t>(seq)].history = std::move(tokens);
+}
+
+void KvCellMap::TakeOver(const Source& source, std::vector<TokenId> tokens,
+                         absl::Span<const BlockId> table) {
+  SeqState& s = seqs_[static_cast<size_t>(source.seq)];
+  retained_.erase(std::find(retained_.begin(), retained_.end(), source.seq));
+  s.retained = false;
+  s.live = true;
+  llama_memory_seq_rm(memory_, source.seq, source.shared, -1);
+  ++stats_.stream_reuses;
+  stats_.shared_positions += static_cast<uint64_t>(source.shared);
+  FinishStreamHit(source.seq, source.shared, std::move(tokens), table);
+}
+
+std::optional<llama_seq_id> KvCellMap::TakeSeqIdForHit(absl::Span<const BlockId> table,
+                                                        int32_t start, BlockId cow_source) {
+  if (streams_) {
+    std::vector<TokenId> tokens = HitTokens(table, start, cow_source);
+    const Source source = LongestPrefix(-1, tokens);
+    const SeqState* s = source.seq >= 0 ? &seqs_[static_cast<size_t>(source.seq)] : nullptr;
+    if (s != nullptr && s->retained && source.shared >= block_size_) {
+      TakeOver(source, std::move(tokens), table);
+      return source.seq;
+    }
+  }
+  // Taking an id may evict a retained sequence: the source is chosen after.
+  const std::optional<llama_seq_id> seq = TakeSeqId();
+  if (seq.has_value()) Attach(*seq, table, start, cow_source);
+  return seq;
 }
 
 void KvCellMap::RecordHistory(llama_seq_id seq, int32_t begin, int32_t end,

@@ -117,20 +117,19 @@ absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSeque
       return absl::FailedPreconditionError(absl::StrCat(
           "request ", s.id.ToString(), " is new here but its entry has no full block table"));
     }
-    const std::optional<llama_seq_id> seq = TakeSeqId();
+    BlockId cow_source;
+    for (const BlockCopy& c : plan.copy_on_write) {
+      if (c.id == s.id) cow_source = c.source;
+    }
+    const std::optional<llama_seq_id> seq =
+        s.start_position > 0 ? cells_->TakeSeqIdForHit(s.block_table, s.start_position, cow_source)
+                             : TakeSeqId();
     if (!seq.has_value()) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "no free llama sequence id for request ", s.id.ToString(),
           "; max_running must not exceed n_seq_max"));
     }
     it = slots_.emplace(s.id, Slot{*seq, s.start_position}).first;
-    if (s.start_position > 0) {
-      BlockId cow_source;
-      for (const BlockCopy& c : plan.copy_on_write) {
-        if (c.id == s.id) cow_source = c.source;
-      }
-      cells_->Attach(*seq, s.block_table, s.start_position, cow_source);
-    }
   }
   if (s.start_position != it->second.next_pos) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -396,6 +395,7 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
     stats_.prefix_repaired_positions = c.repaired_positions;
     stats_.retained_evictions = c.evictions;
     stats_.prefix_stream_copies = c.stream_copies;
+    stats_.prefix_stream_reuses = c.stream_reuses;
   }
   if (decoded.ok()) decoded = DecodeWithEvictions(plan, outcome);
   if (decoded.ok()) Finish(plan, outcome);

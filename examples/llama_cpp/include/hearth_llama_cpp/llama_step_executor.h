@@ -35,9 +35,9 @@
 // tokens the executor recorded for them, before the step (stats count it).
 // Hearth's copy-on-write of a fully cached prompt's last block needs no
 // copy: only the positions before the entry's start are shared. On
-// per-sequence streams nothing is shared: a hit copies the whole stream of
-// the sequence holding the longest common prefix and recomputes the rest
-// (kv_cell_map.h), and retained sequences keep their own streams.
+// per-sequence streams nothing is shared: a hit takes over the stream of
+// the retained sequence holding the longest common prefix, or copies the
+// whole stream of a live one, and recomputes the rest (kv_cell_map.h).
 //
 // Out of KV: llama_decode() returning 1 means no KV slot was found and the
 // memory was rolled back. That happens only when Hearth was told the pool is
@@ -102,8 +102,10 @@ struct LlamaExecutorStats {
   uint64_t prefix_shared_positions = 0;
   uint64_t prefix_repaired_positions = 0;
   uint64_t retained_evictions = 0;
-  // Per-sequence streams: hits served by copying another sequence's whole
-  // stream (the rest of such a hit, and hits nobody shares, are repaired).
+  // Per-sequence streams: hits served by taking over a retained sequence's
+  // stream, and by copying a live sequence's whole stream (the rest of such
+  // a hit, and hits nobody shares, are repaired).
+  uint64_t prefix_stream_reuses = 0;
   uint64_t prefix_stream_copies = 0;
   // Swap: sequences saved to and restored from host memory, the bytes held
   // there now, and time spent saving and restoring.
