@@ -288,7 +288,8 @@ void ForEachRequest(const std::vector<BlockCopy>& copies, F f) {
 void LlamaStepExecutor::SwapOut(const StepPlan& plan) {
   ForEachRequest(plan.swap_out, [&](RequestId id, absl::Span<const BlockCopy> copies) {
     auto it = slots_.find(id);
-    // No slot: nothing of it is in llama.cpp; its swap-in will say so.
+    // No slot (nothing of it is in llama.cpp) or a failed save leaves no
+    // record: its swap-in then fails the sequence, which Hearth retries.
     if (it == slots_.end()) return;
     const absl::Time start = absl::Now();
     std::vector<BlockId> host, device;
