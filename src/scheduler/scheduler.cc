@@ -152,8 +152,6 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   // Tables that grow with the requests taken in are sized up front for the
   // usual backlog: growing one by doubling moves all of it inside one Plan.
   const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));
-  slab_.reserve(backlog);
-  slot_of_.reserve(backlog);
   capacity_.ReserveSlots(backlog);
   preparing_.resize(options_.models.size());
   for (const ModelConfig& m : options_.models) {
@@ -161,7 +159,8 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
     vocab_size_.push_back(m.vocab_size);
   }
   const auto running = static_cast<size_t>(options_.max_running);
-  for (auto* v : {&decoding_, &prefilling_, &snapshot_, &reclaimable_slots_}) {
+  table_.Reserve(backlog, running, options_.overlap_planning ? running : 0);
+  for (auto* v : {&snapshot_, &reclaimable_slots_}) {
     v->reserve(running);
   }
   reclaimable_.reserve(running);
@@ -176,7 +175,6 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   served_.reserve(running);
   ReservePlanBuffers(running);
   to_release_.reserve(running);
-  slots_.Reserve(backlog, options_.overlap_planning ? running : 0);
   ended_.reserve(running);
 }
 
@@ -235,14 +233,6 @@ void Scheduler::Impl::HandOverEnded() {
   inbox_.Finish(&ended_);
 }
 
-Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) {
-  const uint32_t* slot = slot_of_.find(id);
-  return slot == nullptr ? nullptr : &slab_[*slot];
-}
-const Scheduler::Impl::Record* Scheduler::Impl::Find(RequestId id) const {
-  const uint32_t* slot = slot_of_.find(id);
-  return slot == nullptr ? nullptr : &slab_[*slot];
-}
 
 absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
   if (const RequestRecord* r = Find(id)) return ViewOf(*r);
@@ -260,7 +250,7 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 absl::Time Scheduler::Impl::NextEventTime() const {
   // Any live request may be planned now: ask again after the next Plan.
   const bool owed = !to_release_.empty() || !pending_drops_.empty();
-  if (owed || slot_of_.size() > 0 || inbox_.num_queued() > 0) return absl::InfinitePast();
+  if (owed || table_.num_live() > 0 || inbox_.num_queued() > 0) return absl::InfinitePast();
   return residency_.NextUnloadTime();
 }
 

@@ -25,7 +25,7 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   // (often the request just backfilled): with the headroom alone, an agent
   // batch near capacity preempted several times as often as FIFO, doubled
   // as often (figures: bench/RESULTS.md, "Figures behind the rules").
-  int32_t spare_blocks = kv_.GrowthHeadroom(decoding_.size());
+  int32_t spare_blocks = kv_.GrowthHeadroom(table_.decoding().size());
   bool backfilling = false;
   while (budget_ > 0) {
     const RequestId id = policy_->NextAdmission();
@@ -87,7 +87,7 @@ RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {
 bool Scheduler::Impl::StartsBackfill(const RequestRecord& head, absl::Time now,
                                      int32_t* spare_blocks) {
   if (!policy_->MayAdmitPast(ViewOf(head), now)) return false;
-  *spare_blocks = std::max(2 * *spare_blocks, static_cast<int32_t>(decoding_.size()));
+  *spare_blocks = std::max(2 * *spare_blocks, static_cast<int32_t>(table_.decoding().size()));
   // When nobody behind it could start either, a step's worth of declines
   // (each taking a request out of the policy's order and back) buys nothing.
   return running_count() < options_.max_running &&
@@ -256,7 +256,7 @@ RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficia
        slot != internal::ClassCapacity::kNone &&
        reclaimable_slots_.size() < static_cast<size_t>(kMaxReclaimCandidates);) {
     const uint32_t prev = capacity_.prev_borrower(slot);
-    const RequestRecord& r = slab_[slot];
+    const RequestRecord& r = table_[slot];
     if (!capacity_.Over(r.work_class.value())) {
       capacity_.ClearBorrowing(slot);
     } else if (r.preemptions < internal::kMaxBorrowReclaims && &r != &beneficiary &&
@@ -268,11 +268,11 @@ RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficia
   if (reclaimable_slots_.empty()) return nullptr;
   std::reverse(reclaimable_slots_.begin(), reclaimable_slots_.end());
   reclaimable_.clear();
-  for (uint32_t slot : reclaimable_slots_) reclaimable_.push_back(ViewOf(slab_[slot]));
+  for (uint32_t slot : reclaimable_slots_) reclaimable_.push_back(ViewOf(table_[slot]));
   const RequestId id = policy_->PickReclaimVictim(ViewOf(beneficiary), reclaimable_);
   if (!id.valid()) return nullptr;
   for (uint32_t slot : reclaimable_slots_) {
-    if (slab_[slot].id == id) return &slab_[slot];
+    if (table_[slot].id == id) return &table_[slot];
   }
   return nullptr;
 }

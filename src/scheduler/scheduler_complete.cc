@@ -35,7 +35,7 @@ absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   const bool older = outstanding_ == 2;
   if (older) SelectBuffer(1 - newest);
   absl::Status applied = CompleteSelected(outcome);
-  if (applied.ok() && slots_.has_held()) slots_.StepCompleted(outcome.step);
+  if (applied.ok()) table_.StepCompleted(outcome.step);
   if (older) SelectBuffer(newest);
   if (applied.ok()) --outstanding_;
   return applied;
@@ -61,7 +61,7 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
   // Held in locals: the loop writes through records, so the compiler would
   // otherwise reload every vector's data pointer each iteration. Nothing in
   // the loop resizes these vectors.
-  RequestRecord* slab = slab_.data();
+  RequestRecord* slab = table_.data();
   const uint32_t* slots = plan_slots_->data();
   const ScheduledSequence* planned = plan_->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();

@@ -24,11 +24,11 @@
 // in blocks and takes them, with the class block counts; this type validates
 // each policy choice against budgets and applies it.
 //
-// Data layout: live requests sit in a slab of RequestRecords addressed by
-// slot (the KV room's sequences use the same slot); running ones are in two
-// unordered lists (decoding, prefilling) with O(1) swap-removal. Every buffer
-// a step touches is reserved up front, so a steady-state step allocates
-// nothing.
+// Data layout: live requests sit in the RequestTable, a slab of
+// RequestRecords addressed by slot (the KV room's sequences live inside
+// them); running ones are in its two unordered run lists (decoding,
+// prefilling) with O(1) swap-removal. Every buffer a step touches is
+// reserved up front, so a steady-state step allocates nothing.
 
 #ifndef HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
 #define HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
@@ -46,7 +46,6 @@
 #include "hearth/metrics/metrics_sink.h"
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"
-#include "internal/probing_hash_map.h"
 #include "kv/kv_cache_manager.h"
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
@@ -54,8 +53,8 @@
 #include "scheduler/deadline_heap.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
-#include "scheduler/slot_recycler.h"
 #include "scheduler/request_record.h"
+#include "scheduler/request_table.h"
 #include "scheduler/workflow_table.h"
 
 namespace hearth {
@@ -148,9 +147,6 @@ class Scheduler::Impl {
   void StopRunning(Record& record);
   // Prefill finished: same running sequence, other list.
   void MoveToDecoding(Record& record);
-  void LinkInto(Record& record, internal::RunList list);
-  // O(1) swap-removal from its run list.
-  void Unlink(Record& record);
   // Preempts a running request (swapped out when KvCacheManager::SwapsOut
   // says it pays, else recomputed later) and tells the policy.
   void Preempt(Record& record, absl::Time now);
@@ -399,17 +395,13 @@ class Scheduler::Impl {
                            std::vector<uint8_t>& host_used) const;
 
   // --- Shared helpers.
-  Record* Find(RequestId id);
-  const Record* Find(RequestId id) const;
+  Record* Find(RequestId id) { return table_.Find(id); }
+  const Record* Find(RequestId id) const { return table_.Find(id); }
   int32_t BlocksFor(int32_t positions) const { return kv_.BlocksFor(positions); }
-  int32_t running_count() const {
-    return static_cast<int32_t>(decoding_.size() + prefilling_.size());
-  }
+  int32_t running_count() const { return table_.running_count(); }
   // Live requests preparing, waiting or swapped (running ones:
   // running_count()).
-  int32_t count(RequestPhase phase) const {
-    return phase_counts_[static_cast<size_t>(phase)];
-  }
+  int32_t count(RequestPhase phase) const { return table_.count(phase); }
 
   // How many records ahead the per-sequence loops prefetch, and how many of
   // the record's cache lines. Running records sit wherever their requests
@@ -417,7 +409,7 @@ class Scheduler::Impl {
   // loops would otherwise wait on memory.
   static constexpr size_t kRecordPrefetch = 8;
   void Prefetch(uint32_t slot, int lines) const {
-    const char* p = reinterpret_cast<const char*>(&slab_[slot]);
+    const char* p = reinterpret_cast<const char*>(&table_[slot]);
     for (int l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
   }
 
@@ -462,20 +454,14 @@ class Scheduler::Impl {
   // be pending, within these bounds (a small scheduler is cheap to create).
   static constexpr int32_t kMinRememberedEnds = 1 << 10;
   static constexpr int32_t kMaxRememberedEnds = 1 << 16;
-  std::vector<Record> slab_;
-  // Slots of ended requests, free or held while a plan naming them may
+  // The live requests: records by slot and id, phase counts, run lists.
+  internal::RequestTable table_;
+  // Frees an ended request's slot, or holds it while a plan naming it may
   // still be running (overlapped planning).
-  internal::SlotRecycler slots_;
   void FreeSlot(uint32_t slot);
-  internal::ProbingHashMap<RequestId, uint32_t> slot_of_;
   uint64_t next_arrival_seq_ = 0;
   // Ended requests that later calls may still name as their parent.
   internal::WorkflowTable workflows_;
-  // Live requests per phase, for kPreparing, kWaiting and kSwapped.
-  std::array<int32_t, static_cast<size_t>(RequestPhase::kFailed) + 1> phase_counts_{};
-
-  std::vector<uint32_t> decoding_;
-  std::vector<uint32_t> prefilling_;
   // Requests stopped by an outcome (retried, out of KV) whose engine state
   // must be dropped: listed in the next plan's `preempted` (recompute).
   std::vector<Preemption> pending_drops_;

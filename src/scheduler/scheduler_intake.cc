@@ -81,7 +81,7 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
 
 RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Time now) {
   const uint32_t slot = TakeSlot();
-  RequestRecord& r = slab_[slot];
+  RequestRecord& r = table_[slot];
   // A fresh record, but the buffers keep the capacity of the slot's previous
   // occupant (KvManager::Open resets the KV state).
   std::vector<TokenId> tokens = std::move(r.tokens);
@@ -100,7 +100,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.work_class = spec.work_class;
   r.handle = spec.handle;
   InitColdFields(r, sub, now);
-  slot_of_.insert_or_assign(r.id, slot);
+  table_.Map(r.id, slot);
   return r;
 }
 

@@ -39,15 +39,15 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
   const BlockAllocator& blocks = kv_.allocator();
   std::vector<int32_t> refs(static_cast<size_t>(blocks.num_device_blocks()), 0);
   std::vector<uint8_t> host_used(static_cast<size_t>(blocks.num_host_blocks()), 0);
-  for (const auto& [id, slot] : slot_of_) {
-    const RequestRecord& r = slab_[slot];
+  for (const auto& [id, slot] : table_.live()) {
+    const RequestRecord& r = table_[slot];
     if (r.id != id) return Broken("slot ", slot, " holds ", r.id, " but is mapped from ", id);
     if (absl::Status s = CheckRecord(r, refs, host_used); !s.ok()) return s;
     if (absl::Status s = CheckPhase(r); !s.ok()) return s;
   }
   if (absl::Status s = CheckClasses(); !s.ok()) return s;
   if (absl::Status s = CheckCounts(); !s.ok()) return s;
-  if (absl::Status s = inbox_.Audit(slot_of_.size()); !s.ok()) return s;
+  if (absl::Status s = inbox_.Audit(table_.num_live()); !s.ok()) return s;
   return CheckBlocks(refs, host_used);
 }
 
@@ -98,7 +98,7 @@ absl::Status Scheduler::Impl::CheckPhase(const RequestRecord& r) const {
       }
       return absl::OkStatus();
     case RequestPhase::kRunning: {
-      const std::vector<uint32_t>& list = r.list == RunList::kDecoding ? decoding_ : prefilling_;
+      const std::vector<uint32_t>& list = table_.list(r.list);
       if (no_list || r.list_index < 0 || static_cast<size_t>(r.list_index) >= list.size() ||
           list[r.list_index] != r.slot) {
         return Broken("running request ", r.id, " is not where its run list index says");
@@ -125,14 +125,14 @@ absl::Status Scheduler::Impl::CheckPhase(const RequestRecord& r) const {
 absl::Status Scheduler::Impl::CheckClasses() const {
   const size_t n = options_.work_classes.size();
   std::vector<int32_t> running(n, 0), blocks(n, 0), borrowed(n, 0), reserved(n, 0);
-  for (const auto& [id, slot] : slot_of_) {
-    const RequestRecord& r = slab_[slot];
+  for (const auto& [id, slot] : table_.live()) {
+    const RequestRecord& r = table_[slot];
     if (r.phase == RequestPhase::kRunning) ++running[r.work_class.value()];
     if (r.phase != RequestPhase::kRunning && r.kv.class_reserve != 0) {
       return Broken("request ", r.id, " reserves ", r.kv.class_reserve, " blocks while ",
                     PhaseName(r.phase));
     }
-    blocks[r.work_class.value()] += slab_[slot].kv.num_blocks();
+    blocks[r.work_class.value()] += table_[slot].kv.num_blocks();
     reserved[r.work_class.value()] += r.kv.class_reserve;
     if (capacity_.borrowing(slot)) ++borrowed[r.work_class.value()];
   }
@@ -167,10 +167,10 @@ absl::Status Scheduler::Impl::CheckClasses() const {
 }
 
 absl::Status Scheduler::Impl::CheckCounts() const {
-  std::vector<int32_t> in_phase(phase_counts_.size(), 0);
+  std::vector<int32_t> in_phase(internal::RequestTable::kNumPhases, 0);
   int32_t borrowers = 0;
-  for (const auto& [id, slot] : slot_of_) {
-    ++in_phase[static_cast<size_t>(slab_[slot].phase)];
+  for (const auto& [id, slot] : table_.live()) {
+    ++in_phase[static_cast<size_t>(table_[slot].phase)];
     if (capacity_.borrowing(slot)) ++borrowers;
   }
   for (RequestPhase p :
@@ -202,7 +202,7 @@ absl::Status Scheduler::Impl::CheckCounts() const {
                   " borrowers");
   }
   int32_t reserve = 0;
-  for (uint32_t slot : prefilling_) reserve += slab_[slot].kv.prefill_reserve;
+  for (uint32_t slot : table_.prefilling()) reserve += table_[slot].kv.prefill_reserve;
   if (reserve != kv_.prefill_reserved()) {
     return Broken("prefill reserve ", kv_.prefill_reserved(), " but prefilling requests reserve ",
                   reserve);

@@ -5,7 +5,6 @@
 // Preemption, retry-or-fail and the end of a request are written side by
 // side here so that what each one releases stays symmetric.
 
-#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,13 +16,6 @@ using internal::RequestRecord;
 using internal::RunList;
 
 namespace {
-
-// Phases counted in phase_counts_. Running requests are counted by the run
-// lists themselves; kQueued has not been seen by Plan yet.
-bool Counted(RequestPhase p) {
-  return p == RequestPhase::kPreparing || p == RequestPhase::kWaiting ||
-         p == RequestPhase::kSwapped;
-}
 
 // Who a result or an event is about, and its token counts.
 template <typename Report>
@@ -45,8 +37,7 @@ bool PinsModel(RequestPhase p) {
 
 void Scheduler::Impl::SetPhase(RequestRecord& r, RequestPhase to, absl::Time now) {
   const RequestPhase from = r.phase;
-  if (Counted(from)) --phase_counts_[static_cast<size_t>(from)];
-  if (Counted(to)) ++phase_counts_[static_cast<size_t>(to)];
+  table_.CountPhaseChange(from, to);
   if (PinsModel(from) != PinsModel(to)) {
     residency_.AddActive(r.model, PinsModel(to) ? 1 : -1,
                          BlocksFor(r.prompt_tokens + r.max_new_tokens));
@@ -74,7 +65,7 @@ void Scheduler::Impl::TellPolicy(const RequestRecord& r, RequestPhase from, Requ
 }
 
 void Scheduler::Impl::StartRunning(RequestRecord& r) {
-  LinkInto(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
+  table_.Link(r, r.decoding() ? RunList::kDecoding : RunList::kPrefilling);
   capacity_.AddRunning(r.work_class.value(), 1);
   residency_.AddRunning(r.model, 1);
 }
@@ -82,7 +73,7 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
   if (outstanding_ > 0 && options_.overlap_planning) VoidOutstandingEntry(r);
-  Unlink(r);
+  table_.Unlink(r);
   const uint32_t cls = r.work_class.value();
   kv_.StopRunning(r.kv, cls);
   capacity_.AddRunning(cls, -1);
@@ -92,27 +83,8 @@ void Scheduler::Impl::StopRunning(RequestRecord& r) {
 
 void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
   kv_.FinishPrefill(r.kv);
-  Unlink(r);
-  LinkInto(r, RunList::kDecoding);
-}
-
-void Scheduler::Impl::LinkInto(RequestRecord& r, RunList list) {
-  std::vector<uint32_t>& v = list == RunList::kDecoding ? decoding_ : prefilling_;
-  r.list = list;
-  r.list_index = static_cast<int32_t>(v.size());
-  v.push_back(r.slot);
-}
-
-void Scheduler::Impl::Unlink(RequestRecord& r) {
-  std::vector<uint32_t>& v = r.list == RunList::kDecoding ? decoding_ : prefilling_;
-  const auto i = static_cast<size_t>(r.list_index);
-  if (i + 1 != v.size()) {
-    v[i] = v.back();
-    slab_[v[i]].list_index = static_cast<int32_t>(i);
-  }
-  v.pop_back();
-  r.list = RunList::kNone;
-  r.list_index = -1;
+  table_.Unlink(r);
+  table_.Link(r, RunList::kDecoding);
 }
 
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
@@ -222,8 +194,7 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
   if (phase == RequestPhase::kFinished) ++counters_.finished;
   DeliverResult(r, phase, reason, std::move(message), now);
   workflows_.Remember(r.id, r.workflow, now);
-  FreeSlot(*slot_of_.find(r.id));
-  slot_of_.erase(r.id);
+  FreeSlot(table_.Unmap(r.id));
   r.id = RequestId();
 }
 
@@ -272,10 +243,9 @@ void Scheduler::Impl::Emit(RequestEventKind kind, const RequestRecord& r, absl::
 }
 
 uint32_t Scheduler::Impl::TakeSlot() {
-  if (const std::optional<uint32_t> slot = slots_.Take()) return *slot;
-  slab_.emplace_back();
-  capacity_.AddSlot();
-  return static_cast<uint32_t>(slab_.size() - 1);
+  const internal::RequestTable::Taken taken = table_.TakeSlot();
+  if (taken.added) capacity_.AddSlot();
+  return taken.slot;
 }
 
 void Scheduler::Impl::FreeSlot(uint32_t slot) {
@@ -284,10 +254,10 @@ void Scheduler::Impl::FreeSlot(uint32_t slot) {
   // running: the one in flight while a plan is built, else the newest
   // outstanding one.
   if (!options_.overlap_planning || outstanding_ == 0 || (!planning_ && outstanding_ == 1)) {
-    slots_.Free(slot);
+    table_.FreeSlot(slot);
     return;
   }
-  slots_.HoldUntil(slot, planning_ ? in_flight_step_ : counters_.steps);
+  table_.HoldSlot(slot, planning_ ? in_flight_step_ : counters_.steps);
 }
 
 }  // namespace hearth

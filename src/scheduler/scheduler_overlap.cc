@@ -50,10 +50,10 @@ bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection*
 void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
   // Prefills whose chunk in flight samples their first token are decodes
   // from this plan on; they join the decode segment. O(prefilling).
-  snapshot_.assign(prefilling_.begin(), prefilling_.end());
+  snapshot_.assign(table_.prefilling().begin(), table_.prefilling().end());
   for (uint32_t slot : snapshot_) {
     if (budget_ <= 0) break;
-    RequestRecord& r = slab_[slot];
+    RequestRecord& r = table_[slot];
     const int32_t index = InFlightIndex(r);
     if (r.list != RunList::kPrefilling || index < 0 || ScheduledNow(r)) continue;
     Projection at;

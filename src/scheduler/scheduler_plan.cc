@@ -77,24 +77,24 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   plan_slots_->clear();
   draft_room_.clear();
   budget_ = StepTokenBudget();
-  background_budget_ = decoding_.empty() ? INT32_MAX : background_prefill_cap_;
+  background_budget_ = table_.decoding().empty() ? INT32_MAX : background_prefill_cap_;
   planning_ = true;
 }
 
 int32_t Scheduler::Impl::StepTokenBudget() const {
   // Every decode still runs, and prefill still moves by a block.
   const int32_t floor = std::min(
-      options_.max_batched_tokens, static_cast<int32_t>(decoding_.size()) + block_size_);
+      options_.max_batched_tokens, static_cast<int32_t>(table_.decoding().size()) + block_size_);
   return step_budget_.TokensFor(tpot_step_allowance_, options_.max_batched_tokens, floor);
 }
 
 void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
-  const std::vector<uint32_t>& list = which == RunList::kDecoding ? decoding_ : prefilling_;
+  const std::vector<uint32_t>& list = table_.list(which);
   // Preemptions reorder the list (swap-removal), so walk a copy and skip
   // entries that left the list or were already scheduled.
   snapshot_.assign(list.begin(), list.end());
   // Locals, as in Complete: neither vector is resized inside the loop.
-  RequestRecord* slab = slab_.data();
+  RequestRecord* slab = table_.data();
   if (which == RunList::kPrefilling && prefills_by_deadline_) {
     std::sort(snapshot_.begin(), snapshot_.end(), [slab](uint32_t a, uint32_t b) {
       return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
@@ -112,7 +112,7 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
 
 template <bool kAhead>
 void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
-  RequestRecord* slab = slab_.data();
+  RequestRecord* slab = table_.data();
   const uint32_t* slots = snapshot_.data();
   const size_t n = snapshot_.size();
   // Fixed for the loop, though stores through records could alias them.
@@ -214,7 +214,7 @@ void Scheduler::Impl::PlanDrafts() {
     if (drafts <= 0) continue;
     const auto held = static_cast<int32_t>(s.block_table.size());
     if (s.start_position + 1 + drafts > held * block_size_) {
-      RequestRecord& r = slab_[(*plan_slots_)[i]];
+      RequestRecord& r = table_[(*plan_slots_)[i]];
       // Only blocks beyond the watermark, and within the class's limits.
       const uint32_t cls = r.work_class.value();
       if (kv_.GrowForDrafts(r.kv, cls, s.start_position + 1 + drafts, residency_.kv_block_limit(),
@@ -322,7 +322,7 @@ void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
   plan_->sequences[to] = plan_->sequences[from];
   (*plan_slots_)[to] = (*plan_slots_)[from];
   if (!draft_room_.empty()) draft_room_[to] = draft_room_[from];
-  slab_[(*plan_slots_)[to]].plan_index = static_cast<int32_t>(to);
+  table_[(*plan_slots_)[to]].plan_index = static_cast<int32_t>(to);
 }
 
 void Scheduler::Impl::FinalizePlan() {
@@ -342,7 +342,7 @@ void Scheduler::Impl::FinalizePlan() {
 // visits anyway.
 absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
   absl::Duration allowance = absl::InfiniteDuration();
-  const RequestRecord* slab = slab_.data();
+  const RequestRecord* slab = table_.data();
   for (uint32_t slot : *plan_slots_) {
     if (slot == internal::kVoidSlot) continue;
     const RequestRecord& r = slab[slot];

@@ -21,7 +21,7 @@ using internal::RequestRecord;
 void Scheduler::Impl::PromotePrepared(absl::Time now) {
   for (ModelId m : loaded_) {
     for (const auto& [slot, id] : preparing_[m.value()]) {
-      RequestRecord& r = slab_[slot];
+      RequestRecord& r = table_[slot];
       if (r.id != id || r.phase != RequestPhase::kPreparing) continue;  // Ended meanwhile.
       SetPhase(r, RequestPhase::kWaiting, now);
     }
@@ -37,7 +37,7 @@ void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
   // not the id map, so the order is deterministic; sorted so that preparing_
   // stays in arrival order.
   std::vector<RequestRecord*> moved;
-  for (RequestRecord& r : slab_) {
+  for (RequestRecord& r : table_.slots()) {
     if (r.id.valid() && r.phase == RequestPhase::kWaiting &&
         std::find(demoted_.begin(), demoted_.end(), r.model) != demoted_.end()) {
       moved.push_back(&r);
@@ -69,7 +69,7 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
       if (m != f.model.value() && !adapter) continue;
       auto& waiting = preparing_[m];
       for (const auto& [slot, id] : waiting) {
-        RequestRecord& r = slab_[slot];
+        RequestRecord& r = table_[slot];
         if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
         Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
                   adapter ? absl::StrCat("base model \"", name, "\" of adapter \"",
@@ -94,7 +94,7 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
   // this, a request could wait forever behind one whose model it evicts.
   bool unpinned = false;
   // The slab, not the id map: its order is deterministic.
-  for (RequestRecord& r : slab_) {
+  for (RequestRecord& r : table_.slots()) {
     if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
     kv_.DeferHostRelease(r.kv);
     r.computed = 0;
