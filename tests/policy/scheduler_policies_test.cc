@@ -17,12 +17,14 @@
 #include "hearth/policy/policy_tree.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/random_workload.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 std::vector<std::pair<std::string, PolicyFactory>> Policies() {
   std::vector<std::pair<std::string, PolicyFactory>> all;
@@ -81,16 +83,6 @@ SchedulerOptions Machine(PolicyFactory factory) {
   return o;
 }
 
-RequestSpec Spec(uint32_t user, int32_t prompt, int32_t output,
-                 int32_t priority = 0) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  spec.priority = priority;
-  return spec;
-}
-
 // Runs two backlogged users (small vs large requests) and returns the
 // largest difference of tokens served while both had waiting requests.
 int64_t TwoUserGap(PolicyFactory factory) {
@@ -100,7 +92,8 @@ int64_t TwoUserGap(PolicyFactory factory) {
   std::vector<RequestId> mine[2];
   for (int i = 0; i < 120; ++i) {
     for (uint32_t u = 0; u < 2; ++u) {
-      auto id = (*h)->Submit(u == 0 ? Spec(0, 32, 16) : Spec(1, 200, 100));
+      auto id = (*h)->Submit(u == 0 ? Spec({.user = 0, .prompt = 32, .max_new = 16})
+                                    : Spec({.user = 1, .prompt = 200, .max_new = 100}));
       REQUIRE(id.ok());
       owner[*id] = u;
       mine[u].push_back(*id);
@@ -156,10 +149,12 @@ TEST_CASE("scheduler+mlfq: short jobs submitted after a long one finish first",
     o.max_running = 1;
     auto h = SchedulerHarness::Create(o);
     REQUIRE(h.ok());
-    RequestId long_job = *(*h)->Submit(Spec(0, 64, 400));
+    RequestId long_job = *(*h)->Submit(Spec({.user = 0, .prompt = 64, .max_new = 400}));
     for (int i = 0; i < 50; ++i) REQUIRE((*h)->Step().ok());
     std::vector<RequestId> shorts;
-    for (int i = 0; i < 4; ++i) shorts.push_back(*(*h)->Submit(Spec(1, 16, 8)));
+    for (int i = 0; i < 4; ++i) {
+      shorts.push_back(*(*h)->Submit(Spec({.user = 1, .prompt = 16, .max_new = 8})));
+    }
     REQUIRE((*h)->RunUntilIdle().ok());
     const auto& results = (*h)->results();
     *shorts_first = true;
@@ -200,13 +195,17 @@ int MostTimeSlicesPerStep(int32_t cap, bool slice_with_recompute, bool swap, int
   o.max_preemptions_per_request = 1000;
   auto h = SchedulerHarness::Create(o);
   REQUIRE(h.ok());
-  for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(0, 16, 200)).ok());
+  for (int i = 0; i < 8; ++i) {
+    REQUIRE((*h)->Submit(Spec({.user = 0, .prompt = 16, .max_new = 200})).ok());
+  }
   for (int step = 0; step < 20; ++step) REQUIRE((*h)->Step().ok());
   int most = 0;
   *total = 0;
   // Every long job's quantum has run out, so only the cap keeps them from
   // all preempting in one step.
-  for (int i = 0; i < 8; ++i) REQUIRE((*h)->Submit(Spec(1, 8, 4)).ok());
+  for (int i = 0; i < 8; ++i) {
+    REQUIRE((*h)->Submit(Spec({.user = 1, .prompt = 8, .max_new = 4})).ok());
+  }
   for (int step = 0; step < 200; ++step) {
     REQUIRE((*h)->Step().ok());
     const int n = static_cast<int>((*h)->last_plan().preempted.size());
@@ -253,12 +252,16 @@ TEST_CASE("scheduler+priority: aging admits a maintenance request under a "
     REQUIRE(h.ok());
     // Voice: 8-step requests on 8 slots, one per step plus a backlog of 20,
     // so voice work waits at every step.
-    for (int i = 0; i < 20; ++i) REQUIRE((*h)->Submit(Spec(0, 16, 8, 4)).ok());
+    for (int i = 0; i < 20; ++i) {
+      REQUIRE((*h)->Submit(Spec({.user = 0, .prompt = 16, .max_new = 8, .priority = 4})).ok());
+    }
     RequestId maintenance;
     absl::Duration longest_voice = absl::ZeroDuration();
     for (int step = 0; step < 600; ++step) {
-      REQUIRE((*h)->Submit(Spec(0, 16, 8, 4)).ok());
-      if (step == 100) maintenance = *(*h)->Submit(Spec(1, 64, 16, 0));
+      REQUIRE((*h)->Submit(Spec({.user = 0, .prompt = 16, .max_new = 8, .priority = 4})).ok());
+      if (step == 100) {
+        maintenance = *(*h)->Submit(Spec({.user = 1, .prompt = 64, .max_new = 16, .priority = 0}));
+      }
       REQUIRE((*h)->Step().ok());
     }
     for (const auto& [id, r] : (*h)->results()) {

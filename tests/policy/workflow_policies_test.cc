@@ -19,12 +19,14 @@
 #include "hearth/policy/policy_tree.h"
 #include "hearth/policy/vtc.h"
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 SchedulerOptions Machine(PolicyFactory factory, int32_t max_running) {
   SchedulerOptions o;
@@ -36,16 +38,6 @@ SchedulerOptions Machine(PolicyFactory factory, int32_t max_running) {
   o.users = {{"a", 1.0}, {"b", 1.0}};
   o.policy_factory = std::move(factory);
   return o;
-}
-
-RequestSpec Spec(uint32_t user, int32_t prompt, int32_t output,
-                 RequestId parent = RequestId()) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  spec.parent = parent;
-  return spec;
 }
 
 struct NextCall {
@@ -65,11 +57,12 @@ NextCall RunWorkflowUnderFlood(PolicyFactory factory, int32_t background_prompt,
   auto made = SchedulerHarness::Create(Machine(std::move(factory), 2));
   REQUIRE(made.ok());
   SchedulerHarness& h = **made;
-  RequestId first = *h.Submit(Spec(0, 16, 6));
+  RequestId first = *h.Submit(Spec({.user = 0, .prompt = 16, .max_new = 6}));
   REQUIRE(h.Step().ok());
   std::vector<RequestId> background;
   for (int i = 0; i < 24; ++i) {
-    background.push_back(*h.Submit(Spec(0, background_prompt, background_output)));
+    background.push_back(
+        *h.Submit(Spec({.user = 0, .prompt = background_prompt, .max_new = background_output})));
   }
   while (!h.results().contains(first)) REQUIRE(h.Step().ok());
   REQUIRE(h.results().at(first).phase == RequestPhase::kFinished);
@@ -83,7 +76,7 @@ NextCall RunWorkflowUnderFlood(PolicyFactory factory, int32_t background_prompt,
     }
   }
   REQUIRE(waiting_then.size() >= 10);
-  RequestId next = *h.Submit(Spec(0, 16, 6, first));
+  RequestId next = *h.Submit(Spec({.user = 0, .prompt = 16, .max_new = 6, .parent = first}));
   NextCall out;
   for (;;) {
     REQUIRE(h.Step().ok());
@@ -132,15 +125,17 @@ TEST_CASE("workflow: the head start bounds how far ahead a next call ranks",
     auto made = SchedulerHarness::Create(Machine(*PolicyTreeFactory(tree), 2));
     REQUIRE(made.ok());
     SchedulerHarness& h = **made;
-    RequestId first = *h.Submit(Spec(0, 16, 6));
+    RequestId first = *h.Submit(Spec({.user = 0, .prompt = 16, .max_new = 6}));
     REQUIRE(h.RunUntilIdle().ok());
     std::vector<RequestId> batch[2];
     for (int b = 0; b < 2; ++b) {
       h.Advance(absl::Seconds(60));
-      for (int i = 0; i < 8; ++i) batch[b].push_back(*h.Submit(Spec(0, 16, 12)));
+      for (int i = 0; i < 8; ++i) {
+        batch[b].push_back(*h.Submit(Spec({.user = 0, .prompt = 16, .max_new = 12})));
+      }
       REQUIRE(h.Step().ok());
     }
-    RequestId next = *h.Submit(Spec(0, 16, 6, first));
+    RequestId next = *h.Submit(Spec({.user = 0, .prompt = 16, .max_new = 6, .parent = first}));
     REQUIRE(h.RunUntilIdle().ok());
     const absl::Time admitted = h.results().at(next).first_admit_time;
     int* counts[2] = {overtaken_a, overtaken_b};
@@ -201,12 +196,12 @@ TEST_CASE("workflow: a fanned-out workflow shares its user's VTC account",
   // User a: one workflow fanning out into 60 calls (all children of one
   // root). User b: 60 independent requests of the same size.
   absl::flat_hash_map<RequestId, uint32_t> owner;
-  RequestId root = *h.Submit(Spec(0, 32, 16));
+  RequestId root = *h.Submit(Spec({.user = 0, .prompt = 32, .max_new = 16}));
   owner[root] = 0;
   std::vector<RequestId> mine[2];
   for (int i = 0; i < 60; ++i) {
-    RequestId a = *h.Submit(Spec(0, 32, 16, root));
-    RequestId b = *h.Submit(Spec(1, 32, 16));
+    RequestId a = *h.Submit(Spec({.user = 0, .prompt = 32, .max_new = 16, .parent = root}));
+    RequestId b = *h.Submit(Spec({.user = 1, .prompt = 32, .max_new = 16}));
     owner[a] = 0;
     owner[b] = 1;
     mine[0].push_back(a);

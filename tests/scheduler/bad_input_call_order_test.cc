@@ -13,6 +13,8 @@
 namespace hearth::catalogue {
 namespace {
 
+using testing::Spec;
+
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 constexpr auto kPrecondition = absl::StatusCode::kFailedPrecondition;
 constexpr auto kNotFound = absl::StatusCode::kNotFound;
@@ -98,7 +100,7 @@ std::vector<BadInputRow> CancelRows() {
           kNotFound, "already being cancelled"),
       Row("cancel: twice while running",
           [](L live) {
-            const RequestId id = live.Submit(LiveScheduler::Spec(4, 8));
+            const RequestId id = live.Submit(Spec({.prompt = 4, .max_new = 8}));
             live.PlanUntilScheduled(id);
             REQUIRE(live->Cancel(id).ok());
             return live->Cancel(id);

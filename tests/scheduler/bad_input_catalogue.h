@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 
 namespace hearth::catalogue {
 
@@ -68,11 +69,10 @@ class LiveScheduler {
   // The time the next Plan() uses; each Plan() first moves it on by 1 ms.
   absl::Time now = absl::UnixEpoch();
 
-  // A valid request of `user` for model 0, class 0.
-  static RequestSpec Spec(int32_t prompt = 4, int32_t max_new = 2, uint32_t user = 0);
   // REQUIRE the submission is accepted.
   RequestId Submit(const RequestSpec& spec);
-  RequestId Submit() { return Submit(Spec()); }
+  // Submits a valid request: user 0, model 0, class 0, 4 prompt tokens, 2 new.
+  RequestId Submit() { return Submit(testing::Spec({.prompt = 4, .max_new = 2})); }
   // REQUIREs an accepted plan; it stays readable through plan() until the
   // next Plan().
   const StepPlan& Plan();

@@ -43,14 +43,6 @@ LiveScheduler::LiveScheduler(SchedulerOptions options) {
   scheduler_ = *std::move(s);
 }
 
-RequestSpec LiveScheduler::Spec(int32_t prompt, int32_t max_new, uint32_t user) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = max_new;
-  return spec;
-}
-
 RequestId LiveScheduler::Submit(const RequestSpec& spec) {
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   INFO(id.status().ToString());
@@ -125,7 +117,8 @@ void LiveScheduler::RequireStillServes() {
   // the scheduler's intake.
   now += absl::Hours(25);
   Step();
-  const RequestId probe = Submit();
+  const RequestSpec probe_spec = testing::Spec({.prompt = 4, .max_new = 2});
+  const RequestId probe = Submit(probe_spec);
   for (int i = 0; i < 50 && !idle(); ++i) Step();
   check_invariants();
   const RequestResult* result = nullptr;
@@ -134,7 +127,7 @@ void LiveScheduler::RequireStillServes() {
   }
   REQUIRE(result != nullptr);
   CHECK(result->phase == RequestPhase::kFinished);
-  CHECK(result->output_tokens == Spec().max_new_tokens);
+  CHECK(result->output_tokens == probe_spec.max_new_tokens);
 }
 
 BadInputRow LiveRow(std::string name, std::function<void(SchedulerOptions&)> configure,

@@ -14,6 +14,8 @@
 namespace hearth::catalogue {
 namespace {
 
+using testing::Spec;
+
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 
 // How a row brings the scheduler to the plan it answers.
@@ -39,14 +41,14 @@ void Configure(Setup setup, SchedulerOptions& o) {
 }
 
 const StepPlan& Reach(Setup setup, LiveScheduler& live) {
-  const RequestId first = live.Submit(LiveScheduler::Spec(4, 8));
+  const RequestId first = live.Submit(Spec({.prompt = 4, .max_new = 8}));
   if (setup == Setup::kModelLoad) {
     // The request waits for its model: this plan only loads it.
     const StepPlan& plan = live.Plan();
     REQUIRE(plan.model_commands.size() == 1);
     return plan;
   }
-  if (setup == Setup::kTwoSequences) live.Submit(LiveScheduler::Spec(4, 8, /*user=*/1));
+  if (setup == Setup::kTwoSequences) live.Submit(Spec({.user = 1, .prompt = 4, .max_new = 8}));
   const StepPlan& plan = live.PlanUntilScheduled(first);
   if (setup == Setup::kTwoSequences) REQUIRE(plan.sequences.size() == 2);
   if (setup == Setup::kChunkWithoutSample) REQUIRE_FALSE(plan.sequences[0].sample);

@@ -13,6 +13,8 @@
 namespace hearth::catalogue {
 namespace {
 
+using testing::Spec;
+
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 constexpr auto kExhausted = absl::StatusCode::kResourceExhausted;
 
@@ -22,7 +24,7 @@ BadInputRow SpecRow(std::string name, std::function<void(RequestSpec&)> apply,
                     std::string message_has,
                     std::function<void(SchedulerOptions&)> configure = nullptr) {
   auto misuse = [apply = std::move(apply)](LiveScheduler& live) {
-    RequestSpec spec = LiveScheduler::Spec();
+    RequestSpec spec = Spec({.prompt = 4, .max_new = 2});
     apply(spec);
     return live->Submit(spec).status();
   };
@@ -221,7 +223,7 @@ std::vector<BadInputRow> ParentRows() {
       LiveRow(
           "submit: a parent id never issued", nullptr,
           [](LiveScheduler& live) {
-            RequestSpec spec = LiveScheduler::Spec();
+            RequestSpec spec = Spec({.prompt = 4, .max_new = 2});
             spec.parent = RequestId(12345);
             return live->Submit(spec).status();
           },
@@ -229,7 +231,7 @@ std::vector<BadInputRow> ParentRows() {
       LiveRow(
           "submit: parent id UINT64_MAX - 1", nullptr,
           [](LiveScheduler& live) {
-            RequestSpec spec = LiveScheduler::Spec();
+            RequestSpec spec = Spec({.prompt = 4, .max_new = 2});
             spec.parent = RequestId(RequestId::kInvalidValue - 1);
             return live->Submit(spec).status();
           },
@@ -237,8 +239,8 @@ std::vector<BadInputRow> ParentRows() {
       LiveRow(
           "submit: a live parent of another user", nullptr,
           [](LiveScheduler& live) {
-            const RequestId parent = live.Submit(LiveScheduler::Spec(4, 2, /*user=*/1));
-            RequestSpec spec = LiveScheduler::Spec();
+            const RequestId parent = live.Submit(Spec({.user = 1, .prompt = 4, .max_new = 2}));
+            RequestSpec spec = Spec({.prompt = 4, .max_new = 2});
             spec.parent = parent;
             return live->Submit(spec).status();
           },
@@ -253,8 +255,8 @@ std::vector<BadInputRow> LimitRows() {
           [](SchedulerOptions& o) { o.max_pending_requests = 2; },
           [](LiveScheduler& live) {
             live.Submit();
-            live.Submit(LiveScheduler::Spec(4, 2, /*user=*/1));
-            return live->Submit(LiveScheduler::Spec()).status();
+            live.Submit(Spec({.user = 1, .prompt = 4, .max_new = 2}));
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "max_pending_requests = 2"),
       LiveRow(
@@ -262,15 +264,15 @@ std::vector<BadInputRow> LimitRows() {
           [](SchedulerOptions& o) { o.users[0].max_queued_requests = 1; },
           [](LiveScheduler& live) {
             live.Submit();
-            return live->Submit(LiveScheduler::Spec()).status();
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "max_queued_requests is 1"),
       LiveRow(
           "submit: past a user's max_queued_requests while the first runs",
           [](SchedulerOptions& o) { o.users[0].max_queued_requests = 1; },
           [](LiveScheduler& live) {
-            live.PlanUntilScheduled(live.Submit(LiveScheduler::Spec(4, 8)));
-            return live->Submit(LiveScheduler::Spec()).status();
+            live.PlanUntilScheduled(live.Submit(Spec({.prompt = 4, .max_new = 8})));
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "\"alice\" has 1 unfinished"),
       LiveRow(
@@ -279,7 +281,7 @@ std::vector<BadInputRow> LimitRows() {
           [](LiveScheduler& live) {
             // One reserved for each of the two users, two shared.
             for (int i = 0; i < 3; ++i) live.Submit();
-            return live->Submit(LiveScheduler::Spec()).status();
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "beyond its reserved 1"),
       LiveRow(
@@ -287,8 +289,8 @@ std::vector<BadInputRow> LimitRows() {
           [](SchedulerOptions& o) { o.max_pending_requests = 4; },
           [](LiveScheduler& live) {
             for (int i = 0; i < 3; ++i) live.Submit();
-            (void)live->Submit(LiveScheduler::Spec());
-            return live->Submit(LiveScheduler::Spec()).status();
+            (void)live->Submit(Spec({.prompt = 4, .max_new = 2}));
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "none has ended since"),
       LiveRow(
@@ -296,7 +298,7 @@ std::vector<BadInputRow> LimitRows() {
           [](SchedulerOptions& o) { o.max_pending_bytes = 400; },
           [](LiveScheduler& live) {
             // 100 reserved for each, 200 shared: this user may hold 300.
-            RequestSpec spec = LiveScheduler::Spec();
+            RequestSpec spec = Spec({.prompt = 4, .max_new = 2});
             spec.label = std::string(150, 'l');
             live.Submit(spec);
             live.Submit(spec);
@@ -306,14 +308,16 @@ std::vector<BadInputRow> LimitRows() {
       LiveRow(
           "submit: one request larger than the token quota",
           [](SchedulerOptions& o) { o.users[0].token_quota = 6; },
-          [](LiveScheduler& live) { return live->Submit(LiveScheduler::Spec(4, 3)).status(); },
+          [](LiveScheduler& live) {
+            return live->Submit(Spec({.prompt = 4, .max_new = 3})).status();
+          },
           kExhausted, "6-token quota"),
       LiveRow(
           "submit: the token quota spent in this window",
           [](SchedulerOptions& o) { o.users[0].token_quota = 10; },
           [](LiveScheduler& live) {
-            live.Submit(LiveScheduler::Spec(4, 2));
-            return live->Submit(LiveScheduler::Spec(4, 2)).status();
+            live.Submit(Spec({.prompt = 4, .max_new = 2}));
+            return live->Submit(Spec({.prompt = 4, .max_new = 2})).status();
           },
           kExhausted, "has used 6 of a 10-token quota"),
   };

@@ -11,12 +11,14 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/policy/policy_tree.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr uint32_t kVoice = 0, kDocuments = 1;
 constexpr absl::Duration kStep = absl::Milliseconds(100);
@@ -43,15 +45,6 @@ std::unique_ptr<SchedulerHarness> Household(absl::Duration document_target) {
   return std::move(*h);
 }
 
-RequestSpec Spec(uint32_t user, uint32_t cls, int32_t prompt, int32_t output) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.work_class = WorkClassId(cls);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  return spec;
-}
-
 // The talker keeps two voice calls waiting (8 blocks each, memory for
 // five), so that memory freed by one always has a voice call ranked ahead of
 // a document that is not due; the reader sends `documents` documents of 30
@@ -62,7 +55,10 @@ std::optional<absl::Duration> FirstDocumentStart(absl::Duration document_target,
   auto h = Household(document_target);
   // Memory full of voice calls before the documents arrive.
   std::vector<RequestId> voice;
-  for (int i = 0; i < 7; ++i) voice.push_back(*h->Submit(Spec(0, kVoice, 100, 20)));
+  for (int i = 0; i < 7; ++i) {
+    voice.push_back(
+        *h->Submit(Spec({.user = 0, .work_class = kVoice, .prompt = 100, .max_new = 20})));
+  }
   for (int i = 0; i < 2; ++i) {
     REQUIRE(h->Step().ok());
     h->Advance(kStep);
@@ -70,7 +66,8 @@ std::optional<absl::Duration> FirstDocumentStart(absl::Duration document_target,
   const absl::Time start = h->now();
   RequestId first;
   for (int i = 0; i < documents; ++i) {
-    const RequestId id = *h->Submit(Spec(1, kDocuments, 470, 4));
+    const RequestId id =
+        *h->Submit(Spec({.user = 1, .work_class = kDocuments, .prompt = 470, .max_new = 4}));
     if (i == 0) first = id;
   }
   std::optional<absl::Duration> started;
@@ -81,7 +78,10 @@ std::optional<absl::Duration> FirstDocumentStart(absl::Duration document_target,
       waiting += v.ok() && (v->phase == RequestPhase::kQueued ||
                             v->phase == RequestPhase::kWaiting);
     }
-    for (; waiting < 2; ++waiting) voice.push_back(*h->Submit(Spec(0, kVoice, 100, 20)));
+    for (; waiting < 2; ++waiting) {
+      voice.push_back(
+          *h->Submit(Spec({.user = 0, .work_class = kVoice, .prompt = 100, .max_new = 20})));
+    }
     REQUIRE(h->Step().ok());
     if (h->last_plan().Find(first) != nullptr) started = h->now() - start;
     h->Advance(kStep);

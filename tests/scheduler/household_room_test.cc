@@ -11,12 +11,14 @@
 
 #include "hearth/policy/policy_registry.h"
 #include "hearth/policy/policy_tree.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr uint32_t kVoice = 0, kDocuments = 1;
 
@@ -46,14 +48,6 @@ std::unique_ptr<SchedulerHarness> Household(int32_t blocks, double reserve,
   return std::move(*h);
 }
 
-RequestSpec Spec(uint32_t cls, int32_t prompt, int32_t output) {
-  RequestSpec spec;
-  spec.work_class = WorkClassId(cls);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  return spec;
-}
-
 // 40 blocks, a quarter (10) reserved, 10 held by a decoding voice request:
 // a document of 25 blocks waits (30 free < 25 + 10), one of 18 starts, and a
 // voice request of 25 blocks is not held to the reserve.
@@ -62,9 +56,9 @@ TEST_CASE("Background requests do not admit into the reserved share", "[schedule
        {std::tuple{kDocuments, 400, false}, std::tuple{kDocuments, 288, true},
         std::tuple{kVoice, 400, true}}) {
     auto h = Household(40, 0.25, 0);
-    const RequestId holder = *h->Submit(Spec(kVoice, 150, 8));
+    const RequestId holder = *h->Submit(Spec({.work_class = kVoice, .prompt = 150, .max_new = 8}));
     REQUIRE(h->StepUntilDecoding(holder).ok());
-    const RequestId id = *h->Submit(Spec(cls, prompt, 4));
+    const RequestId id = *h->Submit(Spec({.work_class = cls, .prompt = prompt, .max_new = 4}));
     REQUIRE(h->Step().ok());
     INFO("class " << cls << ", prompt " << prompt);
     CHECK((h->scheduler().GetRequest(id)->phase == RequestPhase::kRunning) == admitted);
@@ -75,7 +69,8 @@ TEST_CASE("Background requests do not admit into the reserved share", "[schedule
 
 TEST_CASE("A request larger than the unreserved share still runs alone", "[scheduler]") {
   auto h = Household(40, 0.25, 0);
-  const RequestId id = *h->Submit(Spec(kDocuments, 600, 4));  // 38 blocks of 40
+  const RequestId id =
+      *h->Submit(Spec({.work_class = kDocuments, .prompt = 600, .max_new = 4}));  // 38 blocks of 40
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().at(id).phase == RequestPhase::kFinished);
 }
@@ -86,9 +81,10 @@ TEST_CASE("Background prefill is capped per step while anything decodes", "[sche
   for (int32_t cap : {0, 64}) {
     auto h = Household(400, 0, cap);
     h->keep_history(true);
-    const RequestId voice = *h->Submit(Spec(kVoice, 16, 8));
+    const RequestId voice = *h->Submit(Spec({.work_class = kVoice, .prompt = 16, .max_new = 8}));
     REQUIRE(h->Step().ok());
-    const RequestId document = *h->Submit(Spec(kDocuments, 3000, 4));
+    const RequestId document =
+        *h->Submit(Spec({.work_class = kDocuments, .prompt = 3000, .max_new = 4}));
     int32_t largest_beside_decode = 0, largest_alone = 0;
     REQUIRE(h->RunUntilIdle().ok());
     for (const auto& plan : h->history()) {
@@ -118,10 +114,11 @@ TEST_CASE("Over a host tier a waiting voice request pauses background work", "[s
   for (const int32_t host_blocks : {0, 64}) {
     auto h = Household(40, 0.2, 0, host_blocks);
     h->keep_history(true);
-    const RequestId document = *h->Submit(Spec(kDocuments, 470, 150));
+    const RequestId document =
+        *h->Submit(Spec({.work_class = kDocuments, .prompt = 470, .max_new = 150}));
     REQUIRE(h->StepUntilDecoding(document).ok());
     const auto submitted_after = static_cast<int>(h->last_plan().step);
-    const RequestId voice = *h->Submit(Spec(kVoice, 250, 4));
+    const RequestId voice = *h->Submit(Spec({.work_class = kVoice, .prompt = 250, .max_new = 4}));
     for (int i = 0; i < 4; ++i) {
       REQUIRE(h->Step().ok());
       h->Advance(absl::Milliseconds(100));

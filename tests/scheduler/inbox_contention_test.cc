@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "scheduler/inbox.h"
 #include "scheduler/submission_queues.h"
+#include "tests/testing/request_builder.h"
 
 namespace hearth::internal {
 
@@ -29,6 +30,8 @@ class InboxTestPeer {
 };
 
 namespace {
+
+using testing::Spec;
 
 // Holds `mu` on its own thread from construction until Release().
 class LockHolder {
@@ -105,14 +108,6 @@ TEST_CASE("Submission queues: users share the budget, remainders rotate, cancels
   CHECK_FALSE(queues.MarkCancelled(1, RequestId(15)));  // Taken: too late to mark.
 }
 
-RequestSpec Spec(uint32_t user) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.prompt_tokens = 10;
-  spec.max_new_tokens = 5;
-  return spec;
-}
-
 RequestResult Ended(RequestId id) {
   RequestResult r;
   r.id = id;
@@ -126,8 +121,8 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
   SchedulerOptions options;
   options.users = {{.name = "alice"}, {.name = "bob"}};
   Inbox inbox(options);
-  const RequestId a = *inbox.Submit(Spec(0), {});
-  const RequestId b = *inbox.Submit(Spec(1), {});
+  const RequestId a = *inbox.Submit(Spec({.user = 0, .prompt = 10, .max_new = 5}), {});
+  const RequestId b = *inbox.Submit(Spec({.user = 1, .prompt = 10, .max_new = 5}), {});
   std::vector<Submission> subs;
   std::vector<RequestChange> changes;
   std::vector<Cancellation> cancels;
@@ -161,7 +156,7 @@ TEST_CASE("After kMaxUnsettledCalls deferrals the engine waits for the lock once
   SchedulerOptions options;
   options.users = {{.name = "alice"}};
   Inbox inbox(options);
-  const RequestId a = *inbox.Submit(Spec(0), {});
+  const RequestId a = *inbox.Submit(Spec({.user = 0, .prompt = 10, .max_new = 5}), {});
   std::vector<Submission> subs;
   std::vector<RequestChange> changes;
   std::vector<Cancellation> cancels;
@@ -187,7 +182,7 @@ TEST_CASE("After kMaxUnsettledCalls deferrals the engine waits for the lock once
   std::vector<RequestResult> results;
   CHECK(inbox.DrainResults(&results) == 1);
   CHECK(inbox.Audit(/*taken_in=*/0).ok());
-  CHECK(inbox.Submit(Spec(0), {}).ok());
+  CHECK(inbox.Submit(Spec({.user = 0, .prompt = 10, .max_new = 5}), {}).ok());
 }
 
 }  // namespace

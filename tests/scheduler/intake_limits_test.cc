@@ -9,25 +9,19 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   auto h = SchedulerHarness::Create(std::move(o));
   REQUIRE(h.ok());
   return *std::move(h);
-}
-
-RequestSpec Spec(uint32_t user, int32_t prompt = 8, int32_t max_new = 4) {
-  RequestSpec s;
-  s.user = UserId(user);
-  s.prompt_tokens = prompt;
-  s.max_new_tokens = max_new;
-  return s;
 }
 
 bool Contains(const absl::Status& s, const std::string& part) {
@@ -56,15 +50,15 @@ TEST_CASE("A member's flood leaves every other member its reserved room", "[sche
   o.max_pending_requests = 100;  // 25 reserved for each at the default share.
   auto h = Harness(o);
   absl::Status refusal;
-  CHECK(Flood(*h, Spec(0), &refusal) == 75);
+  CHECK(Flood(*h, Spec({.user = 0}), &refusal) == 75);
   CHECK(refusal.code() == absl::StatusCode::kResourceExhausted);
   CHECK(Contains(refusal, "beyond its reserved 25"));
-  CHECK(Flood(*h, Spec(1), &refusal) == 25);
+  CHECK(Flood(*h, Spec({.user = 1}), &refusal) == 25);
   CHECK(Contains(refusal, "max_pending_requests = 100"));
   REQUIRE(h->scheduler().CheckInvariants().ok());
   // Room comes back as requests end.
   REQUIRE(h->RunUntilIdle().ok());
-  CHECK(h->Submit(Spec(0)).ok());
+  CHECK(h->Submit(Spec({.user = 0})).ok());
 }
 
 TEST_CASE("Without a reserved share the queue is first come, first served", "[scheduler][intake]") {
@@ -73,8 +67,8 @@ TEST_CASE("Without a reserved share the queue is first come, first served", "[sc
   o.reserved_pending_share = 0;
   auto h = Harness(o);
   absl::Status refusal;
-  CHECK(Flood(*h, Spec(0), &refusal) == 100);
-  CHECK(h->Submit(Spec(1)).status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(Flood(*h, Spec({.user = 0}), &refusal) == 100);
+  CHECK(h->Submit(Spec({.user = 1})).status().code() == absl::StatusCode::kResourceExhausted);
 }
 
 TEST_CASE("Bytes held by queued requests are bounded per member", "[scheduler][intake]") {
@@ -82,13 +76,13 @@ TEST_CASE("Bytes held by queued requests are bounded per member", "[scheduler][i
   o.max_pending_bytes = 4000;  // 1000 reserved for each.
   o.max_label_bytes = 100;
   auto h = Harness(o);
-  RequestSpec labelled = Spec(0);
+  RequestSpec labelled = Spec({.user = 0});
   labelled.label = std::string(100, 'a');
   absl::Status refusal;
   CHECK(Flood(*h, labelled, &refusal) == 30);
   CHECK(Contains(refusal, "bytes of token ids and labels"));
   // 1200 bytes of token ids: more than bob's reserved 1000.
-  RequestSpec ids = Spec(1, 300);
+  RequestSpec ids = Spec({.user = 1, .prompt = 300});
   ids.prompt_token_ids.assign(300, 7);
   CHECK(h->Submit(ids).status().code() == absl::StatusCode::kResourceExhausted);
   labelled.user = UserId(1);
@@ -105,7 +99,7 @@ TEST_CASE("Labels longer than max_label_bytes are refused", "[scheduler][intake]
   SchedulerOptions o;
   o.max_label_bytes = 16;
   auto h = Harness(o);
-  RequestSpec s = Spec(0);
+  RequestSpec s = Spec({.user = 0});
   s.label = std::string(16, 'x');
   CHECK(h->Submit(s).ok());
   s.label += 'x';
@@ -118,8 +112,8 @@ TEST_CASE("Users take turns at intake, so a backlog delays nobody else", "[sched
   SchedulerOptions o = TwoUsers();
   o.max_intake_per_plan = 4;
   auto h = Harness(o);
-  for (int i = 0; i < 100; ++i) REQUIRE(h->Submit(Spec(0)).ok());
-  RequestId bob = *h->Submit(Spec(1));
+  for (int i = 0; i < 100; ++i) REQUIRE(h->Submit(Spec({.user = 0})).ok());
+  RequestId bob = *h->Submit(Spec({.user = 1}));
   REQUIRE(h->Step().ok());
   CHECK(h->last_plan().Find(bob) != nullptr);
   CHECK(h->last_plan().sequences.size() == 4);
@@ -132,8 +126,8 @@ TEST_CASE("A request cancelled while queued ends when Plan takes it in", "[sched
   SchedulerOptions o;
   o.max_intake_per_plan = 1;
   auto h = Harness(o);
-  RequestId first = *h->Submit(Spec(0));
-  RequestId second = *h->Submit(Spec(0));
+  RequestId first = *h->Submit(Spec({.user = 0}));
+  RequestId second = *h->Submit(Spec({.user = 0}));
   REQUIRE(h->scheduler().Cancel(second).ok());
   CHECK(h->scheduler().Cancel(second).code() == absl::StatusCode::kNotFound);
   REQUIRE(h->Step().ok());
@@ -154,23 +148,23 @@ TEST_CASE("Stamped arrival times neither dodge nor move quota windows", "[schedu
   REQUIRE(h->Step().ok());
   const absl::Time now = h->now();
 
-  RequestSpec past = Spec(0, 10, 50);
+  RequestSpec past = Spec({.user = 0, .prompt = 10, .max_new = 50});
   past.arrival_time = now - absl::Hours(5);
   CHECK(h->Submit(past).ok());
   past.arrival_time = now - absl::Hours(3);
   CHECK(h->Submit(past).status().code() == absl::StatusCode::kResourceExhausted);
 
-  RequestSpec never = Spec(0, 1, 1);
+  RequestSpec never = Spec({.user = 0, .prompt = 1, .max_new = 1});
   never.arrival_time = absl::InfiniteFuture();
   absl::Status st = h->Submit(never).status();
   CHECK(st.code() == absl::StatusCode::kInvalidArgument);
   CHECK(Contains(st, "arrival_time is InfiniteFuture"));
 
   // A far-future stamp is refused at intake and leaves the window alone.
-  RequestSpec future = Spec(0, 10, 10);
+  RequestSpec future = Spec({.user = 0, .prompt = 10, .max_new = 10});
   future.arrival_time = now + absl::Hours(48);
   RequestId far = *h->Submit(future);
-  RequestSpec soon = Spec(1);
+  RequestSpec soon = Spec({.user = 1});
   soon.arrival_time = now + absl::Seconds(30);
   RequestId near = *h->Submit(soon);
   REQUIRE(h->Step().ok());
@@ -193,13 +187,13 @@ TEST_CASE("Limits at the integer extremes neither wrap nor refuse", "[scheduler]
   o.users[1].weight = 1e9;
   auto h = Harness(o);
   for (uint32_t user : {0u, 1u, 1u}) {
-    RequestSpec s = Spec(user);
+    RequestSpec s = Spec({.user = user});
     s.label = "extreme";
     REQUIRE(h->Submit(s).ok());
   }
   // Bob's weight reserves all but one of the 65,536 requests: that one is
   // alice's, and she has it.
-  CHECK(h->Submit(Spec(0)).status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(h->Submit(Spec({.user = 0})).status().code() == absl::StatusCode::kResourceExhausted);
   REQUIRE(h->scheduler().CheckInvariants().ok());
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().size() == 3);
@@ -210,7 +204,7 @@ TEST_CASE("Limits at the integer extremes neither wrap nor refuse", "[scheduler]
   one.max_pending_bytes = std::numeric_limits<int64_t>::max();
   one.reserved_pending_share = 1;
   h = Harness(one);
-  RequestSpec labelled = Spec(0);
+  RequestSpec labelled = Spec({.user = 0});
   labelled.label = "x";
   REQUIRE(h->Submit(labelled).ok());
   REQUIRE(h->scheduler().CheckInvariants().ok());

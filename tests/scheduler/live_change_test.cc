@@ -13,12 +13,14 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/policy/policy_registry.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr uint32_t kChat = 0, kBatch = 1, kSlow = 2;
 
@@ -53,14 +55,6 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o, const std::string&
   return std::move(*h);
 }
 
-RequestSpec Spec(uint32_t cls, int32_t prompt = 32, int32_t output = 8) {
-  RequestSpec spec;
-  spec.work_class = WorkClassId(cls);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  return spec;
-}
-
 RequestView View(SchedulerHarness& h, RequestId id) {
   absl::StatusOr<RequestView> v = h.scheduler().GetRequest(id);
   REQUIRE(v.ok());
@@ -80,10 +74,10 @@ TEST_CASE("A raised request is admitted first, under every policy that ranks by 
     INFO(policy);
     // One sequence at a time: the order of admission is the policy's order.
     auto h = Harness(Options(/*max_running=*/1), policy);
-    const RequestId first = *h->Submit(Spec(kSlow));
+    const RequestId first = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
     REQUIRE(h->StepUntilDecoding(first).ok());
-    const RequestId older = *h->Submit(Spec(kSlow));
-    const RequestId raised = *h->Submit(Spec(kSlow));
+    const RequestId older = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
+    const RequestId raised = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
     REQUIRE(h->Step().ok());
     if (policy == "priority") {
       REQUIRE(h->scheduler().SetPriority(raised, 5).ok());
@@ -103,7 +97,7 @@ TEST_CASE("A running request moved to another class keeps its progress and takes
   for (const std::string policy : {"fifo", "vtc", "priority", "mlfq", "household"}) {
     INFO(policy);
     auto h = Harness(Options(), policy);
-    RequestSpec own = Spec(kSlow, 64, 40);
+    RequestSpec own = Spec({.work_class = kSlow, .prompt = 64, .max_new = 40});
     own.tpot_slo = absl::Milliseconds(70);
     const RequestId id = *h->Submit(own);
     REQUIRE(h->StepUntilDecoding(id).ok());
@@ -132,8 +126,8 @@ TEST_CASE("A running request moved into a full class that may not borrow waits t
   for (const std::string policy : {"fifo", "vtc", "priority", "mlfq", "household"}) {
     INFO(policy);
     auto h = Harness(Options(), policy);
-    const RequestId batch = *h->Submit(Spec(kBatch, 32, 30));
-    const RequestId moved = *h->Submit(Spec(kSlow, 32, 30));
+    const RequestId batch = *h->Submit(Spec({.work_class = kBatch, .prompt = 32, .max_new = 30}));
+    const RequestId moved = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 30}));
     REQUIRE(h->StepUntilDecoding(batch).ok());
     REQUIRE(h->StepUntilDecoding(moved).ok());
     REQUIRE(h->scheduler().SetWorkClass(moved, WorkClassId(kBatch)).ok());
@@ -156,7 +150,7 @@ TEST_CASE("A running request moved into a full class that may not borrow waits t
 
 TEST_CASE("A queued request is taken in with its changes", "[scheduler][live_change]") {
   auto h = Harness(Options(), "household");
-  const RequestId id = *h->Submit(Spec(kSlow));
+  const RequestId id = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
   REQUIRE(h->scheduler().SetWorkClass(id, WorkClassId(kChat)).ok());
   REQUIRE(h->scheduler().SetPriority(id, 3).ok());
   REQUIRE(h->scheduler().SetPriority(id, 4).ok());
@@ -172,9 +166,9 @@ TEST_CASE("A queued request is taken in with its changes", "[scheduler][live_cha
 TEST_CASE("Changes made between two Plans merge, the latest of each winning",
           "[scheduler][live_change]") {
   auto h = Harness(Options(/*max_running=*/1), "priority");
-  const RequestId runner = *h->Submit(Spec(kSlow));
+  const RequestId runner = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
   REQUIRE(h->StepUntilDecoding(runner).ok());
-  const RequestId id = *h->Submit(Spec(kSlow));
+  const RequestId id = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
   REQUIRE(h->Step().ok());
   for (int p = 0; p < 1000; ++p) REQUIRE(h->scheduler().SetPriority(id, p % 7).ok());
   REQUIRE(h->scheduler().SetWorkClass(id, WorkClassId(kBatch)).ok());
@@ -188,9 +182,9 @@ TEST_CASE("Changes made between two Plans merge, the latest of each winning",
 TEST_CASE("A waiting request moved to a class with a queue timeout times out by it",
           "[scheduler][live_change]") {
   auto h = Harness(Options(/*max_running=*/1), "fifo");
-  const RequestId runner = *h->Submit(Spec(kSlow, 32, 200));
+  const RequestId runner = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 200}));
   REQUIRE(h->StepUntilDecoding(runner).ok());
-  const RequestId waiting = *h->Submit(Spec(kSlow));
+  const RequestId waiting = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
   REQUIRE(h->Step().ok());
   REQUIRE(h->scheduler().SetWorkClass(waiting, WorkClassId(kChat)).ok());
   h->Advance(absl::Milliseconds(250));
@@ -218,8 +212,8 @@ TEST_CASE("A request swapped out by a class change and cancelled in the same Pla
   o.swap_block_cost_tokens = 1.0;
   o.work_classes = {{.name = "a"}, {.name = "b", .max_running = 1, .borrow = false}};
   auto h = Harness(o, "fifo");
-  RequestSpec spec = Spec(0, 4, 10);
-  REQUIRE(h->Submit(Spec(1, 4, 10)).ok());
+  RequestSpec spec = Spec({.work_class = 0, .prompt = 4, .max_new = 10});
+  REQUIRE(h->Submit(Spec({.work_class = 1, .prompt = 4, .max_new = 10})).ok());
   const RequestId r = *h->Submit(spec);
   REQUIRE(h->Submit(spec).ok());
   REQUIRE(h->Submit(spec).ok());
@@ -241,14 +235,14 @@ TEST_CASE("Live changes refuse what they cannot change, and say why",
   auto h = Harness(Options(), "household");
   Scheduler& s = h->scheduler();
   CHECK(s.SetPriority(RequestId(12345), 1).code() == absl::StatusCode::kNotFound);
-  const RequestId id = *h->Submit(Spec(kSlow, 8, 2));
+  const RequestId id = *h->Submit(Spec({.work_class = kSlow, .prompt = 8, .max_new = 2}));
   for (WorkClassId bad : {WorkClassId(3), WorkClassId(), WorkClassId(UINT32_MAX - 1)}) {
     const absl::Status status = s.SetWorkClass(id, bad);
     CHECK(status.code() == absl::StatusCode::kInvalidArgument);
     CHECK_THAT(std::string(status.message()), Catch::Contains("SchedulerOptions.work_classes has 3"));
   }
   // Batch may never hold more than 4 blocks of 16 tokens.
-  const RequestId big = *h->Submit(Spec(kSlow, 60, 20));
+  const RequestId big = *h->Submit(Spec({.work_class = kSlow, .prompt = 60, .max_new = 20}));
   const absl::Status too_big = s.SetWorkClass(big, WorkClassId(kBatch));
   CHECK(too_big.code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(too_big.message()),
@@ -259,7 +253,7 @@ TEST_CASE("Live changes refuse what they cannot change, and say why",
   const absl::Status ended = s.SetPriority(id, 1);
   CHECK(ended.code() == absl::StatusCode::kNotFound);
   CHECK_THAT(std::string(ended.message()), Catch::Contains("unknown or already ended"));
-  const RequestId cancelled = *h->Submit(Spec(kSlow));
+  const RequestId cancelled = *h->Submit(Spec({.work_class = kSlow, .prompt = 32, .max_new = 8}));
   REQUIRE(s.Cancel(cancelled).ok());
   CHECK_THAT(std::string(s.SetWorkClass(cancelled, WorkClassId(kChat)).message()),
              Catch::Contains("being cancelled"));

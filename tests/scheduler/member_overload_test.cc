@@ -15,9 +15,12 @@
 #include "hearth/policy/policy_registry.h"
 #include "hearth/policy/policy_tree.h"
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 
 namespace hearth {
 namespace {
+
+using testing::Spec;
 
 constexpr absl::Duration kStep = absl::Milliseconds(20);
 
@@ -59,19 +62,16 @@ std::unique_ptr<Scheduler> HouseholdScheduler(bool member_guard) {
   return std::move(*s);
 }
 
-RequestSpec Spec(Scheduler& s, const char* user, const char* cls, int32_t prompt,
-                 int32_t output) {
-  RequestSpec spec;
-  spec.user = *s.FindUser(user);
-  spec.work_class = *s.FindWorkClass(cls);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  return spec;
-}
+// The ids `s` gave these names, for testing::Spec.
+uint32_t User(Scheduler& s, const char* name) { return s.FindUser(name)->value(); }
+uint32_t Class(Scheduler& s, const char* name) { return s.FindWorkClass(name)->value(); }
 
 void SubmitBacklog(Scheduler& s, const Overload& o, absl::Time now) {
   for (int32_t i = 0; i < o.backlog; ++i) {
-    RequestSpec spec = Spec(s, "alice", o.backlog_by_class_change ? "voice" : "chat", 200, 100);
+    RequestSpec spec = Spec({.user = User(s, "alice"),
+                               .work_class = Class(s, o.backlog_by_class_change ? "voice" : "chat"),
+                               .prompt = 200,
+                               .max_new = 100});
     if (o.alice_stamped_early > absl::ZeroDuration()) spec.arrival_time = now - o.alice_stamped_early;
     absl::StatusOr<RequestId> id = s.Submit(spec);
     REQUIRE(id.ok());
@@ -83,7 +83,10 @@ std::vector<RequestId> SubmitVoice(Scheduler& s, const Overload& o) {
   std::vector<RequestId> ids;
   for (int32_t i = 0; i < 10; ++i) {
     absl::StatusOr<RequestId> id =
-        s.Submit(Spec(s, "bob", o.voice_by_class_change ? "chat" : "voice", 100, 20));
+        s.Submit(Spec({.user = User(s, "bob"),
+                     .work_class = Class(s, o.voice_by_class_change ? "chat" : "voice"),
+                     .prompt = 100,
+                     .max_new = 20}));
     REQUIRE(id.ok());
     if (o.voice_by_class_change) REQUIRE(s.SetWorkClass(*id, *s.FindWorkClass("voice")).ok());
     ids.push_back(*id);

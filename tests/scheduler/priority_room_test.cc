@@ -16,12 +16,14 @@
 
 #include "hearth/policy/policy_registry.h"
 #include "hearth/policy/priority_quota.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr uint32_t kLow = 0, kMid = 1, kTop = 2;
 constexpr absl::Duration kAging = absl::Seconds(60);
@@ -48,17 +50,9 @@ std::unique_ptr<SchedulerHarness> Priority(int32_t blocks, double reserve,
   return std::move(*h);
 }
 
-RequestSpec Spec(uint32_t cls, int32_t prompt, int32_t output) {
-  RequestSpec spec;
-  spec.work_class = WorkClassId(cls);
-  spec.prompt_tokens = prompt;
-  spec.max_new_tokens = output;
-  return spec;
-}
-
 // Runs a request of class `cls` until it decodes.
 RequestId HoldDecoding(SchedulerHarness& h, uint32_t cls, int32_t prompt, int32_t output) {
-  const RequestId id = *h.Submit(Spec(cls, prompt, output));
+  const RequestId id = *h.Submit(Spec({.work_class = cls, .prompt = prompt, .max_new = output}));
   REQUIRE(h.StepUntilDecoding(id).ok());
   return id;
 }
@@ -74,7 +68,7 @@ TEST_CASE("Lower priority levels leave more of the cache free", "[scheduler][pri
         std::tuple{kTop, 464, true}}) {  // 29 + 0 <= 30
     auto h = Priority(40, 0.5);
     HoldDecoding(*h, kTop, 150, 16);
-    const RequestId id = *h->Submit(Spec(cls, prompt, 4));
+    const RequestId id = *h->Submit(Spec({.work_class = cls, .prompt = prompt, .max_new = 4}));
     REQUIRE(h->Step().ok());
     INFO("class " << cls << ", prompt " << prompt);
     CHECK((h->scheduler().GetRequest(id)->phase == RequestPhase::kRunning) == admitted);
@@ -86,7 +80,7 @@ TEST_CASE("Lower priority levels leave more of the cache free", "[scheduler][pri
 TEST_CASE("The reserve is waived after an aging interval", "[scheduler][priority]") {
   auto h = Priority(40, 0.5);
   HoldDecoding(*h, kTop, 150, 400);
-  const RequestId low = *h->Submit(Spec(kLow, 240, 4));
+  const RequestId low = *h->Submit(Spec({.work_class = kLow, .prompt = 240, .max_new = 4}));
   REQUIRE(h->Step().ok());
   CHECK(h->scheduler().GetRequest(low)->phase == RequestPhase::kWaiting);
   h->Advance(kAging);
@@ -99,7 +93,8 @@ TEST_CASE("The reserve is waived after an aging interval", "[scheduler][priority
 TEST_CASE("With one class priority nobody keeps room", "[scheduler][priority]") {
   auto h = Priority(40, 0.5, {1, 1});
   HoldDecoding(*h, 1, 150, 16);
-  const RequestId id = *h->Submit(Spec(0, 448, 4));  // 28 of 30 free
+  const RequestId id =
+      *h->Submit(Spec({.work_class = 0, .prompt = 448, .max_new = 4}));  // 28 of 30 free
   REQUIRE(h->Step().ok());
   CHECK(h->scheduler().GetRequest(id)->phase == RequestPhase::kRunning);
   REQUIRE(h->RunUntilIdle().ok());
@@ -111,7 +106,7 @@ TEST_CASE("With a reserve a waiting request evicts no one", "[scheduler][priorit
   for (const auto& [reserve, evicted] : {std::tuple{0.25, false}, std::tuple{0.0, true}}) {
     auto h = Priority(32, reserve);
     const RequestId low = HoldDecoding(*h, kLow, 470, 8);
-    REQUIRE(h->Submit(Spec(kTop, 60, 4)).ok());
+    REQUIRE(h->Submit(Spec({.work_class = kTop, .prompt = 60, .max_new = 4})).ok());
     REQUIRE(h->Step().ok());
     INFO("reserve " << reserve);
     CHECK((h->scheduler().GetRequest(low)->phase != RequestPhase::kRunning) == evicted);

@@ -9,12 +9,14 @@
 
 #include "hearth/exec/step_executor.h"
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 bool Contains(const absl::Status& s, const std::string& text) {
   return std::string(s.message()).find(text) != std::string::npos;
@@ -24,13 +26,6 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   auto h = SchedulerHarness::Create(std::move(o));
   REQUIRE(h.ok());
   return std::move(*h);
-}
-
-RequestSpec Spec(int32_t prompt, int32_t max_new) {
-  RequestSpec s;
-  s.prompt_tokens = prompt;
-  s.max_new_tokens = max_new;
-  return s;
 }
 
 std::vector<TokenId> Ids(int32_t n, int32_t salt) {
@@ -65,31 +60,33 @@ TEST_CASE("Submit rejects bad requests with specific errors and leaves nothing",
   o.max_pending_requests = 2;
   auto sched = *Scheduler::Create(o);
 
-  CHECK(Contains(sched->Submit(Spec(0, 5)).status(), "prompt_tokens is 0"));
-  CHECK(Contains(sched->Submit(Spec(5, 0)).status(), "max_new_tokens is 0"));
-  CHECK(Contains(sched->Submit(Spec(900, 200)).status(), "allows at most 1000"));
+  CHECK(Contains(sched->Submit(Spec({.prompt = 0, .max_new = 5})).status(), "prompt_tokens is 0"));
+  CHECK(Contains(sched->Submit(Spec({.prompt = 5, .max_new = 0})).status(), "max_new_tokens is 0"));
+  CHECK(Contains(sched->Submit(Spec({.prompt = 900, .max_new = 200})).status(),
+                 "allows at most 1000"));
   // Larger than the whole cache: rejected now, never deadlocks later.
-  auto too_big = sched->Submit(Spec(150, 20));
+  auto too_big = sched->Submit(Spec({.prompt = 150, .max_new = 20}));
   CHECK(too_big.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(Contains(too_big.status(), "more than the whole KV cache"));
-  RequestSpec s = Spec(4, 4);
+  RequestSpec s = Spec({.prompt = 4, .max_new = 4});
   s.user = UserId(3);
   CHECK(Contains(sched->Submit(s).status(), "user 3 is unknown"));
-  s = Spec(4, 4);
+  s = Spec({.prompt = 4, .max_new = 4});
   s.work_class = WorkClassId(1);
   CHECK(Contains(sched->Submit(s).status(), "work_class 1 is unknown"));
-  s = Spec(4, 4);
+  s = Spec({.prompt = 4, .max_new = 4});
   s.model = ModelId(2);
   CHECK(Contains(sched->Submit(s).status(), "model 2 is unknown"));
-  s = Spec(4, 4);
+  s = Spec({.prompt = 4, .max_new = 4});
   s.prompt_token_ids = {1, 2, 3};
   CHECK(Contains(sched->Submit(s).status(), "has 3 ids"));
   s.prompt_token_ids = {1, 2, 3, 100};
   CHECK(Contains(sched->Submit(s).status(), "prompt_token_ids[3] is 100"));
 
-  REQUIRE(sched->Submit(Spec(4, 4)).ok());
-  REQUIRE(sched->Submit(Spec(4, 4)).ok());
-  CHECK(sched->Submit(Spec(4, 4)).status().code() == absl::StatusCode::kResourceExhausted);
+  REQUIRE(sched->Submit(Spec({.prompt = 4, .max_new = 4})).ok());
+  REQUIRE(sched->Submit(Spec({.prompt = 4, .max_new = 4})).ok());
+  CHECK(sched->Submit(Spec({.prompt = 4, .max_new = 4})).status().code() ==
+        absl::StatusCode::kResourceExhausted);
   // Only the two accepted requests exist.
   auto plan = sched->Plan(absl::UnixEpoch());
   REQUIRE(plan.ok());
@@ -100,7 +97,7 @@ TEST_CASE("Submit rejects bad requests with specific errors and leaves nothing",
 TEST_CASE("Plan and Complete enforce their order and matching outcomes", "[scheduler]") {
   auto sched = *Scheduler::Create(SchedulerOptions());
   CHECK(sched->Complete(StepOutcome{}).code() == absl::StatusCode::kFailedPrecondition);
-  RequestId id = *sched->Submit(Spec(8, 2));
+  RequestId id = *sched->Submit(Spec({.prompt = 8, .max_new = 2}));
   const absl::Time t0 = absl::UnixEpoch() + absl::Seconds(5);
   auto plan = sched->Plan(t0);
   REQUIRE(plan.ok());
@@ -132,7 +129,7 @@ TEST_CASE("Chunked prefill covers exactly the prompt's positions", "[scheduler]"
   o.max_prefill_chunk_tokens = 16;
   auto h = Harness(o);
   h->keep_history(true);
-  RequestId id = *h->Submit(Spec(100, 3));
+  RequestId id = *h->Submit(Spec({.prompt = 100, .max_new = 3}));
   REQUIRE(h->RunUntilIdle().ok());
   std::vector<int> covered(100, 0);
   int samples = 0;
@@ -157,9 +154,9 @@ TEST_CASE("Decodes come first and prefills never push them out", "[scheduler]") 
   o.max_running = 8;
   auto h = Harness(o);
   std::vector<RequestId> short_ids;
-  for (int i = 0; i < 4; ++i) short_ids.push_back(*h->Submit(Spec(4, 50)));
+  for (int i = 0; i < 4; ++i) short_ids.push_back(*h->Submit(Spec({.prompt = 4, .max_new = 50})));
   REQUIRE(h->Step().ok());  // All four prefills fit; each samples its first token.
-  RequestId big = *h->Submit(Spec(1000, 5));
+  RequestId big = *h->Submit(Spec({.prompt = 1000, .max_new = 5}));
   REQUIRE(h->Step().ok());
   const auto& plan = h->last_plan();
   REQUIRE(plan.sequences.size() == 5);
@@ -173,7 +170,7 @@ TEST_CASE("Prefix-cache hits reuse blocks and skip their prefill", "[scheduler]"
   o.kv.block_size = 16;
   o.kv.num_device_blocks = 64;
   auto h = Harness(o);
-  RequestSpec a = Spec(64, 2);
+  RequestSpec a = Spec({.prompt = 64, .max_new = 2});
   a.prompt_token_ids = Ids(64, 1);
   RequestId first = *h->Submit(a);
   REQUIRE(h->RunUntilIdle().ok());
@@ -224,8 +221,8 @@ void RunPreemption(PreemptionMode mode) {
   o.max_running = 8;
   auto h = Harness(o);
   h->keep_history(true);
-  RequestId a = *h->Submit(Spec(10, 30));
-  RequestId b = *h->Submit(Spec(10, 30));
+  RequestId a = *h->Submit(Spec({.prompt = 10, .max_new = 30}));
+  RequestId b = *h->Submit(Spec({.prompt = 10, .max_new = 30}));
   REQUIRE(h->RunUntilIdle().ok());
   int preempted = 0, swap_outs = 0, swap_ins = 0;
   for (const auto& p : h->history()) {
@@ -265,10 +262,10 @@ TEST_CASE("Cancel ends requests in every phase exactly once", "[scheduler]") {
   o.max_running = 1;
   auto h = Harness(o);
   CHECK(h->scheduler().Cancel(RequestId(12345)).code() == absl::StatusCode::kNotFound);
-  RequestId running = *h->Submit(Spec(8, 100));
-  RequestId waiting = *h->Submit(Spec(8, 100));
+  RequestId running = *h->Submit(Spec({.prompt = 8, .max_new = 100}));
+  RequestId waiting = *h->Submit(Spec({.prompt = 8, .max_new = 100}));
   REQUIRE(h->Step().ok());
-  RequestId queued = *h->Submit(Spec(8, 100));
+  RequestId queued = *h->Submit(Spec({.prompt = 8, .max_new = 100}));
   REQUIRE(h->scheduler().Cancel(queued).ok());
   CHECK(h->scheduler().Cancel(queued).code() == absl::StatusCode::kNotFound);
   REQUIRE(h->scheduler().Cancel(running).ok());
@@ -289,7 +286,7 @@ TEST_CASE("Deadlines end requests as timed out wherever they are", "[scheduler]"
   SchedulerOptions o;
   o.max_running = 1;
   auto h = Harness(o);
-  RequestSpec s = Spec(8, 1000);
+  RequestSpec s = Spec({.prompt = 8, .max_new = 1000});
   s.deadline = absl::UnixEpoch() + absl::Milliseconds(50);
   RequestId a = *h->Submit(s);
   RequestId b = *h->Submit(s);
@@ -304,7 +301,7 @@ TEST_CASE("Deadlines end requests as timed out wherever they are", "[scheduler]"
 
 TEST_CASE("Engine failures end sequences as failed with the message", "[scheduler]") {
   auto h = Harness(SchedulerOptions());
-  RequestId id = *h->Submit(Spec(8, 10));
+  RequestId id = *h->Submit(Spec({.prompt = 8, .max_new = 10}));
   h->executor().set_failure_rate(1.0);
   REQUIRE(h->Step().ok());
   const RequestResult& r = h->results().at(id);
@@ -321,7 +318,7 @@ class BrokenExecutor : public StepExecutor {
 
 TEST_CASE("RunIteration fails every planned sequence when the step fails", "[scheduler]") {
   auto sched = *Scheduler::Create(SchedulerOptions());
-  RequestId id = *sched->Submit(Spec(8, 10));
+  RequestId id = *sched->Submit(Spec({.prompt = 8, .max_new = 10}));
   BrokenExecutor broken;
   absl::Status s = RunIteration(*sched, broken, absl::UnixEpoch());
   CHECK(s.code() == absl::StatusCode::kUnavailable);
@@ -336,7 +333,7 @@ TEST_CASE("RunIteration fails every planned sequence when the step fails", "[sch
 
 TEST_CASE("Stop tokens finish early, arrival time and TTFT are stamped", "[scheduler]") {
   auto h = Harness(SchedulerOptions());
-  RequestSpec s = Spec(8, 100);
+  RequestSpec s = Spec({.prompt = 8, .max_new = 100});
   s.arrival_time = absl::UnixEpoch() - absl::Seconds(1);
   s.label = "hello";
   RequestId id = *h->Submit(s);
@@ -355,7 +352,7 @@ TEST_CASE("Requests with token ids expose their tokens to the engine", "[schedul
   SchedulerOptions o;
   o.max_prefill_chunk_tokens = 8;
   auto h = Harness(o);
-  RequestSpec s = Spec(20, 3);
+  RequestSpec s = Spec({.prompt = 20, .max_new = 3});
   s.prompt_token_ids = Ids(20, 3);
   RequestId id = *h->Submit(s);
   h->keep_history(true);
@@ -389,7 +386,7 @@ TEST_CASE("Long prompts admitted together never thrash each other", "[scheduler]
   o.models[0].context_length = 32768;
   auto h = *testing::SchedulerHarness::Create(o);
   std::vector<RequestId> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(*h->Submit(Spec(30000, 20)));
+  for (int i = 0; i < 3; ++i) ids.push_back(*h->Submit(Spec({.prompt = 30000, .max_new = 20})));
   REQUIRE(h->RunUntilIdle().ok());
   for (RequestId id : ids) {
     CHECK(h->results().at(id).phase == RequestPhase::kFinished);

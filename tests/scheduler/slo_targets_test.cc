@@ -11,12 +11,14 @@
 
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/policy/policy_registry.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr uint32_t kVoice = 0, kChat = 1, kDocuments = 2;
 constexpr absl::Duration kVoiceTtft = absl::Milliseconds(25);
@@ -34,15 +36,6 @@ SchedulerOptions Options(int32_t max_running) {
   return o;
 }
 
-RequestSpec Spec(uint32_t cls, uint32_t user = 0, int32_t max_new = 3) {
-  RequestSpec s;
-  s.work_class = WorkClassId(cls);
-  s.user = UserId(user);
-  s.prompt_tokens = 8;
-  s.max_new_tokens = max_new;
-  return s;
-}
-
 std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   auto h = SchedulerHarness::Create(std::move(o));
   REQUIRE(h.ok());
@@ -57,20 +50,20 @@ TEST_CASE("Submit refuses SLO overrides that are neither in 0 < t <= kMaxSloTarg
                                 -absl::InfiniteDuration()};
   for (const absl::Duration d : bad) {
     CAPTURE(absl::FormatDuration(d));
-    RequestSpec ttft = Spec(kVoice);
+    RequestSpec ttft = Spec({.work_class = kVoice, .max_new = 3});
     ttft.ttft_slo = d;
     absl::StatusOr<RequestId> a = h->scheduler().Submit(ttft);
     REQUIRE(a.status().code() == absl::StatusCode::kInvalidArgument);
     CHECK_THAT(std::string(a.status().message()),
                Catch::Contains("RequestSpec.ttft_slo is") && Catch::Contains("must be positive"));
-    RequestSpec tpot = Spec(kVoice);
+    RequestSpec tpot = Spec({.work_class = kVoice, .max_new = 3});
     tpot.tpot_slo = d;
     absl::StatusOr<RequestId> b = h->scheduler().Submit(tpot);
     REQUIRE(b.status().code() == absl::StatusCode::kInvalidArgument);
     CHECK_THAT(std::string(b.status().message()), Catch::Contains("RequestSpec.tpot_slo is"));
   }
   for (const absl::Duration d : {absl::Nanoseconds(1), kMaxSloTarget, absl::InfiniteDuration()}) {
-    RequestSpec ok = Spec(kVoice);
+    RequestSpec ok = Spec({.work_class = kVoice, .max_new = 3});
     ok.ttft_slo = d;
     ok.tpot_slo = d;
     CHECK(h->scheduler().Submit(ok).ok());
@@ -95,12 +88,12 @@ TEST_CASE("RequestView carries the effective targets, the TTFT deadline and slac
   // One runs at a time, so everything behind the first waits for its token.
   auto h = Harness(Options(1));
   const absl::Time t0 = h->now();
-  const RequestId first = *h->Submit(Spec(kDocuments, 0, 50));
-  const RequestId voice = *h->Submit(Spec(kVoice));
-  RequestSpec own = Spec(kChat);
+  const RequestId first = *h->Submit(Spec({.user = 0, .work_class = kDocuments, .max_new = 50}));
+  const RequestId voice = *h->Submit(Spec({.work_class = kVoice, .max_new = 3}));
+  RequestSpec own = Spec({.work_class = kChat, .max_new = 3});
   own.ttft_slo = absl::Milliseconds(5);
   const RequestId chat_own = *h->Submit(own);
-  RequestSpec none = Spec(kVoice);
+  RequestSpec none = Spec({.work_class = kVoice, .max_new = 3});
   none.ttft_slo = absl::InfiniteDuration();
   const RequestId voice_none = *h->Submit(none);
   REQUIRE(h->Step().ok());  // Takes all in at t0; `first` runs.
@@ -181,23 +174,28 @@ TEST_CASE("MetricsCollector counts each request against its own targets, per cla
     return *id;
   };
   for (int i = 0; i < 6; ++i) {
-    submit(Spec(kVoice, i % 2), kVoiceTtft, kVoiceTpot);
-    if (i % 3 == 0) submit(Spec(kChat, 1, 6), kChatTtft, absl::InfiniteDuration());
+    submit(Spec({.user = static_cast<uint32_t>(i % 2), .work_class = kVoice, .max_new = 3}),
+           kVoiceTtft, kVoiceTpot);
+    if (i % 3 == 0) {
+      submit(Spec({.user = 1, .work_class = kChat, .max_new = 6}), kChatTtft,
+             absl::InfiniteDuration());
+    }
   }
-  RequestSpec tight = Spec(kChat, 0);
+  RequestSpec tight = Spec({.user = 0, .work_class = kChat, .max_new = 3});
   tight.ttft_slo = absl::Milliseconds(1);
   tight.tpot_slo = absl::Microseconds(1);
   submit(tight, absl::Milliseconds(1), absl::Microseconds(1));
-  RequestSpec loose = Spec(kDocuments, 1);
+  RequestSpec loose = Spec({.user = 1, .work_class = kDocuments, .max_new = 3});
   loose.ttft_slo = absl::Hours(1);
   submit(loose, absl::Hours(1), absl::InfiniteDuration());
-  RequestSpec untargeted = Spec(kVoice, 0);
+  RequestSpec untargeted = Spec({.user = 0, .work_class = kVoice, .max_new = 3});
   untargeted.ttft_slo = absl::InfiniteDuration();
   untargeted.tpot_slo = absl::InfiniteDuration();
   submit(untargeted, absl::InfiniteDuration(), absl::InfiniteDuration());
-  submit(Spec(kDocuments, 0), absl::InfiniteDuration(), absl::InfiniteDuration());
+  submit(Spec({.user = 0, .work_class = kDocuments, .max_new = 3}), absl::InfiniteDuration(),
+         absl::InfiniteDuration());
   // Times out in the queue: misses both of voice's targets.
-  RequestSpec impatient = Spec(kVoice, 1);
+  RequestSpec impatient = Spec({.user = 1, .work_class = kVoice, .max_new = 3});
   impatient.deadline = h->now() + absl::Milliseconds(35);
   submit(impatient, kVoiceTtft, kVoiceTpot);
   REQUIRE(h->RunUntilIdle().ok());

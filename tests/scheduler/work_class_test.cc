@@ -6,26 +6,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   auto h = SchedulerHarness::Create(std::move(o));
   REQUIRE(h.ok());
   return std::move(*h);
-}
-
-RequestSpec Spec(uint32_t cls, int32_t prompt, int32_t max_new, uint32_t user = 0) {
-  RequestSpec s;
-  s.work_class = WorkClassId(cls);
-  s.user = UserId(user);
-  s.prompt_tokens = prompt;
-  s.max_new_tokens = max_new;
-  return s;
 }
 
 int32_t RunningOfClass(SchedulerHarness& h, const std::vector<RequestId>& ids) {
@@ -51,8 +44,10 @@ TEST_CASE("A hard class cap is never exceeded", "[scheduler][classes]") {
   o.work_classes = {{.name = "batch", .max_running = 2, .borrow = false}, {.name = "chat"}};
   auto h = Harness(o);
   std::vector<RequestId> batch;
-  for (int i = 0; i < 6; ++i) batch.push_back(*h->Submit(Spec(0, 8, 20)));
-  RequestId chat = *h->Submit(Spec(1, 8, 20));
+  for (int i = 0; i < 6; ++i) {
+    batch.push_back(*h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 20})));
+  }
+  RequestId chat = *h->Submit(Spec({.work_class = 1, .prompt = 8, .max_new = 20}));
   REQUIRE(h->Step().ok());
   // The cap held back batch work, not the chat request behind it.
   CHECK(h->last_plan().Find(chat) != nullptr);
@@ -71,11 +66,13 @@ TEST_CASE("A borrowing class uses idle slots and gives them back first", "[sched
                     {.name = "voice", .priority = 4, .max_running = 4}};
   auto h = Harness(o);
   std::vector<RequestId> maint;
-  for (int i = 0; i < 4; ++i) maint.push_back(*h->Submit(Spec(0, 8, 200)));
+  for (int i = 0; i < 4; ++i) {
+    maint.push_back(*h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 200})));
+  }
   REQUIRE(h->Step().ok());
   // Nobody else wants the engine: maintenance borrows every slot.
   CHECK(RunningOfClass(*h, maint) == 4);
-  RequestId voice = *h->Submit(Spec(1, 8, 5));
+  RequestId voice = *h->Submit(Spec({.work_class = 1, .prompt = 8, .max_new = 5}));
   REQUIRE(h->Step().ok());
   // The voice request is entitled to a slot: a borrowed sequence yields.
   auto v = h->scheduler().GetRequest(voice);
@@ -93,10 +90,13 @@ TEST_CASE("A hard KV budget bounds a class's blocks and rejects what cannot fit"
   o.kv.num_device_blocks = 64;
   o.work_classes = {{.name = "embedding", .kv_block_budget = 10, .borrow = false}};
   auto h = Harness(o);
-  auto too_big = h->Submit(Spec(0, 30, 20));  // 50 tokens > 40 the class may hold.
+  // 50 tokens > 40 the class may hold.
+  auto too_big = h->Submit(Spec({.work_class = 0, .prompt = 30, .max_new = 20}));
   CHECK(too_big.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(too_big.status().message()).find("kv_block_budget") != std::string::npos);
-  for (int i = 0; i < 5; ++i) REQUIRE(h->Submit(Spec(0, 12, 16)).ok());
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(h->Submit(Spec({.work_class = 0, .prompt = 12, .max_new = 16})).ok());
+  }
   // CheckInvariants (run by every Step) fails if the hard budget is exceeded.
   REQUIRE(h->RunUntilIdle().ok());
   for (const auto& [id, r] : h->results()) CHECK(r.phase == RequestPhase::kFinished);
@@ -107,8 +107,8 @@ TEST_CASE("Queue timeouts end requests never admitted", "[scheduler][classes]") 
   o.max_running = 1;
   o.work_classes = {{.name = "voice", .queue_timeout = absl::Milliseconds(35)}};
   auto h = Harness(o);
-  RequestId first = *h->Submit(Spec(0, 8, 30));
-  RequestId second = *h->Submit(Spec(0, 8, 30));
+  RequestId first = *h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 30}));
+  RequestId second = *h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 30}));
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().at(first).phase == RequestPhase::kFinished);  // Admitted in time.
   const RequestResult& late = h->results().at(second);
@@ -121,7 +121,7 @@ TEST_CASE("Engine failures are retried per class, then fail with the reason", "[
   SchedulerOptions o;
   o.work_classes = {{.name = "agent", .max_retries = 2}};
   auto h = Harness(o);
-  RequestId id = *h->Submit(Spec(0, 8, 5));
+  RequestId id = *h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 5}));
   h->executor().set_failure_rate(1.0);
   int drops = 0;
   for (int i = 0; i < 10 && h->results().count(id) == 0; ++i) {
@@ -136,7 +136,7 @@ TEST_CASE("Engine failures are retried per class, then fail with the reason", "[
 
   // With failures gone, a retried request finishes normally.
   h->executor().set_failure_rate(0.0);
-  RequestId ok = *h->Submit(Spec(0, 8, 5));
+  RequestId ok = *h->Submit(Spec({.work_class = 0, .prompt = 8, .max_new = 5}));
   REQUIRE(h->RunUntilIdle().ok());
   CHECK(h->results().at(ok).phase == RequestPhase::kFinished);
 }
@@ -146,15 +146,15 @@ TEST_CASE("Per-user queue limits and token quotas return ResourceExhausted", "[s
   o.users = {{.name = "kid", .max_queued_requests = 2},
              {.name = "agent", .token_quota = 100, .quota_window = absl::Seconds(1)}};
   auto h = Harness(o);
-  REQUIRE(h->Submit(Spec(0, 8, 8, 0)).ok());
-  REQUIRE(h->Submit(Spec(0, 8, 8, 0)).ok());
-  auto third = h->Submit(Spec(0, 8, 8, 0));
+  REQUIRE(h->Submit(Spec({.user = 0, .work_class = 0, .prompt = 8, .max_new = 8})).ok());
+  REQUIRE(h->Submit(Spec({.user = 0, .work_class = 0, .prompt = 8, .max_new = 8})).ok());
+  auto third = h->Submit(Spec({.user = 0, .work_class = 0, .prompt = 8, .max_new = 8}));
   CHECK(third.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(third.status().message()).find("max_queued_requests is 2") != std::string::npos);
 
   // 60 + 60 > 100: the second is refused until the first ends and refunds
   // what it did not generate.
-  RequestSpec a = Spec(0, 10, 50, 1);
+  RequestSpec a = Spec({.user = 1, .work_class = 0, .prompt = 10, .max_new = 50});
   RequestId first = *h->Submit(a);
   h->executor().SetStopAfter(first, 5);
   auto over = h->Submit(a);
