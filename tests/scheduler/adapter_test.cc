@@ -11,12 +11,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 constexpr int64_t kKvPerToken = 1000;
 constexpr int32_t kBlock = 16;
@@ -43,14 +45,6 @@ SchedulerOptions Household(int64_t memory_blocks, bool preload_base = true) {
   return o;
 }
 
-RequestSpec For(uint32_t model, int32_t prompt = 32, int32_t max_new = 8) {
-  RequestSpec s;
-  s.model = ModelId(model);
-  s.prompt_tokens = prompt;
-  s.max_new_tokens = max_new;
-  return s;
-}
-
 std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   auto h = SchedulerHarness::Create(std::move(o));
   INFO(h.status().ToString());
@@ -71,7 +65,7 @@ std::vector<std::string> Commands(const SchedulerHarness& h) {
 TEST_CASE("An adapter loads after its base, and its request runs once both are ready",
           "[scheduler][adapters]") {
   auto h = Harness(Household(200, /*preload_base=*/false));
-  const RequestId id = *h->Submit(For(kAlice));
+  const RequestId id = *h->Submit(Spec({.model = kAlice, .prompt = 32, .max_new = 8}));
   REQUIRE(h->Step().ok());
   // The base first; the adapter waits for it to be ready, not just loading.
   CHECK(Commands(*h) == std::vector<std::string>{"load 0"});
@@ -90,10 +84,10 @@ TEST_CASE("Adapter slots: a new adapter unloads the least recently used idle one
   o.residency.max_resident_adapters = 2;
   auto h = Harness(o);
   for (uint32_t m : {kAlice, kBob}) {
-    REQUIRE(h->Submit(For(m)).ok());
+    REQUIRE(h->Submit(Spec({.model = m, .prompt = 32, .max_new = 8})).ok());
     REQUIRE(h->RunUntilIdle().ok());
   }
-  const RequestId carol = *h->Submit(For(kCarol));
+  const RequestId carol = *h->Submit(Spec({.model = kCarol, .prompt = 32, .max_new = 8}));
   REQUIRE(h->Step().ok());
   // Alice's adapter, the older of the two idle ones, gives its slot.
   CHECK(Commands(*h) == std::vector<std::string>{"unload 1", "load 3"});
@@ -108,10 +102,10 @@ TEST_CASE("A base outlives its adapters' requests and unloads after them",
   // for the other, and their KV, in 100 blocks.
   auto h = Harness(Household(100));
   h->keep_history(true);
-  const RequestId alice = *h->Submit(For(kAlice, 32, 40));
+  const RequestId alice = *h->Submit(Spec({.model = kAlice, .prompt = 32, .max_new = 40}));
   REQUIRE(h->StepUntilDecoding(alice).ok());
   // The other base must wait: llama is busy through alice's adapter.
-  const RequestId other = *h->Submit(For(kOther));
+  const RequestId other = *h->Submit(Spec({.model = kOther, .prompt = 32, .max_new = 8}));
   REQUIRE(h->Step().ok());
   CHECK(h->last_plan().unloads_of[kBase] == 0);
   REQUIRE(h->RunUntilIdle().ok());
@@ -145,7 +139,7 @@ TEST_CASE("A base kept only by a waiting adapter request never blocks the other 
     std::vector<RequestId> ids;
     for (uint32_t m : other_first ? std::vector<uint32_t>{kOther, kAlice}
                                   : std::vector<uint32_t>{kAlice, kOther}) {
-      ids.push_back(*h->Submit(For(m)));
+      ids.push_back(*h->Submit(Spec({.model = m, .prompt = 32, .max_new = 8})));
     }
     REQUIRE(h->RunUntilIdle(200).ok());
     for (RequestId id : ids) {
@@ -164,9 +158,11 @@ TEST_CASE("The running set mixes at most max_adapters_per_step adapters",
   h->keep_history(true);
   std::vector<RequestId> ids;
   for (int i = 0; i < 4; ++i) {
-    for (uint32_t m : {kAlice, kBob, kCarol}) ids.push_back(*h->Submit(For(m, 24, 6 + 3 * i)));
+    for (uint32_t m : {kAlice, kBob, kCarol}) {
+      ids.push_back(*h->Submit(Spec({.model = m, .prompt = 24, .max_new = 6 + 3 * i})));
+    }
   }
-  ids.push_back(*h->Submit(For(kBase)));
+  ids.push_back(*h->Submit(Spec({.model = kBase, .prompt = 32, .max_new = 8})));
   REQUIRE(h->RunUntilIdle().ok());
   for (RequestId id : ids) CHECK(h->results().at(id).phase == RequestPhase::kFinished);
   // Which adapter each request used.
@@ -192,7 +188,7 @@ TEST_CASE("The running set mixes at most max_adapters_per_step adapters",
 TEST_CASE("A failed base load fails its adapters' waiting requests with the reason",
           "[scheduler][adapters]") {
   auto h = Harness(Household(200, /*preload_base=*/false));
-  const RequestId id = *h->Submit(For(kBob));
+  const RequestId id = *h->Submit(Spec({.model = kBob, .prompt = 32, .max_new = 8}));
   auto plan = h->scheduler().Plan(h->now());
   REQUIRE(plan.ok());
   REQUIRE((*plan)->model_commands.size() == 1);
@@ -247,7 +243,7 @@ TEST_CASE("An adapter checks token ids against its base's vocabulary", "[schedul
   auto s = Scheduler::Create(o);
   REQUIRE(s.ok());
   CHECK((*s)->options().models[kAlice].vocab_size == 100);
-  RequestSpec spec = For(kAlice, 2, 4);
+  RequestSpec spec = Spec({.model = kAlice, .prompt = 2, .max_new = 4});
   spec.prompt_token_ids = {5, 999};
   const absl::Status refused = (*s)->Submit(spec).status();
   CHECK(refused.code() == absl::StatusCode::kInvalidArgument);

@@ -8,12 +8,14 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/scheduler/scheduler.h"
+#include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {
 namespace {
 
 using testing::SchedulerHarness;
+using testing::Spec;
 
 SchedulerOptions TwoUsers() {
   SchedulerOptions o;
@@ -28,15 +30,6 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   return std::move(*h);
 }
 
-RequestSpec Call(uint32_t user, RequestId parent = RequestId(), int32_t output = 4) {
-  RequestSpec spec;
-  spec.user = UserId(user);
-  spec.prompt_tokens = 8;
-  spec.max_new_tokens = output;
-  spec.parent = parent;
-  return spec;
-}
-
 RequestView View(SchedulerHarness& h, RequestId id) {
   absl::StatusOr<RequestView> v = h.scheduler().GetRequest(id);
   REQUIRE(v.ok());
@@ -46,7 +39,7 @@ RequestView View(SchedulerHarness& h, RequestId id) {
 TEST_CASE("workflow: a request without a parent starts its own workflow",
           "[scheduler][workflow]") {
   auto h = Harness(TwoUsers());
-  RequestId id = *h->Submit(Call(0));
+  RequestId id = *h->Submit(Spec({.user = 0}));
   REQUIRE(h->Step().ok());
   RequestView v = View(*h, id);
   CHECK(v.workflow == id);
@@ -58,12 +51,12 @@ TEST_CASE("workflow: a request without a parent starts its own workflow",
 TEST_CASE("workflow: calls join the workflow of a live or remembered parent",
           "[scheduler][workflow]") {
   auto h = Harness(TwoUsers());
-  RequestId root = *h->Submit(Call(0, RequestId(), 50));
+  RequestId root = *h->Submit(Spec({.user = 0, .max_new = 50}));
   REQUIRE(h->Step().ok());
   const RequestView root_view = View(*h, root);
 
   // The parent is still running.
-  RequestId child = *h->Submit(Call(0, root));
+  RequestId child = *h->Submit(Spec({.user = 0, .parent = root}));
   REQUIRE(h->Step().ok());
   RequestView c = View(*h, child);
   CHECK(c.parent == root);
@@ -74,7 +67,7 @@ TEST_CASE("workflow: calls join the workflow of a live or remembered parent",
 
   // The parent has ended, within workflow_retention.
   while (h->live().contains(child)) REQUIRE(h->Step().ok());
-  RequestId grandchild = *h->Submit(Call(0, child));
+  RequestId grandchild = *h->Submit(Spec({.user = 0, .parent = child}));
   REQUIRE(h->Step().ok());
   RequestView g = View(*h, grandchild);
   CHECK(g.workflow == root);
@@ -87,10 +80,10 @@ TEST_CASE("workflow: calls join the workflow of a live or remembered parent",
 TEST_CASE("workflow: a call whose parent ended beyond retention starts anew",
           "[scheduler][workflow]") {
   auto h = Harness(TwoUsers());
-  RequestId root = *h->Submit(Call(0));
+  RequestId root = *h->Submit(Spec({.user = 0}));
   REQUIRE(h->RunUntilIdle().ok());
   h->Advance(absl::Seconds(2));  // > workflow_retention
-  RequestId late = *h->Submit(Call(0, root));
+  RequestId late = *h->Submit(Spec({.user = 0, .parent = root}));
   REQUIRE(h->Step().ok());
   RequestView v = View(*h, late);
   CHECK(v.parent == root);
@@ -105,11 +98,11 @@ TEST_CASE("workflow: zero retention joins live parents only",
   SchedulerOptions o = TwoUsers();
   o.workflow_retention = absl::ZeroDuration();
   auto h = Harness(o);
-  RequestId root = *h->Submit(Call(0, RequestId(), 40));
+  RequestId root = *h->Submit(Spec({.user = 0, .max_new = 40}));
   REQUIRE(h->Step().ok());
-  RequestId live_child = *h->Submit(Call(0, root));
+  RequestId live_child = *h->Submit(Spec({.user = 0, .parent = root}));
   REQUIRE(h->RunUntilIdle().ok());
-  RequestId after = *h->Submit(Call(0, root));
+  RequestId after = *h->Submit(Spec({.user = 0, .parent = root}));
   REQUIRE(h->Step().ok());
   CHECK(View(*h, after).workflow == after);
   REQUIRE(h->RunUntilIdle().ok());
@@ -120,12 +113,12 @@ TEST_CASE("workflow: Submit refuses parents it never issued and live parents "
           "of another user",
           "[scheduler][workflow]") {
   auto h = Harness(TwoUsers());
-  absl::StatusOr<RequestId> unknown = h->Submit(Call(0, RequestId(999)));
+  absl::StatusOr<RequestId> unknown = h->Submit(Spec({.user = 0, .parent = RequestId(999)}));
   REQUIRE(unknown.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(unknown.status().message()).find("never issued") != std::string::npos);
 
-  RequestId alices = *h->Submit(Call(0, RequestId(), 40));
-  absl::StatusOr<RequestId> bobs = h->Submit(Call(1, alices));
+  RequestId alices = *h->Submit(Spec({.user = 0, .max_new = 40}));
+  absl::StatusOr<RequestId> bobs = h->Submit(Spec({.user = 1, .parent = alices}));
   REQUIRE(bobs.status().code() == absl::StatusCode::kInvalidArgument);
   const std::string message(bobs.status().message());
   // The caller's own name, never the owner's.
@@ -141,11 +134,11 @@ TEST_CASE("workflow: a call whose ended parent was another user's is "
           "rejected at intake, with its reason",
           "[scheduler][workflow]") {
   auto h = Harness(TwoUsers());
-  RequestId alices = *h->Submit(Call(0));
+  RequestId alices = *h->Submit(Spec({.user = 0}));
   REQUIRE(h->RunUntilIdle().ok());
   // The parent has ended, so Submit cannot see its user; the engine thread can.
-  RequestId bobs = *h->Submit(Call(1, alices));
-  RequestId fine = *h->Submit(Call(1));
+  RequestId bobs = *h->Submit(Spec({.user = 1, .parent = alices}));
+  RequestId fine = *h->Submit(Spec({.user = 1}));
   REQUIRE(h->RunUntilIdle().ok());
   const RequestResult& r = h->results().at(bobs);
   CHECK(r.phase == RequestPhase::kRejected);
