@@ -262,12 +262,13 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     }
   }
   const int32_t most_steps = 20000;
-  for (int i = 0; i < most_steps && !h.live().empty(); ++i) {
-    absl::Status s = h.Step();
-    if (!s.ok()) return s;
-    CountPreemptions(h.last_plan(), stats);
-    stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
-  }
+  const absl::StatusOr<SchedulerHarness::RunEnd> drained =
+      h.Run({.max_steps = most_steps, .after_step = [&] {
+               CountPreemptions(h.last_plan(), stats);
+               stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
+               return absl::OkStatus();
+             }});
+  if (!drained.ok()) return drained.status();
   if (absl::Status s = h.FinishInFlight(); !s.ok()) return s;
   stats->voided_entries += h.voided_entries();
   if (!h.live().empty()) {

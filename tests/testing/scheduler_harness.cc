@@ -185,24 +185,39 @@ absl::Status SchedulerHarness::StepOverlapped() {
   return CollectResults();
 }
 
-absl::Status SchedulerHarness::RunUntilIdle(int max_steps) {
-  for (int i = 0; i < max_steps; ++i) {
-    if (live_.empty()) return absl::OkStatus();
-    absl::Status s = Step();
-    if (!s.ok()) return s;
+absl::StatusOr<SchedulerHarness::RunEnd> SchedulerHarness::Run(const RunOptions& options) {
+  for (int i = 0; i < options.max_steps; ++i) {
+    if (options.until_idle && live_.empty()) return RunEnd::kIdle;
+    if (absl::Status s = Step(); !s.ok()) return s;
+    if (options.after_step) {
+      if (absl::Status s = options.after_step(); !s.ok()) return s;
+    }
+    if (options.stop) {
+      absl::StatusOr<bool> stop = options.stop();
+      if (!stop.ok()) return stop.status();
+      if (*stop) return RunEnd::kStopped;
+    }
   }
+  return RunEnd::kOutOfSteps;
+}
+
+absl::Status SchedulerHarness::RunUntilIdle(int max_steps) {
+  absl::StatusOr<RunEnd> end = Run({.max_steps = max_steps});
+  if (!end.ok()) return end.status();
+  if (*end == RunEnd::kIdle) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat(live_.size(), " requests still live after ",
                                                   max_steps, " steps"));
 }
 
 absl::Status SchedulerHarness::StepUntilDecoding(RequestId id, int max_steps) {
-  for (int i = 0; i < max_steps; ++i) {
-    absl::Status s = Step();
-    if (!s.ok()) return s;
-    absl::StatusOr<RequestView> v = scheduler_->GetRequest(id);
-    if (!v.ok()) return v.status();
-    if (v->computed_tokens > v->prompt_tokens) return absl::OkStatus();
-  }
+  absl::StatusOr<RunEnd> end =
+      Run({.max_steps = max_steps, .until_idle = false, .stop = [&]() -> absl::StatusOr<bool> {
+             absl::StatusOr<RequestView> v = scheduler_->GetRequest(id);
+             if (!v.ok()) return v.status();
+             return v->computed_tokens > v->prompt_tokens;
+           }});
+  if (!end.ok()) return end.status();
+  if (*end == RunEnd::kStopped) return absl::OkStatus();
   return absl::DeadlineExceededError(
       absl::StrCat(id.value(), " still not decoding after ", max_steps, " steps"));
 }

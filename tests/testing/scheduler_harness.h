@@ -7,12 +7,14 @@
 #ifndef HEARTH_TESTS_TESTING_SCHEDULER_HARNESS_H_
 #define HEARTH_TESTS_TESTING_SCHEDULER_HARNESS_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/fake_executor.h"
 #include "tests/testing/plan_checker.h"
@@ -70,6 +72,23 @@ class SchedulerHarness {
   absl::Status FinishInFlight();
   // Plan entries voided while outstanding, over all completed steps.
   int64_t voided_entries() const { return voided_entries_; }
+
+  // SchedulerHarness::Run()
+  //
+  // The engine loop of the tests: Step() at most `max_steps` times, before
+  // each step ending the run when nothing is live (`until_idle`), after each
+  // step calling `after_step` (a per-step check; its error ends the run
+  // with it) and then `stop` (true ends the run). RunUntilIdle(),
+  // StepUntilDecoding() and the random workloads' drains are this loop.
+  // Returns why the run ended, or the first error of a step or a hook.
+  struct RunOptions {
+    int max_steps = 100000;
+    bool until_idle = true;
+    std::function<absl::Status()> after_step;
+    std::function<absl::StatusOr<bool>()> stop;
+  };
+  enum class RunEnd { kIdle, kStopped, kOutOfSteps };
+  absl::StatusOr<RunEnd> Run(const RunOptions& options);
   // Steps until nothing is live or `max_steps` pass.
   absl::Status RunUntilIdle(int max_steps = 100000);
   // Steps until `id` has computed past its prompt (it decodes and holds its
