@@ -135,10 +135,15 @@ absl::Status RunResidencyWorkload(uint64_t seed, ArrivalOrder order,
   int64_t submitted = 0;
   // Plans in a row that NextEventTime() asked for and that moved nothing.
   int idle_streak = 0;
-  auto step = [&]() -> absl::Status {
-    const bool due = h.scheduler().NextEventTime() == absl::InfinitePast();
-    const size_t before = h.results().size();
-    if (absl::Status s = h.Step(); !s.ok()) return s;
+  // Before the next step: whether NextEventTime() says work is due, and the
+  // results so far.
+  bool due = false;
+  size_t before = 0;
+  auto note = [&] {
+    due = h.scheduler().NextEventTime() == absl::InfinitePast();
+    before = h.results().size();
+  };
+  auto check = [&]() -> absl::Status {
     const PlanCopy& plan = h.last_plan();
     stats->loads += plan.model_commands_loads;
     stats->unloads += static_cast<int64_t>(plan.model_commands.size()) - plan.model_commands_loads;
@@ -150,7 +155,13 @@ absl::Status RunResidencyWorkload(uint64_t seed, ArrivalOrder order,
           "NextEventTime() is InfinitePast but ", idle_streak, " plans in a row did nothing; ",
           Stuck(h, options, seed, order)));
     }
+    note();
     return absl::OkStatus();
+  };
+  auto run = [&](SchedulerHarness::RunOptions o) -> absl::Status {
+    note();
+    o.after_step = check;
+    return h.Run(o).status();
   };
   const int bursts = Uniform(rng, 1, 8);
   for (int b = 0; b < bursts; ++b) {
@@ -169,13 +180,11 @@ absl::Status RunResidencyWorkload(uint64_t seed, ArrivalOrder order,
       }
       ++submitted;
     }
-    for (int s = Uniform(rng, 0, 6); s > 0; --s) {
-      if (absl::Status st = step(); !st.ok()) return st;
+    if (absl::Status st = run({.max_steps = Uniform(rng, 0, 6), .until_idle = false}); !st.ok()) {
+      return st;
     }
   }
-  for (int i = 0; i < 5000 && !h.live().empty(); ++i) {
-    if (absl::Status st = step(); !st.ok()) return st;
-  }
+  if (absl::Status st = run({.max_steps = 5000}); !st.ok()) return st;
   if (absl::Status s = h.FinishInFlight(); !s.ok()) return s;
   if (!h.live().empty()) return absl::InternalError(Stuck(h, options, seed, order));
   if (static_cast<int64_t>(h.results().size()) != submitted) {
