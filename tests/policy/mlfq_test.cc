@@ -39,8 +39,10 @@ TEST_CASE("mlfq: short jobs arriving after a long one finish first",
   auto run = [&](std::unique_ptr<Policy> policy, RequestId* long_job,
                  std::vector<RequestId>* shorts) {
     auto d = std::make_unique<PolicyDriver>(std::move(policy), machine);
-    *long_job = d->Add(0, 64, 2000, 0);
-    for (int i = 0; i < 5; ++i) shorts->push_back(d->Add(1, 16, 8, 100 + i));
+    *long_job = d->AddAt(0, {.user = 0, .prompt = 64, .max_new = 2000});
+    for (int i = 0; i < 5; ++i) {
+      shorts->push_back(d->AddAt(100 + i, {.user = 1, .prompt = 16, .max_new = 8}));
+    }
     d->Run(3000);
     return d;
   };
@@ -74,11 +76,11 @@ TEST_CASE("mlfq: skip-join places a request by its prefill cost",
   DriverOptions machine;
   machine.max_running = 1;
   PolicyDriver d(MakeMlfq(MlfqOptions{}), machine);
-  RequestId blocker = d.Add(0, 8, 20, 0);
+  RequestId blocker = d.AddAt(0, {.user = 0, .prompt = 8, .max_new = 20});
   d.Run(1);
-  RequestId big = d.Add(0, 500, 4, 1);
-  RequestId mid = d.Add(0, 100, 4, 1);
-  RequestId small = d.Add(0, 20, 4, 1);
+  RequestId big = d.AddAt(1, {.user = 0, .prompt = 500, .max_new = 4});
+  RequestId mid = d.AddAt(1, {.user = 0, .prompt = 100, .max_new = 4});
+  RequestId small = d.AddAt(1, {.user = 0, .prompt = 20, .max_new = 4});
   d.Run(200);
   REQUIRE(d.request(blocker).finish_step >= 0);
   CHECK(d.request(small).first_admit_step < d.request(mid).first_admit_step);
@@ -99,9 +101,9 @@ TEST_CASE("mlfq: no request waits past the promotion bound",
   auto flood = [&](PolicyDriver& d) {
     // Short jobs (4 steps each) keep level 0 busy at the machine's rate
     // (2 slots / 4 steps): level-0 work waits at every step.
-    for (int i = 0; i < 6; ++i) d.Add(1, 8, 4, 0);
-    for (int64_t s = 0; s < 3000; s += 2) d.Add(1, 8, 4, s);
-    return d.Add(0, 600, 50, 5);  // joins level 5
+    for (int i = 0; i < 6; ++i) d.AddAt(0, {.user = 1, .prompt = 8, .max_new = 4});
+    for (int64_t s = 0; s < 3000; s += 2) d.AddAt(s, {.user = 1, .prompt = 8, .max_new = 4});
+    return d.AddAt(5, {.user = 0, .prompt = 600, .max_new = 50});  // joins level 5
   };
   PolicyDriver d(MakeMlfq(options), machine);
   RequestId long_job = flood(d);
@@ -151,9 +153,9 @@ TEST_CASE("mlfq: a request preempted for memory growth keeps the starving lane",
   // No time-slicing (as on fastserve_azure_conv): only growth preempts.
   options.max_preemptions_per_step = 0;
   PolicyDriver d(MakeMlfq(options), machine);
-  const RequestId first = d.Add(0, 100, 600, 0);
-  const RequestId second = d.Add(0, 300, 200, 1);
-  for (int64_t s = 5; s < 3000; ++s) d.Add(1, 8, 4, s);
+  const RequestId first = d.AddAt(0, {.user = 0, .prompt = 100, .max_new = 600});
+  const RequestId second = d.AddAt(1, {.user = 0, .prompt = 300, .max_new = 200});
+  for (int64_t s = 5; s < 3000; ++s) d.AddAt(s, {.user = 1, .prompt = 8, .max_new = 4});
   d.Run(3200);
   const auto& a = d.request(first);
   const auto& b = d.request(second);
@@ -178,8 +180,8 @@ TEST_CASE("mlfq: the last level yields after each base quantum since admission",
   machine.max_chunk = 256;
   machine.recompute = GENERATE(false, true);
   PolicyDriver d(MakeMlfq(MlfqOptions{}), machine);
-  const RequestId long_job = d.Add(0, 5000, 200, 0);
-  const RequestId short_job = d.Add(1, 8, 4, 30);
+  const RequestId long_job = d.AddAt(0, {.user = 0, .prompt = 5000, .max_new = 200});
+  const RequestId short_job = d.AddAt(30, {.user = 1, .prompt = 8, .max_new = 4});
   d.Run(1000);
   const auto& l = d.request(long_job);
   const auto& s = d.request(short_job);
@@ -228,8 +230,12 @@ TEST_CASE("mlfq: under overload the starving lane keeps its share, the levels th
     options.starving_share = share;
     PolicyDriver d(MakeMlfq(options), machine);
     std::vector<RequestId> shorts, longs;
-    for (int64_t s = 0; s < 2000; s += 2) shorts.push_back(d.Add(1, 8, 4, s));
-    for (int64_t s = 0; s < 2000; s += 40) longs.push_back(d.Add(0, 600, 20, s));
+    for (int64_t s = 0; s < 2000; s += 2) {
+      shorts.push_back(d.AddAt(s, {.user = 1, .prompt = 8, .max_new = 4}));
+    }
+    for (int64_t s = 0; s < 2000; s += 40) {
+      longs.push_back(d.AddAt(s, {.user = 0, .prompt = 600, .max_new = 20}));
+    }
     d.Run(2000);
     double waited = 0;
     for (RequestId id : shorts) {
@@ -265,12 +271,12 @@ TEST_CASE("mlfq: skip-join counts a predicted output, and only when allowed",
   DriverOptions machine;
   machine.max_running = 1;
   PolicyDriver d(MakeMlfq(options), machine);
-  RequestId blocker = d.Add(0, 8, 20, 0);
+  RequestId blocker = d.AddAt(0, {.user = 0, .prompt = 8, .max_new = 20});
   d.Run(1);
   std::vector<RequestId> ids;
   const int32_t predicted[] = {900, 300, 20};
   for (int32_t p : predicted) {
-    ids.push_back(d.Add(0, 16, 4, 1));
+    ids.push_back(d.AddAt(1, {.user = 0, .prompt = 16, .max_new = 4}));
     d.PredictOutput(ids.back(), p);
   }
   d.Run(200);

@@ -72,9 +72,16 @@ std::unique_ptr<PolicyDriver> RandomRun(const PolicyFactory& factory,
     uint32_t user = std::uniform_int_distribution<uint32_t>(0, 4)(rng);
     int32_t priority = std::uniform_int_distribution<int32_t>(0, 2)(rng) * 2;
     uint32_t work_class = static_cast<uint32_t>(priority / 2);
-    d->Add(user, std::uniform_int_distribution<int32_t>(1, 200)(rng),
-           std::uniform_int_distribution<int32_t>(1, 60)(rng), at, priority,
-           work_class);
+    // Output before prompt: the order in which the old positional call's
+    // arguments were evaluated (right to left, by GCC), so the workload of
+    // each seed stays the same.
+    const int32_t output = std::uniform_int_distribution<int32_t>(1, 60)(rng);
+    const int32_t prompt = std::uniform_int_distribution<int32_t>(1, 200)(rng);
+    d->AddAt(at, {.user = user,
+                  .work_class = work_class,
+                  .prompt = prompt,
+                  .max_new = output,
+                  .priority = priority});
   }
   d->Run(6000);
   return d;

@@ -33,6 +33,7 @@
 #include "hearth/policy/policy_tree.h"
 #include "hearth/request/request_view.h"
 #include "hearth/scheduler/scheduler_options.h"
+#include "tests/testing/request_builder.h"
 
 namespace hearth::testing_policy {
 
@@ -78,20 +79,23 @@ class PolicyDriver {
   PolicyDriver(std::unique_ptr<Policy> policy, DriverOptions options)
       : policy_(std::move(policy)), options_(options), rng_(options.seed) {}
 
-  // Adds a request that arrives at the start of step `arrival_step`.
-  RequestId Add(uint32_t user, int32_t prompt, int32_t output,
-                int64_t arrival_step, int32_t priority = 0,
-                uint32_t work_class = 0) {
+  // Adds a request that arrives at the start of step `arrival_step`, with
+  // the fields testing::Spec takes (it produces exactly `max_new` tokens).
+  // The driver serves one model and knows no workflows: REQUIREs that
+  // `model` and `parent` are unset.
+  RequestId AddAt(int64_t arrival_step, const testing::SpecFields& f) {
+    REQUIRE(f.model == 0);
+    REQUIRE(!f.parent.valid());
     DriverRequest r;
     r.view.id = RequestId(next_id_++);
-    r.view.user = UserId(user);
-    r.view.work_class = WorkClassId(work_class);
+    r.view.user = UserId(f.user);
+    r.view.work_class = WorkClassId(f.work_class);
     r.view.model = ModelId(0);
-    r.view.priority = priority;
-    r.view.prompt_tokens = prompt;
-    r.view.max_new_tokens = output;
+    r.view.priority = f.priority;
+    r.view.prompt_tokens = f.prompt;
+    r.view.max_new_tokens = f.max_new;
     r.view.phase = RequestPhase::kQueued;
-    r.output_len = output;
+    r.output_len = f.max_new;
     r.arrival_step = std::max<int64_t>(arrival_step, step_);
     RequestId id = r.view.id;
     requests_.emplace(id.value(), std::move(r));

@@ -47,10 +47,12 @@ TEST_CASE("tree: priority -> VTC keeps users fair inside a level and levels orde
   // user 2's voice requests come in a trickle and must never wait behind
   // chat.
   for (int i = 0; i < 200; ++i) {
-    d.Add(0, 40, 20, 0, /*priority=*/2);
-    d.Add(1, 300, 150, 0, /*priority=*/2);
+    d.AddAt(0, {.user = 0, .prompt = 40, .max_new = 20, .priority = 2});
+    d.AddAt(0, {.user = 1, .prompt = 300, .max_new = 150, .priority = 2});
   }
-  for (int64_t s = 10; s < 1500; s += 25) d.Add(2, 16, 8, s, /*priority=*/4);
+  for (int64_t s = 10; s < 1500; s += 25) {
+    d.AddAt(s, {.user = 2, .prompt = 16, .max_new = 8, .priority = 4});
+  }
   // VTC's bound with M the batch's KV capacity in tokens.
   double bound = 2 * std::max(1.0 * 300, 2.0 * machine.kv_capacity_tokens);
   double worst = 0;
@@ -94,8 +96,8 @@ TEST_CASE("tree: weighted shares between classes", "[policy][tree]") {
   PolicyDriver d(Make(config, options), machine);
   // Class 0 is user 0's, class 1 is user 1's; both deeply backlogged.
   for (int i = 0; i < 1500; ++i) {
-    d.Add(0, 64, 32, 0, 0, /*work_class=*/0);
-    d.Add(1, 64, 32, 0, 0, /*work_class=*/1);
+    d.AddAt(0, {.user = 0, .work_class = 0, .prompt = 64, .max_new = 32});
+    d.AddAt(0, {.user = 1, .work_class = 1, .prompt = 64, .max_new = 32});
   }
   for (int s = 0; s < 4000; ++s) {
     d.Step();

@@ -42,8 +42,12 @@ DriverOptions SmallMachine() {
 // slots the machine finishes one per step. An initial backlog of 20 plus one
 // arrival per step keeps voice work waiting at every step, without growing.
 void VoiceFlood(PolicyDriver& d, int64_t steps) {
-  for (int i = 0; i < 20; ++i) d.Add(0, 16, 8, 0, kVoice);
-  for (int64_t s = 1; s < steps; ++s) d.Add(0, 16, 8, s, kVoice);
+  for (int i = 0; i < 20; ++i) {
+    d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 8, .priority = kVoice});
+  }
+  for (int64_t s = 1; s < steps; ++s) {
+    d.AddAt(s, {.user = 0, .prompt = 16, .max_new = 8, .priority = kVoice});
+  }
 }
 
 TEST_CASE("priority: a maintenance request under a voice flood is admitted "
@@ -55,7 +59,8 @@ TEST_CASE("priority: a maintenance request under a voice flood is admitted "
   options.aging_interval = absl::Milliseconds(100);  // 10 steps
   PolicyDriver d(MakePriority(options), SmallMachine());
   VoiceFlood(d, kSteps);
-  RequestId maintenance = d.Add(1, 64, 16, kMaintenanceArrival, kMaintenance);
+  RequestId maintenance = d.AddAt(
+      kMaintenanceArrival, {.user = 1, .prompt = 64, .max_new = 16, .priority = kMaintenance});
   int64_t voice_waiting_steps = 0;
   d.set_on_admit([&](RequestId id) {
     if (d.request(id).view.priority == kVoice) {
@@ -83,7 +88,8 @@ TEST_CASE("priority: a maintenance request under a voice flood is admitted "
   options.aging_interval = absl::InfiniteDuration();
   PolicyDriver control(MakePriority(options), SmallMachine());
   VoiceFlood(control, kSteps);
-  RequestId starved = control.Add(1, 64, 16, kMaintenanceArrival, kMaintenance);
+  RequestId starved = control.AddAt(
+      kMaintenanceArrival, {.user = 1, .prompt = 64, .max_new = 16, .priority = kMaintenance});
   control.Run(kSteps);
   CHECK(control.request(starved).first_admit_step < 0);
 }
@@ -100,8 +106,14 @@ TEST_CASE("priority: every admission respects effective priority",
   for (int i = 0; i < 3000; ++i) {
     int64_t at = std::uniform_int_distribution<int64_t>(0, 1500)(rng);
     int32_t priority = std::uniform_int_distribution<int32_t>(0, 4)(rng);
-    d.Add(priority, std::uniform_int_distribution<int32_t>(8, 64)(rng),
-          std::uniform_int_distribution<int32_t>(2, 16)(rng), at, priority);
+    // Output before prompt, as the old positional call evaluated them (see
+    // policy_contract_test.cc).
+    const int32_t output = std::uniform_int_distribution<int32_t>(2, 16)(rng);
+    const int32_t prompt = std::uniform_int_distribution<int32_t>(8, 64)(rng);
+    d.AddAt(at, {.user = static_cast<uint32_t>(priority),
+                 .prompt = prompt,
+                 .max_new = output,
+                 .priority = priority});
   }
   // When q is admitted while r waits, eff(q) >= eff(r), so
   //   wait(r) < wait(q) + (p(q) - p(r) + 1) * interval.
@@ -136,9 +148,13 @@ TEST_CASE("priority: a quota caps a level's share while others wait",
     // Voice floods (3 per step, more than the machine serves); chat has a
     // deep backlog.
     for (int64_t s = 0; s < kSteps; ++s) {
-      for (int k = 0; k < 3; ++k) d.Add(0, 32, 16, s, kVoice);
+      for (int k = 0; k < 3; ++k) {
+        d.AddAt(s, {.user = 0, .prompt = 32, .max_new = 16, .priority = kVoice});
+      }
     }
-    for (int i = 0; i < 2000; ++i) d.Add(1, 32, 16, 0, kChat);
+    for (int i = 0; i < 2000; ++i) {
+      d.AddAt(0, {.user = 1, .prompt = 32, .max_new = 16, .priority = kChat});
+    }
     int64_t v = 0, c = 0;
     for (int64_t s = 0; s < kSteps; ++s) {
       d.Step();
@@ -181,9 +197,13 @@ TEST_CASE("priority: a share quota caps a level's share of each window",
   options.quotas = {{kVoice, 0, 0.3}};
   PolicyDriver d(MakePriority(options), SmallMachine());
   for (int64_t s = 0; s < 2000; ++s) {
-    for (int k = 0; k < 3; ++k) d.Add(0, 32, 16, s, kVoice);
+    for (int k = 0; k < 3; ++k) {
+      d.AddAt(s, {.user = 0, .prompt = 32, .max_new = 16, .priority = kVoice});
+    }
   }
-  for (int i = 0; i < 2000; ++i) d.Add(1, 32, 16, 0, kChat);
+  for (int i = 0; i < 2000; ++i) {
+    d.AddAt(0, {.user = 1, .prompt = 32, .max_new = 16, .priority = kChat});
+  }
   int64_t voice = 0, total = 0;
   for (int64_t s = 0; s < 2000; ++s) {
     d.Step();
@@ -212,12 +232,12 @@ TEST_CASE("priority: victims come from strictly lower levels",
   std::unique_ptr<Policy> owned = MakePriority(options);
   Policy& p = *owned;
   PolicyDriver d(std::move(owned), machine);
-  RequestId low = d.Add(0, 16, 1000, 0, kMaintenance);
-  RequestId mid = d.Add(0, 16, 1000, 0, kChat);
+  RequestId low = d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 1000, .priority = kMaintenance});
+  RequestId mid = d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 1000, .priority = kChat});
   d.Run(3);
   REQUIRE(d.request(low).view.phase == RequestPhase::kRunning);
-  RequestId high = d.Add(0, 16, 10, 3, kVoice);
-  RequestId also_mid = d.Add(0, 16, 10, 3, kChat);
+  RequestId high = d.AddAt(3, {.user = 0, .prompt = 16, .max_new = 10, .priority = kVoice});
+  RequestId also_mid = d.AddAt(3, {.user = 0, .prompt = 16, .max_new = 10, .priority = kChat});
   d.Run(1);
   // The voice request displaced the maintenance one (lowest level first).
   CHECK(d.request(low).view.phase == RequestPhase::kWaiting);
@@ -268,9 +288,12 @@ TEST_CASE("priority: class and request priorities add without overflow",
   DriverOptions machine = SmallMachine();
   machine.max_running = 1;
   PolicyDriver d((*factory)(scheduler), machine);
-  RequestId lowest = d.Add(0, 16, 1, 0, -kHuge, /*work_class=*/2);
-  RequestId middle = d.Add(0, 16, 1, 0, kHuge, /*work_class=*/1);
-  RequestId highest = d.Add(0, 16, 1, 0, kHuge, /*work_class=*/0);
+  RequestId lowest =
+      d.AddAt(0, {.user = 0, .work_class = 2, .prompt = 16, .max_new = 1, .priority = -kHuge});
+  RequestId middle =
+      d.AddAt(0, {.user = 0, .work_class = 1, .prompt = 16, .max_new = 1, .priority = kHuge});
+  RequestId highest =
+      d.AddAt(0, {.user = 0, .work_class = 0, .prompt = 16, .max_new = 1, .priority = kHuge});
   std::vector<RequestId> order;
   d.set_on_admit([&](RequestId id) { order.push_back(id); });
   d.Run(20);

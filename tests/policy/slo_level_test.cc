@@ -37,9 +37,13 @@ void AddOverload(PolicyDriver& d, uint64_t seed) {
   for (int64_t step = 0; step < 1500; ++step) {
     const uint64_t roll = rng() % 100;
     const uint32_t user = static_cast<uint32_t>(rng() % 2);
-    if (roll < 30) d.Add(user, 24, 8, step, 0, kVoice);
-    if (roll >= 30 && roll < 44) d.Add(user, 120, 24, step, 0, kChat);
-    if (roll >= 97) d.Add(user, 600, 30, step, 0, kDocuments);
+    if (roll < 30) d.AddAt(step, {.user = user, .work_class = kVoice, .prompt = 24, .max_new = 8});
+    if (roll >= 30 && roll < 44) {
+      d.AddAt(step, {.user = user, .work_class = kChat, .prompt = 120, .max_new = 24});
+    }
+    if (roll >= 97) {
+      d.AddAt(step, {.user = user, .work_class = kDocuments, .prompt = 600, .max_new = 30});
+    }
   }
 }
 

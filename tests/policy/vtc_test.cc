@@ -54,7 +54,7 @@ int32_t Backlog(PolicyDriver& d, const std::vector<SizeRange>& ranges,
       int32_t output =
           std::uniform_int_distribution<int32_t>(r.output_lo, r.output_hi)(rng);
       longest = std::max(longest, prompt);
-      d.Add(u, prompt, output, 0);
+      d.AddAt(0, {.user = u, .prompt = prompt, .max_new = output});
     }
   }
   return longest;
@@ -154,12 +154,15 @@ TEST_CASE("vtc: a returning idle user gets no catch-up burst (lift)",
   std::vector<SizeRange> ranges = {{32, 96, 16, 64}, {32, 96, 16, 64}};
   int32_t longest = Backlog(d, ranges, 400, seed);
   // User 2 is served once early, then idles while 0 and 1 pile up service.
-  d.Add(2, 64, 32, 0);
+  d.AddAt(0, {.user = 2, .prompt = 64, .max_new = 32});
   const int64_t kReturn = 1500;
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 200; ++i) {
-    d.Add(2, std::uniform_int_distribution<int32_t>(32, 96)(rng),
-          std::uniform_int_distribution<int32_t>(16, 64)(rng), kReturn);
+    // Output before prompt, as the old positional call evaluated them (see
+    // policy_contract_test.cc).
+    const int32_t output = std::uniform_int_distribution<int32_t>(16, 64)(rng);
+    const int32_t prompt = std::uniform_int_distribution<int32_t>(32, 96)(rng);
+    d.AddAt(kReturn, {.user = 2, .prompt = prompt, .max_new = output});
   }
   d.Run(kReturn);
   REQUIRE(d.waiting_of_user(0) > 0);
@@ -246,9 +249,9 @@ TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
   PolicyDriver d(std::move(policy), d_options);
   // All arrive together; user 0's long first prompt (one output token)
   // makes its counter the larger, and its second request holds little.
-  RequestId x = d.Add(0, 600, 1, 0);
-  RequestId a = d.Add(0, 16, 500, 0);
-  RequestId b = d.Add(1, 16, 500, 0);
+  RequestId x = d.AddAt(0, {.user = 0, .prompt = 600, .max_new = 1});
+  RequestId a = d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 500});
+  RequestId b = d.AddAt(0, {.user = 1, .prompt = 16, .max_new = 500});
   d.Run(30);
   REQUIRE(d.request(x).view.phase == RequestPhase::kFinished);
   REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
@@ -272,8 +275,8 @@ TEST_CASE("vtc: no victim whose eviction costs more than its user's lead",
   PolicyDriver d(std::move(policy), d_options);
   // User 0's counter is larger only by about its one request's prompt,
   // which evicting that request would throw away (and recompute).
-  RequestId a = d.Add(0, 300, 500, 0);
-  RequestId b = d.Add(1, 16, 500, 0);
+  RequestId a = d.AddAt(0, {.user = 0, .prompt = 300, .max_new = 500});
+  RequestId b = d.AddAt(0, {.user = 1, .prompt = 16, .max_new = 500});
   d.Run(12);
   REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
   REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
