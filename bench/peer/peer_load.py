@@ -6,9 +6,10 @@ server is started in turn on the same GGUF, with the shared settings only (conte
 sequences, one compute thread), a fresh process per scenario. One load client plays the
 household:
 
-  member A (documents)  floods DOC_COUNT completions of DOC_TOKENS prompt tokens at t = 0;
-  member B (voice)      VOICE_COUNT requests of 30 tokens, 16 out, one every 0.5 s from 1 s;
-  member C (chat)       CHAT_COUNT requests of 200 tokens, 64 out, one a second from 1 s.
+  member A (documents)  40 completions of 1,500 prompt tokens, 128 out, all at t = 0;
+  member B (voice)      20 requests of 30 tokens, 16 out, one every 0.5 s from 1 s;
+  member C (chat)       20 requests of 200 tokens, 64 out, one a second from 1 s
+(FULL_LOAD; --quick sends 8, 6 and 4).
 
 Scenarios: "flood" (A + B + C), "quiet" (B + C), "flood_only" (A). Every request is a
 streamed /v1/completions: the same prompt bytes reach both servers untemplated, and the
