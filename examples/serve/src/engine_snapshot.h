@@ -66,6 +66,11 @@ struct EngineSnapshot {
   // At most kMaxListedSequences, oldest first.
   std::vector<RunningSequence> running;
   uint64_t disconnect_cancels = 0;
+  // llama.cpp's side of swap and prefix caching (LlamaExecutorStats), so
+  // that an operator sees whether preemption saved or recomputed.
+  uint64_t swapped_out = 0;
+  uint64_t swapped_in = 0;
+  int32_t kv_streams = 1;
 };
 
 inline constexpr size_t kMaxListedSequences = 64;

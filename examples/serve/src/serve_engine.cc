@@ -7,20 +7,34 @@
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth_llama_cpp/llama_engine.h"
+#include "hearth_llama_cpp/llama_runtime.h"
 
 namespace hearth::serve {
 namespace {
 
 // The sizes the llama.cpp context allows: LlamaEngine's own sizing (one
-// rule for every host of the context), under the served model's name.
-absl::Status SizeFromContext(llama_context* ctx, SchedulerOptions& o, const std::string& model_name,
-                             int32_t prefix_cache_sequences) {
-  if (absl::Status s = llama_cpp::SizeSchedulerForContext(ctx, /*kv_blocks=*/0, o,
-                                                          prefix_cache_sequences);
-      !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("ServeEngineOptions: ", s.message()));
+// rule for every host of the context), under the served model's name. The
+// swap space becomes host blocks only once the sizing knows the model's KV
+// bytes per token, hence the second pass.
+absl::Status SizeFromContext(llama_context* ctx, const ServeEngineOptions& in,
+                             SchedulerOptions& o) {
+  if (in.swap_space_mib < 0 || in.swap_space_mib > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ServeEngineOptions.swap_space_mib is ", in.swap_space_mib,
+                     "; allowed: [0, 1048576] (0: no swap)"));
   }
-  o.models[0].name = model_name;
+  llama_cpp::KvSizing sizing;
+  sizing.prefix_cache_sequences = in.prefix_cache_sequences;
+  absl::Status s = llama_cpp::SizeSchedulerForContext(ctx, sizing, o);
+  if (s.ok() && in.swap_space_mib > 0) {
+    const int64_t block_bytes =
+        std::max<int64_t>(1, o.models[0].kv_bytes_per_token * o.kv.block_size);
+    sizing.host_blocks = static_cast<int32_t>(std::clamp<int64_t>(
+        (in.swap_space_mib << 20) / block_bytes, 1, int64_t{1} << 24));
+    s = llama_cpp::SizeSchedulerForContext(ctx, sizing, o);
+  }
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("ServeEngineOptions: ", s.message()));
+  o.models[0].name = in.model_name;
   return absl::OkStatus();
 }
 
@@ -68,9 +82,7 @@ absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* 
   if (ctx == nullptr || text == nullptr) {
     return absl::InvalidArgumentError("ServeEngine needs a llama context and its model text");
   }
-  if (absl::Status s = SizeFromContext(ctx, options.scheduler, options.model_name,
-                                       options.prefix_cache_sequences);
-      !s.ok()) {
+  if (absl::Status s = SizeFromContext(ctx, options, options.scheduler); !s.ok()) {
     return s;
   }
   if (options.slos.size() != options.scheduler.work_classes.size()) {
@@ -94,19 +106,22 @@ absl::StatusOr<std::unique_ptr<ServeEngine>> ServeEngine::Create(llama_context* 
   const int32_t context_length = options.scheduler.models[0].context_length;
   return std::unique_ptr<ServeEngine>(new ServeEngine(*std::move(collector), *std::move(scheduler),
                                                       *std::move(executor), text,
-                                                      std::move(options), context_length));
+                                                      std::move(options), context_length,
+                                                      llama_cpp::KvStreams(ctx)));
 }
 
 ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
                          std::unique_ptr<Scheduler> scheduler,
                          std::unique_ptr<llama_cpp::LlamaStepExecutor> executor,
-                         const ModelText* text, ServeEngineOptions options, int32_t context_length)
+                         const ModelText* text, ServeEngineOptions options, int32_t context_length,
+                         int32_t kv_streams)
     : collector_(std::move(collector)),
       scheduler_(std::move(scheduler)),
       executor_(std::move(executor)),
       text_(text),
       options_(std::move(options)),
       context_length_(context_length),
+      kv_streams_(kv_streams),
       backlog_(TtftTargets(options_.slos), options_.interactive_classes) {
   executor_->set_logits_observer([this](RequestId id, absl::Span<const float> logits) {
     auto it = live_.find(id);

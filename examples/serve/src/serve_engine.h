@@ -81,12 +81,18 @@ namespace hearth::serve {
 struct ServeEngineOptions {
   // Users, work classes, policy, kv.block_size and kv.prefix_hash_key; the
   // engine sets the sizes from the context, the model, prefix caching (from
-  // prefix_cache_sequences) and no swap (llama.cpp places KV cells itself).
+  // prefix_cache_sequences) and swap (from swap_space_mib).
   SchedulerOptions scheduler;
   // llama.cpp sequence ids of the context kept for the cells of ended
   // requests, so that prefix-cache hits find them; max_running is
   // n_seq_max minus this. 0: no prefix caching. In [0, n_seq_max - 1].
   int32_t prefix_cache_sequences = 0;
+  // Host memory for swap preemption, in MiB: preempted requests' KV cells
+  // are saved there (llama_state_seq_get_data) and restored, instead of
+  // recomputed, while it has room. Hearth's host blocks are sized from the
+  // model's KV bytes per token, and memory is taken only while a request is
+  // swapped out. 0: preemption recomputes. In [0, 2^20].
+  int64_t swap_space_mib = 0;
   // One per work class.
   std::vector<SloTarget> slos;
   std::string model_name = "model";
@@ -161,6 +167,12 @@ class ServeEngine {
   std::shared_ptr<const EngineSnapshot> snapshot() const ABSL_LOCKS_EXCLUDED(snapshot_mu_);
   const Scheduler& scheduler() const { return *scheduler_; }
   int32_t context_length() const { return context_length_; }
+  // What one token's KV cells take (K and V, f16, every layer).
+  int64_t kv_bytes_per_token() const {
+    return options_.scheduler.models.front().kv_bytes_per_token;
+  }
+  // Hearth's host blocks for swap (0: preemption recomputes).
+  int32_t host_blocks() const { return options_.scheduler.kv.num_host_blocks; }
 
  private:
   // A request as the engine thread keeps it.
@@ -182,7 +194,8 @@ class ServeEngine {
 
   ServeEngine(std::unique_ptr<MetricsCollector> collector, std::unique_ptr<Scheduler> scheduler,
               std::unique_ptr<llama_cpp::LlamaStepExecutor> executor, const ModelText* text,
-              ServeEngineOptions options, int32_t context_length);
+              ServeEngineOptions options, int32_t context_length,
+              int32_t kv_streams);
   // One Plan -> execute -> Complete; returns whether the plan ran anything.
   bool Step();
   // Moves requests submitted since the last call into live_.
@@ -208,6 +221,8 @@ class ServeEngine {
   const ModelText* text_;
   const ServeEngineOptions options_;
   const int32_t context_length_;
+  // llama.cpp's KV streams (1: the unified pool).
+  const int32_t kv_streams_;
   RealClock clock_;
 
   // Engine thread only.

@@ -29,6 +29,9 @@ void ServeEngine::PublishSnapshot(absl::Time now) {
   s->report = collector_->Report();
   s->gauges = EngineGaugesFrom(*scheduler_);
   s->disconnect_cancels = disconnect_cancels_.load();
+  s->swapped_out = executor_->stats().swapped_out;
+  s->swapped_in = executor_->stats().swapped_in;
+  s->kv_streams = kv_streams_;
   for (size_t c = 0; c < o.work_classes.size(); ++c) {
     ClassLive& cl = s->classes.emplace_back();
     cl.name = o.work_classes[c].name;
