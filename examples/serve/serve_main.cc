@@ -55,14 +55,30 @@ ABSL_FLAG(std::string, cors_origins, "",
           "comma-separated, e.g. https://chat.home.arpa,http://127.0.0.1:3000; empty: no CORS "
           "headers; \"*\" any origin, only without --household");
 ABSL_FLAG(int32_t, port, 8080, "port to listen on; 0 picks a free one (printed)");
-ABSL_FLAG(int32_t, n_ctx, 8192, "llama.cpp KV cells: the one pool all sequences share");
+ABSL_FLAG(std::string, kv_layout, "streams",
+          "llama.cpp's KV layout: streams (one stream of --n_ctx cells per sequence id; each "
+          "token attends over its own sequence only) or unified (one pool of --n_ctx cells all "
+          "sequences share; every token attends over every cell in use, slower, but one request "
+          "may take the whole pool). KV memory: streams (--n_seq_max + --prefix_cache_sequences) "
+          "x --n_ctx cells, unified --n_ctx cells; the start line prints it in MiB");
+ABSL_FLAG(int32_t, n_ctx, 8192,
+          "the longest request in tokens (prompt plus answer): with --kv_layout=streams each "
+          "sequence id's stream (padded up to a multiple of 256), with unified the one pool");
 ABSL_FLAG(int32_t, n_batch, 512, "llama.cpp n_batch: tokens per step (Hearth's token budget)");
-ABSL_FLAG(int32_t, n_seq_max, 64, "sequences running at once");
-ABSL_FLAG(int32_t, prefix_cache_sequences, 8,
+ABSL_FLAG(int32_t, n_seq_max, 8, "sequences running at once; in [1, 256]");
+ABSL_FLAG(int32_t, prefix_cache_sequences, 4,
           "llama.cpp sequence ids beyond n_seq_max that keep ended requests' KV for prefix-cache "
           "hits (scoped per member; n_seq_max plus this is at most 256); 0: no prefix caching. "
-          "Kept cells widen the range llama.cpp's unified cache attends over, so more costs "
-          "every step more");
+          "With --kv_layout=streams each takes a stream of --n_ctx cells (memory); with unified "
+          "kept cells widen the range every token attends over (time)");
+ABSL_FLAG(std::string, flash_attention, "auto",
+          "llama.cpp flash attention: on (where the device supports it), off, or auto: off "
+          "when no layer is offloaded (--gpu_layers=0; llama.cpp's CPU kernel measured ~3x "
+          "slower), else on");
+ABSL_FLAG(int64_t, swap_space_mib, 1024,
+          "host RAM in MiB for swap preemption: a preempted request's KV is saved there and "
+          "restored instead of recomputed (taken only while requests are swapped out); 0: "
+          "preemption recomputes; in [0, 1048576]");
 ABSL_FLAG(int32_t, threads, 0,
           "llama.cpp CPU threads; 0: one per physical core this process may run on (a core's "
           "second hardware thread only slows llama.cpp's matrix work)");
@@ -187,6 +203,7 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   o.scheduler.work_classes = household.classes;
   o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
   o.prefix_cache_sequences = absl::GetFlag(FLAGS_prefix_cache_sequences);
+  o.swap_space_mib = absl::GetFlag(FLAGS_swap_space_mib);
   // Block hashes members cannot predict, so no member can craft a prompt
   // whose blocks collide with another member's (KvCacheConfig::
   // prefix_hash_key).
@@ -208,6 +225,85 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
     jobs->SetInteractiveDemand(demand).IgnoreError();
   };
   return o;
+}
+
+// --kv_layout and --flash_attention as llama.cpp options.
+absl::Status ParseKvFlags(llama_cpp::ContextOptions& c) {
+  const std::string layout = absl::GetFlag(FLAGS_kv_layout);
+  if (layout == "streams") {
+    c.kv_layout = llama_cpp::KvLayout::kPerSequence;
+  } else if (layout == "unified") {
+    c.kv_layout = llama_cpp::KvLayout::kUnified;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv_layout is \"", layout, "\"; allowed: streams, unified"));
+  }
+  const std::string flash = absl::GetFlag(FLAGS_flash_attention);
+  if (flash == "auto") {
+    c.disable_flash_attention = absl::GetFlag(FLAGS_gpu_layers) == 0;
+  } else if (flash == "on" || flash == "off") {
+    c.disable_flash_attention = flash == "off";
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--flash_attention is \"", flash, "\"; allowed: auto, on, off"));
+  }
+  return absl::OkStatus();
+}
+
+// The llama.cpp context the flags ask for. On streams every sequence id,
+// spare prefix-cache ids included, gets a stream that holds the longest
+// request, so --n_ctx is multiplied out here.
+absl::StatusOr<llama_cpp::ContextOptions> ContextOptionsFromFlags() {
+  llama_cpp::ContextOptions c;
+  if (absl::Status s = ParseKvFlags(c); !s.ok()) return s;
+  const int32_t n_ctx = absl::GetFlag(FLAGS_n_ctx);
+  const int32_t running = absl::GetFlag(FLAGS_n_seq_max);
+  const int32_t spare = absl::GetFlag(FLAGS_prefix_cache_sequences);
+  const auto bad = [](absl::string_view flag, int64_t value, absl::string_view allowed) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " is ", value, "; allowed: ", allowed));
+  };
+  if (n_ctx < 1 || n_ctx > (1 << 30)) return bad("--n_ctx", n_ctx, "[1, 2^30]");
+  const int32_t n_batch = absl::GetFlag(FLAGS_n_batch);
+  if (n_batch < 1) return bad("--n_batch", n_batch, ">= 1");
+  if (running < 1 || running > 256) return bad("--n_seq_max", running, "[1, 256]");
+  if (spare < 0) return bad("--prefix_cache_sequences", spare, "[0, 256 - n_seq_max] (0: none)");
+  const int64_t swap = absl::GetFlag(FLAGS_swap_space_mib);
+  if (swap < 0 || swap > (1 << 20)) return bad("--swap_space_mib", swap, "[0, 1048576] (0: no swap)");
+  c.n_seq_max = running + spare;
+  if (c.n_seq_max > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--n_seq_max (", running, ") plus --prefix_cache_sequences (", spare, ") is ",
+        c.n_seq_max, "; llama.cpp allows at most 256 sequence ids"));
+  }
+  const bool streams = c.kv_layout == llama_cpp::KvLayout::kPerSequence;
+  const int64_t cells = streams ? int64_t{n_ctx} * c.n_seq_max : n_ctx;
+  if (cells > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--n_ctx (", n_ctx, ") x ", c.n_seq_max, " sequence ids (--n_seq_max plus "
+        "--prefix_cache_sequences) is ", cells, " KV cells with --kv_layout=streams; allowed: "
+        "at most 2^30"));
+  }
+  c.n_ctx = static_cast<int32_t>(cells);
+  c.n_batch = n_batch;
+  // A negative count stays as given: CreateContext refuses it.
+  c.n_threads = absl::GetFlag(FLAGS_threads) == 0 ? PhysicalCores() : absl::GetFlag(FLAGS_threads);
+  return c;
+}
+
+// The start line's account of KV memory, so that the cost of --n_ctx and
+// the sequence ids is seen where it is paid.
+std::string KvLine(llama_context* ctx, const ServeEngine& engine) {
+  const int64_t cells = llama_n_ctx(ctx);
+  const int32_t streams = llama_cpp::KvStreams(ctx);
+  const int64_t mib = cells * engine.kv_bytes_per_token() >> 20;
+  std::string line =
+      streams > 1
+          ? absl::StrCat("KV ", streams, " streams of ", llama_n_ctx_seq(ctx), " cells (", mib, " MiB)")
+          : absl::StrCat("KV one pool of ", cells, " cells (", mib, " MiB)");
+  if (engine.host_blocks() > 0) {
+    absl::StrAppend(&line, ", swap up to ", absl::GetFlag(FLAGS_swap_space_mib), " MiB");
+  }
+  return line;
 }
 
 ConnectionLimits ConnectionLimitsFromFlags() {
@@ -291,22 +387,12 @@ int Main() {
   }
   const std::string model_name = loaded->name;
   llama_model* model = loaded->model.get();
-  llama_cpp::ContextOptions copts;
-  copts.n_ctx = absl::GetFlag(FLAGS_n_ctx);
-  copts.n_batch = absl::GetFlag(FLAGS_n_batch);
-  copts.n_seq_max = absl::GetFlag(FLAGS_n_seq_max) +
-                    std::max(0, absl::GetFlag(FLAGS_prefix_cache_sequences));
-  if (copts.n_seq_max > 256) {
-    std::cerr << "hearth-serve: --n_seq_max (" << absl::GetFlag(FLAGS_n_seq_max)
-              << ") plus --prefix_cache_sequences (" << absl::GetFlag(FLAGS_prefix_cache_sequences)
-              << ") is " << copts.n_seq_max << "; llama.cpp allows at most 256 sequence ids"
-              << std::endl;
+  absl::StatusOr<llama_cpp::ContextOptions> copts = ContextOptionsFromFlags();
+  if (!copts.ok()) {
+    std::cerr << "hearth-serve: " << copts.status().message() << std::endl;
     return 1;
   }
-  // A negative count stays as given: CreateContext refuses it.
-  copts.n_threads =
-      absl::GetFlag(FLAGS_threads) == 0 ? PhysicalCores() : absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, copts);
+  absl::StatusOr<llama_cpp::ContextPtr> ctx = llama_cpp::CreateContext(model, *copts);
   absl::StatusOr<HouseholdConfig> household =
       absl::GetFlag(FLAGS_household).empty() ? OpenHousehold()
                                              : LoadHouseholdConfig(absl::GetFlag(FLAGS_household));
@@ -371,8 +457,8 @@ int Main() {
   std::thread engine_loop([&] { (*engine)->Run(); });
   std::thread drain(DrainOnSignal, signals, engine->get(), &server);
   std::cout << "hearth-serve: model " << model_name << ", policy " << options->policy_name
-            << ", context " << (*engine)->context_length() << " tokens, " << copts.n_threads
-            << " llama.cpp threads; listening on http://"
+            << ", context " << (*engine)->context_length() << " tokens, " << KvLine(ctx->get(), **engine)
+            << ", " << copts->n_threads << " llama.cpp threads; listening on http://"
             << host << ":" << port << std::endl;
   server.listen_after_bind();
   // Wakes the drain thread if the server stopped on its own (a no-op
