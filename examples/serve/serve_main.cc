@@ -14,12 +14,14 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -47,6 +49,9 @@
 ABSL_FLAG(std::string, model, "", "GGUF model file; empty serves the tiny random test model");
 ABSL_FLAG(std::string, model_name, "", "name clients use for the model (default: file stem, or \"tiny\")");
 ABSL_FLAG(bool, tiny_no_eos, false, "tiny model only: never end early (fixed-length answers, for tests)");
+ABSL_FLAG(std::string, tiny_shape, "",
+          "tiny model only: LAYERSxWIDTH, e.g. 4x256 (8 heads, 4 KV heads, feed-forward 3 x "
+          "WIDTH) for benchmarks of a model that does some work; empty: 2 layers of width 64");
 ABSL_FLAG(std::string, household, "", "household TOML (members, keys, aliases, classes); empty: no keys, one member");
 ABSL_FLAG(std::string, policy, "household", "scheduling policy: household, fifo, vtc, priority, mlfq");
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
@@ -124,6 +129,30 @@ struct LoadedModel {
   ModelFacts facts;
 };
 
+// --tiny_shape into the tiny model's spec; the head counts follow the
+// layout benchmark's (examples/llama_cpp/kv_layout_main.cc), so that figures
+// of the two compare.
+absl::Status ApplyTinyShape(llama_cpp::TinyModelSpec& spec) {
+  const std::string shape = absl::GetFlag(FLAGS_tiny_shape);
+  if (shape.empty()) return absl::OkStatus();
+  std::vector<std::string> parts = absl::StrSplit(shape, 'x');
+  int32_t layers = 0, width = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &layers) ||
+      !absl::SimpleAtoi(parts[1], &width) || layers < 1 || layers > 64 || width < 64 ||
+      width > 4096 || width % 64 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tiny_shape is \"", shape, "\"; allowed: LAYERSxWIDTH, layers in [1, 64], width a "
+        "multiple of 64 in [64, 4096] (e.g. 4x256)"));
+  }
+  spec.n_layer = layers;
+  spec.n_embd = width;
+  spec.n_head = width >= 256 ? 8 : 4;
+  spec.n_head_kv = spec.n_head / 2;
+  spec.n_ff = 3 * width;
+  spec.n_ctx_train = std::max(spec.n_ctx_train, absl::GetFlag(FLAGS_n_ctx));
+  return absl::OkStatus();
+}
+
 // Also reads the file's facts (model_facts.h) while it exists: the tiny
 // model's is deleted once loaded.
 absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name, ModelFacts* facts) {
@@ -132,6 +161,7 @@ absl::StatusOr<llama_cpp::ModelPtr> LoadServedModel(std::string* name, ModelFact
   if (path.empty()) {
     llama_cpp::TinyModelSpec spec;
     spec.suppress_control_tokens = absl::GetFlag(FLAGS_tiny_no_eos);
+    if (absl::Status s = ApplyTinyShape(spec); !s.ok()) return s;
     tiny = (std::filesystem::temp_directory_path() /
             absl::StrCat("hearth-serve-tiny-", getpid(), ".gguf")).string();
     if (absl::Status s = llama_cpp::WriteTinyLlamaGguf(spec, tiny); !s.ok()) return s;
