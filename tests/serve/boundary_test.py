@@ -300,9 +300,13 @@ def honest_status(binary):
     household = household.replace('default_class = "voice"', 'default_class = "chat"')
     household = household.replace('default_class = "agent"', 'default_class = "chat"')
     household = household.replace('class = "voice"', 'class = "chat"')
-    with Server(binary, "--n_seq_max=1", "--interactive_classes=chat", household=household) as s:
+    # The holder must outlast the queue timeout: on streams without flash
+    # attention the tiny model decodes 4000 tokens in about a second, so it
+    # asks for 30000 in a 32768-token context (the stop event ends it).
+    with Server(binary, "--n_seq_max=1", "--interactive_classes=chat", "--n_ctx=32768",
+                household=household) as s:
         stop = threading.Event()
-        holder = threading.Thread(target=s.stream, args=("/v1/chat/completions", chat_body(max_tokens=4000)),
+        holder = threading.Thread(target=s.stream, args=("/v1/chat/completions", chat_body(max_tokens=30000)),
                                   kwargs=dict(key=KEYS["ben"], on_event=lambda e, c: not stop.is_set()))
         holder.start()
         wait_for(lambda: s.status()["requests"]["running"] == 1)

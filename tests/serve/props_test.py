@@ -50,7 +50,7 @@ def shape_and_truth(binary):
 def open_household(binary):
     with Server(binary, household=None) as s:
         st, _, props = s.request("GET", "/props")
-        check(st == 200 and props["total_slots"] == 64 and props["model_alias"] == "tiny" and
+        check(st == 200 and props["total_slots"] == 8 and props["model_alias"] == "tiny" and
               props["default_generation_settings"]["params"]["n_predict"] == 256,
               "without a household file no key is needed; the flags' defaults")
 
