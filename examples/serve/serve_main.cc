@@ -78,12 +78,14 @@ ABSL_FLAG(int32_t, prefix_cache_sequences, 4,
           "kept cells widen the range every token attends over (time)");
 ABSL_FLAG(std::string, flash_attention, "auto",
           "llama.cpp flash attention: on (where the device supports it), off, or auto: off "
-          "when no layer is offloaded (--gpu_layers=0; llama.cpp's CPU kernel measured ~3x "
+          "when no layer is offloaded (--gpu_layers=0; llama.cpp's CPU kernel measured 2-3x "
           "slower), else on");
-ABSL_FLAG(int64_t, swap_space_mib, 1024,
+ABSL_FLAG(int64_t, swap_space_mib, -1,
           "host RAM in MiB for swap preemption: a preempted request's KV is saved there and "
           "restored instead of recomputed (taken only while requests are swapped out); 0: "
-          "preemption recomputes; in [0, 1048576]");
+          "preemption recomputes; -1: 1024 with --kv_layout=streams, 0 with unified (there "
+          "llama.cpp found no room to restore swapped sequences beside the prefix cache's kept "
+          "cells, failing their requests: bench/RESULTS.md); in [-1, 1048576]");
 ABSL_FLAG(int32_t, threads, 0,
           "llama.cpp CPU threads; 0: one per physical core this process may run on (a core's "
           "second hardware thread only slows llama.cpp's matrix work)");
@@ -226,6 +228,16 @@ absl::StatusOr<std::vector<bool>> InteractiveClasses(const HouseholdConfig& hous
   return out;
 }
 
+// --swap_space_mib, its -1 resolved by layout: on streams a swapped-out
+// sequence comes back into an empty stream; in the unified pool the restore
+// needs free cells that kept prefix-cache sequences may still hold, and
+// measured it failed there (the request with it).
+int64_t SwapSpaceMib() {
+  const int64_t mib = absl::GetFlag(FLAGS_swap_space_mib);
+  if (mib >= 0) return mib;
+  return absl::GetFlag(FLAGS_kv_layout) == "streams" ? 1024 : 0;
+}
+
 absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& household,
                                                  const std::string& model_name, JobPool* jobs) {
   ServeEngineOptions o;
@@ -233,7 +245,7 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   o.scheduler.work_classes = household.classes;
   o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
   o.prefix_cache_sequences = absl::GetFlag(FLAGS_prefix_cache_sequences);
-  o.swap_space_mib = absl::GetFlag(FLAGS_swap_space_mib);
+  o.swap_space_mib = SwapSpaceMib();
   // Block hashes members cannot predict, so no member can craft a prompt
   // whose blocks collide with another member's (KvCacheConfig::
   // prefix_hash_key).
@@ -298,7 +310,9 @@ absl::StatusOr<llama_cpp::ContextOptions> ContextOptionsFromFlags() {
   if (running < 1 || running > 256) return bad("--n_seq_max", running, "[1, 256]");
   if (spare < 0) return bad("--prefix_cache_sequences", spare, "[0, 256 - n_seq_max] (0: none)");
   const int64_t swap = absl::GetFlag(FLAGS_swap_space_mib);
-  if (swap < 0 || swap > (1 << 20)) return bad("--swap_space_mib", swap, "[0, 1048576] (0: no swap)");
+  if (swap < -1 || swap > (1 << 20)) {
+    return bad("--swap_space_mib", swap, "[-1, 1048576] (0: no swap, -1: by layout)");
+  }
   c.n_seq_max = running + spare;
   if (c.n_seq_max > 256) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -331,7 +345,7 @@ std::string KvLine(llama_context* ctx, const ServeEngine& engine) {
           ? absl::StrCat("KV ", streams, " streams of ", llama_n_ctx_seq(ctx), " cells (", mib, " MiB)")
           : absl::StrCat("KV one pool of ", cells, " cells (", mib, " MiB)");
   if (engine.host_blocks() > 0) {
-    absl::StrAppend(&line, ", swap up to ", absl::GetFlag(FLAGS_swap_space_mib), " MiB");
+    absl::StrAppend(&line, ", swap up to ", SwapSpaceMib(), " MiB");
   }
   return line;
 }

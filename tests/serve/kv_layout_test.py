@@ -4,8 +4,9 @@
 - under the default layout (per-sequence streams) a member's conversation
   reuses its earlier turns: each later turn reports the earlier turn's whole
   blocks as cached prompt tokens;
-- a unified pool too small for two long requests at once preempts one of
-  them by swap (its KV saved to host memory and restored), and each answer
+- swap is on by default on streams, off on the unified pool; a unified
+  pool too small for two long requests at once, given swap space, preempts
+  one of them by swap (its KV saved to host memory and restored), and each answer
   equals the one the request got running alone (greedy; flash attention off, so
   llama.cpp's CPU results do not depend on the batch); the same with swap
   off (--swap_space_mib=0: recompute), which swaps nothing;
@@ -58,6 +59,8 @@ def conversation(s):
 def prefix_hits_on_streams(binary):
     with Server(binary) as s:
         kv = s.status()["kv"]
+        check(kv["host_blocks"] > 0, "swap is on by default on streams (%d host blocks)"
+              % kv["host_blocks"])
         check(kv["streams"] > 1 and "streams of" in s.banner,
               "the default layout is per-sequence streams (%d streams; %s)"
               % (kv["streams"], s.banner.strip()))
@@ -109,8 +112,12 @@ def swap_preemption(binary):
     check(all(n == LONG_ANSWER_TOKENS for _, n in alone),
           "each long request alone gets its %d tokens (%s)" % (LONG_ANSWER_TOKENS,
                                                              [n for _, n in alone]))
-    answers, kv, metrics = both_at_once(binary)
-    check(kv["host_blocks"] > 0, "swap is on by default (%d host blocks)" % kv["host_blocks"])
+    with Server(binary, *SWAP_FLAGS) as s:
+        check(s.status()["kv"]["host_blocks"] == 0,
+              "on the unified pool swap is off by default (restores failed beside kept cells)")
+    answers, kv, metrics = both_at_once(binary, "--swap_space_mib=1024")
+    check(kv["host_blocks"] > 0, "--swap_space_mib=1024 turns it on (%d host blocks)"
+          % kv["host_blocks"])
     check(kv["swapped_out"] >= 1 and kv["swapped_in"] == kv["swapped_out"],
           "the full pool preempted by swap: %d out, %d in" % (kv["swapped_out"], kv["swapped_in"]))
     check(answers == alone, "and both answers equal the ones they got alone")
@@ -126,7 +133,7 @@ def swap_preemption(binary):
 def bad_flags(binary):
     for flag, allowed in (("--kv_layout=paged", "allowed: streams, unified"),
                           ("--flash_attention=yes", "allowed: auto, on, off"),
-                          ("--swap_space_mib=-1", "allowed: [0, 1048576]"),
+                          ("--swap_space_mib=-2", "allowed: [-1, 1048576]"),
                           ("--n_ctx=0", "allowed: [1, 2^30]"),
                           ("--tiny_shape=4x100", "allowed: LAYERSxWIDTH")):
         run = subprocess.run([binary, "--port=0", flag], capture_output=True, text=True, timeout=60)

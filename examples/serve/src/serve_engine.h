@@ -91,7 +91,10 @@ struct ServeEngineOptions {
   // are saved there (llama_state_seq_get_data) and restored, instead of
   // recomputed, while it has room. Hearth's host blocks are sized from the
   // model's KV bytes per token, and memory is taken only while a request is
-  // swapped out. 0: preemption recomputes. In [0, 2^20].
+  // swapped out. 0: preemption recomputes. In [0, 2^20]. On the unified
+  // pool a restore (llama_state_seq_set_data) needs free cells that kept
+  // prefix-cache sequences may hold, and one that finds none fails its
+  // request.
   int64_t swap_space_mib = 0;
   // One per work class.
   std::vector<SloTarget> slos;
