@@ -8,7 +8,6 @@ namespace hearth::internal {
 
 KvCacheManager::KvCacheManager(BlockAllocator allocator, const SchedulerOptions& options)
     : KvManager(std::move(allocator), options.kv.block_size, options.kv.enable_prefix_caching),
-      block_size_(options.kv.block_size),
       preemption_mode_(options.preemption_mode),
       swap_block_cost_tokens_(options.swap_block_cost_tokens),
       watermark_blocks_(options.kv.watermark_blocks),
@@ -20,7 +19,7 @@ int32_t KvCacheManager::GrowthHeadroom(size_t decoding) const {
   // In 64 bits, so that the sum and the doubling backfill applies to it
   // stay in range.
   return static_cast<int32_t>(std::min<int64_t>(
-      (static_cast<int64_t>(decoding) * growth_headroom_tokens_ + block_size_ - 1) / block_size_,
+      (static_cast<int64_t>(decoding) * growth_headroom_tokens_ + block_size() - 1) / block_size(),
       num_device_blocks_));
 }
 
@@ -32,7 +31,7 @@ KvAdmission KvCacheManager::MeasureAdmission(SequenceKv& seq, const AdmissionQue
     // Computed from position 0 again: whatever it held is gone, but its
     // prefix may be cached (its own released blocks among them).
     if (!q.tokens.empty() && q.computed == 0) a.hits = FindPrefixHits(seq, q.tokens);
-    a.start = a.hits * block_size_;
+    a.start = a.hits * block_size();
     if (a.start >= q.length) {
       a.start = q.length - 1;
       a.copy_last_hit = true;
@@ -86,7 +85,7 @@ int32_t KvCacheManager::Grow(SequenceKv& seq, uint32_t cls, int32_t want, int32_
   const int32_t free = Allocatable(kv_block_limit);
   if (need_want > free && need_min > free) return -1;
   Append(seq, cls, std::max(0, std::min(need_want, free)));
-  return std::min(want, seq.num_blocks() * block_size_);
+  return std::min(want, seq.num_blocks() * block_size());
 }
 
 int32_t KvCacheManager::CapToHardBudget(const SequenceKv& seq, uint32_t cls, int32_t want,
@@ -94,7 +93,7 @@ int32_t KvCacheManager::CapToHardBudget(const SequenceKv& seq, uint32_t cls, int
   const int32_t held = seq.num_blocks();
   const int32_t room = classes_.hard_room(cls);
   if (BlocksFor(min) - held > room) return -1;
-  return std::min(want, (held + room) * block_size_);
+  return std::min(want, (held + room) * block_size());
 }
 
 int32_t KvCacheManager::GrowForDrafts(SequenceKv& seq, uint32_t cls, int32_t positions,

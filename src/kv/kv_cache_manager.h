@@ -93,6 +93,7 @@ class KvCacheManager : private KvManager {
   using KvManager::ReleaseDeferredHost;
   using KvManager::ReleaseHost;
   using KvManager::allocator;
+  using KvManager::block_size;
   using KvManager::deferred_host_releases;
   using KvManager::prefill_reserved;
   using KvManager::prefix_cache;
@@ -182,7 +183,6 @@ class KvCacheManager : private KvManager {
     classes_.Add(cls, n);
   }
 
-  const int32_t block_size_;
   const PreemptionMode preemption_mode_;
   const double swap_block_cost_tokens_;
   const int32_t watermark_blocks_;

@@ -101,6 +101,7 @@ class KvManager {
   // are its prompt's in `scope` (both from Submit).
   void Open(SequenceKv& seq, int32_t max_positions, bool has_token_ids,
             const ChainScope& scope, std::vector<uint64_t> hashes);
+  int32_t block_size() const { return block_size_; }
   int32_t BlocksFor(int32_t positions) const {
     return (positions + block_size_ - 1) / block_size_;
   }
