@@ -179,10 +179,10 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
 }
 
 void ServeEngine::Cancel(RequestId id, bool disconnected) {
-  // Held across the cancellation and its count: the Plan that ends the
-  // request is followed by AdoptSubmissions, which waits for mu_, before the
-  // step publishes its snapshot, so no snapshot shows the request cancelled
-  // and the disconnect not yet counted.
+  // Held across the cancellation and its count: the engine thread may end
+  // the request (in Plan or Complete) before this thread counts it, and
+  // PublishSnapshot reads the count under mu_ after the report, so no
+  // snapshot shows the request cancelled and the disconnect not yet counted.
   absl::MutexLock lock(&mu_);
   if (scheduler_->Cancel(id).ok() && disconnected) disconnect_cancels_.fetch_add(1);
 }

@@ -25,10 +25,16 @@ void ServeEngine::PublishSnapshot(absl::Time now) {
   s->policy = options_.policy_name;
   s->block_size = o.kv.block_size;
   s->context_length = context_length_;
-  s->draining = intake_closed();
   s->report = collector_->Report();
   s->gauges = EngineGaugesFrom(*scheduler_);
-  s->disconnect_cancels = disconnect_cancels_.load();
+  {
+    // Read after the report: a cancellation the report shows was handed to
+    // the scheduler inside Cancel's critical section, so taking mu_ here
+    // waits for that section's count.
+    absl::MutexLock lock(&mu_);
+    s->draining = intake_closed_;
+    s->disconnect_cancels = disconnect_cancels_.load();
+  }
   s->swapped_out = executor_->stats().swapped_out;
   s->swapped_in = executor_->stats().swapped_in;
   s->kv_streams = kv_streams_;
