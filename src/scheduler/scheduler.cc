@@ -165,8 +165,8 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   }
   reclaimable_.reserve(running);
   if (options_.max_draft_tokens > 0) draft_room_.reserve(running);
-  prefills_by_deadline_ = policy_ != nullptr && policy_->PrefillsByDeadline();
-  background_prefill_cap_ = policy_ != nullptr ? std::max(0, policy_->BackgroundPrefillTokens()) : 0;
+  if (policy_ != nullptr) prefill_rules_ = policy_->prefill_rules();
+  prefill_rules_.background_tokens = std::max(0, prefill_rules_.background_tokens);
   if (std::any_of(options_.work_classes.begin(), options_.work_classes.end(),
                   [](const WorkClassConfig& c) { return c.tpot_slo != absl::InfiniteDuration(); })) {
     for (const WorkClassConfig& c : options_.work_classes) class_tpot_.push_back(c.tpot_slo);

@@ -178,72 +178,28 @@ bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
 }
 
 bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
-  // A request admitted or swapped in during this step may have copies queued
-  // in the plan; it is left alone until the next step.
-  return r.phase == RequestPhase::kRunning && r.admitted_step != plan_->step;
+  return internal::VictimPricing::Preemptible(r, {plan_->step, planning_});
 }
 
 RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
                                            bool beneficiary_running, int32_t need_blocks) {
-  const size_t listed = policy_->VictimCandidates(beneficiary.id, beneficiary_running,
-                                                  absl::MakeSpan(victim_ids_));
-  return CheapestVictim(beneficiary, beneficiary_running, need_blocks, listed,
-                        options_.max_preemptions_per_request);
+  return ChosenVictim({beneficiary.id, beneficiary_running, need_blocks, VictimReason::kPolicyOrder},
+                      options_.max_preemptions_per_request);
 }
 
 RequestRecord* Scheduler::Impl::PickShareVictim(const RequestRecord& beneficiary,
                                                 int32_t need_blocks) {
-  const size_t listed =
-      policy_->ShareReclaimCandidates(beneficiary.id, absl::MakeSpan(victim_ids_));
-  if (listed == 0) return nullptr;
-  return CheapestVictim(beneficiary, /*beneficiary_running=*/false, need_blocks, listed,
-                        kMaxShareReclaims);
+  return ChosenVictim({beneficiary.id, false, need_blocks, VictimReason::kMemberShare},
+                      kMaxShareReclaims);
 }
 
-RequestRecord* Scheduler::Impl::CheapestVictim(const RequestRecord& beneficiary,
-                                               bool beneficiary_running, int32_t need_blocks,
-                                               size_t listed, int32_t max_preemptions) {
-  RequestRecord* best = nullptr;
-  bool best_covers = false;
-  double best_price = 0;
-  for (size_t i = 0; i < std::min(listed, victim_ids_.size()); ++i) {
-    RequestRecord* v = Find(victim_ids_[i]);
-    if (v == nullptr || v == &beneficiary || !CanBeVictim(*v) || v->preemptions >= max_preemptions) {
-      continue;
-    }
-    // Memory pressure outlasts the one request that met it: the next
-    // growth or admission needs room too. So the measure is the work thrown
-    // away per block freed, not in all (the least work alone is the
-    // shortest request, which frees a few blocks and is followed by more
-    // preemptions). One victim that covers the need beats any that does not.
-    // Ties keep the policy's order.
-    if (!beneficiary_running && PreemptionWaste(*v) > options_.max_admission_waste_per_block *
-                                                          need_blocks * block_size_) {
-      continue;
-    }
-    const int32_t freed = kv_.BlocksFreedBy(v->kv, beneficiary_running);
-    const bool covers = freed >= need_blocks;
-    const double price = PreemptionWaste(*v) / std::max(freed, 1);
-    if (best == nullptr || (covers && !best_covers) ||
-        (covers == best_covers && price < best_price)) {
-      best = v;
-      best_covers = covers;
-      best_price = price;
-    }
-  }
-  return best;
-}
-
-double Scheduler::Impl::PreemptionWaste(const RequestRecord& r) const {
-  // Whole blocks: a partly filled last block is held like a full one, so
-  // running sequences all cost block_size tokens per block freed and the
-  // policy's order decides among them, instead of the shortest (whose last
-  // block is emptiest) always looking cheapest. Work already planned in this
-  // step is thrown away too, with the blocks taken for it.
-  const int32_t blocks =
-      std::max(BlocksFor(r.computed), ScheduledNow(r) ? r.kv.num_blocks() : 0);
-  return kv_.SwapsOut(r.computed) ? blocks * options_.swap_block_cost_tokens
-                     : static_cast<double>(blocks) * block_size_;
+RequestRecord* Scheduler::Impl::ChosenVictim(const VictimRequest& request,
+                                             int32_t max_preemptions) {
+  const internal::VictimPricing costs(table_, kv_, options_, {plan_->step, planning_}, request,
+                                      max_preemptions);
+  // The policy chooses; the core preempts only what its own prices allow.
+  const RequestId id = policy_->ChooseVictim(request, costs);
+  return id.valid() && costs.Price(id).allowed ? Find(id) : nullptr;
 }
 
 RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficiary) {

@@ -55,6 +55,7 @@
 #include "scheduler/published_value.h"
 #include "scheduler/request_record.h"
 #include "scheduler/request_table.h"
+#include "scheduler/victim_pricing.h"
 #include "scheduler/workflow_table.h"
 
 namespace hearth {
@@ -331,20 +332,14 @@ class Scheduler::Impl {
   int32_t StepTokenBudget() const;
   absl::Duration TpotStepAllowance(absl::Time done) const;
   bool CanBeVictim(const Record& record) const;
-  // Among the victims the policy ranks below `beneficiary` (validated, and
-  // none preempted max_preemptions_per_request times already), the one
-  // whose preemption throws away the least work for the blocks it frees,
-  // preferring one that frees `need_blocks` alone; nullptr if none usable.
+  // The victim the policy chooses among those it ranks below `beneficiary`
+  // (Policy::ChooseVictim, priced by internal::VictimPricing; none
+  // preempted max_preemptions_per_request times already); nullptr if none.
   Record* PickVictim(const Record& beneficiary, bool beneficiary_running, int32_t need_blocks);
-  // The same choice among the victims the policy lists for members' shares
-  // (Policy::ShareReclaimCandidates; none preempted kMaxShareReclaims times).
+  // The same for members' shares (VictimReason::kMemberShare; none
+  // preempted kMaxShareReclaims times).
   Record* PickShareVictim(const Record& beneficiary, int32_t need_blocks);
-  // PickVictim's choice among the first `listed` of victim_ids_.
-  Record* CheapestVictim(const Record& beneficiary, bool beneficiary_running,
-                         int32_t need_blocks, size_t listed, int32_t max_preemptions);
-  // What preempting `record` throws away, in prefill tokens' worth of
-  // engine time: its computed blocks to recompute, or their round trip.
-  double PreemptionWaste(const Record& record) const;
+  Record* ChosenVictim(const VictimRequest& request, int32_t max_preemptions);
   // Borrowed capacity the policy chooses to reclaim for `beneficiary` (a
   // request within its class's entitlement); nullptr if none.
   Record* PickReclaimVictim(const Record& beneficiary);
@@ -430,13 +425,12 @@ class Scheduler::Impl {
   // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
   absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
   std::unique_ptr<Policy> policy_;
-  // Policy::PrefillsByDeadline and ::BackgroundPrefillTokens, asked once.
-  bool prefills_by_deadline_ = false;
-  int32_t background_prefill_cap_ = 0;
+  // Policy::prefill_rules, asked once.
+  PrefillRules prefill_rules_;
   // What requests without a TTFT target may still prefill this step.
   int32_t background_budget_ = 0;
   bool Background(const Record& record) const {
-    return background_prefill_cap_ > 0 && record.ttft_deadline == absl::InfiniteFuture();
+    return prefill_rules_.background_tokens > 0 && record.ttft_deadline == absl::InfiniteFuture();
   }
   MetricsSink* sink_;
   internal::ModelResidency residency_;
@@ -497,7 +491,6 @@ class Scheduler::Impl {
   std::vector<uint32_t> snapshot_;
   std::vector<RequestView> reclaimable_;
   std::vector<uint32_t> reclaimable_slots_;
-  std::array<RequestId, kMaxVictimCandidates> victim_ids_;
   std::vector<internal::Submission> drained_;
   // Results of requests ended during the current Plan/Complete, not yet
   // handed to the inbox.

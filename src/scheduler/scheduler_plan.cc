@@ -77,7 +77,7 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   plan_slots_->clear();
   draft_room_.clear();
   budget_ = StepTokenBudget();
-  background_budget_ = table_.decoding().empty() ? INT32_MAX : background_prefill_cap_;
+  background_budget_ = table_.decoding().empty() ? INT32_MAX : prefill_rules_.background_tokens;
   planning_ = true;
 }
 
@@ -95,7 +95,7 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   snapshot_.assign(list.begin(), list.end());
   // Locals, as in Complete: neither vector is resized inside the loop.
   RequestRecord* slab = table_.data();
-  if (which == RunList::kPrefilling && prefills_by_deadline_) {
+  if (which == RunList::kPrefilling && prefill_rules_.by_deadline) {
     std::sort(snapshot_.begin(), snapshot_.end(), [slab](uint32_t a, uint32_t b) {
       return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
              std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);

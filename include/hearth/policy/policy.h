@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
+#include "hearth/policy/preemption_costs.h"
 #include "hearth/request/request_view.h"
 
 namespace hearth {
@@ -56,6 +57,22 @@ struct ServedTokens {
   // Tokens a decode step produced for the request: 1, or with speculative
   // decoding 1 + its accepted drafts; 0 for a prefill step.
   int32_t decode_tokens = 0;
+};
+
+// The policy's standing rules for each step's prefill tokens, which the
+// core applies when it fills the budget.
+struct PrefillRules {
+  // Running prefills take the budget in order of their TTFT deadline
+  // (RequestView::ttft_deadline; none last) rather than the order they were
+  // admitted in: a voice command's prompt then runs in the next step even
+  // while long documents are prefilling.
+  bool by_deadline = false;
+  // Prefill tokens per step that requests without a TTFT target
+  // (RequestView::ttft_slo infinite) may take together while any sequence
+  // decodes; 0: no cap. Long background prompts otherwise fill every step's
+  // budget, and every decoding request's time per output token stretches
+  // with the step. Negative counts as 0.
+  int32_t background_tokens = 0;
 };
 
 class Policy {
@@ -118,18 +135,10 @@ class Policy {
   // only into the reserve is declined for this step; the core drops the
   // reserve when the candidate could never fit beside it. Default: 0.
   virtual double AdmissionReserveShare(const RequestView& candidate, absl::Time now);
-  // Whether the step's token budget goes to running prefills in order of
-  // their TTFT deadline (RequestView::ttft_deadline; none last) rather than
-  // the order they were admitted in: a voice command's prompt then runs in
-  // the next step even while long documents are prefilling. Asked once, at
-  // construction of the scheduler. Default: false.
-  virtual bool PrefillsByDeadline() const;
-  // Prefill tokens per step that requests without a TTFT target
-  // (RequestView::ttft_slo infinite) may take together while any sequence
-  // decodes; 0: no cap. Long background prompts otherwise fill every step's
-  // budget, and every decoding request's time per output token stretches
-  // with the step. Asked once, at construction of the scheduler.
-  virtual int32_t BackgroundPrefillTokens() const;
+  // How the core shares each step's token budget among prefills for this
+  // policy (PrefillRules). Asked once, at construction of the scheduler.
+  // Default: admission order, no background cap.
+  virtual PrefillRules prefill_rules() const;
 
   // Picks a running request to preempt so that `beneficiary` can proceed, or
   // returns an invalid id when the policy ranks no running request below it.
@@ -142,14 +151,23 @@ class Policy {
 
   // Up to `out.size()` running requests the policy ranks after
   // `beneficiary`, each one it would accept as PickVictim's answer, the one
-  // it values least first; returns how many it wrote. The core chooses
-  // among them by what preempting each costs (the work it throws away
-  // against the blocks it frees, see SchedulerOptions::swap_block_cost_tokens
-  // and max_preemptions_per_request), so a policy that lists several lets the
-  // core avoid evicting a long context when a short one frees enough.
-  // Default: PickVictim's one answer.
+  // it values least first; returns how many it wrote. The default
+  // ChooseVictim chooses among them by what preempting each costs, so a
+  // policy that lists several avoids evicting a long context when a short
+  // one frees enough. Default: PickVictim's one answer.
   virtual size_t VictimCandidates(RequestId beneficiary, bool beneficiary_running,
                                   absl::Span<RequestId> out);
+
+  // The running request to preempt for `request`, or an invalid id for none:
+  // the policy's whole answer, its order and its price. `costs` prices each
+  // candidate as the core would preempt it (see PreemptionPrice); the core
+  // preempts the answer only when costs.Price(answer).allowed, and otherwise
+  // none. Asked when borrowed capacity (PickReclaimVictim) did not provide
+  // the room; a request with reason kMemberShare comes first for a waiting
+  // beneficiary, then one with kPolicyOrder. Default: CheapestVictim among
+  // VictimCandidates' (kPolicyOrder) or ShareReclaimCandidates' (kMemberShare)
+  // list.
+  virtual RequestId ChooseVictim(const VictimRequest& request, const PreemptionCosts& costs);
 
   // Borrowed capacity (requests running beyond their class's limits, see
   // WorkClassConfig::borrow) is reclaimed before PickVictim is asked.
@@ -169,9 +187,10 @@ class Policy {
   // beneficiary's user is entitled to, because their user holds more than its
   // weighted part of the engine (the household policy's member guard,
   // PolicyTreeConfig::member_guard), the one the policy values least first;
-  // returns how many. The core chooses among them by cost as it does among
-  // VictimCandidates', and offers a request to these reclaims until it has
-  // been preempted kMaxShareReclaims times in all: a bound of their own,
+  // returns how many. The default ChooseVictim chooses among them by cost as
+  // it does among VictimCandidates', and the core allows a request to these
+  // reclaims until it has been preempted kMaxShareReclaims times in all: a
+  // bound of their own,
   // since a request too large for its user's share would otherwise soon be
   // immune (max_preemptions_per_request) and keep the others waiting for
   // its memory. Default: none.

@@ -138,7 +138,7 @@ struct PolicyTreeConfig {
   double background_kv_reserve = 0;
   // For ClassLevel::kSlo: prefill tokens per step that requests without a
   // TTFT target may take together while anything decodes
-  // (Policy::BackgroundPrefillTokens); only when some work class has a TTFT
+  // (PrefillRules::background_tokens); only when some work class has a TTFT
   // target. Must be >= 0; 0: no cap.
   int32_t background_prefill_tokens = 0;
   // For ClassLevel::kSlo: the member guard, which shares a shortage between

@@ -182,8 +182,10 @@ class TreePolicy final : public Policy {
     return e != nullptr && !e->running && now - e->waiting_since < rules_.backfill_wait;
   }
 
-  bool PrefillsByDeadline() const override { return rules_.prefills_by_deadline; }
-  int32_t BackgroundPrefillTokens() const override { return rules_.background_prefill_tokens; }
+  PrefillRules prefill_rules() const override {
+    return {.by_deadline = rules_.prefills_by_deadline,
+            .background_tokens = rules_.background_prefill_tokens};
+  }
 
   // With a reserve for interactive arrivals, a waiting request finds room
   // without evicting anyone: admission preemption would then only recompute
