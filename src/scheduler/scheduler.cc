@@ -117,6 +117,18 @@ absl::StatusOr<Id> FindByName(const std::vector<Config>& configs,
       })));
 }
 
+internal::PlanLimits LimitsOf(const SchedulerOptions& o) {
+  internal::PlanLimits limits;
+  limits.block_size = o.kv.block_size;
+  limits.chunk_cap =
+      o.max_prefill_chunk_tokens > 0 ? o.max_prefill_chunk_tokens : o.max_batched_tokens;
+  for (const ModelConfig& m : o.models) {
+    limits.context_length.push_back(m.context_length);
+    limits.vocab_size.push_back(m.vocab_size);
+  }
+  return limits;
+}
+
 }  // namespace
 
 absl::StatusOr<UserId> Scheduler::FindUser(std::string_view name) const {
@@ -135,47 +147,40 @@ absl::StatusOr<ModelId> Scheduler::FindModel(std::string_view name) const {
 Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
                       std::unique_ptr<Policy> policy)
     : options_(std::move(options)),
-      block_size_(options_.kv.block_size),
-      chunk_cap_(options_.max_prefill_chunk_tokens > 0
-                     ? options_.max_prefill_chunk_tokens
-                     : options_.max_batched_tokens),
+      limits_(LimitsOf(options_)),
       inbox_(options_),
       kv_(std::move(allocator), options_),
       capacity_(options_.work_classes, kv_.classes()),
-      step_budget_(options_.step_time_model),
+      tokens_(options_.step_time_model),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
-      workflows_(options_.workflow_retention,
-                 static_cast<size_t>(std::clamp(options_.max_pending_requests, kMinRememberedEnds,
-                                                kMaxRememberedEnds))) {
+      intake_(options_.workflow_retention,
+              static_cast<size_t>(std::clamp(options_.max_pending_requests, kMinRememberedEnds,
+                                             kMaxRememberedEnds))) {
   // Tables that grow with the requests taken in are sized up front for the
   // usual backlog: growing one by doubling moves all of it inside one Plan.
   const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));
   capacity_.ReserveSlots(backlog);
-  preparing_.resize(options_.models.size());
-  for (const ModelConfig& m : options_.models) {
-    context_length_.push_back(m.context_length);
-    vocab_size_.push_back(m.vocab_size);
-  }
+  model_queues_.preparing.resize(options_.models.size());
   const auto running = static_cast<size_t>(options_.max_running);
   table_.Reserve(backlog, running, options_.overlap_planning ? running : 0);
-  for (auto* v : {&snapshot_, &reclaimable_slots_}) {
+  for (auto* v : {&step_.snapshot, &step_.reclaimable_slots}) {
     v->reserve(running);
   }
-  reclaimable_.reserve(running);
-  if (options_.max_draft_tokens > 0) draft_room_.reserve(running);
-  if (policy_ != nullptr) prefill_rules_ = policy_->prefill_rules();
-  prefill_rules_.background_tokens = std::max(0, prefill_rules_.background_tokens);
+  step_.reclaimable.reserve(running);
+  if (options_.max_draft_tokens > 0) step_.draft_room.reserve(running);
+  if (policy_ != nullptr) tokens_.prefill_rules = policy_->prefill_rules();
+  tokens_.prefill_rules.background_tokens = std::max(0, tokens_.prefill_rules.background_tokens);
   if (std::any_of(options_.work_classes.begin(), options_.work_classes.end(),
                   [](const WorkClassConfig& c) { return c.tpot_slo != absl::InfiniteDuration(); })) {
-    for (const WorkClassConfig& c : options_.work_classes) class_tpot_.push_back(c.tpot_slo);
+    for (const WorkClassConfig& c : options_.work_classes) tokens_.class_tpot.push_back(c.tpot_slo);
   }
-  pending_drops_.reserve(running);
-  served_.reserve(running);
+  outputs_.pending_drops.reserve(running);
+  outputs_.served.reserve(running);
   ReservePlanBuffers(running);
-  to_release_.reserve(running);
-  ended_.reserve(running);
+  outputs_.to_release.reserve(running);
+  outputs_.ended.reserve(running);
 }
 
 void Scheduler::Impl::ReservePlanBuffers(size_t running) {
@@ -184,7 +189,7 @@ void Scheduler::Impl::ReservePlanBuffers(size_t running) {
                                       static_cast<size_t>(options_.kv.num_host_blocks));
   // Only the first buffer is used without overlap.
   for (int i = 0; i < (options_.overlap_planning ? 2 : 1); ++i) {
-    internal::PlanBuffer& b = buffers_[i];
+    internal::PlanBuffer& b = step_.buffers[i];
     b.slots.reserve(running);
     b.plan.sequences.reserve(running);
     b.plan.preempted.reserve(running);
@@ -200,13 +205,13 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
   absl::Status valid = internal::ValidateSpec(spec, options_);
   if (!valid.ok()) return valid;
   const internal::ChainScope scope =
-      internal::ResolveChainScope(spec, options_.kv.prefix_hash_key, block_size_);
+      internal::ResolveChainScope(spec, options_.kv.prefix_hash_key, limits_.block_size);
   std::vector<uint64_t> hashes;
   if (options_.kv.enable_prefix_caching && scope.cached && !spec.prompt_token_ids.empty()) {
-    const size_t full = spec.prompt_token_ids.size() / block_size_;
-    hashes.reserve(internal::KvManager::HashCapacity(
-        spec.prompt_tokens + spec.max_new_tokens, block_size_));
-    internal::KvManager::ExtendHashChain(scope, spec.prompt_token_ids, block_size_, full,
+    const size_t full = spec.prompt_token_ids.size() / limits_.block_size;
+    hashes.reserve(internal::KvManager::HashCapacity(spec.prompt_tokens + spec.max_new_tokens,
+                                                     limits_.block_size));
+    internal::KvManager::ExtendHashChain(scope, spec.prompt_token_ids, limits_.block_size, full,
                                          &hashes);
   }
   // The SLO targets are resolved at intake, against the class the request
@@ -229,8 +234,8 @@ absl::Status Scheduler::Impl::SetWorkClass(RequestId id, WorkClassId work_class)
 }
 
 void Scheduler::Impl::HandOverEnded() {
-  if (ended_.empty()) return;
-  inbox_.Finish(&ended_);
+  if (outputs_.ended.empty()) return;
+  inbox_.Finish(&outputs_.ended);
 }
 
 
@@ -249,13 +254,13 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 
 absl::Time Scheduler::Impl::NextEventTime() const {
   // Any live request may be planned now: ask again after the next Plan.
-  const bool owed = !to_release_.empty() || !pending_drops_.empty();
+  const bool owed = !outputs_.to_release.empty() || !outputs_.pending_drops.empty();
   if (owed || table_.num_live() > 0 || inbox_.num_queued() > 0) return absl::InfinitePast();
   return residency_.NextUnloadTime();
 }
 
 SchedulerStats Scheduler::Impl::stats() const {
-  SchedulerStats s = counters_;
+  SchedulerStats s = stats_.counters;
   s.waiting = count(RequestPhase::kWaiting);
   s.preparing = count(RequestPhase::kPreparing);
   s.running = running_count();

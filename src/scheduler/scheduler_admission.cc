@@ -15,7 +15,9 @@ namespace hearth {
 using internal::RequestRecord;
 
 void Scheduler::Impl::AdmitWaiting(absl::Time now) {
-  if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || budget_ <= 0) return;
+  if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || tokens_.left <= 0) {
+    return;
+  }
   policy_->BeginAdmission(now);
   int32_t declines = 0;
   // Room for the decoding sequences to grow (KvCacheManager::
@@ -27,14 +29,14 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   // as often (figures: bench/RESULTS.md, "Figures behind the rules").
   int32_t spare_blocks = kv_.GrowthHeadroom(table_.decoding().size());
   bool backfilling = false;
-  while (budget_ > 0) {
+  while (tokens_.left > 0) {
     const RequestId id = policy_->NextAdmission();
     if (!id.valid()) break;
     RequestRecord* r = Find(id);
     Admission result = Admission::kDeclined;
     // Not readmitted in the step that preempted it: that would only undo
     // the preemption that made room for someone else.
-    if (r != nullptr && r->preempted_step != plan_->step &&
+    if (r != nullptr && r->preempted_step != step_.plan->step &&
         (r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kSwapped)) {
       result = TryAdmit(*r, now, spare_blocks);
     }
@@ -104,7 +106,8 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   q.swapped = r.phase == RequestPhase::kSwapped;
   q.has_output = r.output_tokens > 0;
   if (r.has_token_ids) q.tokens = r.tokens;
-  q.max_chunk = std::min({chunk_cap_, budget_, Background(r) ? background_budget_ : INT32_MAX});
+  q.max_chunk = std::min(
+      {limits_.chunk_cap, tokens_.left, Background(r) ? tokens_.background_left : INT32_MAX});
   need.kv = kv_.MeasureAdmission(r.kv, q);
   need.beyond_limits = !capacity_.Within(q.work_class, 1, need.kv.total_blocks);
   return need;
@@ -117,7 +120,7 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   // Its adapter would be one more than a step's batch may mix.
   if (!residency_.AdmitsAdapter(r.model)) return Admission::kAdapterBusy;
   // Background prefill has had its share of this step.
-  if (Background(r) && background_budget_ <= 0 && !r.decoding()) return Admission::kDeclined;
+  if (Background(r) && tokens_.background_left <= 0 && !r.decoding()) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);
   // Within its class's limits a request is entitled to room (and may cause
   // preemption); beyond them it only borrows what is idle.
@@ -151,13 +154,13 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
 
 void Scheduler::Impl::CommitAdmission(RequestRecord& r, const AdmissionNeed& need,
                                       absl::Time now) {
-  kv_.Admit(r.kv, r.id, need.query, need.kv, plan_);
+  kv_.Admit(r.kv, r.id, need.query, need.kv, step_.plan);
   if (!need.kv.swapped) {
     r.computed = need.kv.start;
     r.cached_prompt_tokens = std::min(need.kv.start, r.prompt_tokens);
-    counters_.prefix_hit_tokens += static_cast<uint64_t>(need.kv.start);
+    stats_.counters.prefix_hit_tokens += static_cast<uint64_t>(need.kv.start);
   }
-  r.admitted_step = plan_->step;
+  r.admitted_step = step_.plan->step;
   if (r.first_admit_time == absl::InfiniteFuture()) r.first_admit_time = now;
   StartRunning(r);
   if (need.beyond_limits) capacity_.MarkBorrowing(r.slot);
@@ -178,7 +181,7 @@ bool Scheduler::Impl::HasRoom(int32_t blocks, ModelId model) {
 }
 
 bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
-  return internal::VictimPricing::Preemptible(r, {plan_->step, planning_});
+  return internal::VictimPricing::Preemptible(r, {step_.plan->step, step_.planning});
 }
 
 RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
@@ -195,8 +198,8 @@ RequestRecord* Scheduler::Impl::PickShareVictim(const RequestRecord& beneficiary
 
 RequestRecord* Scheduler::Impl::ChosenVictim(const VictimRequest& request,
                                              int32_t max_preemptions) {
-  const internal::VictimPricing costs(table_, kv_, options_, {plan_->step, planning_}, request,
-                                      max_preemptions);
+  const internal::VictimPricing costs(table_, kv_, options_, {step_.plan->step, step_.planning},
+                                      request, max_preemptions);
   // The policy chooses; the core preempts only what its own prices allow.
   const RequestId id = policy_->ChooseVictim(request, costs);
   return id.valid() && costs.Price(id).allowed ? Find(id) : nullptr;
@@ -207,27 +210,27 @@ RequestRecord* Scheduler::Impl::PickReclaimVictim(const RequestRecord& beneficia
   // marks it passes (classes back within their limits) are cleared on the
   // way. Borrowers it skips (preempted twice, or admitted this step) stay
   // listed, since their classes are still over their limits.
-  reclaimable_slots_.clear();
+  step_.reclaimable_slots.clear();
   for (uint32_t slot = capacity_.last_borrower();
        slot != internal::ClassCapacity::kNone &&
-       reclaimable_slots_.size() < static_cast<size_t>(kMaxReclaimCandidates);) {
+       step_.reclaimable_slots.size() < static_cast<size_t>(kMaxReclaimCandidates);) {
     const uint32_t prev = capacity_.prev_borrower(slot);
     const RequestRecord& r = table_[slot];
     if (!capacity_.Over(r.work_class.value())) {
       capacity_.ClearBorrowing(slot);
     } else if (r.preemptions < internal::kMaxBorrowReclaims && &r != &beneficiary &&
                r.work_class != beneficiary.work_class && CanBeVictim(r)) {
-      reclaimable_slots_.push_back(slot);
+      step_.reclaimable_slots.push_back(slot);
     }
     slot = prev;
   }
-  if (reclaimable_slots_.empty()) return nullptr;
-  std::reverse(reclaimable_slots_.begin(), reclaimable_slots_.end());
-  reclaimable_.clear();
-  for (uint32_t slot : reclaimable_slots_) reclaimable_.push_back(ViewOf(table_[slot]));
-  const RequestId id = policy_->PickReclaimVictim(ViewOf(beneficiary), reclaimable_);
+  if (step_.reclaimable_slots.empty()) return nullptr;
+  std::reverse(step_.reclaimable_slots.begin(), step_.reclaimable_slots.end());
+  step_.reclaimable.clear();
+  for (uint32_t slot : step_.reclaimable_slots) step_.reclaimable.push_back(ViewOf(table_[slot]));
+  const RequestId id = policy_->PickReclaimVictim(ViewOf(beneficiary), step_.reclaimable);
   if (!id.valid()) return nullptr;
-  for (uint32_t slot : reclaimable_slots_) {
+  for (uint32_t slot : step_.reclaimable_slots) {
     if (table_[slot].id == id) return &table_[slot];
   }
   return nullptr;

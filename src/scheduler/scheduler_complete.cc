@@ -26,51 +26,52 @@ absl::Status Mismatch(uint64_t step, size_t i, absl::string_view what) {
 }  // namespace
 
 absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
-  if (outstanding_ == 0) {
+  if (step_.outstanding == 0) {
     return absl::FailedPreconditionError(
         "no plan is outstanding; call Plan() before Complete()");
   }
   // With two plans outstanding, this outcome answers the older one.
   const int newest = 1 - other_index();
-  const bool older = outstanding_ == 2;
+  const bool older = step_.outstanding == 2;
   if (older) SelectBuffer(1 - newest);
   absl::Status applied = CompleteSelected(outcome);
   if (applied.ok()) table_.StepCompleted(outcome.step);
   if (older) SelectBuffer(newest);
-  if (applied.ok()) --outstanding_;
+  if (applied.ok()) --step_.outstanding;
   return applied;
 }
 
 absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
-  const absl::Time reported = outcome.completed_at == absl::InfinitePast()
-                                  ? plan_->now : outcome.completed_at;
+  const absl::Time reported =
+      outcome.completed_at == absl::InfinitePast() ? step_.plan->now : outcome.completed_at;
   if (absl::Status valid = ValidateOutcome(outcome, reported); !valid.ok()) return valid;
   // A step runs after the one before it, so it ends no earlier: with
   // overlapped planning step N+1's now (its default completion) may precede
   // step N's completed_at. Clamped, every stamp stays in order
   // (step_outcome.h).
-  const absl::Time done = std::max(reported, latest_done_);
-  latest_done_ = done;
-  if (!class_tpot_.empty() && outcome.completed_at != absl::InfinitePast()) {
+  const absl::Time done = std::max(reported, step_.latest_done);
+  step_.latest_done = done;
+  if (!tokens_.class_tpot.empty() && outcome.completed_at != absl::InfinitePast()) {
     // A step planned ahead started when the one before it ended.
-    step_budget_.Observe(plan_->num_batched_tokens, done - std::max(plan_->now, last_done_));
-    last_done_ = done;
+    tokens_.fit.Observe(step_.plan->num_batched_tokens,
+                        done - std::max(step_.plan->now, step_.last_done));
+    step_.last_done = done;
   }
 
-  served_.clear();
+  outputs_.served.clear();
   // Held in locals: the loop writes through records, so the compiler would
   // otherwise reload every vector's data pointer each iteration. Nothing in
   // the loop resizes these vectors.
   RequestRecord* slab = table_.data();
-  const uint32_t* slots = plan_slots_->data();
-  const ScheduledSequence* planned = plan_->sequences.data();
+  const uint32_t* slots = step_.slots->data();
+  const ScheduledSequence* planned = step_.plan->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
-  const int32_t* context_length = context_length_.data();
+  const int32_t* context_length = limits_.context_length.data();
   // Each speculative decode takes its accepted drafts' ids from here, in
   // plan order.
   const TokenId* draft_ids = outcome.draft_ids.data();
   const size_t n = outcome.sequences.size();
-  if (plan_->voided.empty()) [[likely]] {
+  if (step_.plan->voided.empty()) [[likely]] {
     for (size_t i = 0; i < n; ++i) {
       if (i + kRecordPrefetch < n) Prefetch(slots[i + kRecordPrefetch], 1);
       ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
@@ -89,62 +90,63 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
       ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
     }
   }
-  if (!class_tpot_.empty()) tpot_step_allowance_ = TpotStepAllowance(done);
-  if (!plan_->model_commands.empty()) FinishModelLoads(outcome, done);
+  if (!tokens_.class_tpot.empty()) tokens_.tpot_step_allowance = TpotStepAllowance(done);
+  if (!step_.plan->model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now
   // (not those of a step planned after it, whose copies have not run).
-  kv_.ReleaseDeferredHost(outstanding_ == 2 ? std::exchange(host_deferred_in_flight_, 0)
-                                            : SIZE_MAX);
+  kv_.ReleaseDeferredHost(step_.outstanding == 2 ? std::exchange(step_.host_deferred_in_flight, 0)
+                                                 : SIZE_MAX);
 
-  policy_->OnServed(served_, done);
-  if (sink_ != nullptr) sink_->OnStep(*plan_, outcome);
+  policy_->OnServed(outputs_.served, done);
+  if (sink_ != nullptr) sink_->OnStep(*step_.plan, outcome);
   return absl::OkStatus();
 }
 
 absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
                                               absl::Time done) const {
-  if (outcome.step != plan_->step) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "outcome answers step ", outcome.step, " but the outstanding plan is step ",
-        plan_->step, "; nothing was applied"));
+  if (outcome.step != step_.plan->step) {
+    return absl::InvalidArgumentError(absl::StrCat("outcome answers step ", outcome.step,
+                                                   " but the outstanding plan is step ",
+                                                   step_.plan->step, "; nothing was applied"));
   }
-  if (done < plan_->now || done == absl::InfiniteFuture()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "completed_at (", absl::FormatTime(done), ") is before the plan's now (",
-        absl::FormatTime(plan_->now), ") or infinite; nothing was applied"));
+  if (done < step_.plan->now || done == absl::InfiniteFuture()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("completed_at (", absl::FormatTime(done), ") is before the plan's now (",
+                     absl::FormatTime(step_.plan->now), ") or infinite; nothing was applied"));
   }
-  if (outcome.sequences.size() != plan_->sequences.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "outcome has ", outcome.sequences.size(), " sequences but step ",
-        plan_->step, " planned ", plan_->sequences.size(),
-        "; report exactly one per planned sequence, in plan order"));
+  if (outcome.sequences.size() != step_.plan->sequences.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("outcome has ", outcome.sequences.size(), " sequences but step ",
+                     step_.plan->step, " planned ", step_.plan->sequences.size(),
+                     "; report exactly one per planned sequence, in plan order"));
   }
   for (const ModelLoadFailure& f : outcome.failed_loads) {
-    const bool planned = std::any_of(
-        plan_->model_commands.begin(), plan_->model_commands.end(), [&](const ModelCommand& c) {
-          return c.kind == ModelCommandKind::kLoad && c.model == f.model;
-        });
+    const bool planned =
+        std::any_of(step_.plan->model_commands.begin(), step_.plan->model_commands.end(),
+                    [&](const ModelCommand& c) {
+                      return c.kind == ModelCommandKind::kLoad && c.model == f.model;
+                    });
     if (!planned) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "failed_loads names model ", f.model.ToString(), ", which step ", plan_->step,
-          " did not ask to load; nothing was applied"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed_loads names model ", f.model.ToString(), ", which step ",
+                       step_.plan->step, " did not ask to load; nothing was applied"));
     }
   }
   // The check runs for every sequence of every step; the message is built
   // only for the one that fails it.
-  const int32_t* vocab_size = vocab_size_.data();
-  const ScheduledSequence* planned = plan_->sequences.data();
+  const int32_t* vocab_size = limits_.vocab_size.data();
+  const ScheduledSequence* planned = step_.plan->sequences.data();
   const SequenceOutcome* got = outcome.sequences.data();
   const size_t n = outcome.sequences.size();
   size_t accepted = 0;
-  if (plan_->voided.empty()) [[likely]] {
+  if (step_.plan->voided.empty()) [[likely]] {
     for (size_t i = 0; i < n; ++i) {
       const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
       if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
       accepted += static_cast<size_t>(got[i].accepted_drafts);
     }
   } else {
-    const uint32_t* slots = plan_slots_->data();
+    const uint32_t* slots = step_.slots->data();
     for (size_t i = 0; i < n; ++i) {
       const OutcomeFault fault = slots[i] == internal::kVoidSlot
                                      ? FindVoidFault(planned[i], got[i])
@@ -163,7 +165,7 @@ absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t a
   const std::vector<TokenId>& ids = outcome.draft_ids;
   if (accepted != ids.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "outcome of step ", plan_->step, ": draft_ids holds ", ids.size(),
+        "outcome of step ", step_.plan->step, ": draft_ids holds ", ids.size(),
         " ids but the sequences accepted ", accepted,
         " drafts; list exactly the accepted drafts' ids, in plan order; nothing was applied"));
   }
@@ -172,8 +174,8 @@ absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t a
   // the contiguous ids, and the walk below only when a vocabulary or a
   // negative id asks for it.
   const bool negative = *std::min_element(ids.begin(), ids.end()) < 0;
-  const bool vocabularies =
-      std::any_of(vocab_size_.begin(), vocab_size_.end(), [](int32_t v) { return v > 0; });
+  const bool vocabularies = std::any_of(limits_.vocab_size.begin(), limits_.vocab_size.end(),
+                                        [](int32_t v) { return v > 0; });
   if (!negative && !vocabularies) return absl::OkStatus();
   size_t at = 0;
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
@@ -187,12 +189,13 @@ absl::Status Scheduler::Impl::CheckDraftIds(const StepOutcome& outcome, size_t a
 absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t i,
                                               size_t at) const {
   const auto accepted = static_cast<size_t>(outcome.sequences[i].accepted_drafts);
-  const int32_t vocab = vocab_size_[plan_->sequences[i].model.value()];
+  const int32_t vocab = limits_.vocab_size[step_.plan->sequences[i].model.value()];
   for (size_t d = at; d < at + accepted; ++d) {
     const TokenId id = outcome.draft_ids[d];
     if (id < 0 || (vocab > 0 && id >= vocab)) {
-      return Mismatch(plan_->step, i, absl::StrCat("accepted draft token ", id, " is outside [0, ",
-                                                  vocab > 0 ? vocab : INT32_MAX, ")"));
+      return Mismatch(step_.plan->step, i,
+                      absl::StrCat("accepted draft token ", id, " is outside [0, ",
+                                   vocab > 0 ? vocab : INT32_MAX, ")"));
     }
   }
   return absl::OkStatus();
@@ -233,36 +236,40 @@ Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence
 
 absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
                                             const SequenceOutcome& o) const {
-  const ScheduledSequence& s = plan_->sequences[i];
+  const ScheduledSequence& s = step_.plan->sequences[i];
   switch (fault) {
     case OutcomeFault::kNone:
       return absl::OkStatus();
     case OutcomeFault::kId:
-      return Mismatch(plan_->step, i, absl::StrCat("id ", o.id.ToString(), " where the plan has ",
-                                                  s.id.ToString(), " (outcomes must follow plan order)"));
+      return Mismatch(step_.plan->step, i,
+                      absl::StrCat("id ", o.id.ToString(), " where the plan has ", s.id.ToString(),
+                                   " (outcomes must follow plan order)"));
     case OutcomeFault::kSampling:
-      return Mismatch(plan_->step, i, s.sample ? "the plan asked for a sampled token but none was produced"
-                                              : "a token was produced where the plan did not sample");
+      return Mismatch(step_.plan->step, i,
+                      s.sample ? "the plan asked for a sampled token but none was produced"
+                               : "a token was produced where the plan did not sample");
     case OutcomeFault::kFinishLength:
-      return Mismatch(plan_->step, i, "finish kLength is decided by the scheduler; report kNone");
+      return Mismatch(step_.plan->step, i,
+                      "finish kLength is decided by the scheduler; report kNone");
     case OutcomeFault::kFinishUnknown:
-      return Mismatch(plan_->step, i, absl::StrCat("finish ", static_cast<int>(o.finish),
-                                                  " is not a FinishReason; report kNone, "
-                                                  "kStopToken or kStopString"));
+      return Mismatch(step_.plan->step, i,
+                      absl::StrCat("finish ", static_cast<int>(o.finish),
+                                   " is not a FinishReason; report kNone, "
+                                   "kStopToken or kStopString"));
     case OutcomeFault::kFinishWithoutToken:
-      return Mismatch(plan_->step, i, "a finish reason needs a produced token");
+      return Mismatch(step_.plan->step, i, "a finish reason needs a produced token");
     case OutcomeFault::kDrafts:
-      return Mismatch(plan_->step, i, absl::StrCat("accepted_drafts is ", o.accepted_drafts,
-                                                  "; the plan gave this sequence ",
-                                                  int32_t{s.draft_tokens},
-                                                  " draft tokens, so it must be in [0, ",
-                                                  int32_t{s.draft_tokens},
-                                                  "], with a token produced, and 0 for a "
-                                                  "sequence that failed or ran out of KV"));
+      return Mismatch(step_.plan->step, i,
+                      absl::StrCat("accepted_drafts is ", o.accepted_drafts,
+                                   "; the plan gave this sequence ", int32_t{s.draft_tokens},
+                                   " draft tokens, so it must be in [0, ", int32_t{s.draft_tokens},
+                                   "], with a token produced, and 0 for a "
+                                   "sequence that failed or ran out of KV"));
     case OutcomeFault::kTokenRange: {
-      const int32_t vocab = vocab_size_[s.model.value()];
-      return Mismatch(plan_->step, i, absl::StrCat("token ", o.token, " is outside [0, ",
-                                                  vocab > 0 ? vocab : INT32_MAX, ")"));
+      const int32_t vocab = limits_.vocab_size[s.model.value()];
+      return Mismatch(
+          step_.plan->step, i,
+          absl::StrCat("token ", o.token, " is outside [0, ", vocab > 0 ? vocab : INT32_MAX, ")"));
     }
   }
   return absl::OkStatus();
@@ -300,14 +307,15 @@ absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
         r.length() + produced < context_length[r.model.value()]) [[likely]] {
       r.output_tokens += produced;
       r.computed = s.start_position + produced;
-      served_.push_back({r.id, r.user, r.work_class, 0, produced});
+      outputs_.served.push_back({r.id, r.user, r.work_class, 0, produced});
       ReleaseRejectedDrafts(r);
       return;
     }
     ApplySpeculativeDecode(r, s, o, drafts, context_length[r.model.value()], done);
     return;
   }
-  served_.push_back({r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});
+  outputs_.served.push_back(
+      {r.id, r.user, r.work_class, s.decode ? 0 : s.num_tokens, s.decode ? 1 : 0});
   r.computed = s.start_position + s.num_tokens;
   if (o.produced_token) {
     ++r.output_tokens;
@@ -359,7 +367,7 @@ void Scheduler::Impl::ApplySpeculativeDecode(RequestRecord& r, const ScheduledSe
   }
   // Positions with valid KV: the fed token and the accepted drafts.
   r.computed = s.start_position + applied;
-  served_.push_back({r.id, r.user, r.work_class, 0, applied});
+  outputs_.served.push_back({r.id, r.user, r.work_class, 0, applied});
   if (reason != FinishReason::kNone) {
     if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
     Terminate(r, RequestPhase::kFinished, reason, "", done);

@@ -49,12 +49,13 @@
 #include "kv/kv_cache_manager.h"
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
-#include "scheduler/step_budget.h"
 #include "scheduler/deadline_heap.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
 #include "scheduler/request_record.h"
 #include "scheduler/request_table.h"
+#include "scheduler/scheduler_state.h"
+#include "scheduler/step_budget.h"
 #include "scheduler/victim_pricing.h"
 #include "scheduler/workflow_table.h"
 
@@ -81,15 +82,15 @@ class Scheduler::Impl {
   // Engine thread.
   absl::StatusOr<const StepPlan*> Plan(absl::Time now);
   absl::Status Complete(const StepOutcome& outcome);
-  // Complete() of the plan `plan_` points at.
+  // Complete() of the plan `step_.plan` points at.
   absl::Status CompleteSelected(const StepOutcome& outcome);
-  bool plan_outstanding() const { return outstanding_ > 0; }
-  int plans_outstanding() const { return outstanding_; }
+  bool plan_outstanding() const { return step_.outstanding > 0; }
+  int plans_outstanding() const { return step_.outstanding; }
   absl::StatusOr<RequestView> GetRequest(RequestId id) const;
   SchedulerStats stats() const;
   // Copies stats() where PublishedStats() reads it.
-  void PublishStats() { published_.Store(stats()); }
-  SchedulerStats PublishedStats() const { return published_.Load(); }
+  void PublishStats() { stats_.published.Store(stats()); }
+  SchedulerStats PublishedStats() const { return stats_.published.Load(); }
   absl::Time NextEventTime() const;
   bool WaitForWork(absl::Time deadline) {
     return inbox_.WaitForWork(deadline, NextEventTime() == absl::InfinitePast());
@@ -130,9 +131,9 @@ class Scheduler::Impl {
   void WatchDeadline(absl::Time t, RequestId id);
   void ExpireDeadlines(absl::Time now);
   void ExpireOne(Record& record, absl::Time deadline, absl::Time now);
-  // Requests whose model became ready (in `loaded_`) join the waiting set.
+  // Requests whose model became ready (in `model_queues_.loaded`) join the waiting set.
   void PromotePrepared(absl::Time now);
-  // Waiting requests of models unloaded this step (`demoted_`) go back to
+  // Waiting requests of models unloaded this step (`model_queues_.demoted`) go back to
   // preparing.
   void DemoteUnloaded(absl::Time now);
   // Applies the outcome of the plan's model loads.
@@ -212,7 +213,7 @@ class Scheduler::Impl {
   // the budget and memory left after everything else (see the .cc).
   void PlanDrafts();
   bool ScheduledNow(const Record& record) const {
-    return planning_ && record.scheduled_step == plan_->step;
+    return step_.planning && record.scheduled_step == step_.plan->step;
   }
   // --- Overlapped planning (scheduler_overlap.cc).
   // Plan() with a plan outstanding: builds into the other buffer and marks
@@ -222,7 +223,7 @@ class Scheduler::Impl {
   // one is built, or -1 when it has none (or nothing is in flight).
   // Its index there is still `plan_index` until this plan schedules it.
   int32_t InFlightIndex(const Record& record) const {
-    return record.scheduled_step == in_flight_step_ ? record.plan_index : -1;
+    return record.scheduled_step == step_.in_flight_step ? record.plan_index : -1;
   }
   // Projects in-flight `record` (entry `index` of that plan); false when it
   // must not be planned ahead (drafts in flight, or that step's token ends
@@ -233,7 +234,7 @@ class Scheduler::Impl {
   // nothing follows). `at`: projected with that token.
   bool RoomAfterPending(const Record& record, const Projection& at) const {
     return record.output_tokens + 1 < record.max_new_tokens &&
-           at.length < context_length_[record.model.value()];
+           at.length < limits_.context_length[record.model.value()];
   }
   // In-flight prefills whose step samples their first token decode in this
   // plan, beside the decoding list.
@@ -255,7 +256,7 @@ class Scheduler::Impl {
   // (not the one being built): that entry's outcome is to be ignored.
   void VoidOutstandingEntry(Record& record);
   // Voids `record`'s entry `index` in the other outstanding plan than
-  // `plan_` (the one in flight while a plan is built; the newer one during
+  // `step_.plan` (the one in flight while a plan is built; the newer one during
   // Complete of the older).
   void VoidOtherEntry(Record& record, int32_t index);
   // Voids `record`'s entry in the plan in flight, if it has one, once this
@@ -263,14 +264,14 @@ class Scheduler::Impl {
   void VoidInFlightOf(Record& record);
   // Reserves what the plan buffers fill each step (both with overlap).
   void ReservePlanBuffers(size_t running);
-  // The buffer holding the other outstanding plan than `plan_`.
-  int other_index() const { return plan_ == &buffers_[0].plan ? 1 : 0; }
-  internal::PlanBuffer& other_buffer() { return buffers_[other_index()]; }
-  // Complete() of the older of two outstanding plans: points plan_ at it
+  // The buffer holding the other outstanding plan than `step_.plan`.
+  int other_index() const { return step_.plan == &step_.buffers[0].plan ? 1 : 0; }
+  internal::PlanBuffer& other_buffer() { return step_.buffers[other_index()]; }
+  // Complete() of the older of two outstanding plans: points step_.plan at it
   // for the call, and back at the newer one when done.
   void SelectBuffer(int index) {
-    plan_ = &buffers_[index].plan;
-    plan_slots_ = &buffers_[index].slots;
+    step_.plan = &step_.buffers[index].plan;
+    step_.slots = &step_.buffers[index].slots;
   }
   void Unschedule(Record& record);
   // The plan is built in segments (decodes, continuing prefills, then
@@ -408,39 +409,10 @@ class Scheduler::Impl {
     for (int l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
   }
 
-  const SchedulerOptions options_;
-  const int32_t block_size_;
-  const int32_t chunk_cap_;
-  // Per model, copied out of options_ for the per-sequence loops.
-  std::vector<int32_t> context_length_;
-  std::vector<int32_t> vocab_size_;
-  internal::Inbox inbox_;
-  internal::KvCacheManager kv_;
-  internal::ClassCapacity capacity_;
-  internal::StepBudget step_budget_;
-  // WorkClassConfig::tpot_slo by class (InfiniteDuration: none); empty when
-  // no class has a target, which turns the TPOT-aware budget off.
-  std::vector<absl::Duration> class_tpot_;
-  // The longest next step that keeps every decoding request with a TPOT
-  // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
-  absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
-  std::unique_ptr<Policy> policy_;
-  // Policy::prefill_rules, asked once.
-  PrefillRules prefill_rules_;
-  // What requests without a TTFT target may still prefill this step.
-  int32_t background_budget_ = 0;
   bool Background(const Record& record) const {
-    return prefill_rules_.background_tokens > 0 && record.ttft_deadline == absl::InfiniteFuture();
+    return tokens_.prefill_rules.background_tokens > 0 &&
+           record.ttft_deadline == absl::InfiniteFuture();
   }
-  MetricsSink* sink_;
-  internal::ModelResidency residency_;
-  // Per model, requests waiting for it to load, in arrival order; entries of
-  // requests that ended meanwhile are skipped when promoted.
-  std::vector<std::vector<std::pair<uint32_t, RequestId>>> preparing_;
-  std::vector<ModelId> loaded_;
-  std::vector<ModelId> failed_models_;
-  std::vector<ModelId> demoted_;
-
   // Requests whose tables are reserved at construction (up to
   // max_pending_requests); beyond it tables grow as needed.
   static constexpr int32_t kReservedBacklog = 1 << 16;
@@ -448,67 +420,26 @@ class Scheduler::Impl {
   // be pending, within these bounds (a small scheduler is cheap to create).
   static constexpr int32_t kMinRememberedEnds = 1 << 10;
   static constexpr int32_t kMaxRememberedEnds = 1 << 16;
-  // The live requests: records by slot and id, phase counts, run lists.
-  internal::RequestTable table_;
   // Frees an ended request's slot, or holds it while a plan naming it may
   // still be running (overlapped planning).
   void FreeSlot(uint32_t slot);
-  uint64_t next_arrival_seq_ = 0;
-  // Ended requests that later calls may still name as their parent.
-  internal::WorkflowTable workflows_;
-  // Requests stopped by an outcome (retried, out of KV) whose engine state
-  // must be dropped: listed in the next plan's `preempted` (recompute).
-  std::vector<Preemption> pending_drops_;
 
-  // Finite deadlines of requests; entries of ended requests are skipped
-  // when popped.
-  internal::DeadlineHeap deadlines_;
-
-  // Per-step buffers, reserved once: two plans (one in flight while the
-  // next is built, with overlap_planning), each with the slots of its
-  // entries' records (kVoidSlot: the entry is voided). `plan_` and
-  // `plan_slots_` are the plan being built or completed.
-  internal::PlanBuffer buffers_[2];
-  StepPlan* plan_ = &buffers_[0].plan;
-  std::vector<uint32_t>* plan_slots_ = &buffers_[0].slots;
-  // Plans handed out and not yet completed (0..2).
-  int outstanding_ = 0;
-  // While a plan is built ahead: the step in flight (UINT64_MAX otherwise).
-  uint64_t in_flight_step_ = UINT64_MAX;
-  // Deferred host blocks (KvCacheManager) that belong to the step in flight:
-  // freed at its Complete, the rest at the next one.
-  size_t host_deferred_in_flight_ = 0;
-  // When the previous outcome said its step ended: with overlap the next
-  // step's engine time starts there, not at its plan's `now`.
-  absl::Time last_done_ = absl::InfinitePast();
-  // With speculative decoding, beside plan_slots_: the most draft tokens
-  // each entry may take (0 for anything but a decode).
-  std::vector<int32_t> draft_room_;
-  // Ends of the plan's closed segments (decodes, continuing prefills) and how
-  // many are closed; the open segment runs to the end of the plan.
-  size_t plan_segment_end_[2] = {0, 0};
-  int plan_segment_ = 0;
-  std::vector<uint32_t> snapshot_;
-  std::vector<RequestView> reclaimable_;
-  std::vector<uint32_t> reclaimable_slots_;
-  std::vector<internal::Submission> drained_;
-  // Results of requests ended during the current Plan/Complete, not yet
-  // handed to the inbox.
-  std::vector<RequestResult> ended_;
-  std::vector<internal::Cancellation> cancels_;
-  std::vector<internal::RequestChange> changes_;
-  std::vector<ReleasedSequence> to_release_;
-  std::vector<ServedTokens> served_;
-  int32_t budget_ = 0;
-  // True inside Plan(): only then may a scheduled request be unscheduled.
-  bool planning_ = false;
-  absl::Time last_now_ = absl::InfinitePast();
-  // The latest step's end as applied (StepOutcome::completed_at, clamped
-  // to never precede the step before it).
-  absl::Time latest_done_ = absl::InfinitePast();
-
-  SchedulerStats counters_;
-  internal::PublishedValue<SchedulerStats> published_;
+  const SchedulerOptions options_;
+  const internal::PlanLimits limits_;
+  internal::Inbox inbox_;
+  internal::KvCacheManager kv_;
+  internal::ClassCapacity capacity_;
+  internal::TokenBudget tokens_;
+  std::unique_ptr<Policy> policy_;
+  MetricsSink* sink_;
+  internal::ModelResidency residency_;
+  internal::ModelQueues model_queues_;
+  // The live requests: records by slot and id, phase counts, run lists.
+  internal::RequestTable table_;
+  internal::IntakeState intake_;
+  internal::PlanState step_;
+  internal::StepOutputs outputs_;
+  internal::StatsState stats_;
 };
 
 }  // namespace hearth

@@ -27,21 +27,21 @@ std::string CancelMessage(std::string_view reason, std::string_view phase) {
 }  // namespace
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
-  inbox_.Drain(now, &drained_, &changes_, &cancels_);
+  inbox_.Drain(now, &intake_.drained, &intake_.changes, &intake_.cancels);
   // Host threads race to Submit; ordering a batch by stamped arrival time
   // (then id) makes arrival order, and so every arrival-ordered policy,
   // independent of that race whenever hosts stamp arrival times.
-  if (drained_.size() > 1) {
-    std::sort(drained_.begin(), drained_.end(),
+  if (intake_.drained.size() > 1) {
+    std::sort(intake_.drained.begin(), intake_.drained.end(),
               [](const internal::Submission& a, const internal::Submission& b) {
                 return a.spec.arrival_time < b.spec.arrival_time ||
                        (a.spec.arrival_time == b.spec.arrival_time && a.id < b.id);
               });
   }
-  workflows_.Expire(now);
-  for (internal::Submission& sub : drained_) Intake(sub, now);
-  for (const internal::RequestChange& c : changes_) ApplyChange(c, now);
-  for (const internal::Cancellation& c : cancels_) {
+  intake_.workflows.Expire(now);
+  for (internal::Submission& sub : intake_.drained) Intake(sub, now);
+  for (const internal::RequestChange& c : intake_.changes) ApplyChange(c, now);
+  for (const internal::Cancellation& c : intake_.cancels) {
     // Gone already when it ended otherwise first (e.g. its last token): that
     // ending stands.
     if (RequestRecord* r = Find(c.id)) {
@@ -72,7 +72,7 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
   if (!residency_.ready(r.model)) {
     // Not runnable yet: it waits apart, so it never delays runnable work.
     SetPhase(r, RequestPhase::kPreparing, now);
-    preparing_[r.model.value()].emplace_back(r.slot, r.id);
+    model_queues_.preparing[r.model.value()].emplace_back(r.slot, r.id);
     residency_.WantLoad(r.model);
     return;
   }
@@ -121,7 +121,7 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   r.priority = spec.priority;
   r.predicted_output = spec.predicted_output;
   r.label = std::move(spec.label);
-  r.arrival_seq = next_arrival_seq_++;
+  r.arrival_seq = intake_.next_arrival_seq++;
   r.arrival_time = spec.arrival_time == absl::InfinitePast()
                        ? now : std::min(spec.arrival_time, now);
   r.deadline = spec.deadline;
@@ -153,7 +153,7 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
   if (const RequestRecord* live = Find(r.parent)) {
     parent = &live->workflow;
   } else {
-    parent = workflows_.FindEnded(r.parent);
+    parent = intake_.workflows.FindEnded(r.parent);
   }
   // Forgotten (ended beyond workflow_retention) or not drained yet: the call
   // starts a workflow of its own.
@@ -167,12 +167,10 @@ std::string Scheduler::Impl::JoinWorkflow(RequestRecord& r) {
   return "";
 }
 
-void Scheduler::Impl::WatchDeadline(absl::Time t, RequestId id) {
-  deadlines_.Watch(t, id);
-}
+void Scheduler::Impl::WatchDeadline(absl::Time t, RequestId id) { intake_.deadlines.Watch(t, id); }
 
 void Scheduler::Impl::ExpireDeadlines(absl::Time now) {
-  while (const std::optional<internal::DeadlineHeap::Entry> due = deadlines_.PopDue(now)) {
+  while (const std::optional<internal::DeadlineHeap::Entry> due = intake_.deadlines.PopDue(now)) {
     if (RequestRecord* r = Find(due->second)) ExpireOne(*r, due->first, now);
   }
 }

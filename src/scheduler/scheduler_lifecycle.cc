@@ -72,7 +72,7 @@ void Scheduler::Impl::StartRunning(RequestRecord& r) {
 
 void Scheduler::Impl::StopRunning(RequestRecord& r) {
   if (r.list == RunList::kNone) return;
-  if (outstanding_ > 0 && options_.overlap_planning) VoidOutstandingEntry(r);
+  if (step_.outstanding > 0 && options_.overlap_planning) VoidOutstandingEntry(r);
   table_.Unlink(r);
   const uint32_t cls = r.work_class.value();
   kv_.StopRunning(r.kv, cls);
@@ -90,17 +90,16 @@ void Scheduler::Impl::MoveToDecoding(RequestRecord& r) {
 void Scheduler::Impl::Preempt(RequestRecord& r, absl::Time now) {
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
-  const PreemptionMode mode =
-      kv_.Preempt(r.kv, r.work_class.value(), r.id, r.computed, plan_);
+  const PreemptionMode mode = kv_.Preempt(r.kv, r.work_class.value(), r.id, r.computed, step_.plan);
   const RequestPhase to =
       mode == PreemptionMode::kSwap ? RequestPhase::kSwapped : RequestPhase::kWaiting;
   if (mode == PreemptionMode::kRecompute) r.computed = 0;
   if (DropDeviceState(r)) {
-    plan_->preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
+    step_.plan->preempted.push_back({r.id, r.handle, mode, PreemptionCause::kScheduler});
   }
   ++r.preemptions;
-  r.preempted_step = plan_->step;
-  ++counters_.preemptions;
+  r.preempted_step = step_.plan->step;
+  ++stats_.counters.preemptions;
   SetPhase(r, to, now);
   if (sink_ != nullptr) {
     RequestEvent e = EventFor(RequestEventKind::kPreempt, r, now);
@@ -124,7 +123,7 @@ void Scheduler::Impl::RetryOrFail(RequestRecord& r, const std::string& error, ab
   // Retry from scratch: whatever the engine holds for it may be bad, so its
   // KV is dropped and recomputed (prompt plus the tokens already accepted).
   ++r.retries;
-  ++counters_.retries;
+  ++stats_.counters.retries;
   RequeueForRecompute(r, PreemptionCause::kRetry, now);
   Emit(RequestEventKind::kRetry, r, now);
 }
@@ -145,8 +144,8 @@ void Scheduler::Impl::PreemptOutOfKv(RequestRecord& r, absl::Time now) {
     return;
   }
   ++r.preemptions;
-  ++counters_.preemptions;
-  ++counters_.engine_out_of_kv_preemptions;
+  ++stats_.counters.preemptions;
+  ++stats_.counters.engine_out_of_kv_preemptions;
   RequeueForRecompute(r, PreemptionCause::kEngineOutOfKv, now);
   if (sink_ != nullptr) {
     RequestEvent e = EventFor(RequestEventKind::kPreempt, r, now);
@@ -160,13 +159,13 @@ void Scheduler::Impl::RequeueForRecompute(RequestRecord& r, PreemptionCause caus
                                           absl::Time now) {
   StopRunning(r);
   if (DropDeviceState(r)) {
-    pending_drops_.push_back({r.id, r.handle, PreemptionMode::kRecompute, cause});
+    outputs_.pending_drops.push_back({r.id, r.handle, PreemptionMode::kRecompute, cause});
   }
   r.computed = 0;
   // The next plan lists the drop; readmission waits a step more, so a plan
   // never both drops and schedules the same request. (With a plan built
   // ahead, the next plan is the one after it.)
-  r.preempted_step = counters_.steps + 1;
+  r.preempted_step = stats_.counters.steps + 1;
   SetPhase(r, RequestPhase::kWaiting, now);
 }
 
@@ -174,12 +173,12 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
                                 std::string message, absl::Time now) {
   if (ScheduledNow(r)) Unschedule(r);
   StopRunning(r);
-  if (DropDeviceState(r)) to_release_.push_back({r.id, r.handle});
+  if (DropDeviceState(r)) outputs_.to_release.push_back({r.id, r.handle});
   // Swapped out by the plan being built (a class change, then a cancel or a
   // deadline in the same Plan): its copies are still to run, so its host
   // blocks are freed once that step ran, not reused by this plan. Host
   // blocks of earlier swap-outs hold finished copies and go at once.
-  if (planning_ && r.preempted_step == plan_->step) {
+  if (step_.planning && r.preempted_step == step_.plan->step) {
     kv_.DeferHostRelease(r.kv);
   } else {
     kv_.ReleaseHost(r.kv);
@@ -191,9 +190,9 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
     e.finish_reason = reason;
     sink_->OnRequestEvent(e);
   }
-  if (phase == RequestPhase::kFinished) ++counters_.finished;
+  if (phase == RequestPhase::kFinished) ++stats_.counters.finished;
   DeliverResult(r, phase, reason, std::move(message), now);
-  workflows_.Remember(r.id, r.workflow, now);
+  intake_.workflows.Remember(r.id, r.workflow, now);
   FreeSlot(table_.Unmap(r.id));
   r.id = RequestId();
 }
@@ -217,7 +216,7 @@ void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, Finish
   if (callback) options_.on_result(result);
   // Handed to the inbox in one batch when Plan/Complete returns: one lock
   // per call, not per ended request, however hard hosts hammer Submit.
-  ended_.push_back(std::move(result));
+  outputs_.ended.push_back(std::move(result));
 }
 
 bool Scheduler::Impl::DropDeviceState(RequestRecord& r) {
@@ -253,11 +252,12 @@ void Scheduler::Impl::FreeSlot(uint32_t slot) {
   // built, which dropped it). With it, the newest step the engine may be
   // running: the one in flight while a plan is built, else the newest
   // outstanding one.
-  if (!options_.overlap_planning || outstanding_ == 0 || (!planning_ && outstanding_ == 1)) {
+  if (!options_.overlap_planning || step_.outstanding == 0 ||
+      (!step_.planning && step_.outstanding == 1)) {
     table_.FreeSlot(slot);
     return;
   }
-  table_.HoldSlot(slot, planning_ ? in_flight_step_ : counters_.steps);
+  table_.HoldSlot(slot, step_.planning ? step_.in_flight_step : stats_.counters.steps);
 }
 
 }  // namespace hearth

@@ -25,18 +25,19 @@ using internal::RequestRecord;
 using internal::RunList;
 
 void Scheduler::Impl::BeginPlanAhead() {
-  // plan_ is the plan in flight; the new one goes into the other buffer.
+  // step_.plan is the plan in flight; the new one goes into the other buffer.
   // Its records keep their step and index there until this plan schedules
   // them (InFlightIndex); VoidInFlightOf finds it for those it does.
-  in_flight_step_ = plan_->step;
+  step_.in_flight_step = step_.plan->step;
   // Host blocks deferred until now wait for the step in flight's copies;
   // those this plan defers wait for its own.
-  host_deferred_in_flight_ = kv_.deferred_host_releases().size();
+  step_.host_deferred_in_flight = kv_.deferred_host_releases().size();
   SelectBuffer(other_index());
 }
 
 bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection* out) const {
-  const ScheduledSequence& s = buffers_[other_index()].plan.sequences[static_cast<size_t>(index)];
+  const ScheduledSequence& s =
+      step_.buffers[other_index()].plan.sequences[static_cast<size_t>(index)];
   // How many drafts the engine accepts is known only at Complete.
   if (s.draft_tokens > 0) return false;
   out->computed = s.start_position + s.num_tokens;
@@ -50,15 +51,15 @@ bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection*
 void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
   // Prefills whose chunk in flight samples their first token are decodes
   // from this plan on; they join the decode segment. O(prefilling).
-  snapshot_.assign(table_.prefilling().begin(), table_.prefilling().end());
-  for (uint32_t slot : snapshot_) {
-    if (budget_ <= 0) break;
+  step_.snapshot.assign(table_.prefilling().begin(), table_.prefilling().end());
+  for (uint32_t slot : step_.snapshot) {
+    if (tokens_.left <= 0) break;
     RequestRecord& r = table_[slot];
     const int32_t index = InFlightIndex(r);
     if (r.list != RunList::kPrefilling || index < 0 || ScheduledNow(r)) continue;
     Projection at;
     if (!Project(r, index, &at) || !at.input_pending) continue;
-    const int32_t capacity = r.kv.num_blocks() * block_size_;
+    const int32_t capacity = r.kv.num_blocks() * limits_.block_size;
     const int32_t got = at.computed + 1 <= capacity
                             ? at.computed + 1
                             : GrowTo(r, at.computed + 1, at.computed + 1, now);
@@ -68,14 +69,14 @@ void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
 }
 
 void Scheduler::Impl::VoidOutstandingEntry(RequestRecord& r) {
-  if (planning_) {
+  if (step_.planning) {
     // Not scheduled by this plan (Unschedule voids those it had scheduled).
     const int32_t index = InFlightIndex(r);
     if (index >= 0) VoidOtherEntry(r, index);
     return;
   }
   // Complete() of the older plan: the newer one may hold it too.
-  if (outstanding_ == 2 && r.scheduled_step == other_buffer().plan.step) {
+  if (step_.outstanding == 2 && r.scheduled_step == other_buffer().plan.step) {
     VoidOtherEntry(r, r.plan_index);
   }
 }

@@ -19,91 +19,93 @@ using internal::RequestRecord;
 using internal::RunList;
 
 absl::StatusOr<const StepPlan*> Scheduler::Impl::Plan(absl::Time now) {
-  if (outstanding_ == 2 || (outstanding_ == 1 && !options_.overlap_planning)) {
+  if (step_.outstanding == 2 || (step_.outstanding == 1 && !options_.overlap_planning)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "step ", plan_->step, " is still outstanding",
-        outstanding_ == 2 ? " behind the step before it" : "",
+        "step ", step_.plan->step, " is still outstanding",
+        step_.outstanding == 2 ? " behind the step before it" : "",
         "; call Complete() with its outcome before planning the next step",
         options_.overlap_planning ? "" : " (SchedulerOptions::overlap_planning allows one more)"));
   }
-  if (now < last_now_) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "now (", absl::FormatTime(now), ") is before the previous step's time (",
-        absl::FormatTime(last_now_), "); time must not go backwards"));
+  if (now < step_.last_now) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("now (", absl::FormatTime(now), ") is before the previous step's time (",
+                     absl::FormatTime(step_.last_now), "); time must not go backwards"));
   }
   if (now == absl::InfiniteFuture() || now == absl::InfinitePast()) {
     return absl::InvalidArgumentError("now must be a finite time");
   }
   // The engine's completion stamps may run ahead of the host's clock: a
   // step is planned no earlier than the latest step ended (step_outcome.h).
-  now = std::max(now, latest_done_);
-  if (outstanding_ == 1) BeginPlanAhead();
+  now = std::max(now, step_.latest_done);
+  if (step_.outstanding == 1) BeginPlanAhead();
   StartPlan(now);
   DrainInbox(now);
   ExpireDeadlines(now);
-  residency_.PlanUnloads(now, &plan_->model_commands);
-  plan_segment_ = 0;
+  residency_.PlanUnloads(now, &step_.plan->model_commands);
+  step_.segment = 0;
   ScheduleRunning(RunList::kDecoding, now);
-  if (outstanding_ == 1) ScheduleFirstDecodes(now);
+  if (step_.outstanding == 1) ScheduleFirstDecodes(now);
   EndPlanSegment();
   ScheduleRunning(RunList::kPrefilling, now);
   EndPlanSegment();
   DemoteUnloaded(now);
   AdmitWaiting(now);
   DemoteUnloaded(now);
-  residency_.PlanLoads(kv_.allocator().num_owned(), &plan_->model_commands);
+  residency_.PlanLoads(kv_.allocator().num_owned(), &step_.plan->model_commands);
   PlanDrafts();
   FinalizePlan();
-  planning_ = false;
-  in_flight_step_ = UINT64_MAX;
-  ++outstanding_;
-  return plan_;
+  step_.planning = false;
+  step_.in_flight_step = UINT64_MAX;
+  ++step_.outstanding;
+  return step_.plan;
 }
 
 void Scheduler::Impl::StartPlan(absl::Time now) {
-  last_now_ = now;
-  plan_->step = ++counters_.steps;
-  plan_->now = now;
-  plan_->sequences.clear();
-  plan_->preempted.clear();
-  plan_->released.clear();
-  plan_->swap_out.clear();
-  plan_->swap_in.clear();
-  plan_->copy_on_write.clear();
-  plan_->model_commands.clear();
-  plan_->voided.clear();
-  plan_->num_batched_tokens = 0;
-  plan_->num_decodes = 0;
-  plan_slots_->clear();
-  draft_room_.clear();
-  budget_ = StepTokenBudget();
-  background_budget_ = table_.decoding().empty() ? INT32_MAX : prefill_rules_.background_tokens;
-  planning_ = true;
+  step_.last_now = now;
+  step_.plan->step = ++stats_.counters.steps;
+  step_.plan->now = now;
+  step_.plan->sequences.clear();
+  step_.plan->preempted.clear();
+  step_.plan->released.clear();
+  step_.plan->swap_out.clear();
+  step_.plan->swap_in.clear();
+  step_.plan->copy_on_write.clear();
+  step_.plan->model_commands.clear();
+  step_.plan->voided.clear();
+  step_.plan->num_batched_tokens = 0;
+  step_.plan->num_decodes = 0;
+  step_.slots->clear();
+  step_.draft_room.clear();
+  tokens_.left = StepTokenBudget();
+  tokens_.background_left =
+      table_.decoding().empty() ? INT32_MAX : tokens_.prefill_rules.background_tokens;
+  step_.planning = true;
 }
 
 int32_t Scheduler::Impl::StepTokenBudget() const {
   // Every decode still runs, and prefill still moves by a block.
-  const int32_t floor = std::min(
-      options_.max_batched_tokens, static_cast<int32_t>(table_.decoding().size()) + block_size_);
-  return step_budget_.TokensFor(tpot_step_allowance_, options_.max_batched_tokens, floor);
+  const int32_t floor =
+      std::min(options_.max_batched_tokens,
+               static_cast<int32_t>(table_.decoding().size()) + limits_.block_size);
+  return tokens_.fit.TokensFor(tokens_.tpot_step_allowance, options_.max_batched_tokens, floor);
 }
 
 void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   const std::vector<uint32_t>& list = table_.list(which);
   // Preemptions reorder the list (swap-removal), so walk a copy and skip
   // entries that left the list or were already scheduled.
-  snapshot_.assign(list.begin(), list.end());
+  step_.snapshot.assign(list.begin(), list.end());
   // Locals, as in Complete: neither vector is resized inside the loop.
   RequestRecord* slab = table_.data();
-  if (which == RunList::kPrefilling && prefill_rules_.by_deadline) {
-    std::sort(snapshot_.begin(), snapshot_.end(), [slab](uint32_t a, uint32_t b) {
+  if (which == RunList::kPrefilling && tokens_.prefill_rules.by_deadline) {
+    std::sort(step_.snapshot.begin(), step_.snapshot.end(), [slab](uint32_t a, uint32_t b) {
       return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
              std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);
     });
   }
   // Two instances of one loop: with a plan in flight every record is checked
   // against it; without one (no overlap) that check costs nothing.
-  if (in_flight_step_ == UINT64_MAX) {
+  if (step_.in_flight_step == UINT64_MAX) {
     WalkRunning<false>(which, now);
   } else {
     WalkRunning<true>(which, now);
@@ -113,13 +115,13 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
 template <bool kAhead>
 void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
   RequestRecord* slab = table_.data();
-  const uint32_t* slots = snapshot_.data();
-  const size_t n = snapshot_.size();
+  const uint32_t* slots = step_.snapshot.data();
+  const size_t n = step_.snapshot.size();
   // Fixed for the loop, though stores through records could alias them.
-  const uint64_t step = plan_->step;
-  const uint64_t in_flight = in_flight_step_;
+  const uint64_t step = step_.plan->step;
+  const uint64_t in_flight = step_.in_flight_step;
   for (size_t i = 0; i < n; ++i) {
-    if (budget_ <= 0) break;
+    if (tokens_.left <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
     // policies that rotate the running set they are scattered, and the loop
     // waits on memory: fetch a few records ahead.
@@ -129,14 +131,13 @@ void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
     Projection at{r.computed, r.length(), false};
     const bool ahead = kAhead && r.scheduled_step == in_flight;
     if (ahead && !ProjectAhead(r, which, &at)) continue;
-    const int32_t want =
-        which == RunList::kDecoding
-            ? 1
-            : std::min({at.length - at.computed, chunk_cap_, budget_,
-                        Background(r) ? background_budget_ : INT32_MAX});
+    const int32_t want = which == RunList::kDecoding
+                             ? 1
+                             : std::min({at.length - at.computed, limits_.chunk_cap, tokens_.left,
+                                         Background(r) ? tokens_.background_left : INT32_MAX});
     if (want <= 0) continue;
     // Most decode steps fit the last block: skip the growth path entirely.
-    const int32_t capacity = r.kv.num_blocks() * block_size_;
+    const int32_t capacity = r.kv.num_blocks() * limits_.block_size;
     const int32_t got = at.computed + want <= capacity
                             ? at.computed + want
                             : GrowTo(r, at.computed + want, at.computed + 1, now);
@@ -203,30 +204,30 @@ void Scheduler::Impl::PlanDrafts() {
   // continuing prefill, admission and model load has its tokens and
   // memory: a draft never takes what real work needs, and never preempts.
   const int32_t max_drafts = options_.max_draft_tokens;
-  if (max_drafts == 0 || budget_ <= 0 || plan_segment_ == 0) return;
-  const size_t decodes = plan_segment_end_[0];
+  if (max_drafts == 0 || tokens_.left <= 0 || step_.segment == 0) return;
+  const size_t decodes = step_.segment_end[0];
   // Plan order: entries and their rooms are read in sequence; a record
   // only when its drafts need a block.
-  for (size_t i = 0; i < decodes && budget_ > 0; ++i) {
-    ScheduledSequence& s = plan_->sequences[i];
+  for (size_t i = 0; i < decodes && tokens_.left > 0; ++i) {
+    ScheduledSequence& s = step_.plan->sequences[i];
     if (!s.decode) continue;
-    int32_t drafts = std::min({max_drafts, budget_, draft_room_[i]});
+    int32_t drafts = std::min({max_drafts, tokens_.left, step_.draft_room[i]});
     if (drafts <= 0) continue;
     const auto held = static_cast<int32_t>(s.block_table.size());
-    if (s.start_position + 1 + drafts > held * block_size_) {
-      RequestRecord& r = table_[(*plan_slots_)[i]];
+    if (s.start_position + 1 + drafts > held * limits_.block_size) {
+      RequestRecord& r = table_[(*step_.slots)[i]];
       // Only blocks beyond the watermark, and within the class's limits.
       const uint32_t cls = r.work_class.value();
       if (kv_.GrowForDrafts(r.kv, cls, s.start_position + 1 + drafts, residency_.kv_block_limit(),
                             capacity_.RunningWithin(cls, 0)) > 0) {
         kv_.ExtendTables(r.kv, s);
       }
-      drafts = std::min(drafts, r.kv.num_blocks() * block_size_ - s.start_position - 1);
+      drafts = std::min(drafts, r.kv.num_blocks() * limits_.block_size - s.start_position - 1);
       if (drafts <= 0) continue;
     }
     s.draft_tokens = static_cast<int8_t>(drafts);
-    budget_ -= drafts;
-    plan_->num_batched_tokens += drafts;
+    tokens_.left -= drafts;
+    step_.plan->num_batched_tokens += drafts;
   }
 }
 
@@ -238,7 +239,7 @@ void Scheduler::Impl::PlanDrafts() {
   // arrival), so the spans can be filled in now.
   const bool decode =
       at.input_pending || (num_tokens == 1 && r.output_tokens > 0 && at.computed == at.length - 1);
-  StepPlan& plan = *plan_;
+  StepPlan& plan = *step_.plan;
   r.plan_index = static_cast<int32_t>(plan.sequences.size());
   r.scheduled_step = plan.step;
   ScheduledSequence& s = plan.sequences.emplace_back();
@@ -255,18 +256,20 @@ void Scheduler::Impl::PlanDrafts() {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + at.computed,
                                             static_cast<size_t>(num_tokens));
   }
-  plan_slots_->push_back(r.slot);
+  step_.slots->push_back(r.slot);
   if (options_.max_draft_tokens > 0) {
     // What PlanDrafts may give it, read now while the record is at hand:
     // never past the request's last token or its model's context (every
     // accepted draft is one more token; a pending input is one already).
     const int32_t produced = r.output_tokens + (at.input_pending ? 1 : 0);
-    draft_room_.push_back(decode ? std::min(r.max_new_tokens - produced,
-                                            context_length_[r.model.value()] - at.length) - 1
-                                 : 0);
+    step_.draft_room.push_back(decode
+                                   ? std::min(r.max_new_tokens - produced,
+                                              limits_.context_length[r.model.value()] - at.length) -
+                                         1
+                                   : 0);
   }
-  budget_ -= num_tokens;
-  if (!decode && Background(r)) background_budget_ -= num_tokens;
+  tokens_.left -= num_tokens;
+  if (!decode && Background(r)) tokens_.background_left -= num_tokens;
   plan.num_batched_tokens += num_tokens;
   plan.num_decodes += decode ? 1 : 0;
 }
@@ -285,18 +288,18 @@ void Scheduler::Impl::Unschedule(RequestRecord& r) {
   // Leaving the running set after this plan scheduled it: its entry in the
   // step in flight, if any, is voided here, while it is still known to be
   // scheduled now.
-  if (in_flight_step_ != UINT64_MAX) VoidInFlightOf(r);
-  const ScheduledSequence& s = plan_->sequences[index];
-  budget_ += s.num_tokens + s.draft_tokens;
-  plan_->num_batched_tokens -= s.num_tokens + s.draft_tokens;
-  if (s.decode) --plan_->num_decodes;
+  if (step_.in_flight_step != UINT64_MAX) VoidInFlightOf(r);
+  const ScheduledSequence& s = step_.plan->sequences[index];
+  tokens_.left += s.num_tokens + s.draft_tokens;
+  step_.plan->num_batched_tokens -= s.num_tokens + s.draft_tokens;
+  if (s.decode) --step_.plan->num_decodes;
   RemovePlanEntry(index);
   r.plan_index = -1;
   r.scheduled_step = 0;
 }
 
 void Scheduler::Impl::EndPlanSegment() {
-  plan_segment_end_[plan_segment_++] = plan_->sequences.size();
+  step_.segment_end[step_.segment++] = step_.plan->sequences.size();
 }
 
 void Scheduler::Impl::RemovePlanEntry(size_t index) {
@@ -305,31 +308,32 @@ void Scheduler::Impl::RemovePlanEntry(size_t index) {
   // vacated before it, so decodes, continuing prefills and admissions stay
   // contiguous and in that order (within a segment nothing is promised).
   size_t hole = index;
-  for (int s = 0; s < plan_segment_; ++s) {
-    if (plan_segment_end_[s] <= hole) continue;
-    const size_t last = --plan_segment_end_[s];
+  for (int s = 0; s < step_.segment; ++s) {
+    if (step_.segment_end[s] <= hole) continue;
+    const size_t last = --step_.segment_end[s];
     MovePlanEntry(last, hole);
     hole = last;
   }
-  MovePlanEntry(plan_->sequences.size() - 1, hole);
-  plan_->sequences.pop_back();
-  plan_slots_->pop_back();
-  if (!draft_room_.empty()) draft_room_.pop_back();
+  MovePlanEntry(step_.plan->sequences.size() - 1, hole);
+  step_.plan->sequences.pop_back();
+  step_.slots->pop_back();
+  if (!step_.draft_room.empty()) step_.draft_room.pop_back();
 }
 
 void Scheduler::Impl::MovePlanEntry(size_t from, size_t to) {
   if (from == to) return;
-  plan_->sequences[to] = plan_->sequences[from];
-  (*plan_slots_)[to] = (*plan_slots_)[from];
-  if (!draft_room_.empty()) draft_room_[to] = draft_room_[from];
-  table_[(*plan_slots_)[to]].plan_index = static_cast<int32_t>(to);
+  step_.plan->sequences[to] = step_.plan->sequences[from];
+  (*step_.slots)[to] = (*step_.slots)[from];
+  if (!step_.draft_room.empty()) step_.draft_room[to] = step_.draft_room[from];
+  table_[(*step_.slots)[to]].plan_index = static_cast<int32_t>(to);
 }
 
 void Scheduler::Impl::FinalizePlan() {
-  plan_->released.swap(to_release_);
-  to_release_.clear();
-  plan_->preempted.insert(plan_->preempted.end(), pending_drops_.begin(), pending_drops_.end());
-  pending_drops_.clear();
+  step_.plan->released.swap(outputs_.to_release);
+  outputs_.to_release.clear();
+  step_.plan->preempted.insert(step_.plan->preempted.end(), outputs_.pending_drops.begin(),
+                               outputs_.pending_drops.end());
+  outputs_.pending_drops.clear();
 }
 
 // TPOT is a mean over a request's tokens after its first, so a request that
@@ -343,13 +347,14 @@ void Scheduler::Impl::FinalizePlan() {
 absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
   absl::Duration allowance = absl::InfiniteDuration();
   const RequestRecord* slab = table_.data();
-  for (uint32_t slot : *plan_slots_) {
+  for (uint32_t slot : *step_.slots) {
     if (slot == internal::kVoidSlot) continue;
     const RequestRecord& r = slab[slot];
     if (r.list != internal::RunList::kDecoding || r.awaiting_first_token) continue;
     const uint32_t cls = r.work_class.value();
-    if (cls >= class_tpot_.size() || class_tpot_[cls] == absl::InfiniteDuration()) continue;
-    const absl::Duration target = class_tpot_[cls];
+    if (cls >= tokens_.class_tpot.size() || tokens_.class_tpot[cls] == absl::InfiniteDuration())
+      continue;
+    const absl::Duration target = tokens_.class_tpot[cls];
     const absl::Duration due = (r.first_token_time - done) + target * r.output_tokens;
     allowance = std::min(allowance, std::max(due, target / 2));
   }

@@ -19,27 +19,28 @@ namespace hearth {
 using internal::RequestRecord;
 
 void Scheduler::Impl::PromotePrepared(absl::Time now) {
-  for (ModelId m : loaded_) {
-    for (const auto& [slot, id] : preparing_[m.value()]) {
+  for (ModelId m : model_queues_.loaded) {
+    for (const auto& [slot, id] : model_queues_.preparing[m.value()]) {
       RequestRecord& r = table_[slot];
       if (r.id != id || r.phase != RequestPhase::kPreparing) continue;  // Ended meanwhile.
       SetPhase(r, RequestPhase::kWaiting, now);
     }
-    preparing_[m.value()].clear();
+    model_queues_.preparing[m.value()].clear();
   }
-  loaded_.clear();
+  model_queues_.loaded.clear();
 }
 
 void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
-  if (demoted_.empty()) return;
+  if (model_queues_.demoted.empty()) return;
   // Rare (a model unloaded while requests for it still wait): a scan of the
   // live requests is simpler than keeping per-model waiting lists. The slab,
-  // not the id map, so the order is deterministic; sorted so that preparing_
+  // not the id map, so the order is deterministic; sorted so that model_queues_.preparing
   // stays in arrival order.
   std::vector<RequestRecord*> moved;
   for (RequestRecord& r : table_.slots()) {
     if (r.id.valid() && r.phase == RequestPhase::kWaiting &&
-        std::find(demoted_.begin(), demoted_.end(), r.model) != demoted_.end()) {
+        std::find(model_queues_.demoted.begin(), model_queues_.demoted.end(), r.model) !=
+            model_queues_.demoted.end()) {
       moved.push_back(&r);
     }
   }
@@ -48,15 +49,15 @@ void Scheduler::Impl::DemoteUnloaded(absl::Time now) {
   });
   for (RequestRecord* r : moved) {
     SetPhase(*r, RequestPhase::kPreparing, now);
-    preparing_[r->model.value()].emplace_back(r->slot, r->id);
+    model_queues_.preparing[r->model.value()].emplace_back(r->slot, r->id);
   }
-  demoted_.clear();
+  model_queues_.demoted.clear();
 }
 
 void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time now) {
-  failed_models_.clear();
-  for (const ModelLoadFailure& f : outcome.failed_loads) failed_models_.push_back(f.model);
-  residency_.FinishLoads(plan_->model_commands, failed_models_, &loaded_);
+  model_queues_.failed.clear();
+  for (const ModelLoadFailure& f : outcome.failed_loads) model_queues_.failed.push_back(f.model);
+  residency_.FinishLoads(step_.plan->model_commands, model_queues_.failed, &model_queues_.loaded);
   PromotePrepared(now);
   for (const ModelLoadFailure& f : outcome.failed_loads) {
     // Everyone waiting for the model ends, with the engine's reason; a later
@@ -67,7 +68,7 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
       const bool adapter = internal::BaseModelIndex(options_, options_.models[m]) ==
                            static_cast<int64_t>(f.model.value());
       if (m != f.model.value() && !adapter) continue;
-      auto& waiting = preparing_[m];
+      auto& waiting = model_queues_.preparing[m];
       for (const auto& [slot, id] : waiting) {
         RequestRecord& r = table_[slot];
         if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
@@ -85,7 +86,8 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
 bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
   if (!residency_.enabled()) return false;
   const int32_t owned = kv_.allocator().num_owned();
-  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &plan_->model_commands, &demoted_)) {
+  if (residency_.MakeRoomForBlocks(blocks, owned, keep, &step_.plan->model_commands,
+                                   &model_queues_.demoted)) {
     return true;
   }
   // Swapped requests pin their model (their KV would need it back). When
@@ -98,11 +100,12 @@ bool Scheduler::Impl::MakeRoomInMemory(int32_t blocks, ModelId keep) {
     if (!r.id.valid() || r.phase != RequestPhase::kSwapped || r.model == keep) continue;
     kv_.DeferHostRelease(r.kv);
     r.computed = 0;
-    SetPhase(r, RequestPhase::kWaiting, plan_->now);
+    SetPhase(r, RequestPhase::kWaiting, step_.plan->now);
     unpinned = true;
   }
-  return unpinned && residency_.MakeRoomForBlocks(blocks, kv_.allocator().num_owned(), keep,
-                                                  &plan_->model_commands, &demoted_);
+  return unpinned &&
+         residency_.MakeRoomForBlocks(blocks, kv_.allocator().num_owned(), keep,
+                                      &step_.plan->model_commands, &model_queues_.demoted);
 }
 
 }  // namespace hearth

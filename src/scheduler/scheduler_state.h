@@ -1,0 +1,156 @@
+// File: src/scheduler/scheduler_state.h
+//
+// Scheduler::Impl's state, grouped by the room that decides it, so that a
+// room's state is one member of Impl and what a phase touches can be read
+// off which groups it names:
+//   PlanLimits   construction: what the per-sequence loops read of the
+//                options (scheduler.cc)
+//   TokenBudget  the step's token budget and its TPOT allowance
+//                (scheduler_plan.cc, scheduler_complete.cc)
+//   ModelQueues  requests waiting on model loads (scheduler_residency.cc)
+//   IntakeState  arrivals, workflows, deadlines and the inbox's batches
+//                (scheduler_intake.cc, scheduler_changes.cc)
+//   PlanState    the plans being built or in flight (scheduler_plan.cc,
+//                scheduler_overlap.cc, scheduler_admission.cc)
+//   StepOutputs  what a Plan/Complete hands to the inbox, the policy and
+//                the next plan (scheduler_lifecycle.cc)
+//   StatsState   counters and their published copy (scheduler.cc)
+// Engine thread only, except StatsState::published (any thread). Every
+// buffer is reserved at construction (Scheduler::Impl::Impl), so a steady
+// step allocates nothing.
+
+#ifndef HEARTH_SRC_SCHEDULER_SCHEDULER_STATE_H_
+#define HEARTH_SRC_SCHEDULER_SCHEDULER_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hearth/policy/policy.h"
+#include "hearth/scheduler/scheduler.h"
+#include "scheduler/deadline_heap.h"
+#include "scheduler/inbox.h"
+#include "scheduler/published_value.h"
+#include "scheduler/request_record.h"
+#include "scheduler/step_budget.h"
+#include "scheduler/workflow_table.h"
+
+namespace hearth::internal {
+
+struct PlanLimits {
+  int32_t block_size = 0;
+  // The longest prefill chunk: max_prefill_chunk_tokens, else
+  // max_batched_tokens.
+  int32_t chunk_cap = 0;
+  // Per model.
+  std::vector<int32_t> context_length;
+  std::vector<int32_t> vocab_size;
+};
+
+struct TokenBudget {
+  explicit TokenBudget(const StepTimeModel& host_model) : fit(host_model) {}
+  // Step time against batched tokens, fitted from completed steps.
+  StepBudget fit;
+  // WorkClassConfig::tpot_slo by class (InfiniteDuration: none); empty when
+  // no class has a target, which turns the TPOT-aware budget off.
+  std::vector<absl::Duration> class_tpot;
+  // The longest next step that keeps every decoding request with a TPOT
+  // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
+  absl::Duration tpot_step_allowance = absl::InfiniteDuration();
+  // Policy::prefill_rules, asked once.
+  PrefillRules prefill_rules;
+  // Tokens the step being built may still batch.
+  int32_t left = 0;
+  // What requests without a TTFT target may still prefill this step.
+  int32_t background_left = 0;
+};
+
+struct ModelQueues {
+  // Per model, requests waiting for it to load, in arrival order; entries of
+  // requests that ended meanwhile are skipped when promoted.
+  std::vector<std::vector<std::pair<uint32_t, RequestId>>> preparing;
+  std::vector<ModelId> loaded;
+  std::vector<ModelId> failed;
+  std::vector<ModelId> demoted;
+};
+
+struct IntakeState {
+  IntakeState(absl::Duration workflow_retention, size_t remembered_ends)
+      : workflows(workflow_retention, remembered_ends) {}
+  uint64_t next_arrival_seq = 0;
+  // Ended requests that later calls may still name as their parent.
+  WorkflowTable workflows;
+  // Finite deadlines of requests; entries of ended requests are skipped
+  // when popped.
+  DeadlineHeap deadlines;
+  // The inbox's batches, drained at the start of each Plan.
+  std::vector<Submission> drained;
+  std::vector<Cancellation> cancels;
+  std::vector<RequestChange> changes;
+};
+
+struct PlanState {
+  PlanState() = default;
+  // `plan` and `slots` point into `buffers`.
+  PlanState(const PlanState&) = delete;
+  PlanState& operator=(const PlanState&) = delete;
+
+  // Two plans (one in flight while the next is built, with
+  // overlap_planning), each with the slots of its entries' records
+  // (kVoidSlot: the entry is voided). `plan` and `slots` are the plan being
+  // built or completed.
+  PlanBuffer buffers[2];
+  StepPlan* plan = &buffers[0].plan;
+  std::vector<uint32_t>* slots = &buffers[0].slots;
+  // Plans handed out and not yet completed (0..2).
+  int outstanding = 0;
+  // While a plan is built ahead: the step in flight (UINT64_MAX otherwise).
+  uint64_t in_flight_step = UINT64_MAX;
+  // Deferred host blocks (KvCacheManager) that belong to the step in flight:
+  // freed at its Complete, the rest at the next one.
+  size_t host_deferred_in_flight = 0;
+  // When the previous outcome said its step ended: with overlap the next
+  // step's engine time starts there, not at its plan's `now`.
+  absl::Time last_done = absl::InfinitePast();
+  // With speculative decoding, beside `slots`: the most draft tokens each
+  // entry may take (0 for anything but a decode).
+  std::vector<int32_t> draft_room;
+  // Ends of the plan's closed segments (decodes, continuing prefills) and how
+  // many are closed; the open segment runs to the end of the plan.
+  size_t segment_end[2] = {0, 0};
+  int segment = 0;
+  // The run list walked, copied: walking it may move records between lists.
+  std::vector<uint32_t> snapshot;
+  // Borrowers offered to Policy::PickReclaimVictim, and their slots.
+  std::vector<RequestView> reclaimable;
+  std::vector<uint32_t> reclaimable_slots;
+  // True inside Plan(): only then may a scheduled request be unscheduled.
+  bool planning = false;
+  absl::Time last_now = absl::InfinitePast();
+  // The latest step's end as applied (StepOutcome::completed_at, clamped
+  // to never precede the step before it).
+  absl::Time latest_done = absl::InfinitePast();
+};
+
+struct StepOutputs {
+  // Results of requests ended during the current Plan/Complete, not yet
+  // handed to the inbox.
+  std::vector<RequestResult> ended;
+  std::vector<ReleasedSequence> to_release;
+  // What the completed step served, for Policy::OnServed.
+  std::vector<ServedTokens> served;
+  // Requests stopped by an outcome (retried, out of KV) whose engine state
+  // must be dropped: listed in the next plan's `preempted` (recompute).
+  std::vector<Preemption> pending_drops;
+};
+
+struct StatsState {
+  SchedulerStats counters;
+  PublishedValue<SchedulerStats> published;
+};
+
+}  // namespace hearth::internal
+
+#endif  // HEARTH_SRC_SCHEDULER_SCHEDULER_STATE_H_
