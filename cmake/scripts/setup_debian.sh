@@ -13,7 +13,7 @@ packages=(
   libcpp-httplib-dev   # hearth-serve's HTTP server (examples/serve)
   chromium   # hearth-serve's dashboard test loads the page headless (tests/serve)
 )
-# npm fetches the pinned llama.cpp packages; a machine that already has a
+# npm fetches the pinned llama.cpp packages and the openai client; a machine that already has a
 # working node/npm (from any source) keeps it.
 if ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
@@ -45,3 +45,5 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [[ -x "$root/examples/llama_cpp/install_llama_cpp.sh" ]]; then
   "$root/examples/llama_cpp/install_llama_cpp.sh"
 fi
+# The official openai npm client, pinned, for hearth-serve's client test.
+"$root/tests/serve/install_openai_client.sh"

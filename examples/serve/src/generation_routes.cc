@@ -2,6 +2,9 @@
 // answer (generation_call.h) in OpenAI's shape: a whole completion, or
 // server-sent events ending in "data: [DONE]", with SSE comments as the
 // keep-alive; a failure after the 200 is an error event, as OpenAI sends.
+// POST /v1/embeddings is refused with 501: the scheduler has no embedding
+// request kind yet (a prefill-only, pooled request), and a client asking
+// for vectors must learn that rather than meet a bare 404.
 
 #include <cstddef>
 #include <memory>
@@ -107,6 +110,16 @@ void InstallGenerationRoutes(httplib::Server& server, const ServeContext& ctx) {
   });
   server.Post("/v1/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
     Generate(ctx, req, res, /*chat=*/false);
+  });
+  server.Post("/v1/embeddings", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    // The key first, as everywhere: a stranger learns nothing of the server.
+    absl::Status s = MayGenerate(ctx, req);
+    if (s.ok()) {
+      s = absl::UnimplementedError(
+          "/v1/embeddings is not implemented: hearth-serve serves one generative model and "
+          "computes no embeddings; use /v1/chat/completions or /v1/completions");
+    }
+    ReplyError(res, ErrorFor(s));
   });
 }
 

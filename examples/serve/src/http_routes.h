@@ -1,7 +1,8 @@
 // File: examples/serve/src/http_routes.h
 //
 // hearth-serve's HTTP surface on a cpp-httplib server:
-//   POST /v1/chat/completions, POST /v1/completions   (generation_routes.cc)
+//   POST /v1/chat/completions, POST /v1/completions,
+//        /v1/embeddings (501)                         (generation_routes.cc)
 //   POST /v1/hearth/documents                         (document_routes.cc)
 //   POST /tokenize, /detokenize                       (tokenize_routes.cc)
 //   POST /api/chat, /api/generate, /api/show, /api/embed(dings) (501);

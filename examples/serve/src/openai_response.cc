@@ -134,6 +134,13 @@ HttpError ErrorFor(const absl::Status& status, int retry_after_s) {
       e.status = 499;
       type = "cancelled";
       break;
+    // A route or kind of request this server does not serve: llama-server's
+    // status and type for it, so that its clients tell it from a failure.
+    case absl::StatusCode::kUnimplemented:
+      e.status = 501;
+      type = "not_supported_error";
+      code = "not_supported";
+      break;
     default:
       e.status = 500;
       break;

@@ -86,7 +86,8 @@ inline constexpr int kMaxRetryAfterS = 60;
 // InvalidArgument 400, Unauthenticated 401 (with a Bearer challenge),
 // PermissionDenied 403, NotFound 404, OutOfRange 413 (too long for the
 // context), ResourceExhausted 429, Unavailable 503, DeadlineExceeded 504,
-// Cancelled 499, anything else 500.
+// Cancelled 499, Unimplemented 501 (type "not_supported_error", as
+// llama-server answers a route it does not serve), anything else 500.
 HttpError ErrorFor(const absl::Status& status, int retry_after_s = 0);
 
 // An OpenAI-shaped error for an HTTP status no absl code stands for (408,

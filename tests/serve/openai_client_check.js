@@ -1,0 +1,153 @@
+// Drives a running hearth-serve with the official `openai` npm client
+// (pinned: tests/serve/install_openai_client.sh). Run by
+// openai_client_test.py, which starts the server:
+//   node openai_client_check.js <client package dir> <port> <key> <metrics-only key>
+// Prints "ok"/"FAIL" lines like serve_harness.Checks; exits 1 on any FAIL.
+// The client's own parsing is the point: its page and stream readers, and
+// the error class it picks from each status, must meet what the server sends.
+'use strict';
+
+const [pkg, port, key, scrapeKey] = process.argv.slice(2);
+const mod = require(pkg);
+const OpenAI = mod.OpenAI || mod.default || mod;
+
+const failures = [];
+function check(cond, what) {
+  console.log((cond ? 'ok   ' : 'FAIL ') + what);
+  if (!cond) failures.push(what);
+}
+
+// maxRetries 0: a retried 5xx or 429 would hide what the server answered.
+function client(apiKey) {
+  return new OpenAI({apiKey, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0,
+                     timeout: 60000});
+}
+const ai = client(key);
+const MESSAGES = [{role: 'user', content: 'Hello, hearth.'}];
+
+// The rejection of `call`, or null when it resolved.
+async function rejection(call) {
+  try {
+    await call();
+    return null;
+  } catch (e) {
+    return e;
+  }
+}
+
+async function models() {
+  const page = await ai.models.list();
+  const ids = page.data.map((m) => m.id);
+  check(ids.includes('tiny') && page.data.every((m) => m.object === 'model'),
+        `models.list() lists tiny (${ids})`);
+  const listed = [];
+  for await (const m of ai.models.list()) listed.push(m.id);
+  check(listed.join() === ids.join(), 'models.list() iterates the same models');
+  const tiny = await ai.models.retrieve('tiny');
+  check(tiny.id === 'tiny' && tiny.object === 'model', 'models.retrieve("tiny")');
+  const e = await rejection(() => ai.models.retrieve('gpt-4o'));
+  check(e instanceof OpenAI.NotFoundError && e.status === 404 && e.code === 'model_not_found',
+        `models.retrieve("gpt-4o") is NotFoundError 404 (${e})`);
+}
+
+async function chat() {
+  const body = {model: 'tiny', messages: MESSAGES, max_tokens: 6, temperature: 0};
+  const whole = await ai.chat.completions.create(body);
+  const choice = whole.choices[0];
+  check(whole.object === 'chat.completion' && choice.message.role === 'assistant' &&
+        typeof choice.message.content === 'string' && choice.message.content.length > 0 &&
+        choice.finish_reason === 'length' && whole.usage.completion_tokens === 6,
+        `chat.completions.create: ${JSON.stringify(choice.message.content)}`);
+  check(/^req_[0-9a-f]{32}$/.test(whole._request_id || ''),
+        `the client reads the x-request-id (${whole._request_id})`);
+  const stream = await ai.chat.completions.create(
+      {...body, stream: true, stream_options: {include_usage: true}});
+  let text = '';
+  let finish = null;
+  let usage = null;
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) {
+      text += c.delta.content || '';
+      finish = c.finish_reason || finish;
+    }
+    usage = chunk.usage || usage;
+  }
+  check(text === choice.message.content && finish === 'length' && usage &&
+        usage.completion_tokens === 6, 'a streamed chat is the same greedy answer, with usage');
+  const probs = await ai.chat.completions.create({...body, logprobs: true, top_logprobs: 2});
+  const content = probs.choices[0].logprobs && probs.choices[0].logprobs.content;
+  check(Array.isArray(content) && content.length === 6 &&
+        content.every((t) => t.logprob <= 0 && t.top_logprobs.length === 2),
+        'logprobs with top_logprobs 2 come back per token');
+}
+
+async function completions() {
+  const body = {model: 'tiny', prompt: 'The house', max_tokens: 5, temperature: 0};
+  const whole = await ai.completions.create(body);
+  check(whole.object === 'text_completion' && typeof whole.choices[0].text === 'string' &&
+        whole.choices[0].finish_reason === 'length' && whole.usage.completion_tokens === 5,
+        `completions.create: ${JSON.stringify(whole.choices[0].text)}`);
+  let text = '';
+  for await (const chunk of await ai.completions.create({...body, stream: true})) {
+    text += chunk.choices.map((c) => c.text).join('');
+  }
+  check(text === whole.choices[0].text, 'a streamed completion is the same greedy answer');
+}
+
+async function errors() {
+  const chatBody = {model: 'tiny', messages: MESSAGES, max_tokens: 2};
+  // (The client itself refuses an empty key before sending.)
+  let e = await rejection(() => client('sk-not-a-key').chat.completions.create(chatBody));
+  check(e instanceof OpenAI.AuthenticationError && e.status === 401 &&
+        e.code === 'invalid_api_key', 'a key of no member: AuthenticationError 401');
+  // A metrics key may scrape, not generate.
+  e = await rejection(() => client(scrapeKey).chat.completions.create(chatBody));
+  check(e instanceof OpenAI.PermissionDeniedError && e.status === 403,
+        `a metrics-only key: PermissionDeniedError 403 (${e && e.message})`);
+  e = await rejection(() => ai.chat.completions.create({...chatBody, model: 'gpt-4o'}));
+  check(e instanceof OpenAI.NotFoundError && e.status === 404 && /gpt-4o/.test(e.message),
+        `an unknown model is NotFoundError 404 (${e && e.message})`);
+  const refused = [
+    ['n', {n: 2}],
+    ['response_format', {response_format: {type: 'json_schema',
+                                           json_schema: {name: 'x', schema: {type: 'object'}}}}],
+    ['tools', {tools: [{type: 'function', function: {name: 'f', parameters: {}}}]}],
+    ['temperature', {temperature: 7}],
+  ];
+  for (const [param, extra] of refused) {
+    e = await rejection(() => ai.chat.completions.create({...chatBody, ...extra}));
+    check(e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === param &&
+          e.type === 'invalid_request_error' && e.message.includes(`'${param}'`),
+          `${JSON.stringify(extra)}: BadRequestError 400 naming ${param} (${e && e.message})`);
+  }
+  e = await rejection(() => ai.completions.create({model: 'tiny', prompt: 'x', echo: true}));
+  check(e instanceof OpenAI.BadRequestError && e.param === 'echo',
+        'completions echo true: BadRequestError naming echo');
+}
+
+// No embeddings: the scheduler has no embedding request kind yet, so the
+// client must get a clear refusal, not vectors and not a bare 404.
+async function embeddings() {
+  const e = await rejection(() => ai.embeddings.create({model: 'tiny', input: 'hello'}));
+  check(e instanceof OpenAI.InternalServerError && e.status === 501 &&
+        e.type === 'not_supported_error' && /embeddings/.test(e.message),
+        `embeddings.create is a 501 not_supported_error (${e && e.message})`);
+  const stranger = await rejection(
+      () => client('sk-not-a-key').embeddings.create({model: 'tiny', input: 'hello'}));
+  check(stranger instanceof OpenAI.AuthenticationError, 'without a key it is 401 first');
+}
+
+async function main() {
+  for (const part of [models, chat, completions, errors, embeddings]) {
+    try {
+      await part();
+    } catch (e) {
+      check(false, `${part.name} threw ${e && e.stack}`);
+    }
+  }
+  console.log(failures.length ? `openai client: ${failures.length} check(s) failed`
+                              : 'openai client: all checks passed');
+  process.exit(failures.length ? 1 : 0);
+}
+
+main();
