@@ -139,6 +139,37 @@ TEST_CASE("unimplemented fields: neutral values pass, any other is refused namin
   }
 }
 
+TEST_CASE("fields neither read nor listed are refused, never ignored", "[serve]") {
+  const std::string chat = R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )";
+  const std::string completion = R"({"model": "m", "prompt": "x", )";
+  struct Refused {
+    bool chat;
+    std::string body;
+    const char* field;
+  };
+  const Refused refused[] = {
+      {true, chat + R"("frobnicate": 1})", "frobnicate"},
+      {true, chat + R"("prompt": "x"})", "prompt"},
+      {false, completion + R"("messages": []})", "messages"},
+      {true, R"({"model": "m", "messages": [{"role": "user", "content": "x", "name": "a"}]})",
+       "messages[0].name"},
+  };
+  for (const Refused& c : refused) {
+    INFO(c.body);
+    auto r = c.chat ? ParseChatRequest(c.body) : ParseCompletionRequest(c.body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(ParamOf(r.status()) == std::optional<std::string>(c.field));
+  }
+  CHECK(ParseChatRequest(chat + R"("frobnicate": null})").ok());
+  CHECK(ParseCompletionRequest(completion + R"("user": "u", "safety_identifier": "s"})").ok());
+  // A hostile name is neither repeated nor made the param.
+  auto r = ParseChatRequest(chat + "\"" + std::string(5000, 'f') + "\": 1}");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().size() < 300);
+  CHECK_FALSE(ParamOf(r.status()).has_value());
+}
+
 TEST_CASE("completion bodies need a non-empty prompt", "[serve]") {
   CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": "x"})").ok());
   CHECK(ParseCompletionRequest(R"({"model": "m", "prompt": ["x"]})").ok());

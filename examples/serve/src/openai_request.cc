@@ -16,6 +16,22 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The fields each endpoint reads; with unsupported_fields.h's tables, every
+// field a body may hold (any other is refused by RejectUnknownFields).
+// tests/serve/openai_fields_test.py reads these tables and checks that each
+// field either changes the answer or is refused.
+constexpr absl::string_view kChatFields[] = {
+    "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
+    "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
+    "response_format", "stream", "stream_options", "stop", "messages", "logprobs",
+    "top_logprobs"};
+constexpr absl::string_view kCompletionFields[] = {
+    "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
+    "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
+    "response_format", "stream", "stream_options", "stop", "prompt", "logprobs",
+    // Read to refuse it with a pointer to 'logprobs' (logprobs_field.h).
+    "top_logprobs"};
+
 absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
   auto model = j.find("model");
   if (model == j.end() || !model->is_string() || model->get_ref<const std::string&>().empty()) {
@@ -85,6 +101,11 @@ absl::Status ReadMessages(const Json& j, GenerationRequest& r) {
       return BadField(absl::StrCat("messages[", i, "].role"),
                  "must be one of system, developer, user, assistant, tool");
     }
+    // A message's other fields (name, tool_calls, ...) would change what the
+    // model is shown; none is implemented, so none is dropped unseen.
+    static constexpr absl::string_view kMessageFields[] = {"role", "content"};
+    const std::string at = absl::StrCat("messages[", i, "].");
+    if (absl::Status s = RejectOtherFields(m, kMessageFields, at); !s.ok()) return s;
     absl::StatusOr<std::string> content =
         ReadContent(m.contains("content") ? m["content"] : Json(), i);
     if (!content.ok()) return content.status();
@@ -118,6 +139,7 @@ absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body) {
   if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
   if (absl::Status s = ReadChatLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadMessages(*j, r); !s.ok()) return s;
+  if (absl::Status s = RejectUnknownFields(*j, kChatFields); !s.ok()) return s;
   return r;
 }
 
@@ -128,6 +150,7 @@ absl::StatusOr<GenerationRequest> ParseCompletionRequest(absl::string_view body)
   if (absl::Status s = ReadCommon(*j, r); !s.ok()) return s;
   if (absl::Status s = ReadCompletionLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadPrompt(*j, r); !s.ok()) return s;
+  if (absl::Status s = RejectUnknownFields(*j, kCompletionFields); !s.ok()) return s;
   return r;
 }
 

@@ -6,8 +6,9 @@
 // (logit_bias_field.h), grammar and response_format (grammar_field.h); a
 // field the server does not implement (n > 1, tools, json_schema, ...:
 // unsupported_fields.h) is accepted only at its neutral value and is
-// InvalidArgument otherwise, so a client is never silently given something
-// else than it asked for.
+// InvalidArgument otherwise, and a field neither read nor listed there is
+// InvalidArgument too, so a client is never silently given something else
+// than it asked for.
 //
 // Every error names the field and what is allowed. Never throws.
 //

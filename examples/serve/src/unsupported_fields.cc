@@ -1,5 +1,6 @@
 #include "unsupported_fields.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,12 @@ constexpr UnsupportedField kUnsupported[] = {
     {"n_probs", IsZero, "is not supported (0 or absent); use logprobs"},
     {"ignore_eos", IsFalse, "is not supported (false or absent)"},
     {"n_predict", OnlyAbsent, "is not supported (absent); use max_tokens"},
+    {"store", IsFalse, "is not supported (false or absent): completions are not stored"},
+    {"service_tier", [](const Json& v) { return v == "auto" || v == "default"; },
+     "must be \"auto\" or \"default\" (or absent): one tier is served"},
+    // Only meaningful with tools, which are refused above.
+    {"parallel_tool_calls", [](const Json& v) { return v.is_boolean(); },
+     "must be true or false (or absent); no tools are called"},
     {"repeat_last_n", IsPenaltyWindow,
      "must be 64 or absent: penalties look at the answer's last 64 tokens"},
     {"penalty_last_n", IsPenaltyWindow,
@@ -89,5 +96,62 @@ absl::Status RejectFields(const Json& object, absl::Span<const UnsupportedField>
 }
 
 absl::Status RejectUnsupportedFields(const Json& body) { return RejectFields(body, kUnsupported); }
+
+namespace {
+
+// Longer names are not repeated: every field of the API is far shorter.
+constexpr size_t kMaxEchoedFieldName = 64;
+
+bool Listed(absl::string_view name, absl::Span<const absl::string_view> read) {
+  for (absl::string_view r : read) {
+    if (r == name) return true;
+  }
+  for (absl::string_view r : kInformationalFields) {
+    if (r == name) return true;
+  }
+  for (const UnsupportedField& u : kUnsupported) {
+    if (name == u.field) return true;
+  }
+  return false;
+}
+
+bool Printable(absl::string_view name) {
+  if (name.empty() || name.size() > kMaxEchoedFieldName) return false;
+  for (char c : name) {
+    if (c < 0x21 || c > 0x7e || c == '\'' || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+// The first non-null field of `object` that `listed` refuses, named after
+// `prefix`.
+template <typename Pred>
+absl::Status RejectOthers(const Json& object, absl::string_view prefix, const Pred& listed) {
+  static constexpr absl::string_view kWhy =
+      "is not a field this endpoint implements; hearth-serve refuses a field it does not "
+      "implement rather than ignore it";
+  for (const auto& item : object.items()) {
+    // null asks for nothing, as it does for every field the parsers read.
+    if (item.value().is_null() || listed(item.key())) continue;
+    const std::string& name = item.key();
+    if (Printable(name)) return BadField(absl::StrCat(prefix, name), kWhy);
+    return absl::InvalidArgumentError(absl::StrCat("a field named by ", name.size(),
+                                                   " bytes (not repeated here) ", kWhy));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RejectUnknownFields(const Json& body, absl::Span<const absl::string_view> read) {
+  return RejectOthers(body, "", [read](absl::string_view name) { return Listed(name, read); });
+}
+
+absl::Status RejectOtherFields(const Json& object, absl::Span<const absl::string_view> read,
+                               absl::string_view prefix) {
+  return RejectOthers(object, prefix, [read](absl::string_view name) {
+    return std::find(read.begin(), read.end(), name) != read.end();
+  });
+}
 
 }  // namespace hearth::serve

@@ -7,9 +7,9 @@
 // InvalidArgument naming the field and what is allowed, so that a client is
 // never silently given something else than it asked for. (logprobs,
 // logit_bias, grammar and response_format are implemented: openai_request.h.)
-// Fields not listed here and not read by openai_request.cc (`user`, `metadata`, `store`,
-// `service_tier`, a client's own extras) change nothing in an answer and
-// are ignored.
+// Any other field is refused too (RejectUnknownFields), unless it is one of
+// kInformationalFields, which change no answer even at OpenAI: a field the
+// server neither reads nor lists is never silently dropped.
 //
 // Example:
 //   absl::Status s = RejectUnsupportedFields(body);  // body: nlohmann::json object
@@ -27,6 +27,25 @@ namespace hearth::serve {
 // REQUIRES: `body` is a JSON object. OK when every listed field is absent,
 // null or neutral; else the first offending field's InvalidArgument.
 absl::Status RejectUnsupportedFields(const nlohmann::json& body);
+
+// Fields accepted with any value because they change no answer, at OpenAI
+// either: `user` and `safety_identifier` name an end user for abuse
+// monitoring (hearth-serve's member is its key's), `metadata` tags a stored
+// completion (and `store` is refused).
+inline constexpr absl::string_view kInformationalFields[] = {"user", "safety_identifier",
+                                                             "metadata"};
+
+// REQUIRES: `body` is a JSON object. OK when each of its fields is in
+// `read` (what the endpoint's parser reads), in the unsupported table or in
+// kInformationalFields (or null); else InvalidArgument naming the first
+// other one (only its length, when the name is too long or odd to repeat).
+absl::Status RejectUnknownFields(const nlohmann::json& body,
+                                 absl::Span<const absl::string_view> read);
+
+// REQUIRES: `object` is a JSON object. OK when each of its non-null fields
+// is in `read`; else InvalidArgument naming `prefix` + the first other one.
+absl::Status RejectOtherFields(const nlohmann::json& object,
+                               absl::Span<const absl::string_view> read, absl::string_view prefix);
 
 // One field another API's table (ollama_request.cc) lists: accepted only
 // when `neutral` says so.
