@@ -11,8 +11,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "hearth/kv/block_allocator.h"
-#include "hearth/kv/prefix_cache.h"
+#include "kv/block_allocator.h"
+#include "kv/prefix_cache.h"
 
 namespace hearth::bench {
 namespace {

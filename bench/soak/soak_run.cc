@@ -210,10 +210,10 @@ class SoakLoop {
 
   void Finish() {
     CheckInvariants();
-    const BlockAllocator& blocks = scheduler_->block_allocator();
-    report_.leaked_device_blocks = blocks.num_owned();
-    report_.leaked_host_blocks = blocks.num_host_blocks() - blocks.num_free_host();
     const SchedulerStats stats = scheduler_->stats();
+    report_.leaked_device_blocks =
+        stats.device_blocks - stats.free_device_blocks - stats.cached_device_blocks;
+    report_.leaked_host_blocks = stats.host_blocks - stats.free_host_blocks;
     report_.preemptions = stats.preemptions;
     report_.prefix_hit_tokens = stats.prefix_hit_tokens;
     report_.accepted = ledger_.accepted();

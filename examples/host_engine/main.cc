@@ -25,9 +25,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "hearth/exec/step_outcome_fill.h"
 #include "hearth/hearth.h"
-#include "hearth/policy/policy_registry.h"
 
 ABSL_FLAG(std::string, policy, "",
           "Run only this policy (default: fifo, then household).");

@@ -1,10 +1,13 @@
 // File: hearth/hearth.h
 //
-// Umbrella header: the whole core API (`hearth::hearth`), everything a host
-// engine needs to drive Hearth and observe it. The components have their own
-// headers and libraries: hearth/exec/cpu_reference_executor.h
-// (`hearth::reference`), hearth/exec/cuda_executor.h (`hearth::cuda`) and
-// hearth/sim/ (`hearth::sim`).
+// Umbrella header: what a host engine needs to drive Hearth -- options,
+// requests, the scheduler and its plans and outcomes, the policies, the step
+// executor seam and the metrics sink seam. The components have their own
+// umbrella headers: hearth/metrics/metrics.h (collector, Prometheus, gauges,
+// timelines; in the `hearth::hearth` library), hearth/jobs/jobs.h
+// (`hearth::jobs`), hearth/sim/sim.h (`hearth::sim`), hearth/c/hearth.h (the
+// C API), and the executors hearth/exec/cpu_reference_executor.h
+// (`hearth::reference`) and hearth/exec/cuda_executor.h (`hearth::cuda`).
 
 #ifndef HEARTH_HEARTH_H_
 #define HEARTH_HEARTH_H_
@@ -15,18 +18,7 @@
 #include "hearth/exec/executor_kv_config.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"
-#include "hearth/kv/block_allocator.h"
-#include "hearth/kv/prefix_cache.h"
-#include "hearth/metrics/engine_gauges.h"
-#include "hearth/metrics/fairness.h"
-#include "hearth/metrics/fanout_sink.h"
-#include "hearth/metrics/latency_histogram.h"
-#include "hearth/metrics/metrics_collector.h"
-#include "hearth/metrics/metrics_report.h"
 #include "hearth/metrics/metrics_sink.h"
-#include "hearth/metrics/prometheus.h"
-#include "hearth/metrics/sample_series.h"
-#include "hearth/metrics/timeline_recorder.h"
 #include "hearth/policy/fifo.h"
 #include "hearth/policy/mlfq.h"
 #include "hearth/policy/policy.h"

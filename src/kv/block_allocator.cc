@@ -1,4 +1,4 @@
-#include "hearth/kv/block_allocator.h"
+#include "kv/block_allocator.h"
 
 #include "absl/strings/str_cat.h"
 

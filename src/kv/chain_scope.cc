@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "hearth/kv/prefix_cache.h"
+#include "kv/prefix_cache.h"
 
 namespace hearth::internal {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
-#include "hearth/kv/block_allocator.h"
+#include "kv/block_allocator.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "hearth/scheduler/step_plan.h"
 #include "kv/class_block_ledger.h"

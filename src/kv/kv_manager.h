@@ -22,8 +22,8 @@
 
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
-#include "hearth/kv/block_allocator.h"
-#include "hearth/kv/prefix_cache.h"
+#include "kv/block_allocator.h"
+#include "kv/prefix_cache.h"
 #include "hearth/scheduler/step_plan.h"
 #include "kv/chain_scope.h"
 

@@ -1,4 +1,4 @@
-#include "hearth/kv/prefix_cache.h"
+#include "kv/prefix_cache.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -9,6 +9,7 @@
 #include "hearth/policy/policy_registry.h"
 #include "scheduler/options_validation.h"
 #include "scheduler/scheduler_impl.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 
@@ -92,9 +93,6 @@ const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 std::string_view Scheduler::policy_name() const { return impl_->policy_name(); }
 SchedulerStats Scheduler::stats() const { return impl_->stats(); }
 SchedulerStats Scheduler::PublishedStats() const { return impl_->PublishedStats(); }
-const BlockAllocator& Scheduler::block_allocator() const {
-  return impl_->allocator();
-}
 absl::Status Scheduler::CheckInvariants() const {
   return impl_->CheckInvariants();
 }
@@ -267,12 +265,18 @@ SchedulerStats Scheduler::Impl::stats() const {
   s.swapped = count(RequestPhase::kSwapped);
   s.queued = inbox_.num_queued();
   const BlockAllocator& blocks = kv_.allocator();
+  s.device_blocks = blocks.num_device_blocks();
   s.free_device_blocks = blocks.num_free();
   s.kv_block_limit = residency_.kv_block_limit();
   s.resident_weight_bytes = residency_.resident_weight_bytes();
   s.cached_device_blocks = blocks.num_cached();
+  s.host_blocks = blocks.num_host_blocks();
   s.free_host_blocks = blocks.num_free_host();
   return s;
+}
+
+const BlockAllocator& internal::SchedulerPeer::allocator(const Scheduler& s) {
+  return s.impl_->allocator();
 }
 
 }  // namespace hearth

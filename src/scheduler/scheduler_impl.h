@@ -42,7 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "hearth/kv/block_allocator.h"
+#include "kv/block_allocator.h"
 #include "hearth/metrics/metrics_sink.h"
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hearth/hearth.h"
+#include "hearth/metrics/metrics.h"
 
 namespace hearth_doc_snippets {
 

@@ -285,11 +285,12 @@ class OpsRun {
       AfterCall("a drain Plan");
     }
     Require(ledger_.all_ended(), absl::StrCat(ledger_.live(), " accepted requests never ended"));
-    const BlockAllocator& blocks = s_->block_allocator();
-    Require(blocks.num_owned() == 0,
-            absl::StrCat(blocks.num_owned(), " device blocks still owned after everything ended"));
-    Require(blocks.num_free_host() == blocks.num_host_blocks(),
-            absl::StrCat(blocks.num_host_blocks() - blocks.num_free_host(),
+    const SchedulerStats stats = s_->stats();
+    const int32_t owned =
+        stats.device_blocks - stats.free_device_blocks - stats.cached_device_blocks;
+    Require(owned == 0, absl::StrCat(owned, " device blocks still owned after everything ended"));
+    Require(stats.free_host_blocks == stats.host_blocks,
+            absl::StrCat(stats.host_blocks - stats.free_host_blocks,
                          " host blocks still in use after everything ended"));
   }
 

@@ -1,11 +1,11 @@
-#include "hearth/kv/block_allocator.h"
+#include "kv/block_allocator.h"
 
 #include <random>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "hearth/kv/prefix_cache.h"
+#include "kv/prefix_cache.h"
 
 namespace hearth {
 namespace {

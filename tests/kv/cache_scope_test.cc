@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/container/flat_hash_set.h"
-#include "hearth/kv/prefix_cache.h"
+#include "kv/prefix_cache.h"
 #include "hearth/request/request_spec.h"
 #include "kv/chain_scope.h"
 #include "kv/kv_manager.h"

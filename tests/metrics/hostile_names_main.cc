@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/c/hearth.h"
 #include "hearth/hearth.h"
+#include "hearth/metrics/metrics.h"
 #include "hearth/jobs/jobs_prometheus.h"
 #include "internal/status_macros.h"
 #include "tests/testing/scheduler_harness.h"

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hearth/hearth.h"
+#include "hearth/metrics/metrics.h"
 #include "tests/testing/scheduler_harness.h"
 
 namespace hearth {

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "hearth/kv/block_allocator.h"
-#include "hearth/kv/prefix_cache.h"
+#include "kv/block_allocator.h"
+#include "kv/prefix_cache.h"
 #include "tests/scheduler/bad_input_catalogue.h"
 
 namespace hearth::catalogue {

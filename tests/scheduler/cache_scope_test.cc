@@ -20,6 +20,7 @@
 #include "hearth/metrics/timeline_recorder.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/scheduler_harness.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -190,7 +191,7 @@ TEST_CASE("cache scope: an opted-out request computes every position and leaves 
     CHECK(run.first_entry.start_position == 0);
     CHECK(run.computed_positions == 128 + 1);  // The prompt, then one decode.
   }
-  CHECK(run.h->scheduler().block_allocator().num_cached() == 0);
+  CHECK(internal::SchedulerPeer::allocator(run.h->scheduler()).num_cached() == 0);
   // Its blocks were never registered: the same prompt in Alice's own scope
   // finds nothing either.
   CHECK(run.RunOne(Prompt(0, spec.prompt_token_ids)).cached_prompt_tokens == 0);

@@ -11,6 +11,7 @@
 
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/scheduler/scheduler.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -79,7 +80,7 @@ TEST_CASE("A flooding member delays nobody else's admission", "[scheduler][threa
   CHECK(bob_refused == 0);
   CHECK(bob_late == 0);
   REQUIRE(sched->CheckInvariants().ok());
-  CHECK(sched->block_allocator().num_owned() == 0);
+  CHECK(internal::SchedulerPeer::allocator(*sched).num_owned() == 0);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "hearth/metrics/fanout_sink.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/scheduler/scheduler.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -209,7 +210,7 @@ TEST_CASE("A cancel taken by the next plan voids the step in flight",
   REQUIRE(p3->released.size() == 1);
   CHECK(p3->released[0].id == id);
   CHECK(Voided(*p2, id));
-  CHECK(s->block_allocator().num_owned() == 0);
+  CHECK(internal::SchedulerPeer::allocator(*s).num_owned() == 0);
   CHECK(s->CheckInvariants().ok());
   REQUIRE(s->Complete(Run(*p2)).ok());
   REQUIRE(s->Complete(Run(*p3)).ok());
@@ -279,7 +280,7 @@ TEST_CASE("Out of KV in step N voids the entry after it and drops the sequence o
   CHECK(r.phase == RequestPhase::kFinished);
   CHECK(r.output_tokens == 4);
   CHECK(s->stats().engine_out_of_kv_preemptions == 1);
-  CHECK(s->block_allocator().num_owned() == 0);
+  CHECK(internal::SchedulerPeer::allocator(*s).num_owned() == 0);
 }
 
 TEST_CASE("Host blocks a plan built ahead copies from stay in use until that plan completes",
@@ -302,16 +303,16 @@ TEST_CASE("Host blocks a plan built ahead copies from stay in use until that pla
     REQUIRE(s->CheckInvariants().ok());
     // The step before has run its copies; this one's have not.
     for (const BlockCopy& c : (*next)->swap_in) {
-      CHECK(s->block_allocator().host_in_use(c.source));
+      CHECK(internal::SchedulerPeer::allocator(*s).host_in_use(c.source));
       ++swap_ins_ahead;
     }
-    for (const BlockCopy& c : (*next)->swap_out) CHECK(s->block_allocator().host_in_use(c.target));
+    for (const BlockCopy& c : (*next)->swap_out) CHECK(internal::SchedulerPeer::allocator(*s).host_in_use(c.target));
     in_flight = *next;
     if (s->stats().running + s->stats().waiting + s->stats().swapped == 0) break;
   }
   REQUIRE(s->Complete(Run(*in_flight)).ok());
   CHECK(swap_ins_ahead > 0);
-  CHECK(s->block_allocator().num_free_host() == 32);
+  CHECK(internal::SchedulerPeer::allocator(*s).num_free_host() == 32);
 }
 
 // Records every request event's kind and time.

@@ -11,6 +11,7 @@
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -270,9 +271,9 @@ TEST_CASE("Cancel ends requests in every phase exactly once", "[scheduler]") {
   CHECK(h->scheduler().Cancel(queued).code() == absl::StatusCode::kNotFound);
   REQUIRE(h->scheduler().Cancel(running).ok());
   REQUIRE(h->scheduler().Cancel(waiting).ok());
-  const int32_t free_before = h->scheduler().block_allocator().num_free();
+  const int32_t free_before = internal::SchedulerPeer::allocator(h->scheduler()).num_free();
   REQUIRE(h->Step().ok());
-  CHECK(h->scheduler().block_allocator().num_free() > free_before);
+  CHECK(internal::SchedulerPeer::allocator(h->scheduler()).num_free() > free_before);
   // The engine saw `running`, so it is told to drop it.
   CHECK(h->last_plan().released == std::vector<RequestId>{running});
   for (RequestId id : {running, waiting, queued}) {

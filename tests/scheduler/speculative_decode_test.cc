@@ -10,6 +10,7 @@
 
 #include "hearth/policy/fifo.h"
 #include "hearth/scheduler/scheduler.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -76,7 +77,7 @@ TEST_CASE("Decodes carry drafts, accepted drafts become tokens, rejected ones gi
   REQUIRE(v.ok());
   CHECK(v->output_tokens == 1 + 3);
   CHECK(v->computed_tokens == 6 + 1 + 2);
-  CHECK(s->block_allocator().num_owned() == 3);  // 11 positions planned, 9 kept
+  CHECK(internal::SchedulerPeer::allocator(*s).num_owned() == 3);  // 11 positions planned, 9 kept
   // Positions 9..13: four blocks; none accepted keeps 10 positions in three.
   p = *s->Plan(At(3));
   REQUIRE(p->sequences.size() == 1);
@@ -84,7 +85,7 @@ TEST_CASE("Decodes carry drafts, accepted drafts become tokens, rejected ones gi
   CHECK(p->sequences[0].start_position == 9);
   CHECK(p->sequences[0].block_table.size() == 4);
   REQUIRE(s->Complete(Run(*p, 0)).ok());
-  CHECK(s->block_allocator().num_owned() == 3);
+  CHECK(internal::SchedulerPeer::allocator(*s).num_owned() == 3);
   // The table lost a block the engine had: the next entry carries it whole.
   p = *s->Plan(At(4));
   REQUIRE(p->sequences.size() == 1);

@@ -13,6 +13,7 @@
 #include "hearth/policy/policy_registry.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/fake_executor.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth {
 namespace {
@@ -103,7 +104,7 @@ TEST_CASE("Concurrent Submit, Cancel and live changes while the engine runs",
   for (const RequestResult& r : results) ended.push_back(r.id);
   std::sort(ended.begin(), ended.end());
   CHECK(ended == accepted);  // Each exactly once.
-  CHECK(sched->block_allocator().num_owned() == 0);
+  CHECK(internal::SchedulerPeer::allocator(*sched).num_owned() == 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "tests/testing/cache_scope_audit.h"
 #include "tests/testing/rank_checking_policy.h"
 #include "tests/testing/scheduler_harness.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth::testing {
 namespace {
@@ -331,7 +332,7 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   const SchedulerStats st = h.scheduler().stats();
   stats->prefix_hit_tokens += static_cast<int64_t>(st.prefix_hit_tokens);
   // Everything returned: no block owned, no host block in use.
-  if (h.scheduler().block_allocator().num_owned() != 0 ||
+  if (internal::SchedulerPeer::allocator(h.scheduler()).num_owned() != 0 ||
       st.free_host_blocks != options.kv.num_host_blocks) {
     return absl::InternalError("blocks still owned after every request ended");
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/testing/scheduler_harness.h"
+#include "scheduler/scheduler_peer.h"
 
 namespace hearth::testing {
 namespace {
@@ -202,7 +203,7 @@ absl::Status RunResidencyWorkload(uint64_t seed, ArrivalOrder order,
     }
   }
   stats->requests += submitted;
-  if (h.scheduler().block_allocator().num_owned() != 0) {
+  if (internal::SchedulerPeer::allocator(h.scheduler()).num_owned() != 0) {
     return absl::InternalError(absl::StrCat("seed ", seed, ": blocks owned after every request ended"));
   }
   // One more plan hands over what is owed to the engine (released entries).

@@ -3,9 +3,10 @@
 // `EngineGauges` is a value snapshot of the scheduler's current state (queue
 // depths, KV blocks, resident weights) for the gauges of a Prometheus scrape
 // (see prometheus.h). A MetricsReport holds what happened; this holds what is
-// now. The engine thread takes it, because Scheduler::stats() and
-// block_allocator() belong to that thread; the snapshot itself is a plain
-// value that may then be handed to whichever thread serves /metrics.
+// now. The engine thread takes it, because Scheduler::stats() belongs to that
+// thread (or any thread from Scheduler::PublishedStats()); the snapshot itself
+// is a plain value that may then be handed to whichever thread serves
+// /metrics.
 //
 // Units: requests and blocks are counts; bytes are bytes; KvUsage() is a
 // fraction in [0, 1].
@@ -19,7 +20,6 @@
 
 #include <cstdint>
 
-#include "hearth/kv/block_allocator.h"
 #include "hearth/scheduler/scheduler.h"
 
 namespace hearth {
@@ -57,11 +57,9 @@ struct EngineGauges {
   double KvUsage() const;
 };
 
-// From a stats snapshot and the allocator it describes (both read on the
-// engine thread at the same moment).
-EngineGauges EngineGaugesFrom(const SchedulerStats& stats,
-                              const BlockAllocator& blocks);
-// Shorthand for EngineGaugesFrom(scheduler.stats(), scheduler.block_allocator()).
+// From a stats snapshot (SchedulerStats carries the block counts too).
+EngineGauges EngineGaugesFrom(const SchedulerStats& stats);
+// Shorthand for EngineGaugesFrom(scheduler.stats()).
 // REQUIRES: called on the engine thread (between Plan/Complete calls).
 EngineGauges EngineGaugesFrom(const Scheduler& scheduler);
 

@@ -32,7 +32,7 @@
 //
 // Thread-safety: Submit, Cancel, SetPriority, SetWorkClass, Wake,
 // DrainResults, PublishedStats, Find* and options() are safe from any thread. Plan, Complete, NextEventTime,
-// WaitForWork, GetRequest, stats, CheckInvariants and block_allocator must
+// WaitForWork, GetRequest, stats and CheckInvariants must
 // be called from one thread at a time (the engine thread).
 //
 // Example:
@@ -77,7 +77,6 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "hearth/common/ids.h"
-#include "hearth/kv/block_allocator.h"
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 #include "hearth/request/request_view.h"
@@ -98,12 +97,17 @@ struct SchedulerStats {
   int32_t preparing = 0;
   // Submitted but not yet seen by Plan.
   int32_t queued = 0;
+  // The device pool and its unreferenced blocks; device_blocks -
+  // free_device_blocks - cached_device_blocks are held by sequences.
+  int32_t device_blocks = 0;
   int32_t free_device_blocks = 0;
   // Device blocks that may be held at once: the whole pool, or with
   // residency what resident weights leave.
   int32_t kv_block_limit = 0;
   int64_t resident_weight_bytes = 0;
   int32_t cached_device_blocks = 0;
+  // The host (swap) pool and its free blocks; 0 and 0 without swap.
+  int32_t host_blocks = 0;
   int32_t free_host_blocks = 0;
   // Tokens whose KV an admission found in the prefix cache instead of
   // computing, over every admission: a readmission after a recompute
@@ -120,6 +124,11 @@ struct SchedulerStats {
   uint64_t retries = 0;
   uint64_t finished = 0;
 };
+
+namespace internal {
+// Tests' access to the scheduler's internals (src/scheduler/scheduler_peer.h).
+struct SchedulerPeer;
+}  // namespace internal
 
 class Scheduler {
  public:
@@ -283,7 +292,6 @@ class Scheduler {
   // engine, which publishes it; a reader retries while a publication is in
   // progress, so it never waits for the engine to reach a call.
   SchedulerStats PublishedStats() const;
-  const BlockAllocator& block_allocator() const;
 
   // Scheduler::CheckInvariants()
   //
@@ -295,6 +303,7 @@ class Scheduler {
   absl::Status CheckInvariants() const;
 
  private:
+  friend struct internal::SchedulerPeer;
   class Impl;
   explicit Scheduler(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -1,4 +1,4 @@
-// File: hearth/kv/prefix_cache.h
+// File: src/kv/prefix_cache.h
 //
 // `PrefixCache` maps chained block hashes to device blocks, so a request whose
 // prompt starts with the same full blocks as an earlier one reuses their KV
@@ -31,8 +31,8 @@
 //       absl::MakeConstSpan(prompt).first(16));      // the first full block
 //   hearth::BlockId hit = cache.Find(h);             // invalid: nothing cached
 
-#ifndef HEARTH_KV_PREFIX_CACHE_H_
-#define HEARTH_KV_PREFIX_CACHE_H_
+#ifndef HEARTH_SRC_KV_PREFIX_CACHE_H_
+#define HEARTH_SRC_KV_PREFIX_CACHE_H_
 
 #include <cstdint>
 #include <string_view>
@@ -42,7 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
-#include "hearth/kv/block_allocator.h"
+#include "kv/block_allocator.h"
 
 namespace hearth {
 
@@ -94,4 +94,4 @@ class PrefixCache : public BlockEvictionListener {
 
 }  // namespace hearth
 
-#endif  // HEARTH_KV_PREFIX_CACHE_H_
+#endif  // HEARTH_SRC_KV_PREFIX_CACHE_H_

@@ -1,4 +1,4 @@
-// File: hearth/kv/block_allocator.h
+// File: src/kv/block_allocator.h
 //
 // `BlockAllocator` hands out fixed-size KV-cache blocks ("pages") from a device
 // tier and, optionally, a host tier used for swapping. It tracks a reference
@@ -22,8 +22,8 @@
 //   absl::StatusOr<hearth::BlockId> b = alloc->Allocate();
 //   alloc->Release(*b).IgnoreError();
 
-#ifndef HEARTH_KV_BLOCK_ALLOCATOR_H_
-#define HEARTH_KV_BLOCK_ALLOCATOR_H_
+#ifndef HEARTH_SRC_KV_BLOCK_ALLOCATOR_H_
+#define HEARTH_SRC_KV_BLOCK_ALLOCATOR_H_
 
 #include <cstdint>
 #include <vector>
@@ -139,4 +139,4 @@ class BlockAllocator {
 
 }  // namespace hearth
 
-#endif  // HEARTH_KV_BLOCK_ALLOCATOR_H_
+#endif  // HEARTH_SRC_KV_BLOCK_ALLOCATOR_H_
