@@ -6,18 +6,20 @@
 // returns, whether it swaps or recomputes, and which requests it may not
 // touch this step.
 //
-// Example (a policy that takes the first allowed candidate of its own order,
-// ignoring cost):
-//   hearth::RequestId ChooseVictim(const hearth::VictimRequest& request,
-//                                  const hearth::PreemptionCosts& costs) override {
-//     hearth::RequestId ids[hearth::kMaxVictimCandidates];
-//     const size_t n = VictimCandidates(request.beneficiary,
-//                                       request.beneficiary_running, ids);
-//     for (size_t i = 0; i < n; ++i) {
-//       if (costs.Price(ids[i]).allowed) return ids[i];
+// Example (a policy whose victim is its first allowed candidate, at any cost):
+//   class FirstAllowed : public hearth::Policy {
+//    public:
+//     hearth::RequestId ChooseVictim(const hearth::VictimRequest& request,
+//                                    const hearth::PreemptionCosts& costs) override {
+//       hearth::RequestId ids[hearth::kMaxVictimCandidates];
+//       const size_t n =
+//           VictimCandidates(request.beneficiary, request.beneficiary_running, ids);
+//       for (size_t i = 0; i < n; ++i) {
+//         if (costs.Price(ids[i]).allowed) return ids[i];
+//       }
+//       return hearth::RequestId();
 //     }
-//     return hearth::RequestId();
-//   }
+//   };
 
 #ifndef HEARTH_POLICY_PREEMPTION_COSTS_H_
 #define HEARTH_POLICY_PREEMPTION_COSTS_H_
