@@ -149,7 +149,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       inbox_(options_),
       kv_(std::move(allocator), options_),
       capacity_(options_.work_classes, kv_.classes()),
-      tokens_(options_.step_time_model),
+      tokens_(options_.step_time_model, options_.work_classes),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
@@ -168,12 +168,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
   }
   step_.reclaimable.reserve(running);
   if (options_.max_draft_tokens > 0) step_.draft_room.reserve(running);
-  if (policy_ != nullptr) tokens_.prefill_rules = policy_->prefill_rules();
-  tokens_.prefill_rules.background_tokens = std::max(0, tokens_.prefill_rules.background_tokens);
-  if (std::any_of(options_.work_classes.begin(), options_.work_classes.end(),
-                  [](const WorkClassConfig& c) { return c.tpot_slo != absl::InfiniteDuration(); })) {
-    for (const WorkClassConfig& c : options_.work_classes) tokens_.class_tpot.push_back(c.tpot_slo);
-  }
+  if (policy_ != nullptr) tokens_.set_prefill_rules(policy_->prefill_rules());
   outputs_.pending_drops.reserve(running);
   outputs_.served.reserve(running);
   ReservePlanBuffers(running);

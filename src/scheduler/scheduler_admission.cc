@@ -15,7 +15,7 @@ namespace hearth {
 using internal::RequestRecord;
 
 void Scheduler::Impl::AdmitWaiting(absl::Time now) {
-  if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || tokens_.left <= 0) {
+  if (count(RequestPhase::kWaiting) + count(RequestPhase::kSwapped) == 0 || tokens_.left() <= 0) {
     return;
   }
   policy_->BeginAdmission(now);
@@ -29,7 +29,7 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
   // as often (figures: bench/RESULTS.md, "Figures behind the rules").
   int32_t spare_blocks = kv_.GrowthHeadroom(table_.decoding().size());
   bool backfilling = false;
-  while (tokens_.left > 0) {
+  while (tokens_.left() > 0) {
     const RequestId id = policy_->NextAdmission();
     if (!id.valid()) break;
     RequestRecord* r = Find(id);
@@ -106,8 +106,7 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   q.swapped = r.phase == RequestPhase::kSwapped;
   q.has_output = r.output_tokens > 0;
   if (r.has_token_ids) q.tokens = r.tokens;
-  q.max_chunk = std::min(
-      {limits_.chunk_cap, tokens_.left, Background(r) ? tokens_.background_left : INT32_MAX});
+  q.max_chunk = tokens_.PrefillRoom(INT32_MAX, limits_.chunk_cap, Background(r));
   need.kv = kv_.MeasureAdmission(r.kv, q);
   need.beyond_limits = !capacity_.Within(q.work_class, 1, need.kv.total_blocks);
   return need;
@@ -120,7 +119,7 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   // Its adapter would be one more than a step's batch may mix.
   if (!residency_.AdmitsAdapter(r.model)) return Admission::kAdapterBusy;
   // Background prefill has had its share of this step.
-  if (Background(r) && tokens_.background_left <= 0 && !r.decoding()) return Admission::kDeclined;
+  if (Background(r) && tokens_.BackgroundSpent() && !r.decoding()) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);
   // Within its class's limits a request is entitled to room (and may cause
   // preemption); beyond them it only borrows what is idle.

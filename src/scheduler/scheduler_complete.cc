@@ -51,9 +51,9 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
   // (step_outcome.h).
   const absl::Time done = std::max(reported, step_.latest_done);
   step_.latest_done = done;
-  if (!tokens_.class_tpot.empty() && outcome.completed_at != absl::InfinitePast()) {
+  if (tokens_.tracks_tpot() && outcome.completed_at != absl::InfinitePast()) {
     // A step planned ahead started when the one before it ended.
-    tokens_.fit.Observe(step_.plan->num_batched_tokens,
+    tokens_.ObserveStep(step_.plan->num_batched_tokens,
                         done - std::max(step_.plan->now, step_.last_done));
     step_.last_done = done;
   }
@@ -90,7 +90,7 @@ absl::Status Scheduler::Impl::CompleteSelected(const StepOutcome& outcome) {
       ApplySequenceOutcome(slab[slots[i]], planned[i], got[i], context_length, draft_ids, done);
     }
   }
-  if (!tokens_.class_tpot.empty()) tokens_.tpot_step_allowance = TpotStepAllowance(done);
+  if (tokens_.tracks_tpot()) tokens_.set_tpot_step_allowance(TpotStepAllowance(done));
   if (!step_.plan->model_commands.empty()) FinishModelLoads(outcome, done);
   // Swap-ins of this step have been copied: their host blocks are free now
   // (not those of a step planned after it, whose copies have not run).

@@ -328,9 +328,6 @@ class Scheduler::Impl {
   // Device blocks an allocation may take now: free or cached, and within
   // what resident weights leave for KV.
   int32_t Allocatable() const { return kv_.Allocatable(residency_.kv_block_limit()); }
-  // The step's token budget: max_batched_tokens, cut to keep the tightest
-  // TPOT target among running requests (StepBudget).
-  int32_t StepTokenBudget() const;
   absl::Duration TpotStepAllowance(absl::Time done) const;
   bool CanBeVictim(const Record& record) const;
   // The victim the policy chooses among those it ranks below `beneficiary`
@@ -410,8 +407,7 @@ class Scheduler::Impl {
   }
 
   bool Background(const Record& record) const {
-    return tokens_.prefill_rules.background_tokens > 0 &&
-           record.ttft_deadline == absl::InfiniteFuture();
+    return tokens_.Background(record.ttft_deadline);
   }
   // Requests whose tables are reserved at construction (up to
   // max_pending_requests); beyond it tables grow as needed.

@@ -53,7 +53,7 @@ void Scheduler::Impl::ScheduleFirstDecodes(absl::Time now) {
   // from this plan on; they join the decode segment. O(prefilling).
   step_.snapshot.assign(table_.prefilling().begin(), table_.prefilling().end());
   for (uint32_t slot : step_.snapshot) {
-    if (tokens_.left <= 0) break;
+    if (tokens_.left() <= 0) break;
     RequestRecord& r = table_[slot];
     const int32_t index = InFlightIndex(r);
     if (r.list != RunList::kPrefilling || index < 0 || ScheduledNow(r)) continue;

@@ -76,18 +76,9 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   step_.plan->num_decodes = 0;
   step_.slots->clear();
   step_.draft_room.clear();
-  tokens_.left = StepTokenBudget();
-  tokens_.background_left =
-      table_.decoding().empty() ? INT32_MAX : tokens_.prefill_rules.background_tokens;
+  tokens_.StartStep(static_cast<int32_t>(table_.decoding().size()), options_.max_batched_tokens,
+                    limits_.block_size);
   step_.planning = true;
-}
-
-int32_t Scheduler::Impl::StepTokenBudget() const {
-  // Every decode still runs, and prefill still moves by a block.
-  const int32_t floor =
-      std::min(options_.max_batched_tokens,
-               static_cast<int32_t>(table_.decoding().size()) + limits_.block_size);
-  return tokens_.fit.TokensFor(tokens_.tpot_step_allowance, options_.max_batched_tokens, floor);
 }
 
 void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
@@ -97,7 +88,7 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
   step_.snapshot.assign(list.begin(), list.end());
   // Locals, as in Complete: neither vector is resized inside the loop.
   RequestRecord* slab = table_.data();
-  if (which == RunList::kPrefilling && tokens_.prefill_rules.by_deadline) {
+  if (which == RunList::kPrefilling && tokens_.prefill_rules().by_deadline) {
     std::sort(step_.snapshot.begin(), step_.snapshot.end(), [slab](uint32_t a, uint32_t b) {
       return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
              std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);
@@ -121,7 +112,7 @@ void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
   const uint64_t step = step_.plan->step;
   const uint64_t in_flight = step_.in_flight_step;
   for (size_t i = 0; i < n; ++i) {
-    if (tokens_.left <= 0) break;
+    if (tokens_.left() <= 0) break;
     // Running records sit wherever their requests arrived in the slab; under
     // policies that rotate the running set they are scattered, and the loop
     // waits on memory: fetch a few records ahead.
@@ -133,8 +124,8 @@ void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
     if (ahead && !ProjectAhead(r, which, &at)) continue;
     const int32_t want = which == RunList::kDecoding
                              ? 1
-                             : std::min({at.length - at.computed, limits_.chunk_cap, tokens_.left,
-                                         Background(r) ? tokens_.background_left : INT32_MAX});
+                             : tokens_.PrefillRoom(at.length - at.computed, limits_.chunk_cap,
+                                                   Background(r));
     if (want <= 0) continue;
     // Most decode steps fit the last block: skip the growth path entirely.
     const int32_t capacity = r.kv.num_blocks() * limits_.block_size;
@@ -204,14 +195,14 @@ void Scheduler::Impl::PlanDrafts() {
   // continuing prefill, admission and model load has its tokens and
   // memory: a draft never takes what real work needs, and never preempts.
   const int32_t max_drafts = options_.max_draft_tokens;
-  if (max_drafts == 0 || tokens_.left <= 0 || step_.segment == 0) return;
+  if (max_drafts == 0 || tokens_.left() <= 0 || step_.segment == 0) return;
   const size_t decodes = step_.segment_end[0];
   // Plan order: entries and their rooms are read in sequence; a record
   // only when its drafts need a block.
-  for (size_t i = 0; i < decodes && tokens_.left > 0; ++i) {
+  for (size_t i = 0; i < decodes && tokens_.left() > 0; ++i) {
     ScheduledSequence& s = step_.plan->sequences[i];
     if (!s.decode) continue;
-    int32_t drafts = std::min({max_drafts, tokens_.left, step_.draft_room[i]});
+    int32_t drafts = std::min({max_drafts, tokens_.left(), step_.draft_room[i]});
     if (drafts <= 0) continue;
     const auto held = static_cast<int32_t>(s.block_table.size());
     if (s.start_position + 1 + drafts > held * limits_.block_size) {
@@ -226,7 +217,7 @@ void Scheduler::Impl::PlanDrafts() {
       if (drafts <= 0) continue;
     }
     s.draft_tokens = static_cast<int8_t>(drafts);
-    tokens_.left -= drafts;
+    tokens_.Take(drafts, /*background_prefill=*/false);
     step_.plan->num_batched_tokens += drafts;
   }
 }
@@ -268,8 +259,7 @@ void Scheduler::Impl::PlanDrafts() {
                                          1
                                    : 0);
   }
-  tokens_.left -= num_tokens;
-  if (!decode && Background(r)) tokens_.background_left -= num_tokens;
+  tokens_.Take(num_tokens, !decode && Background(r));
   plan.num_batched_tokens += num_tokens;
   plan.num_decodes += decode ? 1 : 0;
 }
@@ -290,7 +280,7 @@ void Scheduler::Impl::Unschedule(RequestRecord& r) {
   // scheduled now.
   if (step_.in_flight_step != UINT64_MAX) VoidInFlightOf(r);
   const ScheduledSequence& s = step_.plan->sequences[index];
-  tokens_.left += s.num_tokens + s.draft_tokens;
+  tokens_.GiveBack(s.num_tokens + s.draft_tokens);
   step_.plan->num_batched_tokens -= s.num_tokens + s.draft_tokens;
   if (s.decode) --step_.plan->num_decodes;
   RemovePlanEntry(index);
@@ -351,10 +341,8 @@ absl::Duration Scheduler::Impl::TpotStepAllowance(absl::Time done) const {
     if (slot == internal::kVoidSlot) continue;
     const RequestRecord& r = slab[slot];
     if (r.list != internal::RunList::kDecoding || r.awaiting_first_token) continue;
-    const uint32_t cls = r.work_class.value();
-    if (cls >= tokens_.class_tpot.size() || tokens_.class_tpot[cls] == absl::InfiniteDuration())
-      continue;
-    const absl::Duration target = tokens_.class_tpot[cls];
+    const absl::Duration target = tokens_.tpot_of(r.work_class.value());
+    if (target == absl::InfiniteDuration()) continue;
     const absl::Duration due = (r.first_token_time - done) + target * r.output_tokens;
     allowance = std::min(allowance, std::max(due, target / 2));
   }

@@ -5,8 +5,8 @@
 // off which groups it names:
 //   PlanLimits   construction: what the per-sequence loops read of the
 //                options (scheduler.cc)
-//   TokenBudget  the step's token budget and its TPOT allowance
-//                (scheduler_plan.cc, scheduler_complete.cc)
+//   TokenBudget  the step's token budget, its TPOT allowance and the
+//                background cap (token_budget.cc; asked by the plan)
 //   ModelQueues  requests waiting on model loads (scheduler_residency.cc)
 //   IntakeState  arrivals, workflows, deadlines and the inbox's batches
 //                (scheduler_intake.cc, scheduler_changes.cc)
@@ -22,6 +22,7 @@
 #ifndef HEARTH_SRC_SCHEDULER_SCHEDULER_STATE_H_
 #define HEARTH_SRC_SCHEDULER_SCHEDULER_STATE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -49,22 +50,68 @@ struct PlanLimits {
   std::vector<int32_t> vocab_size;
 };
 
-struct TokenBudget {
-  explicit TokenBudget(const StepTimeModel& host_model) : fit(host_model) {}
+// The step's token budget. The planner asks it what a sequence may take and
+// tells it what each took; it owns the TPOT allowance that sizes the next
+// step and the background cap (PrefillRules).
+class TokenBudget {
+ public:
+  TokenBudget(const StepTimeModel& host_model, const std::vector<WorkClassConfig>& classes);
+
+  // Policy::prefill_rules, asked once at construction.
+  void set_prefill_rules(PrefillRules rules);
+  const PrefillRules& prefill_rules() const { return prefill_rules_; }
+
+  // --- The step being built.
+  // Sizes the step: max_batched_tokens, cut to keep the tightest TPOT target
+  // on pace (StepBudget), but never below every decode plus one block of
+  // prefill; background prefill capped only while something decodes.
+  void StartStep(int32_t decoding, int32_t max_batched_tokens, int32_t block_size);
+  int32_t left() const { return left_; }
+  // Whether prefill tokens of a request with this TTFT deadline count
+  // against the background cap (no TTFT target, and a cap set).
+  bool Background(absl::Time ttft_deadline) const {
+    return prefill_rules_.background_tokens > 0 && ttft_deadline == absl::InfiniteFuture();
+  }
+  // Prefill tokens a request may take now: at most `rest` and `chunk_cap`,
+  // within the budget and, for background work, the background cap.
+  int32_t PrefillRoom(int32_t rest, int32_t chunk_cap, bool background) const {
+    return std::min({rest, chunk_cap, left_, background ? background_left_ : INT32_MAX});
+  }
+  // Whether background prefill has had its share of this step.
+  bool BackgroundSpent() const { return background_left_ <= 0; }
+  // `tokens` scheduled (`background_prefill`: counted against the cap too).
+  void Take(int32_t tokens, bool background_prefill) {
+    left_ -= tokens;
+    if (background_prefill) background_left_ -= tokens;
+  }
+  // An entry taken out of the plan gives its tokens back.
+  void GiveBack(int32_t tokens) { left_ += tokens; }
+
+  // --- Completed steps.
+  // Whether any class has a TPOT target (else the budget is the maximum).
+  bool tracks_tpot() const { return !class_tpot_.empty(); }
+  // `cls`'s TPOT target; InfiniteDuration when it has none.
+  absl::Duration tpot_of(uint32_t cls) const {
+    return cls < class_tpot_.size() ? class_tpot_[cls] : absl::InfiniteDuration();
+  }
+  // One completed step: `tokens` batched, `took` from its start to its end.
+  void ObserveStep(int32_t tokens, absl::Duration took) { fit_.Observe(tokens, took); }
+  // The longest next step that keeps every decoding request with a TPOT
+  // target on pace; InfiniteDuration: no limit.
+  void set_tpot_step_allowance(absl::Duration allowance) { tpot_step_allowance_ = allowance; }
+
+ private:
   // Step time against batched tokens, fitted from completed steps.
-  StepBudget fit;
+  StepBudget fit_;
   // WorkClassConfig::tpot_slo by class (InfiniteDuration: none); empty when
   // no class has a target, which turns the TPOT-aware budget off.
-  std::vector<absl::Duration> class_tpot;
-  // The longest next step that keeps every decoding request with a TPOT
-  // target on pace (see TpotStepAllowance); InfiniteDuration: no limit.
-  absl::Duration tpot_step_allowance = absl::InfiniteDuration();
-  // Policy::prefill_rules, asked once.
-  PrefillRules prefill_rules;
+  std::vector<absl::Duration> class_tpot_;
+  absl::Duration tpot_step_allowance_ = absl::InfiniteDuration();
+  PrefillRules prefill_rules_;
   // Tokens the step being built may still batch.
-  int32_t left = 0;
+  int32_t left_ = 0;
   // What requests without a TTFT target may still prefill this step.
-  int32_t background_left = 0;
+  int32_t background_left_ = 0;
 };
 
 struct ModelQueues {
