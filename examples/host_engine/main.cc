@@ -1,7 +1,8 @@
 // A minimal host engine, the first thing a host author reads.
 //
 // Four household members submit requests from their own threads while the
-// engine thread drives Hearth one iteration at a time: Plan -> run the plan on
+// engine thread drives Hearth one iteration at a time (hearth::EngineLoop):
+// Plan -> run the plan on
 // a pretend GPU -> Complete. The pretend GPU costs time like a real one (a
 // fixed launch cost, plus per prefill token, plus per decoded sequence) and
 // stops each request at a length the scheduler does not know in advance. Time
@@ -207,6 +208,7 @@ absl::StatusOr<std::vector<Row>> RunEvening(const std::string& policy_name) {
   }
 
   std::vector<hearth::RequestResult> results;
+  hearth::EngineLoop loop(scheduler, gpu);
   absl::Time now = start;
   for (int steps = 0; steps < 100000; ++steps) {
     clock.WaitForDueSubmissions();
@@ -214,7 +216,7 @@ absl::StatusOr<std::vector<Row>> RunEvening(const std::string& policy_name) {
       absl::MutexLock lock(&mu);
       if (results.size() == asks.size() && accepted == asks.size()) break;
     }
-    absl::Status s = hearth::RunIteration(scheduler, gpu, now);
+    absl::Status s = loop.Step(now);
     if (!s.ok()) return s;
     scheduler.DrainResults(&results);
     // Idle engines poll every millisecond; busy ones advance by the step.

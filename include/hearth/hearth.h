@@ -15,6 +15,7 @@
 #include "hearth/common/clock.h"
 #include "hearth/common/ids.h"
 #include "hearth/common/names.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/exec/executor_kv_config.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"

@@ -12,6 +12,7 @@
 
 #include "bench/common/alloc_counter.h"
 #include "bench/common/steady_decode.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/policy/policy_registry.h"
 
 namespace hearth {
@@ -69,6 +70,49 @@ TEST_CASE("Overlapped and speculative steps allocate nothing", "[allocations]") 
                          /*fixed_warmup=*/0, /*draft_tokens=*/4);
     CHECK(AllocationsOver(fixture, kMeasuredSteps) == 0);
   }
+}
+
+// The stand-in engine of SteadyDecode, as an executor: one ordinary token
+// per sampling sequence.
+class TokenExecutor : public StepExecutor {
+ public:
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override {
+    for (const ScheduledSequence& s : plan.sequences) {
+      SequenceOutcome& o = outcome->sequences.emplace_back();
+      o.id = s.id;
+      o.produced_token = s.sample;
+      o.token = 1;
+    }
+    return absl::OkStatus();
+  }
+};
+
+// The hooks a host's loop runs each step, doing nothing.
+class StampingHooks : public EngineHooks {
+  void OnExecuted(const StepPlan& plan, const absl::Status&, StepOutcome& outcome) override {
+    outcome.completed_at = plan.now + absl::Milliseconds(20);
+  }
+};
+
+TEST_CASE("An EngineLoop step in steady decode allocates nothing", "[allocations]") {
+  SteadyDecode fixture(kRunning, kWaiting, Factory("household"), 2 * kMeasuredSteps + 400);
+  TokenExecutor executor;
+  EngineLoop loop(fixture.scheduler(), executor);
+  StampingHooks hooks;
+  absl::Time now = absl::UnixEpoch() + absl::Hours(1);
+  // The loop's outcome buffer grows to the batch in its first steps.
+  for (int i = 0; i < kMeasuredSteps; ++i) {
+    REQUIRE(loop.Step(now += absl::Milliseconds(20), hooks).ok());
+  }
+  bool ok = true;
+  const uint64_t before = AllocationCount();
+  for (int i = 0; i < kMeasuredSteps; ++i) {
+    ok = loop.Step(now += absl::Milliseconds(20), hooks).ok() && ok;
+  }
+  const uint64_t allocations = AllocationCount() - before;
+  REQUIRE(ok);
+  CHECK(allocations == 0);
+  CHECK(loop.last_step().sequences == kRunning);
 }
 
 // The counter itself: a test that cannot fail proves nothing.

@@ -77,11 +77,6 @@ class LiveScheduler {
   // next Plan().
   const StepPlan& Plan();
   const StepPlan& plan() const { return *plan_; }
-  // Takes over a plan made outside Plan() (by RunIteration), and its time.
-  void AdoptPlan(const StepPlan& plan) {
-    plan_ = &plan;
-    now = plan.now;
-  }
   // The outcome an honest engine reports for `plan`: every sampled token is
   // 0 (inside any vocabulary), nothing finishes early, nothing fails.
   static StepOutcome HonestOutcome(const StepPlan& plan);

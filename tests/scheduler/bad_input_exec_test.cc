@@ -1,6 +1,6 @@
 // Catalogue surface: the engine-side helpers every executor shares
 // (ValidateExecutorKvConfig, ValidateStopToken) and the iteration helpers
-// (ExecuteStep, RunIteration) driven wrongly or by a failing engine.
+// (ExecuteStep, EngineLoop) driven wrongly or by a failing engine.
 
 #include <string>
 #include <utility>
@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hearth/exec/engine_loop.h"
 #include "hearth/exec/executor_kv_config.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"
@@ -90,20 +91,22 @@ std::vector<BadInputRow> IterationRows() {
   HostileExecutor::Kind drops = HostileExecutor::Kind::kDropsSequences;
   return {
       LiveRow(
-          "exec: RunIteration while a plan is outstanding", nullptr,
+          "exec: EngineLoop while a plan is outstanding", nullptr,
           [](L live) {
             live.Submit();
             live.Plan();
             HostileExecutor executor(HostileExecutor::Kind::kDropsSequences);
-            return RunIteration(live.scheduler(), executor, live.now + absl::Seconds(1));
+            EngineLoop loop(live.scheduler(), executor);
+            return loop.Step(live.now + absl::Seconds(1));
           },
           absl::StatusCode::kFailedPrecondition, "still outstanding"),
       LiveRow(
-          "exec: RunIteration with time going backwards", nullptr,
+          "exec: EngineLoop with time going backwards", nullptr,
           [](L live) {
             live.Step();
             HostileExecutor executor(HostileExecutor::Kind::kDropsSequences);
-            return RunIteration(live.scheduler(), executor, live.now - absl::Seconds(1));
+            EngineLoop loop(live.scheduler(), executor);
+            return loop.Step(live.now - absl::Seconds(1));
           },
           kInvalid, "time must not go backwards"),
       // The executor's error comes back, and the request it failed is not
@@ -121,15 +124,18 @@ std::vector<BadInputRow> IterationRows() {
             return failed;
           },
           absl::StatusCode::kUnavailable, "the device fell over"),
+      // Complete refuses the outcome, so the loop completes the step as
+      // failed (EngineLoop's policy (c)): no plan is left outstanding.
       LiveRow(
-          "exec: RunIteration with an engine that drops its sequences", nullptr,
+          "exec: EngineLoop with an engine that drops its sequences", nullptr,
           [=](L live) {
             live.Submit();
             HostileExecutor executor(drops);
-            const absl::Status answer =
-                RunIteration(live.scheduler(), executor, live.now + absl::Seconds(1));
+            EngineLoop loop(live.scheduler(), executor);
+            live.now += absl::Seconds(1);
+            const absl::Status answer = loop.Step(live.now);
             REQUIRE(executor.seen != nullptr);
-            live.AdoptPlan(*executor.seen);
+            REQUIRE_FALSE(live->plan_outstanding());
             return answer;
           },
           kInvalid, "report exactly one per planned sequence"),

@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "hearth/exec/step_executor.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
@@ -317,11 +317,12 @@ class BrokenExecutor : public StepExecutor {
   }
 };
 
-TEST_CASE("RunIteration fails every planned sequence when the step fails", "[scheduler]") {
+TEST_CASE("EngineLoop fails every planned sequence when the step fails", "[scheduler]") {
   auto sched = *Scheduler::Create(SchedulerOptions());
   RequestId id = *sched->Submit(Spec({.prompt = 8, .max_new = 10}));
   BrokenExecutor broken;
-  absl::Status s = RunIteration(*sched, broken, absl::UnixEpoch());
+  EngineLoop loop(*sched, broken);
+  absl::Status s = loop.Step(absl::UnixEpoch());
   CHECK(s.code() == absl::StatusCode::kUnavailable);
   CHECK_FALSE(sched->plan_outstanding());
   std::vector<RequestResult> results;

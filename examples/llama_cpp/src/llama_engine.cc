@@ -5,9 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "hearth/exec/step_executor.h"
 #include "hearth_llama_cpp/llama_runtime.h"
-#include "step_worker.h"
 
 namespace hearth::llama_cpp {
 
@@ -111,12 +109,12 @@ LlamaEngine::LlamaEngine(std::unique_ptr<Scheduler> scheduler,
                          std::unique_ptr<LlamaStepExecutor> executor, int32_t max_evictions)
     : scheduler_(std::move(scheduler)),
       executor_(std::move(executor)),
-      max_evictions_(max_evictions) {
-  if (scheduler_->options().overlap_planning) worker_ = std::make_unique<StepWorker>(*executor_);
-}
+      max_evictions_(max_evictions),
+      loop_(*scheduler_, *executor_, {.overlap = true}) {}
 
-// The worker finishes a step it runs before the executor goes.
-LlamaEngine::~LlamaEngine() { worker_.reset(); }
+// The loop (declared after the executor) finishes a step its worker runs
+// before the executor goes.
+LlamaEngine::~LlamaEngine() = default;
 
 absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
   if (spec.prompt_token_ids.empty()) {
@@ -140,81 +138,35 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
 }
 
 absl::StatusOr<bool> LlamaEngine::Step(const Clock& clock) {
-  if (!failed_.ok()) return failed_;
-  const absl::Time now = clock.Now();
-  const absl::Time plan_start = absl::Now();
-  absl::StatusOr<const StepPlan*> plan = scheduler_->Plan(now);
-  stats_.plan_time += absl::Now() - plan_start;
-  if (!plan.ok()) return plan.status();
-  ++stats_.steps;
-  const bool had_work = !(*plan)->sequences.empty();
-  if (worker_ != nullptr) {
-    if (absl::Status s = StepOverlapped(clock, **plan); !s.ok()) return s;
-    return had_work;
-  }
-  absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
-  outcome_.completed_at = std::max(now, clock.Now());
-  absl::Status completed = CompleteStep(**plan, outcome_);
-  if (!completed.ok()) return completed;
-  if (!executed.ok()) return executed;
-  return had_work;
+  clock_ = &clock;
+  plan_start_ = absl::Now();
+  if (absl::Status s = loop_.Step(clock.Now(), *this); !s.ok()) return s;
+  return loop_.last_step().sequences > 0;
 }
 
 absl::Status LlamaEngine::Finish(const Clock& clock) {
-  if (!failed_.ok()) return failed_;
-  if (worker_ == nullptr || in_flight_ == nullptr) return absl::OkStatus();
-  const StepPlan* done = std::exchange(in_flight_, nullptr);
-  StepOutcome& outcome = outcomes_[in_flight_outcome_];
-  absl::Status executed = worker_->Wait();
-  outcome.completed_at = std::max(done->now, clock.Now());
-  return CompleteLaunched(*done, outcome, executed);
+  clock_ = &clock;
+  return loop_.Finish(*this);
 }
 
-absl::Status LlamaEngine::StepOverlapped(const Clock& clock, const StepPlan& next) {
-  // `next` was planned while the step in flight decoded. That step's
-  // outcome is complete once the worker is done; `next` decodes while it
-  // is applied (its pending inputs are in the executor already).
-  const StepPlan* done = in_flight_;
-  const int done_outcome = in_flight_outcome_;
-  absl::Status executed = absl::OkStatus();
-  if (done != nullptr) {
-    executed = worker_->Wait();
-    outcomes_[done_outcome].completed_at = std::max(done->now, clock.Now());
-  }
-  in_flight_outcome_ = 1 - done_outcome;
-  in_flight_ = &next;
-  worker_->Launch(next, &outcomes_[in_flight_outcome_]);
-  if (done == nullptr) return absl::OkStatus();
-  return CompleteLaunched(*done, outcomes_[done_outcome], executed);
+void LlamaEngine::OnPlanned(const StepPlan&) {
+  stats_.plan_time += absl::Now() - plan_start_;
+  ++stats_.steps;
 }
 
-absl::Status LlamaEngine::CompleteLaunched(const StepPlan& done, StepOutcome& outcome,
-                                           const absl::Status& executed) {
-  absl::Status completed = CompleteStep(done, outcome);
-  if (!completed.ok()) {
-    // The scheduler keeps the plan outstanding: the engine cannot plan
-    // again. (Our own executor's outcome was refused, which is a bug to
-    // report, not retry.)
-    failed_ = absl::InternalError(absl::StrCat(
-        "the llama.cpp engine stopped: Complete refused its outcome of step ", done.step,
-        ": ", completed.message()));
-    return failed_;
-  }
-  return executed;
-}
-
-absl::Status LlamaEngine::CompleteStep(const StepPlan& plan, StepOutcome& outcome) {
+void LlamaEngine::OnExecuted(const StepPlan& plan, const absl::Status&, StepOutcome& outcome) {
+  outcome.completed_at = std::max(plan.now, clock_->Now());
   CapEvictions(plan, outcome);
-  const absl::Time complete_start = absl::Now();
-  absl::Status completed = scheduler_->Complete(outcome);
-  stats_.complete_time += absl::Now() - complete_start;
-  if (!completed.ok()) return completed;
+  complete_start_ = absl::Now();
+}
+
+void LlamaEngine::OnCompleted(const StepOutcome& outcome) {
+  stats_.complete_time += absl::Now() - complete_start_;
   results_.clear();
   scheduler_->DrainResults(&results_);
   absl::MutexLock lock(&mu_);
   RecordTokens(outcome);
   AbsorbResults();
-  return absl::OkStatus();
 }
 
 bool LlamaEngine::WaitForWork(absl::Time deadline) {

@@ -41,8 +41,9 @@
 //   options.kv.block_size = scheduler.options().kv.block_size;
 //   auto executor = hearth::CpuReferenceExecutor::Create(options);
 //   if (!executor.ok()) return executor.status();
+//   hearth::EngineLoop loop(scheduler, **executor);
 //   while (serving) {
-//     absl::Status s = hearth::RunIteration(scheduler, **executor, clock.Now());
+//     absl::Status s = loop.Step(clock.Now());
 //     if (!s.ok()) return s;
 //   }
 

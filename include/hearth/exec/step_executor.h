@@ -6,11 +6,10 @@
 // reports a StepOutcome. Hosts with their own kernels implement it, or skip
 // it and drive Plan/Complete directly.
 //
-// RunIteration() is the whole loop body for simple hosts; hosts that need
-// their own loop (timing, a simulated clock) call ExecuteStep() for the
-// engine half, so a failed step is handled the same way everywhere.
+// EngineLoop (engine_loop.h) drives an executor: Plan -> Execute -> Complete
+// with the one failure policy every host shares.
 //
-// Example (an executor of one's own and the engine loop around it):
+// Example (an executor of one's own):
 //   class MyExecutor : public hearth::StepExecutor {
 //     absl::Status Execute(const hearth::StepPlan& plan,
 //                          hearth::StepOutcome* outcome) override {
@@ -19,18 +18,12 @@
 //       return absl::OkStatus();
 //     }
 //   };
-//   MyExecutor executor;
-//   while (serving) {
-//     absl::Status s = hearth::RunIteration(scheduler, executor, clock.Now());
-//     if (!s.ok()) return s;
-//   }
 
 #ifndef HEARTH_EXEC_STEP_EXECUTOR_H_
 #define HEARTH_EXEC_STEP_EXECUTOR_H_
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "hearth/scheduler/scheduler.h"
 #include "hearth/scheduler/step_outcome.h"
 #include "hearth/scheduler/step_plan.h"
 
@@ -47,21 +40,12 @@ class StepExecutor {
 
 // ExecuteStep()
 //
-// The engine half of an iteration, with the one failure path every host loop
-// shares: resets `outcome` (StartStepOutcome), runs `plan` on `executor`, and
+// The engine half of EngineLoop's iteration: resets `outcome` (StartStepOutcome), runs `plan` on `executor`, and
 // when the executor fails the whole step replaces the outcome with one failed
 // entry per planned sequence (FailWholeStep), so that Complete(*outcome)
 // loses no request. Returns the executor's status.
 absl::Status ExecuteStep(StepExecutor& executor, const StepPlan& plan,
                          StepOutcome* outcome);
-
-// RunIteration()
-//
-// Plan(now) -> ExecuteStep -> Complete. Returns Plan's error, else the
-// executor's error (after completing its failed sequences), else Complete's
-// status.
-absl::Status RunIteration(Scheduler& scheduler, StepExecutor& executor,
-                          absl::Time now);
 
 }  // namespace hearth
 

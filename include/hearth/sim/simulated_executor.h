@@ -21,7 +21,8 @@
 //   absl::StatusOr<hearth::RequestId> id = scheduler.Submit(spec);
 //   if (!id.ok()) return id.status();
 //   absl::Status known = exec.SetOutputLength(*id, 212);   // its hidden length
-//   absl::Status step = hearth::RunIteration(scheduler, exec, now);
+//   hearth::EngineLoop loop(scheduler, exec);
+//   absl::Status step = loop.Step(now);
 //   now += exec.last_step_time();
 
 #ifndef HEARTH_SIM_SIMULATED_EXECUTOR_H_

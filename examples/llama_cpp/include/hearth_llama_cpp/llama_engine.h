@@ -34,9 +34,13 @@
 // engine fails the request instead, so a request that never fits cannot
 // cycle forever.
 //
+// Each Step is one hearth::EngineLoop step, with its failure policy: a
+// failed llama_decode or an outcome Complete refuses fails the step's
+// sequences, and the engine goes on.
+//
 // Overlapped planning (options.scheduler.overlap_planning): llama_decode
-// runs on a worker thread while the engine thread plans the next step and
-// completes the one before; a decode planned ahead feeds the token the
+// runs on EngineLoop's worker thread while the engine thread plans the next
+// step and completes the one before; a decode planned ahead feeds the token the
 // executor sampled for it the step before. Tokens of entries voided
 // meanwhile (StepPlan::voided) are dropped, so the tokens are the same as
 // without overlap (the scheduler's choices, e.g. of preemption victims, may
@@ -84,6 +88,7 @@
 #include "absl/time/time.h"
 #include "hearth/common/clock.h"
 #include "hearth/common/ids.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 #include "hearth/scheduler/scheduler.h"
@@ -92,8 +97,6 @@
 #include "llama.h"
 
 namespace hearth::llama_cpp {
-
-class StepWorker;
 
 struct LlamaEngineOptions {
   // Users, work classes, policy, metrics sink, prefill chunk size,
@@ -162,13 +165,13 @@ struct LlamaEngineStats {
   uint64_t out_of_kv_reports = 0;
 };
 
-class LlamaEngine {
+class LlamaEngine : private EngineHooks {
  public:
   // `ctx` is not owned and must outlive the engine. InvalidArgument for a
   // null context or options Hearth rejects (with Hearth's message).
   static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(llama_context* ctx,
                                                             LlamaEngineOptions options);
-  // Waits for a step the worker runs (overlapped planning).
+  // Waits for a step the loop's worker runs (overlapped planning).
   ~LlamaEngine();
 
   // LlamaEngine::Submit()
@@ -181,8 +184,9 @@ class LlamaEngine {
   //
   // One iteration: Plan(clock.Now()) -> llama_decode -> Complete, then
   // collection of finished requests. Returns whether the plan had sequences
-  // to run. A failed llama_decode() fails the step's sequences (no request
-  // is dropped silently) and returns the error. With overlapped planning:
+  // to run. A failed llama_decode() or a refused outcome fails the step's
+  // sequences (no request is dropped silently) and returns the error
+  // (EngineLoop's policy); the next Step may follow. With overlapped planning:
   // Plan(clock.Now()) while the step before decodes, then that step's
   // Complete while this one decodes.
   absl::StatusOr<bool> Step(const Clock& clock) ABSL_LOCKS_EXCLUDED(mu_);
@@ -223,38 +227,32 @@ class LlamaEngine {
 
   LlamaEngine(std::unique_ptr<Scheduler> scheduler, std::unique_ptr<LlamaStepExecutor> executor,
               int32_t max_evictions);
+  // EngineLoop's hooks: time Plan and Complete; stamp the step's end and
+  // cap evictions before Complete; record tokens and results after it.
+  void OnPlanned(const StepPlan& plan) override;
+  void OnExecuted(const StepPlan& plan, const absl::Status& executed,
+                  StepOutcome& outcome) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnCompleted(const StepOutcome& outcome) override ABSL_LOCKS_EXCLUDED(mu_);
   // Engine thread, before Complete: notes the plan's handles and voided
   // entries (the plan is gone after Complete), counts out-of-KV reports and
   // turns the ones past max_evictions into failures.
   void CapEvictions(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
   void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Complete(outcome) of `plan`, then the tokens and results it brings.
-  absl::Status CompleteStep(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status StepOverlapped(const Clock& clock, const StepPlan& next) ABSL_LOCKS_EXCLUDED(mu_);
-  // CompleteStep of a step the worker ran (`executed`: its status); a
-  // refused outcome stops the engine (failed_). Returns the first error.
-  absl::Status CompleteLaunched(const StepPlan& done, StepOutcome& outcome,
-                                const absl::Status& executed) ABSL_LOCKS_EXCLUDED(mu_);
   // Moves the drained results_ to the completions.
   void AbsorbResults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<LlamaStepExecutor> executor_;
   const int32_t max_evictions_;
-  StepOutcome outcome_;
+  EngineLoop loop_;
+  // The clock of the Step or Finish in progress; the hooks read it.
+  const Clock* clock_ = nullptr;
+  absl::Time plan_start_;
+  absl::Time complete_start_;
   // The handles of the step's sequences, in plan order, and whether each
   // entry was voided (the plan is gone after Complete).
   std::vector<uint64_t> step_handles_;
   std::vector<bool> step_voided_;
-  // Overlapped planning: the worker running llama_decode, the step it runs
-  // (or ran, not yet completed) and that step's outcome (the other of two).
-  std::unique_ptr<StepWorker> worker_;
-  const StepPlan* in_flight_ = nullptr;
-  // A Complete() that failed with two plans outstanding leaves the engine
-  // unable to plan again: every later Step returns this.
-  absl::Status failed_;
-  StepOutcome outcomes_[2];
-  int in_flight_outcome_ = 0;
   std::vector<RequestResult> results_;
   LlamaEngineStats stats_;
 

@@ -63,7 +63,8 @@
 //
 // Example:
 //   auto executor = hearth::llama_cpp::LlamaStepExecutor::Create(ctx, {.block_size = 16});
-//   if (absl::Status s = hearth::RunIteration(*scheduler, **executor, clock.Now()); !s.ok()) return s;
+//   hearth::EngineLoop loop(*scheduler, **executor);
+//   if (absl::Status s = loop.Step(clock.Now()); !s.ok()) return s;
 
 #ifndef HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
 #define HEARTH_LLAMA_CPP_LLAMA_STEP_EXECUTOR_H_
@@ -149,7 +150,7 @@ class LlamaStepExecutor : public StepExecutor {
   // Whole-step errors: InvalidArgument for a plan over n_batch tokens,
   // FailedPrecondition for copy-on-write without prefix caching, Internal when
   // llama_decode() fails otherwise (the plan's sequences should then be
-  // failed by the caller, as ExecuteStep() and RunIteration() do).
+  // failed by the caller, as ExecuteStep() and EngineLoop do).
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
 
   void set_logits_observer(LogitsObserver observer) { observer_ = std::move(observer); }

@@ -1,17 +1,16 @@
-// File: examples/llama_cpp/src/step_worker.h
+// File: src/exec/step_worker.h
 //
 // `StepWorker` runs a StepExecutor's Execute() on a thread of its own, so
-// that the engine thread can plan the next step (and complete the one
-// before) while llama.cpp decodes: overlapped planning
+// that EngineLoop can plan the next step (and complete the one before)
+// while the executor runs: overlapped planning
 // (SchedulerOptions::overlap_planning), with ExecuteStep's failure path.
-// One step at a time: Launch, then
-// Wait for it, then the next Launch.
+// One step at a time: Launch, then Wait for it, then the next Launch.
 //
 // Thread-safety: Launch and Wait belong to one thread (the engine's). The
 // executor is used only by the worker between a Launch and its Wait.
 
-#ifndef HEARTH_LLAMA_CPP_STEP_WORKER_H_
-#define HEARTH_LLAMA_CPP_STEP_WORKER_H_
+#ifndef HEARTH_EXEC_STEP_WORKER_H_
+#define HEARTH_EXEC_STEP_WORKER_H_
 
 #include <thread>
 
@@ -20,7 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hearth/exec/step_executor.h"
 
-namespace hearth::llama_cpp {
+namespace hearth::internal {
 
 class StepWorker {
  public:
@@ -50,6 +49,6 @@ class StepWorker {
   std::thread thread_;
 };
 
-}  // namespace hearth::llama_cpp
+}  // namespace hearth::internal
 
-#endif  // HEARTH_LLAMA_CPP_STEP_WORKER_H_
+#endif  // HEARTH_EXEC_STEP_WORKER_H_

@@ -1,6 +1,6 @@
-#include "step_worker.h"
+#include "exec/step_worker.h"
 
-namespace hearth::llama_cpp {
+namespace hearth::internal {
 
 StepWorker::StepWorker(StepExecutor& executor) : executor_(executor) {
   thread_ = std::thread([this] { Run(); });
@@ -55,4 +55,4 @@ void StepWorker::Run() {
   }
 }
 
-}  // namespace hearth::llama_cpp
+}  // namespace hearth::internal
