@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hearth/common/clock.h"
-#include "hearth/exec/step_executor.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/metrics/fanout_sink.h"
 #include "hearth/metrics/timeline_recorder.h"
 #include "hearth/scheduler/scheduler.h"
@@ -100,7 +100,7 @@ absl::Status ValidateOptions(const SimulationOptions& o) {
   return absl::OkStatus();
 }
 
-class SimulationRun {
+class SimulationRun : private EngineHooks {
  public:
   SimulationRun(const Workload& w, const SimulationOptions& o)
       : w_(w), o_(o), start_(absl::UnixEpoch()), clock_(start_) {}
@@ -119,9 +119,11 @@ class SimulationRun {
   // A call of a tracked workflow ended (or will never be issued: `end` is
   // InfinitePast then).
   void EndCall(int32_t index, bool finished, absl::Time end);
-  // Plan(now) -> ExecuteStep -> Complete; returns whether the step ran
-  // anything (sequences, or block copies that took time).
-  absl::StatusOr<bool> RunStep(absl::Time now, StepOutcome& outcome);
+  // One EngineLoop step at `now`; returns whether it ran anything
+  // (sequences, or block copies that took time).
+  absl::StatusOr<bool> RunStep(absl::Time now);
+  void OnExecuted(const StepPlan& plan, const absl::Status& executed,
+                  StepOutcome& outcome) override;
   absl::Status Loop();
   // Adds the requests Submit() refused to their user, class and total as
   // arrived and rejected.
@@ -141,6 +143,9 @@ class SimulationRun {
   TrueOutputLengths true_lengths_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<SimulatedExecutor> executor_;
+  std::unique_ptr<EngineLoop> loop_;
+  // The end of the latest step that ran (SimulatedExecutor's completed_at).
+  absl::Time step_end_;
 
   std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>>
       arrivals_;
@@ -221,6 +226,7 @@ absl::Status SimulationRun::Setup() {
   if (model.vocab_size > 0) vocab_ = model.vocab_size;
   executor_ = std::make_unique<SimulatedExecutor>(
       o_.cost_model, so.kv.block_size, model.kv_bytes_per_token);
+  loop_ = std::make_unique<EngineLoop>(*scheduler_, *executor_);
 
   rejected_per_user_.assign(so.users.size(), 0);
   rejected_per_class_.assign(so.work_classes.size(), 0);
@@ -396,34 +402,32 @@ void SimulationRun::DropDependents(int32_t index) {
   }
 }
 
-absl::StatusOr<bool> SimulationRun::RunStep(absl::Time now,
-                                            StepOutcome& outcome) {
+absl::StatusOr<bool> SimulationRun::RunStep(absl::Time now) {
   clock_.Set(now);
-  HEARTH_ASSIGN_OR_RETURN(const StepPlan* plan, scheduler_->Plan(now));
-  // The failure path every host shares (RunIteration's): a failed step's
-  // sequences are completed as failed, retried or ended per their class,
-  // and the run ends with the executor's error.
-  if (absl::Status executed = ExecuteStep(*executor_, *plan, &outcome); !executed.ok()) {
-    (void)scheduler_->Complete(outcome);
-    return executed;
+  if (absl::Status s = loop_->Step(now, *this); !s.ok()) {
+    // The simulated executor answers every plan; a refusal is a bug. A
+    // failed step's sequences were completed as failed, retried or ended
+    // per their class, and the run ends with the executor's error.
+    if (!loop_->last_step().outcome_refused) return s;
+    return absl::InternalError(
+        absl::StrCat("the scheduler rejected the simulated outcome: ", s.message()));
   }
-  const bool ran = !plan->sequences.empty() ||
-                   executor_->last_step_time() > absl::ZeroDuration();
+  return loop_->last_step().sequences > 0 ||
+         executor_->last_step_time() > absl::ZeroDuration();
+}
+
+void SimulationRun::OnExecuted(const StepPlan&, const absl::Status& executed,
+                               StepOutcome& outcome) {
+  if (!executed.ok()) return;
   // The clock stands at the step's end while Complete runs, as a real
   // host's would; metrics read it for a step end the outcome leaves unset.
   clock_.Set(outcome.completed_at);
-  absl::Status done = scheduler_->Complete(outcome);
-  if (!done.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "the scheduler rejected the simulated outcome: ", done.message()));
-  }
-  return ran;
+  step_end_ = outcome.completed_at;
 }
 
 absl::Status SimulationRun::Loop() {
   absl::Time now = start_;
   last_end_ = start_;
-  StepOutcome outcome;
   int64_t idle_ticks = 0;
   const double total = static_cast<double>(std::max<size_t>(1, w_.requests.size()));
   for (uint64_t iteration = 0;; ++iteration) {
@@ -432,10 +436,10 @@ absl::Status SimulationRun::Loop() {
       arrivals_.pop();
       Submit(a.index, a.time);
     }
-    HEARTH_ASSIGN_OR_RETURN(const bool ran, RunStep(now, outcome));
+    HEARTH_ASSIGN_OR_RETURN(const bool ran, RunStep(now));
     if (ran) {
       ++steps_;
-      now = outcome.completed_at;
+      now = step_end_;
       last_end_ = now;
     }
     results_.clear();
