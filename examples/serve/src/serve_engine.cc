@@ -4,8 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "hearth/exec/step_executor.h"
-#include "hearth/exec/step_outcome_fill.h"
 #include "hearth_llama_cpp/llama_engine.h"
 #include "hearth_llama_cpp/llama_runtime.h"
 
@@ -118,6 +116,7 @@ ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
     : collector_(std::move(collector)),
       scheduler_(std::move(scheduler)),
       executor_(std::move(executor)),
+      loop_(*scheduler_, *executor_),
       text_(text),
       options_(std::move(options)),
       context_length_(context_length),
@@ -258,39 +257,37 @@ void ServeEngine::Run() {
 bool ServeEngine::Step() {
   const absl::Time now = std::max(last_now_, absl::Now());
   last_now_ = now;
-  absl::StatusOr<const StepPlan*> plan = scheduler_->Plan(now);
-  if (!plan.ok()) {
-    // Only a broken contract gets here (time going backwards is clamped
-    // above); end the loop's work for this round and try again.
-    return false;
-  }
-  AdoptSubmissions();
-  sampled_.clear();
-  logprobs_.clear();
-  const bool ran = !(*plan)->sequences.empty();
-  absl::Status executed = ExecuteStep(*executor_, **plan, &outcome_);
-  if (executed.ok()) ApplyTokens();
-  outcome_.completed_at = std::max(now, absl::Now());
-  last_now_ = outcome_.completed_at;
-  absl::Status completed = scheduler_->Complete(outcome_);
-  if (!completed.ok()) {
-    // The outcome is built from the plan itself; a mismatch is a bug. Fail
-    // the step so no request is left waiting on a plan that never completes.
-    FailWholeStep(**plan, completed, &outcome_);
-    scheduler_->Complete(outcome_).IgnoreError();
-  }
+  // Plan refuses only a broken contract (time going backwards is clamped
+  // above): try again next round. A failed step or a refused outcome has
+  // failed the step's requests (EngineLoop's policy); they end through
+  // their channels below, and the server goes on.
+  loop_.Step(now, *this).IgnoreError();
+  if (!loop_.last_step().planned) return false;
   EndRequests();
   ReportDemand();
   if (now >= next_snapshot_) PublishSnapshot(now);
-  return ran;
+  return loop_.last_step().sequences > 0;
+}
+
+void ServeEngine::OnPlanned(const StepPlan&) {
+  AdoptSubmissions();
+  sampled_.clear();
+  logprobs_.clear();
+}
+
+void ServeEngine::OnExecuted(const StepPlan& plan, const absl::Status& executed,
+                             StepOutcome& outcome) {
+  if (executed.ok()) ApplyTokens(outcome);
+  outcome.completed_at = std::max(plan.now, absl::Now());
+  last_now_ = outcome.completed_at;
 }
 
 void ServeEngine::ReportDemand() {
   if (options_.on_interactive_demand) options_.on_interactive_demand(backlog_.Demand(absl::Now()));
 }
 
-void ServeEngine::ApplyTokens() {
-  for (SequenceOutcome& o : outcome_.sequences) {
+void ServeEngine::ApplyTokens(StepOutcome& outcome) {
+  for (SequenceOutcome& o : outcome.sequences) {
     if (!o.produced_token || !o.error.empty()) continue;
     auto live = live_.find(o.id);
     if (live == live_.end()) continue;

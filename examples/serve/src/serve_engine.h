@@ -62,6 +62,7 @@
 #include "grammar_sampler.h"
 #include "hearth/common/clock.h"
 #include "hearth/common/ids.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/jobs/interactive_demand.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/scheduler/scheduler.h"
@@ -139,7 +140,7 @@ struct Submission {
   std::shared_ptr<RequestChannel> channel;
 };
 
-class ServeEngine {
+class ServeEngine : private EngineHooks {
  public:
   // `ctx` and `text` are not owned and must outlive the engine.
   // InvalidArgument for options Hearth rejects.
@@ -199,13 +200,18 @@ class ServeEngine {
               std::unique_ptr<llama_cpp::LlamaStepExecutor> executor, const ModelText* text,
               ServeEngineOptions options, int32_t context_length,
               int32_t kv_streams);
-  // One Plan -> execute -> Complete; returns whether the plan ran anything.
+  // One EngineLoop step; returns whether the plan ran anything.
   bool Step();
+  // EngineLoop's hooks: adopt submissions once planned, sample and apply
+  // tokens once executed.
+  void OnPlanned(const StepPlan& plan) override;
+  void OnExecuted(const StepPlan& plan, const absl::Status& executed,
+                  StepOutcome& outcome) override;
   // Moves requests submitted since the last call into live_.
   void AdoptSubmissions() ABSL_LOCKS_EXCLUDED(mu_);
   // Replaces the executor's greedy tokens by the samplers' and turns tokens
   // into text, ending requests at a stop string.
-  void ApplyTokens();
+  void ApplyTokens(StepOutcome& outcome);
   // Adds a token's text (and logprobs) to its answer; pushes what is final.
   void AppendToken(RequestId id, LiveRequest& r, int32_t token, SequenceOutcome& o);
   // The token's logprobs with their text.
@@ -221,6 +227,7 @@ class ServeEngine {
   std::unique_ptr<MetricsCollector> collector_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<llama_cpp::LlamaStepExecutor> executor_;
+  EngineLoop loop_;
   const ModelText* text_;
   const ServeEngineOptions options_;
   const int32_t context_length_;
@@ -236,7 +243,6 @@ class ServeEngine {
   // This step's logprobs, for the requests that asked.
   absl::flat_hash_map<RequestId, LogprobIds> logprobs_;
   std::vector<int32_t> logprob_scratch_;
-  StepOutcome outcome_;
   std::vector<RequestResult> results_;
   absl::Time last_now_ = absl::InfinitePast();
   absl::Time next_snapshot_ = absl::InfinitePast();
