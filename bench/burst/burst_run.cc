@@ -12,6 +12,7 @@
 
 #include "absl/time/clock.h"
 #include "bench/common/process_memory.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/scheduler/scheduler.h"
 
@@ -47,12 +48,13 @@ SchedulerOptions BurstOptions(const BurstConfig& config) {
   return o;
 }
 
-// The engine thread's side of the burst: plans, times and answers steps,
-// and counts who ended, into `report`.
-class BurstEngine {
+// The engine thread's side of the burst: plans, times and answers steps
+// (its own executor, under the one EngineLoop), and counts who ended, into
+// `report`.
+class BurstEngine : private StepExecutor, private EngineHooks {
  public:
   BurstEngine(Scheduler* scheduler, const BurstConfig& config, BurstReport* report)
-      : scheduler_(*scheduler), config_(config), report_(*report) {
+      : scheduler_(*scheduler), config_(config), report_(*report), loop_(scheduler_, *this) {
     for (auto* v : {&report_.plan_ns, &report_.plan_cpu_ns, &report_.complete_ns,
                     &report_.intake}) {
       v->reserve(1 << 20);
@@ -66,13 +68,17 @@ class BurstEngine {
   // One step; false when the scheduler refused a call (report_.setup says why).
   bool Step(uint64_t alice_accepted, BystanderProbe& bob) {
     now_ = std::max(now_, absl::Now());
-    const StepPlan* plan = TimedPlan(alice_accepted);
-    if (plan == nullptr) return false;
-    bob.Observe(*plan);
-    if (config_.engine_step_us > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(config_.engine_step_us));
+    alice_accepted_ = alice_accepted;
+    bob_ = &bob;
+    plan_switches_ = ContextSwitches();
+    plan_cpu_ns_ = ThreadCpuNs();
+    plan_start_ = std::chrono::steady_clock::now();
+    const absl::Status s = loop_.Step(now_, *this);
+    if (!loop_.last_step().planned) RecordPlanCost();
+    if (!s.ok()) {
+      report_.setup = s;
+      return false;
     }
-    if (!TimedComplete(*plan)) return false;
     report_.waiting.push_back(scheduler_.stats().waiting);
     report_.max_waiting = std::max(report_.max_waiting, report_.waiting.back());
     results_.clear();
@@ -84,52 +90,63 @@ class BurstEngine {
   }
 
  private:
-  const StepPlan* TimedPlan(uint64_t alice_accepted) {
-    const auto [switched0, blocked0] = ContextSwitches();
-    const int64_t cpu0 = ThreadCpuNs();
-    const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<const StepPlan*> planned = scheduler_.Plan(now_);
-    const auto t1 = std::chrono::steady_clock::now();
-    report_.plan_cpu_ns.push_back(ThreadCpuNs() - cpu0);
+  // Plan's CPU time and whether the thread lost its core or blocked in it.
+  void RecordPlanCost() {
     const auto [switched1, blocked1] = ContextSwitches();
-    report_.plan_switched_out.push_back(switched1 != switched0 ? 1 : 0);
-    report_.plan_blocked.push_back(blocked1 != blocked0 ? 1 : 0);
-    if (!planned.ok()) {
-      report_.setup = planned.status();
-      return nullptr;
-    }
-    ++report_.steps;
-    report_.plan_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-    report_.intake.push_back(static_cast<int64_t>(alice_accepted - alice_seen_));
-    alice_seen_ = alice_accepted;
-    report_.busy.push_back((*planned)->sequences.empty() ? 0 : 1);
-    return *planned;
+    report_.plan_cpu_ns.push_back(ThreadCpuNs() - plan_cpu_ns_);
+    report_.plan_switched_out.push_back(switched1 != plan_switches_.first ? 1 : 0);
+    report_.plan_blocked.push_back(blocked1 != plan_switches_.second ? 1 : 0);
   }
 
-  // The engine answers at once: every sampled token is an ordinary one, so
-  // requests end at max_new_tokens.
-  bool TimedComplete(const StepPlan& plan) {
-    StartStepOutcome(plan, &outcome_);
+  void OnPlanned(const StepPlan& plan) override {
+    const auto t1 = std::chrono::steady_clock::now();
+    RecordPlanCost();
+    ++report_.steps;
+    report_.plan_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - plan_start_).count());
+    report_.intake.push_back(static_cast<int64_t>(alice_accepted_ - alice_seen_));
+    alice_seen_ = alice_accepted_;
+    report_.busy.push_back(plan.sequences.empty() ? 0 : 1);
+    bob_->Observe(plan);
+  }
+
+  // The engine answers after engine_step_us: every sampled token is an
+  // ordinary one, so requests end at max_new_tokens.
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override {
+    if (config_.engine_step_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(config_.engine_step_us));
+    }
     for (const ScheduledSequence& s : plan.sequences) {
-      SequenceOutcome& o = outcome_.sequences.emplace_back();
+      SequenceOutcome& o = outcome->sequences.emplace_back();
       o.id = s.id;
       if (s.sample) RecordSampledToken(1, false, o);
     }
-    const auto c0 = std::chrono::steady_clock::now();
-    absl::Status completed = scheduler_.Complete(outcome_);
+    return absl::OkStatus();
+  }
+
+  void OnExecuted(const StepPlan&, const absl::Status&, StepOutcome&) override {
+    complete_start_ = std::chrono::steady_clock::now();
+  }
+
+  void OnCompleted(const StepOutcome&) override {
     report_.complete_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now() - c0)
+                                      std::chrono::steady_clock::now() - complete_start_)
                                       .count());
-    if (!completed.ok()) report_.setup = completed;
-    return completed.ok();
   }
 
   Scheduler& scheduler_;
   const BurstConfig& config_;
   BurstReport& report_;
+  EngineLoop loop_;
   absl::Time now_ = absl::Now();
   uint64_t alice_seen_ = 0;
-  StepOutcome outcome_;
+  // The step in progress: what the hooks measure from.
+  uint64_t alice_accepted_ = 0;
+  BystanderProbe* bob_ = nullptr;
+  std::pair<int64_t, int64_t> plan_switches_;
+  int64_t plan_cpu_ns_ = 0;
+  std::chrono::steady_clock::time_point plan_start_;
+  std::chrono::steady_clock::time_point complete_start_;
   std::vector<RequestResult> results_;
 };
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "bench/fidelity/policy_order.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/policy/policy_registry.h"
 
 namespace hearth::fidelity {
@@ -129,7 +130,22 @@ absl::StatusOr<SchedulerOptions> ReplaySchedulerOptions(const std::string& polic
   return o;
 }
 
-// The shared loop: submit what has arrived, plan, execute, complete, collect.
+// EngineLoop's hooks for a replay: each plan described, its end stamped by
+// the replay's clock.
+class ReplayHooks : public EngineHooks {
+ public:
+  explicit ReplayHooks(ReplayClock& clock) : clock_(clock) {}
+  void OnPlanned(const StepPlan& plan) override { record = Describe(plan); }
+  void OnExecuted(const StepPlan& plan, const absl::Status&, StepOutcome& outcome) override {
+    record.seconds = clock_.StepDone(plan.now, outcome);
+  }
+  StepRecord record;
+
+ private:
+  ReplayClock& clock_;
+};
+
+// The shared driver: submit what has arrived, one EngineLoop step, collect.
 // `sim` (may be null) learns each request's hidden length from `lengths`.
 absl::StatusOr<RunRecord> Drive(Scheduler& scheduler, StepExecutor& executor, ReplayClock& clock,
                                 const std::vector<ReplayRequest>& list, SimulatedExecutor* sim,
@@ -139,7 +155,8 @@ absl::StatusOr<RunRecord> Drive(Scheduler& scheduler, StepExecutor& executor, Re
   absl::flat_hash_map<RequestId, size_t> index_of;
   const absl::Time t0 = clock.Now();
   size_t next = 0;
-  StepOutcome outcome;
+  EngineLoop loop(scheduler, executor);
+  ReplayHooks hooks(clock);
   std::vector<RequestResult> results;
   absl::Time last_end = t0;
   while (run.requests.size() < list.size()) {
@@ -153,14 +170,8 @@ absl::StatusOr<RunRecord> Drive(Scheduler& scheduler, StepExecutor& executor, Re
       }
       index_of[*id] = next;
     }
-    absl::StatusOr<const StepPlan*> plan = scheduler.Plan(now);
-    if (!plan.ok()) return plan.status();
-    StepRecord rec = Describe(**plan);
-    const absl::Status executed = ExecuteStep(executor, **plan, &outcome);
-    rec.seconds = clock.StepDone(now, outcome);
-    if (absl::Status s = scheduler.Complete(outcome); !s.ok()) return s;
-    if (!executed.ok()) return executed;
-    if (!rec.work.empty()) run.steps.push_back(std::move(rec));
+    if (absl::Status s = loop.Step(now, hooks); !s.ok()) return s;
+    if (!hooks.record.work.empty()) run.steps.push_back(std::move(hooks.record));
     results.clear();
     scheduler.DrainResults(&results);
     for (const RequestResult& r : results) {
@@ -174,7 +185,7 @@ absl::StatusOr<RunRecord> Drive(Scheduler& scheduler, StepExecutor& executor, Re
       run.output_tokens[i] = r.output_tokens;
       last_end = std::max(last_end, r.end_time);
     }
-    if ((*plan)->sequences.empty()) {
+    if (loop.last_step().sequences == 0) {
       clock.WaitUntil(next < list.size() ? t0 + absl::Seconds(list[next].arrival_s)
                                          : now + absl::Milliseconds(1));
     }

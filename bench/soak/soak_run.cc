@@ -13,6 +13,7 @@
 #include "bench/soak/result_ledger.h"
 #include "bench/common/seeded_random.h"
 #include "bench/soak/soak_workload.h"
+#include "hearth/exec/engine_loop.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/scheduler/scheduler.h"
 
@@ -29,7 +30,10 @@ absl::Duration StepDuration(const StepPlan& plan) {
 // Steps the drain may take after intake stops before the rest counts as lost.
 constexpr uint64_t kMaxDrainSteps = 2'000'000;
 
-class SoakLoop {
+// The soak's engine is its own executor (outcomes built from the plan, with
+// injected failures and stops) under the one EngineLoop; between Execute and
+// Complete it probes Complete with corrupt outcomes, which must be refused.
+class SoakLoop : private StepExecutor, private EngineHooks {
  public:
   SoakLoop(const SoakConfig& config, std::unique_ptr<Scheduler> scheduler, SoakReport* report)
       : config_(config),
@@ -41,7 +45,8 @@ class SoakLoop {
         corruptor_(SoakWorkload::kVocab),
         // Deliberately invalid specs take no id, so ids stay near `requests`.
         ledger_(static_cast<uint64_t>(config.requests)),
-        now_(absl::UnixEpoch() + absl::Hours(24 * 365)) {}
+        now_(absl::UnixEpoch() + absl::Hours(24 * 365)),
+        loop_(*scheduler_, *this) {}
 
   void Run() {
     CheckCompleteWithoutPlan();
@@ -99,24 +104,16 @@ class SoakLoop {
     }
   }
 
-  // One Plan and Complete. False when the scheduler refused to plan, which
-  // ends the run (it is reported as a contract violation).
+  // One EngineLoop step. False when the scheduler refused to plan or
+  // refused a correct outcome, which ends the run (it is reported as a
+  // contract violation).
   bool Step() {
-    absl::StatusOr<const StepPlan*> planned = scheduler_->Plan(now_);
-    if (!planned.ok()) {
-      Violation(absl::StrCat("Plan failed: ", planned.status().ToString()));
+    const absl::Status s = loop_.Step(now_, *this);
+    if (!loop_.last_step().planned) {
+      Violation(absl::StrCat("Plan failed: ", s.ToString()));
       return false;
     }
-    const StepPlan& plan = **planned;
-    ++report_.steps;
-    BuildOutcome(plan);
-    if (engine_random_.Bernoulli(config_.corrupt_per_step)) {
-      if (!SendCorrupt(plan)) {
-        AfterComplete();
-        return true;
-      }
-    }
-    if (absl::Status s = scheduler_->Complete(good_); !s.ok()) {
+    if (!s.ok()) {
       Violation(absl::StrCat("Complete rejected a correct outcome: ", s.ToString()));
       return false;
     }
@@ -124,11 +121,24 @@ class SoakLoop {
     return true;
   }
 
-  void BuildOutcome(const StepPlan& plan) {
-    StartStepOutcome(plan, &good_);
-    good_.completed_at = plan.now + StepDuration(plan);
+  absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override {
+    ++report_.steps;
+    BuildOutcome(plan, *outcome);
+    return absl::OkStatus();
+  }
+
+  void OnExecuted(const StepPlan& plan, const absl::Status&, StepOutcome& outcome) override {
+    step_end_ = outcome.completed_at;
+    // A corrupt outcome Complete accepted completed the plan: the loop's
+    // own Complete is then refused, and the run ends on that violation.
+    if (engine_random_.Bernoulli(config_.corrupt_per_step)) SendCorrupt(plan, outcome);
+  }
+
+  void BuildOutcome(const StepPlan& plan, StepOutcome& good) {
+    StartStepOutcome(plan, &good);
+    good.completed_at = plan.now + StepDuration(plan);
     for (const ScheduledSequence& s : plan.sequences) {
-      SequenceOutcome& o = good_.sequences.emplace_back();
+      SequenceOutcome& o = good.sequences.emplace_back();
       o.id = s.id;
       if (engine_random_.Bernoulli(config_.failure_per_sequence)) {
         o.error = "injected engine failure";
@@ -145,8 +155,8 @@ class SoakLoop {
 
   // Hands Complete a corrupt outcome. True when it was rejected as it must be
   // (the plan is still outstanding); false when Complete accepted it.
-  bool SendCorrupt(const StepPlan& plan) {
-    const Corruption kind = corruptor_.Corrupt(plan, good_, engine_random_, &bad_);
+  bool SendCorrupt(const StepPlan& plan, const StepOutcome& good) {
+    const Corruption kind = corruptor_.Corrupt(plan, good, engine_random_, &bad_);
     ++report_.corrupt_sent;
     ++report_.corrupt_by_kind[static_cast<size_t>(kind)];
     const absl::Status s = scheduler_->Complete(bad_);
@@ -175,7 +185,7 @@ class SoakLoop {
   }
 
   void AfterComplete() {
-    now_ = good_.completed_at;
+    now_ = step_end_;
     results_.clear();
     scheduler_->DrainResults(&results_);
     for (const RequestResult& r : results_) ledger_.End(r);
@@ -242,7 +252,8 @@ class SoakLoop {
   OutcomeCorruptor corruptor_;
   ResultLedger ledger_;
   absl::Time now_;
-  StepOutcome good_;
+  EngineLoop loop_;
+  absl::Time step_end_;
   StepOutcome bad_;
   std::vector<RequestResult> results_;
   uint64_t next_rss_ = 0;
