@@ -43,47 +43,78 @@ absl::Status SizeSchedulerForContext(llama_context* ctx, int32_t kv_blocks, Sche
   return SizeSchedulerForContext(ctx, KvSizing{kv_blocks, prefix_cache_sequences, 0}, o);
 }
 
-absl::Status SizeSchedulerForContext(llama_context* ctx, const KvSizing& sizing,
-                                     SchedulerOptions& o) {
-  if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
-  const int32_t kv_blocks = sizing.kv_blocks;
-  const int32_t prefix_cache_sequences = sizing.prefix_cache_sequences;
-  const llama_model* model = llama_get_model(ctx);
-  const int32_t block_size = o.kv.block_size;
+namespace {
+
+absl::Status ValidateSizing(llama_context* ctx, const KvSizing& sizing, int32_t block_size) {
   const int32_t longest = static_cast<int32_t>(llama_n_ctx_seq(ctx));
   if (block_size < 1 || block_size > longest) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kv.block_size is ", block_size, "; allowed: [1, ", longest,
         "] (the cells one sequence may use: n_ctx, or n_ctx / n_seq_max per stream)"));
   }
-  if (kv_blocks < 0) return absl::InvalidArgumentError("kv_blocks must be >= 0 (0: n_ctx / block_size)");
+  if (sizing.kv_blocks < 0) {
+    return absl::InvalidArgumentError("kv_blocks must be >= 0 (0: n_ctx / block_size)");
+  }
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
-  if (prefix_cache_sequences < 0 || prefix_cache_sequences >= n_seq) {
+  if (sizing.prefix_cache_sequences < 0 || sizing.prefix_cache_sequences >= n_seq) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "prefix_cache_sequences is ", prefix_cache_sequences, "; allowed: [0, n_seq_max - 1 = ",
-        n_seq - 1, "] (0: no prefix caching)"));
+        "prefix_cache_sequences is ", sizing.prefix_cache_sequences,
+        "; allowed: [0, n_seq_max - 1 = ", n_seq - 1, "] (0: no prefix caching)"));
   }
   if (sizing.host_blocks < 0 || sizing.host_blocks > (1 << 24)) {
     return absl::InvalidArgumentError(absl::StrCat("host_blocks is ", sizing.host_blocks,
                                                    "; allowed: [0, 2^24] (0: no swap)"));
   }
-  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
-  o.max_running = std::min<int32_t>(n_seq - prefix_cache_sequences, o.max_batched_tokens);
-  const KvShape shape = ShapeOf(ctx, block_size, o.max_running);
-  o.kv.num_device_blocks = kv_blocks > 0 ? kv_blocks : shape.blocks;
-  o.kv.num_host_blocks = sizing.host_blocks;
-  o.kv.enable_prefix_caching = prefix_cache_sequences > 0;
-  o.preemption_mode = sizing.host_blocks > 0 ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
-  o.on_result = nullptr;
+  if (sizing.host_mib < 0 || sizing.host_mib > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("host_mib is ", sizing.host_mib,
+                                                   "; allowed: [0, 1048576] (0: no swap)"));
+  }
+  if (sizing.host_blocks > 0 && sizing.host_mib > 0) {
+    return absl::InvalidArgumentError("host_blocks and host_mib are both set; set one");
+  }
+  return absl::OkStatus();
+}
+
+// The model's registry entry: its vocabulary, the positions one sequence
+// may hold, and the KV bytes of one token.
+ModelConfig ModelOf(llama_context* ctx, const KvShape& shape, int32_t blocks, int32_t block_size) {
+  const llama_model* model = llama_get_model(ctx);
   ModelConfig m;
   m.name = "llama";
-  m.context_length = std::min(shape.context_length, o.kv.num_device_blocks * block_size);
+  m.context_length = std::min(shape.context_length, blocks * block_size);
   m.vocab_size = llama_vocab_n_tokens(llama_model_get_vocab(model));
   // K and V, f16 (llama.cpp's default cache type), per layer and KV head.
   const int64_t head_dim = llama_model_n_embd(model) / std::max(1, llama_model_n_head(model));
   m.kv_bytes_per_token = int64_t{llama_model_n_layer(model)} * llama_model_n_head_kv(model) *
                          head_dim * 2 * 2;
-  o.models = {m};
+  return m;
+}
+
+int32_t HostBlocks(const KvSizing& sizing, int64_t kv_bytes_per_token, int32_t block_size) {
+  if (sizing.host_mib == 0) return sizing.host_blocks;
+  const int64_t block_bytes = std::max<int64_t>(1, kv_bytes_per_token * block_size);
+  return static_cast<int32_t>(
+      std::clamp<int64_t>((sizing.host_mib << 20) / block_bytes, 1, int64_t{1} << 24));
+}
+
+}  // namespace
+
+absl::Status SizeSchedulerForContext(llama_context* ctx, const KvSizing& sizing,
+                                     SchedulerOptions& o) {
+  if (ctx == nullptr) return absl::InvalidArgumentError("llama context is null");
+  const int32_t block_size = o.kv.block_size;
+  if (absl::Status s = ValidateSizing(ctx, sizing, block_size); !s.ok()) return s;
+  const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx));
+  o.max_batched_tokens = static_cast<int32_t>(llama_n_batch(ctx));
+  o.max_running = std::min<int32_t>(n_seq - sizing.prefix_cache_sequences, o.max_batched_tokens);
+  const KvShape shape = ShapeOf(ctx, block_size, o.max_running);
+  o.kv.num_device_blocks = sizing.kv_blocks > 0 ? sizing.kv_blocks : shape.blocks;
+  o.kv.enable_prefix_caching = sizing.prefix_cache_sequences > 0;
+  o.on_result = nullptr;
+  o.models = {ModelOf(ctx, shape, o.kv.num_device_blocks, block_size)};
+  o.kv.num_host_blocks = HostBlocks(sizing, o.models[0].kv_bytes_per_token, block_size);
+  o.preemption_mode =
+      o.kv.num_host_blocks > 0 ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
   return absl::OkStatus();
 }
 

@@ -11,9 +11,8 @@ namespace hearth::serve {
 namespace {
 
 // The sizes the llama.cpp context allows: LlamaEngine's own sizing (one
-// rule for every host of the context), under the served model's name. The
-// swap space becomes host blocks only once the sizing knows the model's KV
-// bytes per token, hence the second pass.
+// rule for every host of the context, swap space included), under the
+// served model's name.
 absl::Status SizeFromContext(llama_context* ctx, const ServeEngineOptions& in,
                              SchedulerOptions& o) {
   if (in.swap_space_mib < 0 || in.swap_space_mib > (int64_t{1} << 20)) {
@@ -23,15 +22,10 @@ absl::Status SizeFromContext(llama_context* ctx, const ServeEngineOptions& in,
   }
   llama_cpp::KvSizing sizing;
   sizing.prefix_cache_sequences = in.prefix_cache_sequences;
-  absl::Status s = llama_cpp::SizeSchedulerForContext(ctx, sizing, o);
-  if (s.ok() && in.swap_space_mib > 0) {
-    const int64_t block_bytes =
-        std::max<int64_t>(1, o.models[0].kv_bytes_per_token * o.kv.block_size);
-    sizing.host_blocks = static_cast<int32_t>(std::clamp<int64_t>(
-        (in.swap_space_mib << 20) / block_bytes, 1, int64_t{1} << 24));
-    s = llama_cpp::SizeSchedulerForContext(ctx, sizing, o);
+  sizing.host_mib = in.swap_space_mib;
+  if (absl::Status s = llama_cpp::SizeSchedulerForContext(ctx, sizing, o); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("ServeEngineOptions: ", s.message()));
   }
-  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("ServeEngineOptions: ", s.message()));
   o.models[0].name = in.model_name;
   return absl::OkStatus();
 }

@@ -13,9 +13,9 @@
 // step where the logit bias and grammar leave no token (as a stop). A
 // request that asked for logprobs gets them from the same row, before any
 // of that (token_logprobs.h), each sent with the text of its token
-// (logprob_trail.h). Sizes come from the context as in LlamaEngine (KV blocks =
-// n_ctx / block_size, max_running = n_seq_max, token budget = n_batch), so
-// a plan can never break llama.cpp.
+// (logprob_trail.h). Sizes come from the context by LlamaEngine's own
+// SizeSchedulerForContext (llama_engine.h lists them; swap_space_mib
+// becomes its host_mib), so a plan can never break llama.cpp.
 //
 // Prefix caching (ServeEngineOptions::prefix_cache_sequences > 0) is scoped
 // per member (RequestSpec::cache_scope): a member's later turns reuse the KV

@@ -124,6 +124,10 @@ struct KvSizing {
   int32_t kv_blocks = 0;
   int32_t prefix_cache_sequences = 0;
   int32_t host_blocks = 0;
+  // Swap space in MiB of host memory, instead of host_blocks: as many
+  // whole blocks of the model's KV (K and V, f16, every layer) as fit, at
+  // least one, at most 2^24. 0: host_blocks decides. In [0, 2^20].
+  int64_t host_mib = 0;
 };
 
 // SizeSchedulerForContext()
@@ -135,7 +139,8 @@ struct KvSizing {
 // or a simulator replaying the same requests, schedules exactly as the
 // engine does. InvalidArgument for a null context, a block size outside
 // [1, the cells one sequence may use], kv_blocks < 0, prefix_cache_sequences
-// outside [0, n_seq_max - 1] or host_blocks outside [0, 2^24].
+// outside [0, n_seq_max - 1], host_blocks outside [0, 2^24], host_mib
+// outside [0, 2^20], or both host_blocks and host_mib set.
 absl::Status SizeSchedulerForContext(llama_context* ctx, const KvSizing& sizing,
                                      SchedulerOptions& options);
 // The same without swap.
