@@ -50,7 +50,7 @@ std::vector<std::string> Warnings(const Scenario& s, const Presence& p) {
                (pc.priority.quotas.empty() || one_level) &&
                pc.household_request_level == RequestLevel::kFifo) {
       out.push_back("household cannot differ from fifo here: one user has requests and every "
-                    "class with requests has the same TTFT target (slo_ttft_ms), so deadlines "
+                    "class with requests has the same TTFT target (ttft_slo_s), so deadlines "
                     "follow arrival order");
     }
   }

@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMaxBudget = 1 << 20;
 
 // Each budget a whole number of tokens the engine can run: no fewer than the
-// sequences it may batch (engine.max_running), as [engine] requires of
+// sequences it may batch (scheduler.max_running), as [engine] requires of
 // max_batched_tokens.
 absl::Status ParseBudgets(const ScenarioReader& r, const toml::table& t, Scenario& s) {
   HEARTH_ASSIGN_OR_RETURN(std::vector<double> budgets, r.Numbers(t, "token_budgets", "capacity"));
@@ -26,7 +26,7 @@ absl::Status ParseBudgets(const ScenarioReader& r, const toml::table& t, Scenari
     if (!(b == std::floor(b) && b >= s.scheduler.max_running && b <= kMaxBudget)) {
       return r.Error(*nodes->get(i), absl::StrCat("capacity.token_budgets[", i, "]"),
                      absl::StrCat("is ", b, "; must be a whole number of tokens in [",
-                                  s.scheduler.max_running, " (engine.max_running), ", kMaxBudget,
+                                  s.scheduler.max_running, " (scheduler.max_running), ", kMaxBudget,
                                   "]"));
     }
     s.capacity.token_budgets.push_back(static_cast<int32_t>(b));

@@ -12,6 +12,7 @@
 #include "hearth/sim/scenario_keys.h"
 #include "sim/quote.h"
 #include "sim/scenario_checks.h"
+#include "sim/scenario_options.h"
 #include "sim/scenario_reader.h"
 
 namespace hearth {
@@ -39,7 +40,7 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   s.gpu.memory_bytes = static_cast<int64_t>(mem * 1073741824.0);
 
   HEARTH_ASSIGN_OR_RETURN(const toml::table* model, r.Table(root, "model", ""));
-  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*model, ScenarioKeysOf("model"), r.file(), "model"));
+  // Its other keys are ModelConfig's, checked by ParseModelConfig.
   HEARTH_ASSIGN_OR_RETURN(std::string model_name,
                           r.String(*model, "name", "model", std::nullopt));
   absl::StatusOr<ModelSpec> m = FindModelSpec(model_name);
@@ -84,123 +85,105 @@ absl::Status ParseHardware(const ScenarioReader& r, const toml::table& root,
   return absl::OkStatus();
 }
 
-// The [engine] keys that price preemption and predict step time.
-absl::Status ParsePreemptionCosts(const ScenarioReader& r, const toml::table& e,
-                                  SchedulerOptions& o) {
-  HEARTH_ASSIGN_OR_RETURN(o.swap_block_cost_tokens,
-                          r.Number(e, "swap_block_cost_tokens", "engine",
-                                   o.swap_block_cost_tokens, 0, 1e9));
-  HEARTH_ASSIGN_OR_RETURN(o.max_admission_waste_per_block,
-                          r.Number(e, "max_admission_waste_per_block", "engine",
-                                   o.max_admission_waste_per_block, 0, 1e9));
-  HEARTH_ASSIGN_OR_RETURN(int64_t per_request,
-                          r.Int(e, "max_preemptions_per_request", "engine",
-                                o.max_preemptions_per_request, 1, INT32_MAX));
-  o.max_preemptions_per_request = static_cast<int32_t>(per_request);
-  HEARTH_ASSIGN_OR_RETURN(int64_t declines, r.Int(e, "max_admission_declines", "engine",
-                                                  o.max_admission_declines, 0, INT32_MAX));
-  o.max_admission_declines = static_cast<int32_t>(declines);
-  HEARTH_ASSIGN_OR_RETURN(o.workflow_retention,
-                          r.Duration(e, "workflow_retention_s", "engine", o.workflow_retention,
-                                     {}));
-  const ScenarioReader::DurationRule ms{.seconds_per_unit = 1e-3};
-  HEARTH_ASSIGN_OR_RETURN(o.step_time_model.fixed,
-                          r.Duration(e, "step_time_fixed_ms", "engine",
-                                     o.step_time_model.fixed, ms));
-  HEARTH_ASSIGN_OR_RETURN(o.step_time_model.per_token,
-                          r.Duration(e, "step_time_per_token_ms", "engine",
-                                     o.step_time_model.per_token, ms));
-  return absl::OkStatus();
-}
-
-absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root,
-                         Scenario& s) {
+// The [engine] table: what the simulated host decides beside the
+// scheduler's options (the KV cache's size from the GPU memory, the output
+// bound of requests that set none, whether classes' TPOT targets cut steps).
+absl::Status ParseEngine(const ScenarioReader& r, const toml::table& root, Scenario& s,
+                         double* gpu_memory_utilization) {
   HEARTH_ASSIGN_OR_RETURN(const toml::table* e, r.Table(root, "engine", ""));
-  HEARTH_RETURN_IF_ERROR(
-      internal::CheckKeys(*e, ScenarioKeysOf("engine"), r.file(), "engine"));
-  SchedulerOptions& o = s.scheduler;
-  HEARTH_ASSIGN_OR_RETURN(int64_t block, r.Int(*e, "block_size", "engine", 16, 1, 4096));
-  o.kv.block_size = static_cast<int32_t>(block);
-  HEARTH_ASSIGN_OR_RETURN(int64_t max_len, r.Int(*e, "max_model_len", "engine", 0, 0, 1 << 24));
-  ModelConfig& mc = o.models[0];
-  mc.name = s.model.name;
-  mc.context_length = max_len > 0 ? static_cast<int32_t>(std::min<int64_t>(
-                                        max_len, s.model.context_length))
-                                  : s.model.context_length;
-  mc.vocab_size = s.model.vocab_size;
-  mc.kv_bytes_per_token = s.model.KvBytesPerToken();
-  HEARTH_ASSIGN_OR_RETURN(double util, r.Number(*e, "gpu_memory_utilization", "engine",
-                                                0.9, 0.05, 1));
-  HEARTH_ASSIGN_OR_RETURN(int64_t blocks, r.Int(*e, "kv_blocks", "engine", 0, 0, 1 << 24));
-  if (blocks == 0) {
-    // vLLM's sizing: the memory budget minus the weights holds the KV cache.
-    const double kv_bytes = static_cast<double>(s.gpu.memory_bytes) * util -
-                            static_cast<double>(s.model.WeightBytes());
-    blocks = static_cast<int64_t>(kv_bytes / (static_cast<double>(mc.kv_bytes_per_token) *
-                                              o.kv.block_size));
-    if (blocks < 1) {
-      return r.Error(*e, "engine.gpu_memory_utilization",
-                     absl::StrCat(s.model.name, " (", s.model.WeightBytes() / 1e9,
-                                  " GB of weights) leaves no KV cache on ", s.gpu.name));
-    }
-  }
-  o.kv.num_device_blocks = static_cast<int32_t>(blocks);
-  HEARTH_ASSIGN_OR_RETURN(int64_t host, r.Int(*e, "host_blocks", "engine", 0, 0, 1 << 24));
-  o.kv.num_host_blocks = static_cast<int32_t>(host);
-  HEARTH_ASSIGN_OR_RETURN(int64_t wm, r.Int(*e, "watermark_blocks", "engine", 0, 0, blocks));
-  o.kv.watermark_blocks = static_cast<int32_t>(wm);
-  HEARTH_ASSIGN_OR_RETURN(int64_t headroom, r.Int(*e, "growth_headroom_tokens", "engine",
-                                                  o.kv.growth_headroom_tokens, 0, 1 << 20));
-  o.kv.growth_headroom_tokens = static_cast<int32_t>(headroom);
-  HEARTH_ASSIGN_OR_RETURN(o.kv.enable_prefix_caching,
-                          r.Bool(*e, "prefix_caching", "engine", true));
-  HEARTH_ASSIGN_OR_RETURN(int64_t mbt, r.Int(*e, "max_batched_tokens", "engine", 2048, 1, 1 << 20));
-  o.max_batched_tokens = static_cast<int32_t>(mbt);
-  HEARTH_ASSIGN_OR_RETURN(int64_t mr, r.Int(*e, "max_running", "engine", 128, 1, mbt));
-  o.max_running = static_cast<int32_t>(mr);
-  HEARTH_ASSIGN_OR_RETURN(int64_t chunk, r.Int(*e, "max_prefill_chunk_tokens", "engine",
-                                               0, 0, mbt));
-  o.max_prefill_chunk_tokens = static_cast<int32_t>(chunk);
-  HEARTH_ASSIGN_OR_RETURN(std::string pre, r.String(*e, "preemption", "engine", "recompute"));
-  if (pre == "swap") {
-    o.preemption_mode = PreemptionMode::kSwap;
-  } else if (pre != "recompute") {
-    return r.Error(*e->get("preemption"), "engine.preemption",
-                   "must be \"recompute\" or \"swap\"");
-  }
+  HEARTH_RETURN_IF_ERROR(internal::CheckKeys(*e, ScenarioKeysOf("engine"), r.file(), "engine"));
+  HEARTH_ASSIGN_OR_RETURN(*gpu_memory_utilization,
+                          r.Number(*e, "gpu_memory_utilization", "engine", 0.9, 0.05, 1));
   HEARTH_ASSIGN_OR_RETURN(int64_t mnt, r.Int(*e, "max_new_tokens", "engine", 2048, 1, 1 << 24));
   s.default_max_new_tokens = static_cast<int32_t>(mnt);
   HEARTH_ASSIGN_OR_RETURN(s.tpot_budget, r.Bool(*e, "tpot_budget", "engine", false));
-  return ParsePreemptionCosts(r, *e, o);
+  return absl::OkStatus();
 }
 
-// Durations that may be "off" (InfiniteDuration) but not 0.
-constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = true};
-
-// A class's SLO targets.
-absl::StatusOr<SloTarget> ParseSlo(const ScenarioReader& r, const toml::table& c,
-                                   const std::string& path) {
-  // SloTarget's "no target" is InfiniteDuration, which is also what "off"
-  // reads as; an absent key is no target.
-  SloTarget slo;
-  constexpr ScenarioReader::DurationRule kMs{.seconds_per_unit = 1e-3, .off_allowed = true};
-  constexpr ScenarioReader::DurationRule kS{.off_allowed = true};
-  HEARTH_ASSIGN_OR_RETURN(slo.ttft, r.Duration(c, "slo_ttft_ms", path, slo.ttft, kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.tpot, r.Duration(c, "slo_tpot_ms", path, slo.tpot, kMs));
-  HEARTH_ASSIGN_OR_RETURN(slo.e2e, r.Duration(c, "slo_e2e_s", path, slo.e2e, kS));
-  return slo;
+// The [model] table: the catalogue's entry by name, then ModelConfig's
+// fields, which default to the catalogue's figures.
+absl::Status ParseModelConfig(const ScenarioReader& r, const toml::table& root, Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* model, r.Table(root, "model", ""));
+  ModelConfig& mc = s.scheduler.models[0];
+  mc.name = s.model.name;
+  mc.context_length = s.model.context_length;
+  mc.vocab_size = s.model.vocab_size;
+  mc.kv_bytes_per_token = s.model.KvBytesPerToken();
+  HEARTH_RETURN_IF_ERROR(internal::ReadOptionTable(r, *model, "model", mc));
+  if (mc.context_length > s.model.context_length) {
+    return r.Error(*model->get("context_length"), "model.context_length",
+                   absl::StrCat("is ", mc.context_length, "; must be at most ", s.model.name,
+                                "'s ", s.model.context_length));
+  }
+  return absl::OkStatus();
 }
 
-// A user's intake limits (UserConfig).
-absl::Status ParseUserLimits(const ScenarioReader& r, const toml::table& t,
-                             const std::string& path, UserConfig& u) {
-  HEARTH_ASSIGN_OR_RETURN(int64_t queued, r.Int(t, "max_queued_requests", path,
-                                                u.max_queued_requests, 0, INT32_MAX));
-  u.max_queued_requests = static_cast<int32_t>(queued);
-  HEARTH_ASSIGN_OR_RETURN(u.token_quota,
-                          r.Int(t, "token_quota", path, u.token_quota, 0, INT64_MAX));
-  HEARTH_ASSIGN_OR_RETURN(u.quota_window, r.Duration(t, "quota_window_s", path,
-                                                      u.quota_window, {.positive = true}));
+// The [scheduler] table: SchedulerOptions by the options schema, starting
+// from the library's defaults but max_running (128) and
+// kv.num_device_blocks (when absent, sized from the GPU memory as vLLM sizes
+// its cache: the memory budget minus the weights holds the KV cache).
+absl::Status ParseScheduler(const ScenarioReader& r, const toml::table& root,
+                            double gpu_memory_utilization, Scenario& s) {
+  HEARTH_ASSIGN_OR_RETURN(const toml::table* t, r.Table(root, "scheduler", ""));
+  SchedulerOptions& o = s.scheduler;
+  o.max_running = 128;
+  HEARTH_RETURN_IF_ERROR(internal::ReadOptionTable(r, *t, "scheduler", o));
+  const toml::node* kv = t->get("kv");
+  if (kv != nullptr && kv->as_table() != nullptr && kv->as_table()->get("num_device_blocks")) {
+    return absl::OkStatus();
+  }
+  const double kv_bytes = static_cast<double>(s.gpu.memory_bytes) * gpu_memory_utilization -
+                          static_cast<double>(s.model.WeightBytes());
+  const double blocks =
+      kv_bytes / (static_cast<double>(o.models[0].kv_bytes_per_token) * o.kv.block_size);
+  if (!(blocks >= 1)) {
+    const toml::node* e = root.get("engine");
+    return r.Error(e != nullptr ? *e : static_cast<const toml::node&>(root),
+                   "engine.gpu_memory_utilization",
+                   absl::StrCat(s.model.name, " (", s.model.WeightBytes() / 1e9,
+                                " GB of weights) leaves no KV cache on ", s.gpu.name));
+  }
+  o.kv.num_device_blocks = static_cast<int32_t>(std::min(blocks, 2147483647.0));
+  return absl::OkStatus();
+}
+
+// One [[users]] entry: UserConfig by the schema, plus the household
+// generator's `activity`.
+absl::Status ParseUser(const ScenarioReader& r, const toml::table& t, const std::string& path,
+                       UserConfig& u, double* activity) {
+  HEARTH_RETURN_IF_ERROR(internal::ReadOptionTable(r, t, path, u, {"activity"}));
+  HEARTH_ASSIGN_OR_RETURN(u.name, r.String(t, "name", path, std::nullopt));
+  if (absl::Status bad = ValidateName(u.name, "the name"); !bad.ok()) {
+    return r.Error(*t.get("name"), path + ".name", bad.message());
+  }
+  if (u.name == kOtherUsersName) {
+    return r.Error(*t.get("name"), path + ".name",
+                   "\"_other\" is reserved (the Prometheus series of users beyond "
+                   "max_user_series)");
+  }
+  HEARTH_ASSIGN_OR_RETURN(*activity, r.Number(t, "activity", path, 1.0, 0, 1e6));
+  return absl::OkStatus();
+}
+
+// One [[classes]] entry: WorkClassConfig by the schema, plus the
+// simulator's deadline `timeout_s`. The class's SLO targets are its
+// WorkClassConfig's, which the report judges too; the TPOT target reaches
+// the scheduler only with engine.tpot_budget.
+absl::Status ParseClass(const ScenarioReader& r, const toml::table& c, const std::string& path,
+                        Scenario& s) {
+  WorkClassConfig wc;
+  HEARTH_RETURN_IF_ERROR(internal::ReadOptionTable(r, c, path, wc, {"timeout_s"}));
+  HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
+  if (absl::Status bad = ValidateName(wc.name, "the name"); !bad.ok()) {
+    return r.Error(*c.get("name"), path + ".name", bad.message());
+  }
+  constexpr ScenarioReader::DurationRule kOff{.off_allowed = true, .positive = true};
+  HEARTH_ASSIGN_OR_RETURN(absl::Duration timeout,
+                          r.Duration(c, "timeout_s", path, absl::InfiniteDuration(), kOff));
+  s.class_timeouts.push_back(timeout);
+  s.class_slos.push_back({.ttft = wc.ttft_slo, .tpot = wc.tpot_slo, .e2e = wc.e2e_slo});
+  if (!s.tpot_budget) wc.tpot_slo = absl::InfiniteDuration();
+  s.scheduler.work_classes.push_back(std::move(wc));
   return absl::OkStatus();
 }
 
@@ -217,25 +200,12 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
   absl::flat_hash_set<std::string> seen;
   for (size_t i = 0; i < users.size(); ++i) {
     const std::string path = absl::StrCat("users[", i, "]");
-    HEARTH_RETURN_IF_ERROR(
-        internal::CheckKeys(*users[i], ScenarioKeysOf("users"), r.file(), path));
     UserConfig u;
-    HEARTH_ASSIGN_OR_RETURN(u.name, r.String(*users[i], "name", path, std::nullopt));
-    if (absl::Status bad = ValidateName(u.name, "the name"); !bad.ok()) {
-      return r.Error(*users[i]->get("name"), path + ".name", bad.message());
-    }
-    if (u.name == kOtherUsersName) {
-      return r.Error(*users[i]->get("name"), path + ".name",
-                     "\"_other\" is reserved (the Prometheus series of users beyond "
-                     "max_user_series)");
-    }
+    double activity = 1;
+    HEARTH_RETURN_IF_ERROR(ParseUser(r, *users[i], path, u, &activity));
     if (!seen.insert(u.name).second) {
       return r.Error(*users[i], path + ".name", "must be non-empty and unique");
     }
-    HEARTH_ASSIGN_OR_RETURN(u.weight, r.Number(*users[i], "weight", path, 1.0, 1e-6, 1e6));
-    HEARTH_ASSIGN_OR_RETURN(double activity,
-                            r.Number(*users[i], "activity", path, 1.0, 0, 1e6));
-    HEARTH_RETURN_IF_ERROR(ParseUserLimits(r, *users[i], path, u));
     s.scheduler.users.push_back(u);
     s.workload.household.members.push_back({static_cast<uint32_t>(i), activity});
   }
@@ -243,47 +213,10 @@ absl::Status ParseRegistries(const ScenarioReader& r, const toml::table& root,
   seen.clear();
   for (size_t i = 0; i < classes.size(); ++i) {
     const std::string path = absl::StrCat("classes[", i, "]");
-    const toml::table& c = *classes[i];
-    HEARTH_RETURN_IF_ERROR(internal::CheckKeys(c, ScenarioKeysOf("classes"), r.file(), path));
-    WorkClassConfig wc;
-    HEARTH_ASSIGN_OR_RETURN(wc.name, r.String(c, "name", path, std::nullopt));
-    if (absl::Status bad = ValidateName(wc.name, "the name"); !bad.ok()) {
-      return r.Error(*c.get("name"), path + ".name", bad.message());
+    HEARTH_RETURN_IF_ERROR(ParseClass(r, *classes[i], path, s));
+    if (!seen.insert(s.scheduler.work_classes.back().name).second) {
+      return r.Error(*classes[i], path + ".name", "must be non-empty and unique");
     }
-    if (!seen.insert(wc.name).second) {
-      return r.Error(c, path + ".name", "must be non-empty and unique");
-    }
-    HEARTH_ASSIGN_OR_RETURN(int64_t prio, r.Int(c, "priority", path, 0, -1000, 1000));
-    wc.priority = static_cast<int32_t>(prio);
-    HEARTH_ASSIGN_OR_RETURN(wc.weight, r.Number(c, "weight", path, 1.0, 1e-6, 1e9));
-    // WorkClassConfig limits; the scheduler validates them against the
-    // engine (e.g. a budget larger than the KV cache) when it is created.
-    HEARTH_ASSIGN_OR_RETURN(int64_t cap, r.Int(c, "max_running", path, 0, 0, 1 << 20));
-    wc.max_running = static_cast<int32_t>(cap);
-    HEARTH_ASSIGN_OR_RETURN(int64_t budget, r.Int(c, "kv_block_budget", path, 0, 0, 1 << 24));
-    wc.kv_block_budget = static_cast<int32_t>(budget);
-    if (c.get("borrow") != nullptr) {
-      const auto* b = c.get("borrow")->as_boolean();
-      if (b == nullptr) return r.Error(c, path + ".borrow", "must be true or false");
-      wc.borrow = b->get();
-    }
-    HEARTH_ASSIGN_OR_RETURN(wc.queue_timeout,
-                            r.Duration(c, "queue_timeout_s", path, absl::InfiniteDuration(), kOff));
-    HEARTH_ASSIGN_OR_RETURN(int64_t retries, r.Int(c, "max_retries", path, 0, 0, 100));
-    wc.max_retries = static_cast<int32_t>(retries);
-    s.scheduler.work_classes.push_back(wc);
-    absl::Duration timeout;
-    HEARTH_ASSIGN_OR_RETURN(timeout,
-                            r.Duration(c, "timeout_s", path, absl::InfiniteDuration(), kOff));
-    s.class_timeouts.push_back(timeout);
-    HEARTH_ASSIGN_OR_RETURN(SloTarget slo, ParseSlo(r, c, path));
-    // The scheduler serves by the same target the report judges.
-    s.scheduler.work_classes.back().ttft_slo = slo.ttft;
-    if (s.tpot_budget) {
-      s.scheduler.work_classes.back().tpot_slo = slo.tpot;
-    }
-    s.scheduler.work_classes.back().e2e_slo = slo.e2e;
-    s.class_slos.push_back(slo);
   }
   return absl::OkStatus();
 }
@@ -297,7 +230,7 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   ScenarioReader r(file_name, base_dir);
   std::vector<std::string_view> top = ScenarioKeysOf("");
   for (std::string_view table :
-       {"gpu", "model", "cost", "engine", "intake", "hints", "users", "classes", "policy",
+       {"gpu", "model", "cost", "engine", "scheduler", "hints", "users", "classes", "policy",
         "workload", "capacity", "paper"}) {
     top.push_back(table);
   }
@@ -312,8 +245,10 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text,
   HEARTH_ASSIGN_OR_RETURN(s.series_interval, r.Duration(root, "series_interval_s", "",
                                                          absl::Seconds(10), {.positive = true}));
   HEARTH_RETURN_IF_ERROR(ParseHardware(r, root, s));
-  HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s));
-  HEARTH_RETURN_IF_ERROR(internal::ParseIntake(r, root, s));
+  HEARTH_RETURN_IF_ERROR(ParseModelConfig(r, root, s));
+  double gpu_memory_utilization = 0.9;
+  HEARTH_RETURN_IF_ERROR(ParseEngine(r, root, s, &gpu_memory_utilization));
+  HEARTH_RETURN_IF_ERROR(ParseScheduler(r, root, gpu_memory_utilization, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseHints(r, root, s));
   HEARTH_RETURN_IF_ERROR(internal::ParseCapacity(r, root, s));
   HEARTH_RETURN_IF_ERROR(ParseRegistries(r, root, s));

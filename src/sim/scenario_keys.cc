@@ -1,13 +1,18 @@
 #include "hearth/sim/scenario_keys.h"
 
+#include <deque>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "hearth/scheduler/option_fields.h"
 
 namespace hearth {
 namespace {
 
 // Durations that accept "off" say so in their default or meaning; the
 // reader's Seconds(..., DurationOff::kAllowed) is what accepts it.
-constexpr ScenarioKey kKeys[] = {
+constexpr ScenarioKey kHandKeys[] = {
     // Top level.
     {"", "name", "string", "required", "Scenario name; names the report and the default output folder."},
     {"", "description", "string", "\"\"", "Printed under the report's title."},
@@ -36,73 +41,15 @@ constexpr ScenarioKey kKeys[] = {
     {"cost", "step_overhead_ms", "ms", "0", "Roofline: fixed cost added to every step."},
     {"cost", "host_link_gbs", "GB/s", "25", "Roofline: host link bandwidth, prices swap copies."},
 
-    {"engine", "block_size", "tokens", "16", "Tokens per KV block (KvCacheConfig::block_size)."},
     {"engine", "gpu_memory_utilization", "-", "0.9",
      "KV blocks = (GPU memory x this - weights) / (KV bytes per token x block_size), as vLLM "
-     "sizes its cache; unused when kv_blocks is set."},
-    {"engine", "kv_blocks", "blocks", "0 (computed)",
-     "Device KV blocks; > 0 overrides the computation (KvCacheConfig::num_device_blocks)."},
-    {"engine", "host_blocks", "blocks", "0",
-     "Host blocks for swap preemption; 0: recompute only (KvCacheConfig::num_host_blocks)."},
-    {"engine", "watermark_blocks", "blocks", "0",
-     "Blocks kept free at admission for growth (KvCacheConfig::watermark_blocks)."},
-    {"engine", "growth_headroom_tokens", "tokens", "64",
-     "Tokens of growth kept free per decoding sequence at admission, beside the watermark "
-     "(KvCacheConfig::growth_headroom_tokens)."},
-    {"engine", "prefix_caching", "bool", "true",
-     "Reuse KV of identical prompt blocks (KvCacheConfig::enable_prefix_caching)."},
-    {"engine", "max_batched_tokens", "tokens", "2048",
-     "Token budget of one step (SchedulerOptions::max_batched_tokens)."},
-    {"engine", "max_running", "sequences", "128",
-     "Sequences in one step, at most max_batched_tokens (SchedulerOptions::max_running)."},
-    {"engine", "max_prefill_chunk_tokens", "tokens", "0",
-     "Largest prefill chunk per sequence and step; 0: max_batched_tokens "
-     "(SchedulerOptions::max_prefill_chunk_tokens)."},
-    {"engine", "preemption", "string", "\"recompute\"",
-     "\"recompute\" or \"swap\" (needs host_blocks) (SchedulerOptions::preemption_mode)."},
-    {"engine", "swap_block_cost_tokens", "tokens per block", "1.0",
-     "Cost of moving one block to the host and back, in prefill tokens; prices swap against "
-     "recompute (SchedulerOptions::swap_block_cost_tokens)."},
-    {"engine", "max_admission_waste_per_block", "blocks per block", "16",
-     "A waiting request may evict a running one only if the recompute thrown away is at most "
-     "this many blocks per block it needs; 0 forbids it "
-     "(SchedulerOptions::max_admission_waste_per_block)."},
-    {"engine", "max_preemptions_per_request", "preemptions", "3",
-     "After this many preemptions a request is no longer offered as a victim "
-     "(SchedulerOptions::max_preemptions_per_request)."},
-    {"engine", "max_admission_declines", "requests", "32",
-     "Candidates declined in one step before admission stops for the step "
-     "(SchedulerOptions::max_admission_declines)."},
-    {"engine", "workflow_retention_s", "s", "600",
-     "How long an ended call is remembered as an agent workflow's parent; 0: only live parents "
-     "(SchedulerOptions::workflow_retention)."},
-    {"engine", "step_time_fixed_ms", "ms", "0",
-     "TPOT budget's step time model: fixed part (SchedulerOptions::step_time_model.fixed)."},
-    {"engine", "step_time_per_token_ms", "ms", "0 (fitted online)",
-     "TPOT budget's step time model: time per batched token; 0: the scheduler fits the line "
-     "from the steps it sees (SchedulerOptions::step_time_model.per_token)."},
+     "sizes its cache; unused when scheduler.kv.num_device_blocks is set."},
     {"engine", "tpot_budget", "bool", "false",
-     "Classes' slo_tpot_ms also reach the scheduler (WorkClassConfig::tpot_slo), which then "
-     "cuts step budgets to keep them."},
+     "Classes' tpot_slo_s also reach the scheduler (WorkClassConfig::tpot_slo), which then "
+     "cuts step budgets to keep them; without it they are judged in the report only."},
     {"engine", "max_new_tokens", "tokens", "2048",
      "The output bound the scheduler sees for requests that set none; true lengths stay hidden "
      "(except from the oracle policies)."},
-    {"engine", "max_model_len", "tokens", "0 (the model's)",
-     "Context length, at most the model's (ModelConfig::context_length)."},
-
-    {"intake", "max_pending_requests", "requests", "65536",
-     "Unfinished requests, all users (SchedulerOptions::max_pending_requests)."},
-    {"intake", "max_pending_bytes", "bytes", "268435456",
-     "Bytes of token ids and labels they hold (SchedulerOptions::max_pending_bytes)."},
-    {"intake", "reserved_pending_share", "-", "0.5",
-     "Part of both limits reserved for the users by weight "
-     "(SchedulerOptions::reserved_pending_share)."},
-    {"intake", "max_intake_per_plan", "requests", "1024",
-     "Submissions one step takes in, users taking turns (SchedulerOptions::max_intake_per_plan)."},
-    {"intake", "max_label_bytes", "bytes", "4096", "Longest label (SchedulerOptions::max_label_bytes)."},
-    {"intake", "max_arrival_lead_s", "s", "60",
-     "Arrival stamps further ahead of the step are rejected (SchedulerOptions::max_arrival_lead)."},
-
     {"hints", "output_length", "bool", "false",
      "Each request carries a predicted output length made from its true one "
      "(RequestSpec::predicted_output, SimulationOptions::output_hints)."},
@@ -113,39 +60,13 @@ constexpr ScenarioKey kKeys[] = {
     {"users", "name", "string", "required",
      "Unique, a valid name (hearth/common/names.h), not \"_other\"; one [[users]] entry per "
      "member, in UserId order."},
-    {"users", "weight", "-", "1.0", "Fair-share weight (UserConfig::weight)."},
     {"users", "activity", "-", "1.0", "Household generator: this member's rate multiplier."},
-    {"users", "max_queued_requests", "requests", "0 (no limit)",
-     "Unfinished requests this user may have (UserConfig::max_queued_requests)."},
-    {"users", "token_quota", "tokens", "0 (none)",
-     "Prompt plus output tokens per quota window (UserConfig::token_quota)."},
-    {"users", "quota_window_s", "s", "86400", "Length of a token-quota window (UserConfig::quota_window)."},
-
     {"classes", "name", "string", "required",
      "Unique, a valid name (hearth/common/names.h); one [[classes]] entry per work class, in "
      "WorkClassId order."},
-    {"classes", "priority", "-", "0", "Higher is more urgent (WorkClassConfig::priority)."},
-    {"classes", "weight", "-", "1.0",
-     "Share weight between classes for class-sharing policy trees (WorkClassConfig::weight)."},
     {"classes", "timeout_s", "s or \"off\"", "\"off\"",
      "A request ends as timed out this long after arrival (the simulator stamps "
      "RequestSpec::deadline)."},
-    {"classes", "queue_timeout_s", "s or \"off\"", "\"off\"",
-     "Wait for first admission before timing out (WorkClassConfig::queue_timeout)."},
-    {"classes", "slo_ttft_ms", "ms or \"off\"", "\"off\"",
-     "TTFT target for attainment and goodput; also the scheduler's WorkClassConfig::ttft_slo "
-     "(the household policy serves by it)."},
-    {"classes", "slo_tpot_ms", "ms or \"off\"", "\"off\"",
-     "TPOT target for attainment; with engine.tpot_budget also WorkClassConfig::tpot_slo."},
-    {"classes", "slo_e2e_s", "s or \"off\"", "\"off\"", "End-to-end target for attainment and goodput; also the scheduler's WorkClassConfig::e2e_slo "
-     "(the household policy puts background work first once a quarter of it has passed)."},
-    {"classes", "max_running", "sequences", "0 (no cap)", "Concurrency cap (WorkClassConfig::max_running)."},
-    {"classes", "kv_block_budget", "blocks", "0 (none)", "KV budget (WorkClassConfig::kv_block_budget)."},
-    {"classes", "borrow", "bool", "true",
-     "May run beyond max_running / kv_block_budget on idle capacity (WorkClassConfig::borrow)."},
-    {"classes", "max_retries", "retries", "0",
-     "Engine failures retried (WorkClassConfig::max_retries)."},
-
     {"policy", "vtc_prompt_weight", "-", "1.0",
      "VTC charge per prompt token (VtcOptions::prompt_token_weight); also weighs the reports' "
      "service."},
@@ -231,7 +152,7 @@ constexpr ScenarioKey kKeys[] = {
     {"capacity", "token_budgets", "list of tokens", "[] (the engine's)",
      "`--capacity`: one search per budget, each setting engine.max_batched_tokens to it and "
      "max_prefill_chunk_tokens to 0 (chunks as large as the budget); each whole, >= "
-     "engine.max_running (CapacitySpec::token_budgets)."},
+     "scheduler.max_running (CapacitySpec::token_budgets)."},
     {"capacity", "low_per_s", "requests/s", "0.25",
      "`--capacity`: the rate tried first; when it fails, [0, low] is bisected instead "
      "(BisectionOptions::low)."},
@@ -240,6 +161,102 @@ constexpr ScenarioKey kKeys[] = {
     {"capacity", "steps", "-", "10",
      "`--capacity`: bisection steps after the first try, in [0, 64] (BisectionOptions::steps)."},
 };
+
+
+// The keys the options schema gives a table (hearth/scheduler/
+// option_fields.h): SchedulerOptions' in [scheduler], ModelConfig's in
+// [model] beside the catalogue's name, UserConfig's and WorkClassConfig's in
+// each entry. Rows are generated, so their spelling, default, range and
+// meaning are the schema's.
+struct SchemaTable {
+  std::string_view table;
+  OptionScope scope;
+};
+constexpr SchemaTable kSchemaTables[] = {{"model", OptionScope::kModel},
+                                         {"scheduler", OptionScope::kOptions},
+                                         {"users", OptionScope::kUser},
+                                         {"classes", OptionScope::kWorkClass}};
+
+std::string_view UnitOf(const OptionFieldInfo& f) {
+  switch (f.type) {
+    case OptionType::kInt32:
+    case OptionType::kInt64:
+    case OptionType::kUint64: return "integer";
+    case OptionType::kDouble: return "number";
+    case OptionType::kBool: return "bool";
+    case OptionType::kDuration:
+      return absl::StrContains(absl::string_view(f.allowed.data(), f.allowed.size()),
+                               "InfiniteDuration")
+                 ? "s or \"off\""
+                 : "s";
+    case OptionType::kString:
+    case OptionType::kPreemptionMode: return "string";
+  }
+  return "-";
+}
+
+// A field's default in a scenario: the library's, but where the reader
+// starts elsewhere (scenario_config.cc: ParseModelConfig, ParseScheduler).
+std::string DefaultOf(const OptionFieldInfo& f) {
+  const std::string_view p = f.path;
+  if (f.scope == OptionScope::kModel && (p == "context_length" || p == "vocab_size" ||
+                                         p == "kv_bytes_per_token")) {
+    return "catalogue";
+  }
+  if (f.scope == OptionScope::kOptions && p == "kv.num_device_blocks") {
+    return "computed (engine.gpu_memory_utilization)";
+  }
+  if (f.scope == OptionScope::kOptions && p == "max_running") return "128";
+  if (f.type == OptionType::kString && f.scope != OptionScope::kOptions) return "required";
+  switch (f.scope) {
+    case OptionScope::kOptions: return OptionValueText(GetOptionField(SchedulerOptions(), f));
+    case OptionScope::kModel: return OptionValueText(GetOptionField(ModelConfig(), f));
+    case OptionScope::kUser: return OptionValueText(GetOptionField(UserConfig(), f));
+    case OptionScope::kWorkClass: return OptionValueText(GetOptionField(WorkClassConfig(), f));
+  }
+  return "";
+}
+
+// "Tokens per KV block. Must be in [1, 4096] (KvCacheConfig::block_size)."
+std::string MeaningOf(const OptionFieldInfo& f) {
+  std::string allowed = absl::StrReplaceAll(
+      absl::string_view(f.allowed.data(), f.allowed.size()),
+      {{"InfiniteDuration", "\"off\""}, {"|", "/"}});
+  if (!allowed.empty()) allowed[0] = 'M';
+  return absl::StrCat(absl::string_view(f.doc.data(), f.doc.size()), " ", allowed, ".");
+}
+
+// Every row: the hand-kept ones, each schema table's after its hand rows
+// (or, for [scheduler], which has none, after [engine]'s).
+std::vector<ScenarioKey> BuildKeys() {
+  static auto* const texts = new std::deque<std::string>();
+  auto keep = [](std::string text) -> std::string_view { return texts->emplace_back(std::move(text)); };
+  std::vector<ScenarioKey> rows;
+  auto add_schema = [&](std::string_view table) {
+    for (const SchemaTable& st : kSchemaTables) {
+      if (st.table != table) continue;
+      for (const OptionFieldInfo& f : OptionFields(st.scope)) {
+        if (f.path == "name") continue;  // A hand row says more (uniqueness, catalogue).
+        rows.push_back({st.table, keep(OptionKey(f)), UnitOf(f), keep(DefaultOf(f)),
+                        keep(MeaningOf(f))});
+      }
+    }
+  };
+  const size_t n = sizeof(kHandKeys) / sizeof(kHandKeys[0]);
+  for (size_t i = 0; i < n; ++i) {
+    rows.push_back(kHandKeys[i]);
+    const std::string_view table = kHandKeys[i].table;
+    if (i + 1 < n && kHandKeys[i + 1].table == table) continue;
+    add_schema(table);
+    if (table == "engine") add_schema("scheduler");
+  }
+  return rows;
+}
+
+const std::vector<ScenarioKey>& AllKeys() {
+  static const auto* const keys = new std::vector<ScenarioKey>(BuildKeys());
+  return *keys;
+}
 
 std::string TableTitle(std::string_view table) {
   if (table.empty()) return "Top level";
@@ -251,11 +268,11 @@ std::string TableTitle(std::string_view table) {
 
 }  // namespace
 
-absl::Span<const ScenarioKey> ScenarioKeys() { return kKeys; }
+absl::Span<const ScenarioKey> ScenarioKeys() { return AllKeys(); }
 
 std::vector<std::string_view> ScenarioKeysOf(std::string_view table) {
   std::vector<std::string_view> keys;
-  for (const ScenarioKey& k : kKeys) {
+  for (const ScenarioKey& k : AllKeys()) {
     if (k.table == table) keys.push_back(k.key);
   }
   return keys;
@@ -264,7 +281,7 @@ std::vector<std::string_view> ScenarioKeysOf(std::string_view table) {
 std::string ScenarioKeysMarkdown() {
   std::string out;
   std::string_view table = "(none)";
-  for (const ScenarioKey& k : kKeys) {
+  for (const ScenarioKey& k : AllKeys()) {
     if (k.table != table) {
       table = k.table;
       absl::StrAppend(&out, out.empty() ? "" : "\n", TableTitle(table),

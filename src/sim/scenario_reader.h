@@ -96,9 +96,6 @@ class ScenarioReader {
 std::vector<std::string> UserNames(const Scenario& s);
 std::vector<std::string> ClassNames(const Scenario& s);
 
-// The [intake] section.
-absl::Status ParseIntake(const ScenarioReader& r, const toml::table& root, Scenario& s);
-
 // The [hints] section.
 absl::Status ParseHints(const ScenarioReader& r, const toml::table& root, Scenario& s);
 

@@ -114,10 +114,10 @@ TEST_CASE("the latency criterion names the bounds a run missed", "[sim]") {
 // The Sarathi-Serve scenario's setting on 300 of its requests.
 std::string CapacityScenario(const std::string& capacity) {
   return std::string("name = \"cap\"\npolicies = [\"fifo\"]\n"
-                     "[gpu]\nname = \"A100-80GB\"\n[model]\nname = \"Mistral-7B\"\n"
+                     "[gpu]\nname = \"A100-80GB\"\n[model]\nname = \"Mistral-7B\"\ncontext_length = 8192\n"
                      "[cost]\ncompute_efficiency = 0.6\nbandwidth_efficiency = 0.8\n"
                      "step_overhead_ms = 3\n"
-                     "[engine]\nmax_batched_tokens = 8192\nmax_model_len = 8192\n"
+                     "[scheduler]\nmax_batched_tokens = 8192\n"
                      "[[users]]\nname = \"u\"\n[[classes]]\nname = \"chat\"\n"
                      "[workload]\nkind = \"sharegpt\"\n"
                      "file = \"" HEARTH_SOURCE_DIR
@@ -177,7 +177,7 @@ TEST_CASE("a bad [capacity] table is rejected with the key and what is allowed",
   };
   CHECK_THAT(error("token_budgets = [8192, 64]\n"),
              Catch::Contains("capacity.token_budgets[1]: is 64; must be a whole number of "
-                             "tokens in [128 (engine.max_running), 1048576]"));
+                             "tokens in [128 (scheduler.max_running), 1048576]"));
   CHECK_THAT(error("token_budgets = [512.5]\n"), Catch::Contains("capacity.token_budgets[0]"));
   CHECK_THAT(error("p99_itl_ms = 0\n"), Catch::Contains("capacity.p99_itl_ms"));
   CHECK_THAT(error("low_per_s = 2\nhigh_per_s = 1\n"), Catch::Contains("capacity.high_per_s"));

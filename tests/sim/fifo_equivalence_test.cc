@@ -46,7 +46,7 @@ std::vector<std::string> Flagged(const std::vector<std::string>& warnings) {
 
 constexpr const char* kTwoByTwo =
     "[[users]]\nname = \"a\"\n[[users]]\nname = \"b\"\n"
-    "[[classes]]\nname = \"voice\"\npriority = 2\nslo_ttft_ms = 500\n"
+    "[[classes]]\nname = \"voice\"\npriority = 2\nttft_slo_s = 0.5\n"
     "[[classes]]\nname = \"chat\"\n";
 
 TEST_CASE("one user and one class: vtc, priority and household cannot differ from fifo",

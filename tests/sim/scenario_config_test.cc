@@ -1,4 +1,6 @@
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -18,16 +20,16 @@ name = "RTX 4090"
 
 [model]
 name = "Llama-3.2-3B"
+context_length = 40000
 
 [cost]
 compute_efficiency = 0.6
 bandwidth_efficiency = 0.8
 step_overhead_ms = 2
 
-[engine]
+[scheduler]
 max_batched_tokens = 1024
 max_running = 32
-max_model_len = 40000
 
 [[users]]
 name = "alice"
@@ -40,7 +42,7 @@ name = "bob"
 name = "voice"
 priority = 2
 timeout_s = 60
-slo_ttft_ms = 500
+ttft_slo_s = 0.5
 
 [[classes]]
 name = "chat"
@@ -67,7 +69,7 @@ TEST_CASE("absent or off SLO keys are no target, given ones reach the report and
           "scheduler", "[sim]") {
   std::string text = kScenario;
   const std::string chat = "name = \"chat\"\n";
-  text.replace(text.find(chat), chat.size(), chat + "slo_tpot_ms = \"off\"\nslo_e2e_s = 30\n");
+  text.replace(text.find(chat), chat.size(), chat + "tpot_slo_s = \"off\"\ne2e_slo_s = 30\n");
   auto s = ParseScenario(text, "tiny.toml", ".");
   REQUIRE(s.ok());
   REQUIRE(s->class_slos.size() == 3);
@@ -154,7 +156,7 @@ TEST_CASE("class limits parse into WorkClassConfig", "[sim]") {
   CHECK(s->scheduler.work_classes[0].max_running == 0);
   CHECK(s->scheduler.work_classes[0].borrow);
   CHECK_THAT(ErrorOf(Replace(text, "borrow = false", "borrow = 3")),
-             Catch::Contains("classes[2].borrow: must be true or false"));
+             Catch::Contains("classes[2].borrow: is 3; must be true or false"));
 }
 
 TEST_CASE("scenario errors name file, line and key", "[sim]") {
@@ -170,7 +172,7 @@ TEST_CASE("scenario errors name file, line and key", "[sim]") {
   CHECK_THAT(ErrorOf(Replace(base, "\"household\"]", "\"lottery\"]")),
              Catch::StartsWith("t.toml:4: policies: unknown policy 'lottery'"));
   CHECK_THAT(ErrorOf(Replace(base, "max_running = 32", "max_running = \"many\"")),
-             Catch::StartsWith("t.toml:19: engine.max_running: must be an integer"));
+             Catch::StartsWith("t.toml:20: scheduler.max_running: is \"many\"; must be an integer"));
   CHECK_THAT(ErrorOf(Replace(base, "kind = \"household\"", "kind = \"poisson\"")),
              Catch::StartsWith("t.toml:42: workload.kind: must be"));
   CHECK_THAT(ErrorOf("name = \"x\"\n[gpu\n"), Catch::StartsWith("t.toml:2:"));
@@ -183,16 +185,21 @@ TEST_CASE("scenario errors name file, line and key", "[sim]") {
 namespace hearth {
 namespace {
 
-TEST_CASE("the intake section sets the scheduler's intake limits", "[sim]") {
-  const std::string text = std::string(kScenario) + R"(
-[intake]
-max_pending_requests = 5000
+// The scenario with `lines` added to its [scheduler] table.
+std::string WithScheduler(const std::string& lines) {
+  std::string text = kScenario;
+  text.insert(text.find("[scheduler]\n") + 12, lines);
+  return text;
+}
+
+TEST_CASE("the scheduler table sets the scheduler's intake limits", "[sim]") {
+  const std::string text = WithScheduler(R"(max_pending_requests = 5000
 max_pending_bytes = 1000000
 reserved_pending_share = 0.25
 max_intake_per_plan = 64
 max_label_bytes = 100
 max_arrival_lead_s = 2.5
-)";
+)");
   auto s = ParseScenario(text, "tiny.toml", ".");
   REQUIRE(s.ok());
   const SchedulerOptions& o = s->scheduler;
@@ -207,15 +214,36 @@ max_arrival_lead_s = 2.5
   REQUIRE(plain.ok());
   CHECK(plain->scheduler.max_intake_per_plan == SchedulerOptions{}.max_intake_per_plan);
 
-  auto bad = ParseScenario(std::string(kScenario) + "\n[intake]\nreserved_pending_share = 1.5\n",
-                           "tiny.toml", ".");
+  auto bad = ParseScenario(WithScheduler("reserved_pending_share = 1.5\n"), "tiny.toml", ".");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(std::string(bad.status().message()),
-             Catch::Contains("tiny.toml:") && Catch::Contains("intake.reserved_pending_share"));
-  auto unknown = ParseScenario(std::string(kScenario) + "\n[intake]\nmax_queue = 1\n",
-                               "tiny.toml", ".");
+             Catch::StartsWith("tiny.toml:19: scheduler.reserved_pending_share: is 1.5; must be "
+                               "in [0, 1]"));
+  auto unknown = ParseScenario(WithScheduler("max_queue = 1\n"), "tiny.toml", ".");
   REQUIRE_FALSE(unknown.ok());
-  CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("max_queue"));
+  CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("scheduler.max_queue"));
+}
+
+TEST_CASE("hostile scheduler values are refused with the key and the range", "[sim]") {
+  for (const auto& [line, want] : std::vector<std::pair<std::string, std::string>>{
+           {"max_intake_per_plan = 2147483648\n", "is 2147483648; must be in [1, 2^20]"},
+           {"max_intake_per_plan = -1\n", "is -1; must be in [1, 2^20]"},
+           {"swap_block_cost_tokens = nan\n", "is nan; must be >= 0 and finite"},
+           {"swap_block_cost_tokens = inf\n", "is inf; must be >= 0 and finite"},
+           {"max_arrival_lead_s = nan\n", "is nan; must be >= 0 and finite"},
+           {"max_arrival_lead_s = 1e300\n", "; must be >= 0 and finite"},
+           {"max_arrival_lead_s = -1\n", "is -1s; must be >= 0 and finite"},
+           {"kv.block_size = 9223372036854775807\n", "must be in [1, 4096]"},
+           {"preemption_mode = \"" + std::string(5000, 'x') + "\"\n",
+            "...\"; must be \"recompute\" or \"swap\""},
+           {"kv = 3\n", "scheduler.kv: must be a table"}}) {
+    INFO(line.substr(0, 80));
+    auto s = ParseScenario(WithScheduler(line), "tiny.toml", ".");
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(std::string(s.status().message()),
+               Catch::StartsWith("tiny.toml:19") && Catch::Contains(want));
+    CHECK(s.status().message().size() < 400);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_replace.h"
+
 #include "hearth/sim/scenario_config.h"
 
 namespace hearth {
@@ -19,8 +21,8 @@ std::string ScenarioText(const std::string& engine, const std::string& tail) {
          "name = \"RTX 4090\"\n"
          "[model]\n"
          "name = \"Llama-3.2-3B\"\n"
-         "[engine]\n"
-         "kv_blocks = 100\n" +
+         "[scheduler]\n"
+         "kv.num_device_blocks = 100\n" +
          engine +
          "[[users]]\n"
          "name = \"alice\"\n"
@@ -43,15 +45,16 @@ TEST_CASE("the scenario itself parses", "[sim]") {
 }
 
 TEST_CASE("scheduler option errors name the scenario key", "[sim]") {
-  CHECK_THAT(ParseError("preemption = \"swap\"\n", ""),
-             Catch::StartsWith("k.toml:9: engine.preemption: SchedulerOptions.preemption_mode "
+  CHECK_THAT(ParseError("preemption_mode = \"swap\"\n", ""),
+             Catch::StartsWith("k.toml:9: scheduler.preemption_mode: SchedulerOptions.preemption_mode "
                                "is kSwap"));
-  CHECK_THAT(ParseError("watermark_blocks = 100\n", ""),
-             Catch::StartsWith("k.toml:9: engine.watermark_blocks: "
+  CHECK_THAT(ParseError("kv.watermark_blocks = 100\n", ""),
+             Catch::StartsWith("k.toml:9: scheduler.kv.watermark_blocks: "
                                "SchedulerOptions.kv.watermark_blocks is 100"));
-  CHECK_THAT(ParseError("max_model_len = 1\n", ""),
-             Catch::StartsWith("k.toml:9: engine.max_model_len: "
-                               "SchedulerOptions.models[0].context_length is 1"));
+  const std::string short_context = absl::StrReplaceAll(
+      ScenarioText("", ""), {{"Llama-3.2-3B\"\n", "Llama-3.2-3B\"\ncontext_length = 1\n"}});
+  CHECK_THAT(std::string(ParseScenario(short_context, "k.toml", ".").status().message()),
+             Catch::StartsWith("k.toml:7: model.context_length: is 1; must be in [2, 2^30]"));
   // A class budget beyond the engine's cache: the reader cannot know the
   // cache's size when it reads the class.
   CHECK_THAT(ParseError("", "[[classes]]\nname = \"docs\"\nkv_block_budget = 500\n"),

@@ -7,7 +7,10 @@
 // clients, LMCache agent sessions, Mooncake, ShareGPT-style lengths,
 // BurstGPT, or Hearth's request JSONL). Relative paths are relative to the
 // config file. Every error names the file, the line and the key, e.g.
-//   "evening.toml:23: classes[1].timeout_s: must be > 0".
+//   "evening.toml:23: classes[1].timeout_s: must be > 0". The tables that
+// set library options ([scheduler], [model], [[users]], [[classes]]) spell
+// every key as the options schema does (hearth/scheduler/option_fields.h),
+// as the C API's options JSON and hearth-serve's household file do.
 // The full format, with every key and its default, is documented in
 // bench/suites/README.md; the scenarios there are working examples.
 //
@@ -116,6 +119,9 @@ struct Scenario {
   std::shared_ptr<const StepCostModel> cost_model;
   // Per class (same order as scheduler.work_classes).
   std::vector<absl::Duration> class_timeouts;
+  // The report's targets: each class's WorkClassConfig targets as the file
+  // set them (tpot_slo_s included when tpot_budget keeps it from the
+  // scheduler's copy).
   std::vector<SloTarget> class_slos;
   int32_t default_max_new_tokens = 2048;
   // [engine] tpot_budget: the classes' TPOT targets also reach the scheduler
