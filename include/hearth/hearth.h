@@ -30,6 +30,7 @@
 #include "hearth/request/request_spec.h"
 #include "hearth/request/request_state.h"
 #include "hearth/request/request_view.h"
+#include "hearth/scheduler/option_fields.h"
 #include "hearth/scheduler/scheduler.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "hearth/scheduler/step_outcome.h"
