@@ -48,17 +48,25 @@
 // the Step or Finish that completes it.
 //
 // Example:
-//   class Host : public hearth::EngineHooks {
-//     void OnExecuted(const hearth::StepPlan& plan, const absl::Status&,
-//                     hearth::StepOutcome& outcome) override {
-//       outcome.completed_at = std::max(plan.now, absl::Now());
+//   #include <algorithm>
+//   class Kernels : public hearth::StepExecutor {
+//     absl::Status Execute(const hearth::StepPlan& p, hearth::StepOutcome* o) override {
+//       hearth::StartStepOutcome(p, o);  // ... then run p.sequences on the device ...
+//       return absl::OkStatus();
 //     }
 //   };
-//   hearth::EngineLoop loop(*scheduler, executor);
+//   class Host : public hearth::EngineHooks {
+//     void OnExecuted(const hearth::StepPlan& p, const absl::Status&,
+//                     hearth::StepOutcome& o) override {
+//       o.completed_at = std::max(p.now, absl::Now());
+//     }
+//   };
+//   Kernels kernels;
+//   hearth::EngineLoop loop(scheduler, kernels);
 //   Host host;
 //   while (serving) {
-//     if (absl::Status s = loop.Step(absl::Now(), host); !s.ok()) return s;
-//     if (loop.last_step().sequences == 0) scheduler->WaitForWork(deadline);
+//     if (absl::Status s = loop.Step(clock.Now(), host); !s.ok()) return s;
+//     if (loop.last_step().sequences == 0) scheduler.WaitForWork(scheduler.NextEventTime());
 //   }
 
 #ifndef HEARTH_EXEC_ENGINE_LOOP_H_
