@@ -1,7 +1,12 @@
+// File: src/scheduler/options_validation.cc
+//
+// Validation of SchedulerOptions: every field by its rule in the table
+// (options_schema.h), then the kRelated rules that relate fields to each
+// other. RequestSpec's validation against the options is spec_validation.cc.
+
 #include "scheduler/options_validation.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -11,24 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/common/names.h"
 #include "internal/status_macros.h"
-#include "hearth/scheduler/step_plan.h"
-#include "kv/chain_scope.h"
+#include "scheduler/model_memory.h"
 #include "scheduler/options_schema.h"
-#include "scheduler/pending_shares.h"
 
 namespace hearth {
 
 namespace internal {
-namespace {
-
-// One rule for every SLO target, a class's or a request's (the table's for
-// classes, DurationRule::kSloTarget).
-bool SloTargetAllowed(absl::Duration target) {
-  return target == absl::InfiniteDuration() ||
-         (target > absl::ZeroDuration() && target <= kMaxSloTarget);
-}
-
-}  // namespace
 namespace {
 
 constexpr int32_t kMaxRunning = 1 << 20;
@@ -58,23 +51,6 @@ absl::Status ValidateNames(const std::vector<Config>& configs, absl::string_view
 }  // namespace
 
 namespace {
-
-int64_t MaxBlockBytes(const SchedulerOptions& o) {
-  int64_t block_bytes = 0;
-  for (const ModelConfig& m : o.models) {
-    block_bytes = std::max(block_bytes, m.kv_bytes_per_token * o.kv.block_size);
-  }
-  return block_bytes;
-}
-
-// The weights of `m`'s base when `m` is an adapter, else 0; clamped to the
-// device memory, since the base may not have been validated yet.
-int64_t BaseWeights(const SchedulerOptions& o, const ModelConfig& m) {
-  const int64_t base = BaseModelIndex(o, m);
-  if (base < 0) return 0;
-  return std::clamp<int64_t>(o.models[static_cast<size_t>(base)].weights_bytes, 0,
-                             o.residency.device_memory_bytes);
-}
 
 // An adapter's base: another model, itself a base, whose KV it shares.
 absl::Status ValidateAdapter(const SchedulerOptions& o, size_t i) {
@@ -282,146 +258,6 @@ absl::Status ValidateOptions(const SchedulerOptions& o) {
   for (auto check : {ValidateTable, ValidateModels, ValidateWorkClasses, ValidateKvCache,
                      ValidateResidency, ValidateLimits}) {
     if (absl::Status s = check(o); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-namespace {
-
-template <typename... Parts>
-absl::Status BadSpec(const Parts&... parts) {
-  return absl::InvalidArgumentError(absl::StrCat("RequestSpec.", parts...));
-}
-
-absl::Status ValidateSpecRefs(const RequestSpec& spec, const SchedulerOptions& o) {
-  if (!spec.model.valid() || spec.model.value() >= o.models.size()) {
-    return BadSpec("model ", spec.model.ToString(), " is unknown; configured models are [0, ", o.models.size(), ")");
-  }
-  if (!spec.user.valid() || spec.user.value() >= o.users.size()) {
-    return BadSpec("user ", spec.user.ToString(), " is unknown; configured users are [0, ", o.users.size(), ")");
-  }
-  if (!spec.work_class.valid() || spec.work_class.value() >= o.work_classes.size()) {
-    return BadSpec("work_class ", spec.work_class.ToString(), " is unknown; configured classes are [0, ",
-               o.work_classes.size(), ")");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSpecLength(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
-  if (spec.prompt_tokens < 1) {
-    return BadSpec("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
-  }
-  if (spec.max_new_tokens < 1) {
-    return BadSpec("max_new_tokens is ", spec.max_new_tokens, "; must be >= 1");
-  }
-  const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
-  if (total > model.context_length) {
-    return BadSpec("prompt_tokens + max_new_tokens is ", total, " (", spec.prompt_tokens, " + ",
-               spec.max_new_tokens, "); model \"", model.name, "\" allows at most ",
-               model.context_length, " tokens per sequence");
-  }
-  const int64_t capacity = int64_t{o.kv.num_device_blocks} * o.kv.block_size;
-  if (total > capacity) {
-    return BadSpec("prompt_tokens + max_new_tokens is ", total,
-               " tokens, more than the whole KV cache holds (", o.kv.num_device_blocks,
-               " blocks of ", o.kv.block_size, " = ", capacity,
-               " tokens); it could never run. Lower max_new_tokens or shorten the prompt");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSpecFits(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
-  const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
-  if (o.residency.device_memory_bytes > 0) {
-    const int64_t block_bytes = MaxBlockBytes(o);
-    // An adapter runs beside its base.
-    const int64_t weights = model.weights_bytes + BaseWeights(o, model);
-    const int64_t blocks = std::min<int64_t>(
-        (o.residency.device_memory_bytes - weights) / block_bytes, o.kv.num_device_blocks);
-    if (total > blocks * o.kv.block_size) {
-      return BadSpec("prompt_tokens + max_new_tokens is ", total, " tokens, more KV than fits beside model \"",
-                 model.name, "\" even with no other model resident (", blocks * o.kv.block_size,
-                 " tokens); it could never run");
-    }
-  }
-  const WorkClassConfig& cls = o.work_classes[spec.work_class.value()];
-  if (!cls.borrow && cls.kv_block_budget > 0 &&
-      total > int64_t{cls.kv_block_budget} * o.kv.block_size) {
-    return BadSpec("prompt_tokens + max_new_tokens is ", total, " tokens, more than class \"", cls.name,
-               "\" may ever hold (a hard kv_block_budget of ", cls.kv_block_budget, " blocks = ",
-               int64_t{cls.kv_block_budget} * o.kv.block_size, " tokens); it could never run");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
-  if (!spec.prompt_token_ids.empty()) {
-    if (static_cast<int64_t>(spec.prompt_token_ids.size()) != spec.prompt_tokens) {
-      return BadSpec("prompt_token_ids has ", spec.prompt_token_ids.size(),
-                 " ids but prompt_tokens is ", spec.prompt_tokens,
-                 "; give exactly prompt_tokens ids or none");
-    }
-    for (size_t i = 0; i < spec.prompt_token_ids.size(); ++i) {
-      const TokenId t = spec.prompt_token_ids[i];
-      if (t < 0 || (model.vocab_size > 0 && t >= model.vocab_size)) {
-        return BadSpec("prompt_token_ids[", i, "] is ", t, "; ids must be in [0, ",
-                   model.vocab_size > 0 ? absl::StrCat(model.vocab_size) : std::string("2^31"),
-                   ")");
-      }
-    }
-  }
-  if (const OutputLengthPrediction& p = spec.predicted_output;
-      p.expected_tokens < 0 || p.expected_tokens > spec.max_new_tokens ||
-      ((p.low_tokens != 0 || p.high_tokens != 0) &&
-       !(p.low_tokens >= 1 && p.low_tokens <= p.expected_tokens &&
-         p.expected_tokens <= p.high_tokens))) {
-    return BadSpec("predicted_output is {expected ", p.expected_tokens, ", low ", p.low_tokens,
-                   ", high ", p.high_tokens, "}; expected must be 0 (none) or in [1, max_new_tokens = ",
-                   spec.max_new_tokens, "], and the range 0 and 0 or 1 <= low <= expected <= high");
-  }
-  if (spec.deadline == absl::InfinitePast()) {
-    return BadSpec("deadline is InfinitePast; use InfiniteFuture for no deadline");
-  }
-  for (const auto& [name, target] : {std::pair{"ttft_slo", spec.ttft_slo},
-                                     std::pair{"tpot_slo", spec.tpot_slo}}) {
-    if (target.has_value() && !SloTargetAllowed(*target)) {
-      return BadSpec(name, " is ", absl::FormatDuration(*target), "; ", absl::string_view(kSloTargetAllowed.data(), kSloTargetAllowed.size()));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions& o) {
-  if (spec.arrival_time == absl::InfiniteFuture()) {
-    return BadSpec("arrival_time is InfiniteFuture; leave it InfinitePast for \"now\" or "
-                   "stamp the time the request reached the host");
-  }
-  if (spec.label.size() > static_cast<size_t>(o.max_label_bytes)) {
-    return BadSpec("label is ", spec.label.size(), " bytes; SchedulerOptions.max_label_bytes "
-                   "allows at most ", o.max_label_bytes);
-  }
-  const int64_t bytes = PendingBytes(spec);
-  if (bytes > o.max_pending_bytes) {
-    return BadSpec("prompt_token_ids and label hold ", bytes,
-                   " bytes, more than all requests together may hold "
-                   "(SchedulerOptions.max_pending_bytes = ", o.max_pending_bytes, ")");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOptions&) {
-  return ValidateCacheScope(spec);
-}
-
-}  // namespace
-
-absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
-  for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
-                     ValidateSpecStamps, ValidateSpecCacheScope}) {
-    if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
