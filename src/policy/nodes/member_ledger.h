@@ -6,7 +6,7 @@
 // (running sequences, and KV positions computed or reserved for prefill).
 // Deadlines order work while they can be met; the ledger is how the class
 // level shares the shortage between members when they cannot
-// (priority_node.cc, "member guard").
+// (priority_node_victims.cc, "member guard").
 //
 // Every call is O(1) but ChargeDecodes (O(batch), O(members in it) when the
 // batch repeats) and the lift (O(log members)). Nothing here allocates once

@@ -36,7 +36,7 @@ struct MemberGuard {
   double gap = 0;
 };
 
-// The SLO-aware class level (priority_node.cc's file comment): one level per
+// The SLO-aware class level (priority_node_impl.h's file comment): one level per
 // work class, ranked by deadline, rank time + the request's own TTFT target
 // (RequestView::ttft_slo) or else `class_ttft` of its class
 // (WorkClassConfig::ttft_slo by WorkClassId::value(); InfiniteDuration or
