@@ -243,6 +243,28 @@ class = "voice"
   }
 }
 
+TEST_CASE("household files: a class's SLO targets reach the scheduler's WorkClassConfig",
+          "[serve]") {
+  // The scheduler's policy reads WorkClassConfig::ttft_slo (and tpot_slo);
+  // a target the file set only for the metrics would never steer it.
+  auto r = ParseHouseholdToml(R"(
+[[member]]
+name = "a"
+[[key]]
+key = "k"
+member = "a"
+default_class = "voice"
+[[class]]
+name = "voice"
+slo_ttft_s = 0.5
+slo_tpot_s = 0.05
+)", "h.toml");
+  REQUIRE(r.ok());
+  REQUIRE(r->classes.size() == 1);
+  CHECK(r->classes[0].ttft_slo == absl::Milliseconds(500));
+  CHECK(r->classes[0].tpot_slo == absl::Milliseconds(50));
+}
+
 TEST_CASE("household files: a float where an integer belongs is refused, never cast", "[serve]") {
   // Found by household_config_fuzzer: 1.1e22 was cast to int64_t before
   // the type was checked. The answer was right, the cast undefined: Clang's

@@ -150,6 +150,10 @@ absl::Status ParseClass(TableReader& r, WorkClassConfig& c, SloTarget& slo) {
   c.queue_timeout = timeout_s > 0 ? absl::Seconds(timeout_s) : absl::InfiniteDuration();
   slo.ttft = ttft_s > 0 ? absl::Seconds(ttft_s) : absl::InfiniteDuration();
   slo.tpot = tpot_s > 0 ? absl::Seconds(tpot_s) : absl::InfiniteDuration();
+  // The scheduler's targets too: its policy (the SLO-aware class level,
+  // TPOT step budgets) reads WorkClassConfig, never the metrics' SloTarget.
+  c.ttft_slo = slo.ttft;
+  c.tpot_slo = slo.tpot;
   return r.NoUnknownKeys();
 }
 
