@@ -12,10 +12,12 @@
 #include <random>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -52,7 +54,9 @@ ABSL_FLAG(bool, tiny_no_eos, false, "tiny model only: never end early (fixed-len
 ABSL_FLAG(std::string, tiny_shape, "",
           "tiny model only: LAYERSxWIDTH, e.g. 4x256 (8 heads, 4 KV heads, feed-forward 3 x "
           "WIDTH) for benchmarks of a model that does some work; empty: 2 layers of width 64");
-ABSL_FLAG(std::string, household, "", "household TOML (members, keys, aliases, classes); empty: no keys, one member");
+ABSL_FLAG(std::string, household, "",
+          "household TOML (members, keys, aliases, classes, [scheduler] options; "
+          "examples/serve/README.md); empty: no keys, one member");
 ABSL_FLAG(std::string, policy, "household", "scheduling policy: household, fifo, vtc, priority, mlfq");
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on");
 ABSL_FLAG(std::string, cors_origins, "",
@@ -90,10 +94,16 @@ ABSL_FLAG(int32_t, threads, 0,
           "llama.cpp CPU threads; 0: one per physical core this process may run on (a core's "
           "second hardware thread only slows llama.cpp's matrix work)");
 ABSL_FLAG(int32_t, gpu_layers, 0, "layers offloaded to a GPU (needs a GPU build of llama.cpp)");
-ABSL_FLAG(int32_t, prefill_chunk, 128,
+// Valueless unless given: a flag given on the command line wins over the
+// household file's [scheduler] field, which wins over the default.
+ABSL_FLAG(std::optional<int32_t>, prefill_chunk, std::nullopt,
           "largest prefill chunk per sequence and step; smaller chunks let new voice and chat "
-          "requests in beside long prompts (0: the whole n_batch)");
-ABSL_FLAG(int32_t, block_size, 16, "tokens per Hearth KV block");
+          "requests in beside long prompts (0: the whole n_batch). Default: the household "
+          "file's [scheduler] max_prefill_chunk_tokens, else 128; given here, it wins over "
+          "the file");
+ABSL_FLAG(std::optional<int32_t>, block_size, std::nullopt,
+          "tokens per Hearth KV block. Default: the household file's [scheduler] "
+          "kv.block_size, else 16; given here, it wins over the file");
 ABSL_FLAG(int32_t, default_max_tokens, 256, "max_tokens when a request names none");
 ABSL_FLAG(int64_t, max_body_bytes, 1 << 20, "largest request body accepted (larger: 413)");
 ABSL_FLAG(int32_t, http_threads, 256,
@@ -238,12 +248,35 @@ int64_t SwapSpaceMib() {
   return absl::GetFlag(FLAGS_kv_layout) == "streams" ? 1024 : 0;
 }
 
+// A flag's value when given on the command line (said on stderr when it
+// overrides the household file's field), else the file's when it set
+// `field`, else `fallback`: a command line is the more specific ask.
+int32_t FlagOverFile(const absl::Flag<std::optional<int32_t>>& flag, absl::string_view name,
+                     const HouseholdConfig& household, absl::string_view field,
+                     int32_t file_value, int32_t fallback) {
+  const std::optional<int32_t> given = absl::GetFlag(flag);
+  const bool in_file = absl::c_linear_search(household.scheduler_fields, field);
+  if (given.has_value()) {
+    if (in_file) {
+      std::fprintf(stderr, "hearth-serve: --%s=%d overrides the household file's [scheduler] %s\n",
+                   std::string(name).c_str(), *given, std::string(field).c_str());
+    }
+    return *given;
+  }
+  return in_file ? file_value : fallback;
+}
+
 absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& household,
                                                  const std::string& model_name, JobPool* jobs) {
   ServeEngineOptions o;
+  // The file's [scheduler] fields; the sizes SizeSchedulerForContext sets
+  // from the context it refuses (household_config.h).
+  o.scheduler = household.scheduler;
   o.scheduler.users = household.members;
   o.scheduler.work_classes = household.classes;
-  o.scheduler.kv.block_size = absl::GetFlag(FLAGS_block_size);
+  o.scheduler.kv.block_size =
+      FlagOverFile(FLAGS_block_size, "block_size", household, "kv.block_size",
+                   household.scheduler.kv.block_size, 16);
   o.prefix_cache_sequences = absl::GetFlag(FLAGS_prefix_cache_sequences);
   o.swap_space_mib = SwapSpaceMib();
   // Block hashes members cannot predict, so no member can craft a prompt
@@ -251,7 +284,9 @@ absl::StatusOr<ServeEngineOptions> EngineOptions(const HouseholdConfig& househol
   // prefix_hash_key).
   std::random_device entropy;
   o.scheduler.kv.prefix_hash_key = (uint64_t{entropy()} << 32) ^ entropy();
-  o.scheduler.max_prefill_chunk_tokens = absl::GetFlag(FLAGS_prefill_chunk);
+  o.scheduler.max_prefill_chunk_tokens = FlagOverFile(
+      FLAGS_prefill_chunk, "prefill_chunk", household, "max_prefill_chunk_tokens",
+      household.scheduler.max_prefill_chunk_tokens, 128);
   o.slos = household.slos;
   o.model_name = model_name;
   o.policy_name = absl::GetFlag(FLAGS_policy);

@@ -128,14 +128,17 @@ void CheckKeysWork(const HouseholdConfig& c) {
   }
 }
 
-// As hearth-serve starts (serve_main.cc, serve_engine.cc): its members and
-// classes, the household policy, a context's worth of KV.
+// As hearth-serve starts (serve_main.cc, serve_engine.cc): the file's
+// [scheduler] fields, its members and classes, the household policy, a
+// context's worth of KV.
 void CheckSchedulerTakesIt(const HouseholdConfig& c) {
-  SchedulerOptions o;
+  SchedulerOptions o = c.scheduler;
   o.users = c.members;
   o.work_classes = c.classes;
   o.kv.block_size = 16;
   o.kv.num_device_blocks = 512;
+  // The watermark is held below the same cache for the same reason.
+  o.kv.watermark_blocks = std::min(o.kv.watermark_blocks, o.kv.num_device_blocks - 1);
   // A class's KV budget is checked against the cache the server finds at
   // start (--n_ctx / --block_size), which the file cannot know: the
   // scheduler refuses a larger one naming both; here it is held to this

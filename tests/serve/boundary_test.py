@@ -260,7 +260,7 @@ SLOW_CLASSES = """
 name = "chat"
 priority = 3
 queue_timeout_s = 3
-slo_ttft_s = 2
+ttft_slo_s = 2
 
 [[class]]
 name = "documents"

@@ -256,13 +256,76 @@ member = "a"
 default_class = "voice"
 [[class]]
 name = "voice"
-slo_ttft_s = 0.5
-slo_tpot_s = 0.05
+ttft_slo_s = 0.5
+tpot_slo_s = 0.05
 )", "h.toml");
   REQUIRE(r.ok());
   REQUIRE(r->classes.size() == 1);
   CHECK(r->classes[0].ttft_slo == absl::Milliseconds(500));
   CHECK(r->classes[0].tpot_slo == absl::Milliseconds(50));
+}
+
+TEST_CASE("household files: old spellings are refused naming the schema's key", "[serve]") {
+  const std::string head = "[[member]]\nname = \"a\"\n[[key]]\nkey = \"k\"\nmember = \"a\"\n"
+                           "[[class]]\nname = \"chat\"\n";
+  for (const auto& [old_key, new_key] : {std::pair{"slo_ttft_s", "ttft_slo_s"},
+                                         std::pair{"slo_tpot_s", "tpot_slo_s"}}) {
+    auto r = ParseHouseholdToml(absl::StrCat(head, old_key, " = 2\n"), "h.toml");
+    REQUIRE_FALSE(r.ok());
+    const std::string message(r.status().message());
+    INFO(message);
+    CHECK(message.find(absl::StrCat("h.toml:8: class[0].", old_key)) != std::string::npos);
+    CHECK(message.find(absl::StrCat("write ", new_key)) != std::string::npos);
+  }
+}
+
+TEST_CASE("household files: hostile values are refused naming the key and line", "[serve]") {
+  const std::string head = "[[member]]\nname = \"a\"\n[[key]]\nkey = \"k\"\nmember = \"a\"\n";
+  const std::pair<std::string, std::string> bad[] = {
+      {"[[class]]\nname = \"chat\"\nttft_slo_s = nan\n", "h.toml:8: class[0].ttft_slo_s is nan"},
+      {"[[class]]\nname = \"chat\"\nmax_running = 2147483648\n", "class[0].max_running is"},
+      {"[[class]]\nname = \"chat\"\nqueue_timeout_s = 0\n", "(here \"off\")"},
+      {"[[class]]\nname = \"chat\"\nmax_retries = 101\n", "must be in [0, 100]"},
+      {"[[class]]\nname = \"chat\"\nweight = \"" + std::string(100000, 'x') + "\"\n",
+       "class[0].weight is \"xxx"},
+      {"[scheduler]\nkv.block_size = 0\n", "h.toml:7: scheduler.kv.block_size is 0; must be"},
+      {"[scheduler.kv]\nblock_sise = 16\n", "scheduler.kv.block_sise is not a known key"},
+      {"[scheduler]\nmax_batched_tokens = 64\n", "set --n_batch"},
+      {"[scheduler]\nkv.prefix_hash_key = 1\n", "drawn at random"},
+      {"[scheduler]\nstep_time_model.fixed_s = inf\n", "scheduler.step_time_model.fixed_s is"},
+  };
+  for (const auto& [tail, want] : bad) {
+    auto r = ParseHouseholdToml(head + tail, "h.toml");
+    REQUIRE_FALSE(r.ok());
+    const std::string message(r.status().message());
+    INFO(message.substr(0, 300));
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(message.find(want) != std::string::npos);
+    CHECK(message.size() < 1000);  // a hostile string is not echoed whole
+  }
+  auto r = ParseHouseholdToml("scheduler = 3\n" + head, "h.toml");
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()).find("h.toml:1: scheduler must be a table") !=
+        std::string::npos);
+}
+
+TEST_CASE("household files: [scheduler] sets SchedulerOptions fields, recorded by path",
+          "[serve]") {
+  auto r = ParseHouseholdToml(R"([[member]]
+name = "a"
+[[key]]
+key = "k"
+member = "a"
+[scheduler]
+max_admission_declines = 4
+[scheduler.kv]
+block_size = 32
+)", "h.toml");
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  CHECK(r->scheduler.max_admission_declines == 4);
+  CHECK(r->scheduler.kv.block_size == 32);
+  CHECK(r->scheduler_fields == std::vector<std::string>{"kv.block_size", "max_admission_declines"});
 }
 
 TEST_CASE("household files: a float where an integer belongs is refused, never cast", "[serve]") {
@@ -278,8 +341,9 @@ TEST_CASE("household files: a float where an integer belongs is refused, never c
                                 "h.toml");
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
-    CHECK(std::string(r.status().message()).find("member[0].token_quota must be an integer") !=
-          std::string::npos);
+    const std::string message(r.status().message());
+    CHECK(message.find("h.toml:3: member[0].token_quota is ") != std::string::npos);
+    CHECK(message.find("must be an integer") != std::string::npos);
   }
 }
 

@@ -14,24 +14,13 @@
 #include "capi/c_handles.h"
 #include "capi/options_json.h"
 #include "hearth/scheduler/option_fields.h"
+#include "tests/testing/option_fields.h"
 #include "sim/scenario_options.h"
 
 namespace hearth {
 namespace {
 
-// A valid-looking value other than `v`, of the same kind.
-OptionValue Other(const OptionFieldInfo& f, const OptionValue& v) {
-  if (f.type == OptionType::kPreemptionMode) {
-    return std::string(std::get<std::string>(v) == "swap" ? "recompute" : "swap");
-  }
-  if (const int64_t* i = std::get_if<int64_t>(&v)) return int64_t{*i == 7 ? 8 : 7};
-  if (const double* d = std::get_if<double>(&v)) return *d == 0.25 ? 0.5 : 0.25;
-  if (const bool* b = std::get_if<bool>(&v)) return !*b;
-  if (const auto* d = std::get_if<absl::Duration>(&v)) {
-    return *d == absl::Seconds(3) ? absl::Seconds(4) : absl::Seconds(3);
-  }
-  return std::get<std::string>(v) + "x";
-}
+using testing::Different;
 
 // As JSON writes it: durations in seconds, strings quoted.
 std::string JsonText(const OptionValue& v) {
@@ -62,7 +51,7 @@ void WalkScope(OptionScope scope, const std::string& registry,
     const std::string key = OptionKey(f);
     INFO(registry << (registry.empty() ? "" : ".") << key);
     SchedulerOptions defaults;
-    const OptionValue want = Other(f, GetOptionField(entry(defaults), f));
+    const OptionValue want = Different(f, GetOptionField(entry(defaults), f));
 
     // Scenario TOML: `key = value` in the field's table.
     const std::string toml_text = absl::StrCat(key, " = ", OptionValueText(want), "\n");

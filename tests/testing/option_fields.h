@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "hearth/scheduler/option_fields.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "scheduler/options_schema.h"
 
@@ -57,6 +58,15 @@ inline absl::Duration Different(absl::Duration v) {
 inline std::string Different(const std::string& v) { return v + "x"; }
 inline PreemptionMode Different(PreemptionMode v) {
   return v == PreemptionMode::kSwap ? PreemptionMode::kRecompute : PreemptionMode::kSwap;
+}
+
+// The same for a front end's OptionValue (hearth/scheduler/option_fields.h):
+// the walks of the text front ends set every field to this.
+inline OptionValue Different(const OptionFieldInfo& f, const OptionValue& v) {
+  if (f.type == OptionType::kPreemptionMode) {
+    return std::string(std::get<std::string>(v) == "swap" ? "recompute" : "swap");
+  }
+  return std::visit([](const auto& x) { return OptionValue(Different(x)); }, v);
 }
 
 // One field of the table: where it is (a registry's entry 0, or the options

@@ -5,11 +5,13 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hearth/scheduler/option_fields.h"
 #include "hearth/common/names.h"
 #include "request_credentials.h"
 #include "toml++/toml.h"
@@ -17,37 +19,72 @@
 namespace hearth::serve {
 namespace {
 
+// "h.toml:12: member[0].weight": the file, the line when toml++ knows it,
+// and the key as the file spells it, so a refusal points at the line.
+std::string Where(absl::string_view origin, const toml::source_region& at, absl::string_view key) {
+  std::string out(origin);
+  if (at.begin.line > 0) absl::StrAppend(&out, ":", at.begin.line);
+  return absl::StrCat(out, ": ", key);
+}
+
+// Keys of the options schema that this file once spelled otherwise: refused
+// naming the new key, so an old file fails loudly instead of losing a
+// target (both spellings accepted would be two spellings again).
+constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+    {"slo_ttft_s", "ttft_slo_s"}, {"slo_tpot_s", "tpot_slo_s"}};
+
+// [scheduler] fields hearth-serve sizes from the llama.cpp context or sets
+// itself: a file value would be overwritten, so it is refused naming what
+// sets it.
+constexpr std::pair<std::string_view, std::string_view> kServeOwned[] = {
+    {"max_batched_tokens", "is llama.cpp's n_batch; set --n_batch"},
+    {"max_running", "is the sequences running at once; set --n_seq_max"},
+    {"kv.num_device_blocks", "is sized from the context; set --n_ctx (and --kv_layout)"},
+    {"kv.num_host_blocks", "is sized from the swap space; set --swap_space_mib"},
+    {"kv.enable_prefix_caching", "follows --prefix_cache_sequences (0: off)"},
+    {"preemption_mode", "follows --swap_space_mib (swap when above 0)"},
+    {"kv.prefix_hash_key", "is drawn at random at every start, so no member can predict "
+                           "another's block hashes"}};
+
+// A TOML value as the options schema takes it: integers stay integers (an
+// integer field never casts a float such as 1e22, undefined out of range),
+// and "off" is a duration's InfiniteDuration, as in the scenario TOML.
+std::optional<OptionValue> SchemaValue(const toml::node& n, const OptionFieldInfo& f) {
+  if (const auto* i = n.as_integer()) return OptionValue(i->get());
+  if (const auto* d = n.as_floating_point()) return OptionValue(d->get());
+  if (const auto* b = n.as_boolean()) return OptionValue(b->get());
+  if (const auto* s = n.as_string()) {
+    if (f.type == OptionType::kDuration && s->get() == "off") {
+      return OptionValue(absl::InfiniteDuration());
+    }
+    return OptionValue(s->get());
+  }
+  return std::nullopt;
+}
+
+absl::string_view TypeInWords(OptionType t) {
+  switch (t) {
+    case OptionType::kDuration: return "a number of seconds or \"off\"";
+    case OptionType::kBool: return "true or false";
+    case OptionType::kString:
+    case OptionType::kPreemptionMode: return "a string";
+    default: return "a number";
+  }
+}
+
 // Reads fields of one table, remembering which were read so that unknown
-// keys can be reported.
+// keys can be reported. Keys may be dotted ("kv.block_size"): a nested
+// table's key, which TOML writes either way.
 class TableReader {
  public:
-  TableReader(const toml::table& table, std::string path) : table_(table), path_(std::move(path)) {}
+  TableReader(const toml::table& table, absl::string_view origin, std::string path)
+      : table_(table), origin_(origin), path_(std::move(path)) {}
 
   absl::StatusOr<std::optional<std::string>> String(absl::string_view key) {
     const toml::node* node = Find(key);
     if (node == nullptr) return std::optional<std::string>();
-    if (!node->is_string()) return Wrong(key, "a string");
+    if (!node->is_string()) return Error(*node, key, "must be a string");
     return std::optional<std::string>(std::string(*node->value<std::string_view>()));
-  }
-  absl::StatusOr<std::optional<double>> Number(absl::string_view key, double lo, double hi) {
-    const toml::node* node = Find(key);
-    if (node == nullptr) return std::optional<double>();
-    std::optional<double> v = node->value<double>();
-    if (!node->is_number() || !v || !std::isfinite(*v) || *v < lo || *v > hi) {
-      return Wrong(key, absl::StrCat("a number in [", lo, ", ", hi, "]"));
-    }
-    return v;
-  }
-  absl::StatusOr<std::optional<int64_t>> Integer(absl::string_view key, int64_t lo, int64_t hi) {
-    const toml::node* node = Find(key);
-    if (node == nullptr) return std::optional<int64_t>();
-    // Only an integer is read as one: toml++ would cast a float such as
-    // 1e22 to int64_t, which is undefined behaviour out of range.
-    std::optional<int64_t> v = node->is_integer() ? node->value<int64_t>() : std::nullopt;
-    if (!node->is_integer() || !v || *v < lo || *v > hi) {
-      return Wrong(key, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
-    }
-    return v;
   }
   absl::StatusOr<std::optional<std::vector<std::string>>> StringList(absl::string_view key) {
     const toml::node* node = Find(key);
@@ -59,14 +96,10 @@ class TableReader {
       if (!v) break;
       out.emplace_back(*v);
     }
-    if (array == nullptr || out.size() != array->size()) return Wrong(key, "an array of strings");
+    if (array == nullptr || out.size() != array->size()) {
+      return Error(*node, key, "must be an array of strings");
+    }
     return std::optional<std::vector<std::string>>(std::move(out));
-  }
-  absl::StatusOr<std::optional<bool>> Bool(absl::string_view key) {
-    const toml::node* node = Find(key);
-    if (node == nullptr) return std::optional<bool>();
-    if (!node->is_boolean()) return Wrong(key, "true or false");
-    return node->value<bool>();
   }
   // A name the scheduler, the pages and the metrics will carry: required,
   // and held to the library's rule (hearth::ValidateName) here, so that a
@@ -75,85 +108,118 @@ class TableReader {
     absl::StatusOr<std::optional<std::string>> name = String(key);
     if (!name.ok()) return name.status();
     if (absl::Status s = Required(key, name->has_value() && !(*name)->empty()); !s.ok()) return s;
-    if (absl::Status s = ValidateName(**name, absl::StrCat(path_, ".", key)); !s.ok()) return s;
+    const std::string where = Where(origin_, table_.source(), absl::StrCat(path_, ".", key));
+    if (absl::Status s = ValidateName(**name, where); !s.ok()) return s;
     return **std::move(name);
   }
-  absl::Status Required(absl::string_view key, bool present) {
-    if (present) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(path_, ".", key, " is missing; it is required"));
-  }
-  absl::Status NoUnknownKeys() const {
-    for (const auto& [key, node] : table_) {
-      if (!read_.contains(std::string(key.str()))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path_, ".", std::string(key.str()), " is not a known key"));
+  // Every field of the schema's `scope` present in the table, set on
+  // `target` by SetOptionField: the schema's key, range and refusal
+  // ("is 0; must be ..."), prefixed with where the key is. `set` (may be
+  // null) collects the paths set.
+  template <typename Target>
+  absl::Status SchemaFields(OptionScope scope, Target& target, std::vector<std::string>* set) {
+    for (const OptionFieldInfo& f : OptionFields(scope)) {
+      if (f.path == "name") continue;  // Name(): required, and checked here
+      const std::string key = OptionKey(f);
+      const toml::node* node = Find(key);
+      if (node == nullptr) continue;
+      if (absl::Status s = Owned(*node, f); !s.ok()) return s;
+      const std::optional<OptionValue> v = SchemaValue(*node, f);
+      if (!v) return Error(*node, key, absl::StrCat("must be ", TypeInWords(f.type)));
+      if (absl::Status s = SetOptionField(target, f, *v); !s.ok()) {
+        // The schema words infinity as C++ does; this file writes "off".
+        const bool off = f.type == OptionType::kDuration &&
+                         f.allowed.find("InfiniteDuration") != std::string_view::npos;
+        return Error(*node, key,
+                     absl::StrCat(s.message(), off ? " (here \"off\")" : ""));
       }
+      if (set != nullptr) set->emplace_back(f.path);
     }
     return absl::OkStatus();
   }
-  const std::string& path() const { return path_; }
+  absl::Status Required(absl::string_view key, bool present) {
+    if (present) return absl::OkStatus();
+    return Error(table_, key, "is missing; it is required");
+  }
+  absl::Status NoUnknownKeys() const { return NoUnknownKeys(table_, ""); }
+  const toml::table& table() const { return table_; }
+  absl::Status Error(const toml::node& at, absl::string_view key, absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(origin_, at.source(), absl::StrCat(path_, ".", key)), " ", what));
+  }
 
  private:
   const toml::node* Find(absl::string_view key) {
     read_.insert(std::string(key));
-    return table_.get(std::string_view(key.data(), key.size()));
+    const toml::table* t = &table_;
+    const size_t dot = key.find('.');
+    if (dot != absl::string_view::npos) {
+      const toml::node* outer = table_.get(std::string_view(key.data(), dot));
+      t = outer != nullptr ? outer->as_table() : nullptr;
+      key.remove_prefix(dot + 1);
+    }
+    return t != nullptr ? t->get(std::string_view(key.data(), key.size())) : nullptr;
   }
-  absl::Status Wrong(absl::string_view key, absl::string_view allowed) const {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ".", key, " must be ", allowed));
+  // Unknown keys of `t`, itself at `prefix` ("" or "kv.") of this table.
+  absl::Status NoUnknownKeys(const toml::table& t, const std::string& prefix) const {
+    for (const auto& [k, node] : t) {
+      const std::string key = absl::StrCat(prefix, std::string(k.str()));
+      if (read_.contains(key)) continue;
+      if (node.is_table() && prefix.empty()) {
+        if (absl::Status s = NoUnknownKeys(*node.as_table(), key + "."); !s.ok()) return s;
+        continue;
+      }
+      for (const auto& [old_key, new_key] : kRenamed) {
+        if (key == old_key) {
+          return Error(node, key, absl::StrCat("is the old spelling; write ",
+                                               absl::string_view(new_key.data(), new_key.size()),
+                                               " (the options schema's key)"));
+        }
+      }
+      return Error(node, key, "is not a known key");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Owned(const toml::node& at, const OptionFieldInfo& f) const {
+    if (path_ != "scheduler") return absl::OkStatus();
+    for (const auto& [path, why] : kServeOwned) {
+      if (f.path == path) {
+        return Error(at, OptionKey(f),
+                     absl::StrCat(absl::string_view(why.data(), why.size()), ", not the file"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   const toml::table& table_;
+  absl::string_view origin_;
   std::string path_;
   absl::flat_hash_set<std::string> read_;
 };
-
-// Applies `parsed` to `out` when present, returning the error otherwise.
-template <typename T, typename U>
-absl::Status Assign(absl::StatusOr<std::optional<T>> parsed, U& out) {
-  if (!parsed.ok()) return parsed.status();
-  if (parsed->has_value()) out = static_cast<U>(**parsed);
-  return absl::OkStatus();
-}
 
 absl::Status ParseMember(TableReader& r, UserConfig& m) {
   absl::StatusOr<std::string> name = r.Name("name");
   if (!name.ok()) return name.status();
   m.name = *std::move(name);
-  double window_s = 86400;
-  for (absl::Status s : {Assign(r.Number("weight", 1e-9, 1e9), m.weight),
-                         Assign(r.Integer("token_quota", 0, int64_t{1} << 50), m.token_quota),
-                         Assign(r.Number("quota_window_s", 1, 1e9), window_s),
-                         Assign(r.Integer("max_queued_requests", 0, 1 << 20),
-                                m.max_queued_requests)}) {
-    if (!s.ok()) return s;
-  }
-  m.quota_window = absl::Seconds(window_s);
+  if (absl::Status s = r.SchemaFields(OptionScope::kUser, m, nullptr); !s.ok()) return s;
   return r.NoUnknownKeys();
 }
 
+// The metrics' targets of a class: the scheduler's own, so that a target is
+// written once (WorkClassConfig) and judged as it is served.
+SloTarget ClassSlo(const WorkClassConfig& c) {
+  return SloTarget{.ttft = c.ttft_slo, .tpot = c.tpot_slo, .e2e = c.e2e_slo};
+}
+
+// A [[class]] table replaces the default classes; its SLO targets are the
+// scheduler's (WorkClassConfig) and the metrics' (SloTarget) alike.
 absl::Status ParseClass(TableReader& r, WorkClassConfig& c, SloTarget& slo) {
   absl::StatusOr<std::string> name = r.Name("name");
   if (!name.ok()) return name.status();
   c = WorkClassConfig{};
   c.name = *std::move(name);
-  double timeout_s = 0, ttft_s = 0, tpot_s = 0;
-  for (absl::Status s : {Assign(r.Integer("priority", -1000, 1000), c.priority),
-                         Assign(r.Integer("max_running", 0, 1 << 20), c.max_running),
-                         Assign(r.Integer("kv_block_budget", 0, 1 << 24), c.kv_block_budget),
-                         Assign(r.Bool("borrow"), c.borrow),
-                         Assign(r.Number("weight", 1e-9, 1e9), c.weight),
-                         Assign(r.Number("queue_timeout_s", 0, 1e9), timeout_s),
-                         Assign(r.Number("slo_ttft_s", 0, 1e9), ttft_s),
-                         Assign(r.Number("slo_tpot_s", 0, 1e9), tpot_s)}) {
-    if (!s.ok()) return s;
-  }
-  c.queue_timeout = timeout_s > 0 ? absl::Seconds(timeout_s) : absl::InfiniteDuration();
-  slo.ttft = ttft_s > 0 ? absl::Seconds(ttft_s) : absl::InfiniteDuration();
-  slo.tpot = tpot_s > 0 ? absl::Seconds(tpot_s) : absl::InfiniteDuration();
-  // The scheduler's targets too: its policy (the SLO-aware class level,
-  // TPOT step budgets) reads WorkClassConfig, never the metrics' SloTarget.
-  c.ttft_slo = slo.ttft;
-  c.tpot_slo = slo.tpot;
+  if (absl::Status s = r.SchemaFields(OptionScope::kWorkClass, c, nullptr); !s.ok()) return s;
+  slo = ClassSlo(c);
   return r.NoUnknownKeys();
 }
 
@@ -166,8 +232,8 @@ absl::Status ParseKey(TableReader& r, ApiKeyConfig& k) {
   } else if (role_name == "metrics") {
     k.role = KeyRole::kMetrics;
   } else if (role_name != "member") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        r.path(), ".role is \"", role_name, "\"; must be \"member\", \"admin\" or \"metrics\""));
+    return r.Error(r.table(), "role", absl::StrCat("is \"", role_name,
+                                                   "\"; must be \"member\", \"admin\" or \"metrics\""));
   }
   for (auto [field, out] : {std::pair{"key", &k.key}, std::pair{"member", &k.member},
                             std::pair{"default_class", &k.default_class}}) {
@@ -188,15 +254,15 @@ absl::Status ParseKey(TableReader& r, ApiKeyConfig& k) {
   if (!allowed.ok()) return allowed.status();
   if (allowed->has_value()) {
     if ((*allowed)->empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          r.path(), ".allowed_classes is empty; list at least the key's default_class"));
+      return r.Error(r.table(), "allowed_classes",
+                     "is empty; list at least the key's default_class");
     }
     k.allowed_classes = **std::move(allowed);
   }
   if (!IsToken68(k.key) || k.key.size() > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        r.path(), ".key is not a token68 of at most 4096 bytes (letters, digits, -._~+/ then "
-        "'=' padding), so no Authorization header could carry it"));
+    return r.Error(r.table(), "key",
+                   "is not a token68 of at most 4096 bytes (letters, digits, -._~+/ then '=' "
+                   "padding), so no Authorization header could carry it");
   }
   return r.NoUnknownKeys();
 }
@@ -224,12 +290,33 @@ absl::Status ForEachTable(const toml::table& root, absl::string_view origin, abs
   }
   for (size_t i = 0; i < array->size(); ++i) {
     const toml::table* table = (*array)[i].as_table();
-    const std::string path = absl::StrCat(origin, ": ", name, "[", i, "]");
-    if (table == nullptr) return absl::InvalidArgumentError(absl::StrCat(path, " must be a table"));
-    TableReader reader(*table, path);
+    const std::string path = absl::StrCat(name, "[", i, "]");
+    if (table == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(origin, (*array)[i].source(), path), " must be a table"));
+    }
+    TableReader reader(*table, origin, path);
     if (absl::Status s = parse(reader); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+// [scheduler]: SchedulerOptions fields over the library's defaults, by the
+// schema's keys; hearth-serve's flags then apply by the rule in
+// household_config.h.
+absl::Status ParseScheduler(const toml::table& root, absl::string_view origin, HouseholdConfig& c) {
+  const toml::node* node = root.get("scheduler");
+  if (node == nullptr) return absl::OkStatus();
+  if (!node->is_table()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(origin, node->source(), "scheduler"), " must be a table ([scheduler])"));
+  }
+  TableReader r(*node->as_table(), origin, "scheduler");
+  if (absl::Status s = r.SchemaFields(OptionScope::kOptions, c.scheduler, &c.scheduler_fields);
+      !s.ok()) {
+    return s;
+  }
+  return r.NoUnknownKeys();
 }
 
 absl::Status CheckReferences(const HouseholdConfig& c, absl::string_view origin) {
@@ -299,13 +386,14 @@ void DefaultClasses(std::vector<WorkClassConfig>* classes, std::vector<SloTarget
   documents.priority = 1;
   documents.max_running = 4;
   classes->insert(classes->begin() + 3, documents);
-  slos->assign(classes->size(), SloTarget{});
-  for (size_t i = 0; i < classes->size(); ++i) {
-    WorkClassConfig& c = (*classes)[i];
+  slos->clear();
+  for (WorkClassConfig& c : *classes) {
     c.max_retries = 0;
-    const std::string& n = c.name;
-    const double ttft_s = n == "voice" ? 0.5 : n == "chat" ? 2 : n == "agent" ? 5 : 60;
-    (*slos)[i].ttft = absl::Seconds(ttft_s);
+    SloTarget& slo = slos->emplace_back(ClassSlo(c));
+    // Report only: the background classes have no scheduler target (one
+    // would switch the SLO-aware class level on for them and rank their
+    // work by deadline), yet /status and /metrics judge them by a minute.
+    if (slo.ttft == absl::InfiniteDuration()) slo.ttft = absl::Seconds(60);
   }
 }
 
@@ -332,16 +420,18 @@ absl::StatusOr<HouseholdConfig> ParseHouseholdToml(absl::string_view text,
   }
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
-    if (k != "member" && k != "key" && k != "alias" && k != "class") {
+    if (k != "member" && k != "key" && k != "alias" && k != "class" && k != "scheduler") {
       return absl::InvalidArgumentError(absl::StrCat(
-          origin, ": top-level \"", k, "\" is unknown; allowed: [[member]], [[key]], [[alias]], "
-          "[[class]]"));
+          Where(origin, node.source(), absl::StrCat("top-level \"", k, "\"")),
+          " is unknown; allowed: [[member]], [[key]], [[alias]], [[class]], [scheduler]"));
     }
   }
   HouseholdConfig c;
-  absl::Status s = ForEachTable(root, origin, "member", [&](TableReader& r) {
-    return ParseMember(r, c.members.emplace_back());
-  });
+  absl::Status s = ParseScheduler(root, origin, c);
+  if (s.ok()) {
+    s = ForEachTable(root, origin, "member",
+                     [&](TableReader& r) { return ParseMember(r, c.members.emplace_back()); });
+  }
   if (s.ok()) {
     s = ForEachTable(root, origin, "class", [&](TableReader& r) {
       c.slos.emplace_back();

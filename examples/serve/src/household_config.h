@@ -7,7 +7,12 @@
 // model aliases (a model name that selects a work class, e.g.
 // "hearth-voice") and, optionally, the work classes with their SLOs.
 //
-//   [[member]]
+// The members', the classes' and the [scheduler] table's keys are the
+// options schema's (hearth/scheduler/option_fields.h), with its ranges: the
+// same spelling as in the scenario TOML and the C API's JSON (a field's
+// path, "_s" for seconds, "off" for a duration's InfiniteDuration).
+//
+//   [[member]]                   # UserConfig
 //   name = "ana"
 //   weight = 2.0                 # share weight, (0, 1e9]
 //   token_quota = 200000         # prompt + max tokens per window; 0 = none
@@ -28,15 +33,32 @@
 //   model = "hearth-voice"
 //   class = "voice"
 //
-//   [[class]]                    # optional: replaces the default classes
-//   name = "voice"
+//   [[class]]                    # WorkClassConfig; optional: replaces the
+//   name = "voice"               # default classes
 //   priority = 4
 //   max_running = 8
-//   queue_timeout_s = 10
-//   slo_ttft_s = 0.5
+//   max_retries = 0
+//   queue_timeout_s = 10         # "off": wait forever
+//   ttft_slo_s = 0.5             # the scheduler's targets and the metrics'
+//   tpot_slo_s = "off"
+//   e2e_slo_s = "off"
 //
-// Every error names the table, the index and the field, and what is allowed.
-// Unknown keys are errors, so a typo cannot silently change a limit.
+//   [scheduler]                  # SchedulerOptions, over the library's defaults
+//   max_admission_declines = 4
+//   kv.block_size = 32           # or a [scheduler.kv] table
+//
+// [scheduler] refuses the fields hearth-serve sizes from the llama.cpp
+// context or draws itself (max_batched_tokens, max_running,
+// kv.num_device_blocks, kv.num_host_blocks, kv.enable_prefix_caching,
+// preemption_mode, kv.prefix_hash_key), naming the flag that sets them.
+// kv.block_size and max_prefill_chunk_tokens also have flags (--block_size,
+// --prefill_chunk): a flag given on the command line wins over the file,
+// the file wins over a flag left at its default (serve_main.cc).
+//
+// Every error names the file, the line, the table, the index and the key,
+// and what is allowed. Unknown keys are errors, so a typo cannot silently
+// change a limit; a key's old spelling (slo_ttft_s, slo_tpot_s) is refused
+// naming the new one.
 //
 // Thread-safety: plain values.
 
@@ -78,18 +100,29 @@ struct HouseholdConfig {
   std::vector<UserConfig> members;
   std::vector<ApiKeyConfig> keys;
   std::vector<ModelAliasConfig> aliases;
-  // Work classes and their SLO targets, index for index.
+  // Work classes and the metrics' SLO targets, index for index: a class's
+  // own targets (ttft_slo, tpot_slo, e2e_slo), except the default
+  // background classes' report-only TTFT target (DefaultClasses).
   std::vector<WorkClassConfig> classes;
   std::vector<SloTarget> slos;
+  // [scheduler]: the library's defaults with the file's fields set
+  // (registries, sizes and policy are set by hearth-serve), and the schema
+  // paths of the fields the file set ("kv.block_size"), in schema order.
+  SchedulerOptions scheduler;
+  std::vector<std::string> scheduler_fields;
   // When false (no file given) calls need no key and belong to the single
   // member "household".
   bool keys_required = true;
 };
 
 // The classes used when the file has no [[class]] table: Hearth's household
-// classes plus "documents" (long background summaries), with TTFT targets.
-// Retries are off: a retried request restarts its generation, and a stream
-// that already sent tokens cannot take them back.
+// classes plus "documents" (long background summaries). The metrics'
+// targets are the classes' own (voice 0.5 s, chat 2 s, agent 5 s TTFT);
+// embedding, maintenance and documents have no scheduler target, so that
+// the policy keeps serving them by priority and share, and are judged on
+// /status and /metrics by a report-only 60 s TTFT. Retries are off: a
+// retried request restarts its generation, and a stream that already sent
+// tokens cannot take them back.
 void DefaultClasses(std::vector<WorkClassConfig>* classes, std::vector<SloTarget>* slos);
 
 // One member, no keys, default classes.
