@@ -38,7 +38,7 @@ constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
 // sets it.
 constexpr std::pair<std::string_view, std::string_view> kServeOwned[] = {
     {"max_batched_tokens", "is llama.cpp's n_batch; set --n_batch"},
-    {"max_running", "is the sequences running at once; set --n_seq_max"},
+    {"max_running", "is the sequences running at once, --n_seq_max; set that"},
     {"kv.num_device_blocks", "is sized from the context; set --n_ctx (and --kv_layout)"},
     {"kv.num_host_blocks", "is sized from the swap space; set --swap_space_mib"},
     {"kv.enable_prefix_caching", "follows --prefix_cache_sequences (0: off)"},
