@@ -11,6 +11,11 @@
 #   include/   llama.h, llama-cpp.h, ggml*.h, gguf.h
 #   lib/       libllama, libggml, libggml-base and the CPU backends
 #              (libggml-cpu-*.so, loaded at run time from this folder)
+#   schema/    llama.cpp's JSON-schema-to-grammar converter, as sources from
+#              the same tree (common/json-schema-to-grammar.cpp and what it
+#              includes, vendor/nlohmann): the prebuilt libraries do not
+#              carry it, so hearth-serve compiles it
+#              (examples/serve/cmake/HearthJsonSchema.cmake)
 #   VERSION    the pinned package version and llama.cpp release
 #
 # Idempotent: a second run with the same version finds the stamp and does
@@ -29,6 +34,14 @@ readonly HEADER_PACKAGE="node-llama-cpp@${VERSION}"
 # is refused rather than installed.
 readonly LIB_SHA256="0d953e1503d5ab4608d8ed5b739132308c81ac05ffeb760d2a7f30e08a9f90e0"
 readonly HEADER_SHA256="a0d9dd80eacd2ab1cfe71aee57ac8a806487fd70b3d2a38fbec637752d9e5c5f"
+# The converter and the files it includes (its common.h, of which it uses
+# three string helpers, stays out: examples/serve/json_schema/common.h).
+readonly SCHEMA_SOURCES=(
+  common/json-schema-to-grammar.h common/json-schema-to-grammar.cpp
+  common/json-schema.h common/json-schema.cpp common/json.h common/json.cpp
+  common/trie.h common/trie.cpp common/unicode.h common/unicode.cpp
+  vendor/nlohmann/json.hpp vendor/nlohmann/json_fwd.hpp licenses/LICENSE-jsonhpp
+)
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(cd "${script_dir}/../.." && pwd)"
@@ -47,7 +60,8 @@ if command -v flock >/dev/null; then
   flock 9
 fi
 
-if [[ ${force} -eq 0 && -f "${stamp}" ]] &&
+# An install from before schema/ existed is redone.
+if [[ ${force} -eq 0 && -f "${stamp}" && -f "${dest}/schema/common/json-schema-to-grammar.cpp" ]] &&
    grep -qx "node-llama-cpp ${VERSION} llama.cpp ${LLAMA_RELEASE}" "${stamp}"; then
   log "llama.cpp ${LLAMA_RELEASE} (npm ${VERSION}) already in ${dest}"
   exit 0
@@ -107,8 +121,10 @@ git -C "${work}/src.git" archive release include ggml/include | tar -x -C "${wor
 
 stage="${dest}.partial"
 rm -rf "${stage}"
-mkdir -p "${stage}/include" "${stage}/lib"
+mkdir -p "${stage}/include" "${stage}/lib" "${stage}/schema"
 cp "${work}/tree/include/"*.h "${work}/tree/ggml/include/"*.h "${stage}/include/"
+git -C "${work}/src.git" archive release "${SCHEMA_SOURCES[@]}" | tar -x -C "${stage}/schema" ||
+  die "the bundle lacks llama.cpp's schema converter sources (${SCHEMA_SOURCES[*]})"
 cp "${bins}/libllama.${LLAMA_RELEASE}.so" "${bins}/libggml.${LLAMA_RELEASE}.so" \
    "${bins}/libggml-base.so" "${bins}"/libggml-cpu-*.so "${stage}/lib/"
 cp "${work}/libpkg/package/LICENSE" "${stage}/LICENSE.node-llama-cpp"

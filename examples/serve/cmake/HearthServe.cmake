@@ -5,7 +5,8 @@
 # Needs llama.cpp (see examples/llama_cpp/cmake/HearthLlamaCpp.cmake),
 # cpp-httplib (Debian's libcpp-httplib-dev, found with pkg-config: it is
 # compiled into libcpp-httplib.so, and the defines its .pc file lists must
-# match how it was built), nlohmann-json and toml++.
+# match how it was built), nlohmann-json and toml++; and llama.cpp's JSON
+# schema converter when its sources are there (HearthJsonSchema.cmake).
 #
 # Result: HEARTH_SERVE_FOUND.
 
@@ -43,6 +44,7 @@ if(NOT TARGET hearth_serve AND HEARTH_LLAMA_CPP_FOUND)
     if(HEARTH_TOP_LEVEL)
       target_compile_options(hearth_serve PRIVATE -Wall -Wextra -Wno-unused-parameter)
     endif()
+    include(${CMAKE_CURRENT_LIST_DIR}/HearthJsonSchema.cmake)
   endif()
 endif()
 
