@@ -139,11 +139,22 @@ Json ToJson(const GenerationRequest& r) {
     for (const TokenBias& b : r.sampling.logit_bias) j["logit_bias"][std::to_string(b.token)] = b.bias;
   }
   // A json_object grammar is written back as its response_format, any other
-  // as the GBNF field.
+  // as the GBNF field; a schema as the field it came by.
   if (r.grammar_field == "response_format") {
     j["response_format"] = {{"type", "json_object"}};
   } else if (!r.grammar.empty()) {
     j["grammar"] = r.grammar;
+  }
+  if (!r.json_schema.empty()) {
+    const Json schema = Json::parse(r.json_schema);
+    if (r.grammar_field == "response_format.json_schema.schema") {
+      j["response_format"] = {{"type", "json_schema"},
+                              {"json_schema", {{"name", "x"}, {"schema", schema}}}};
+    } else if (r.grammar_field == "response_format.schema") {
+      j["response_format"] = {{"type", "json_object"}, {"schema", schema}};
+    } else {
+      j["json_schema"] = schema;
+    }
   }
   if (r.logprobs && r.chat) {
     j["logprobs"] = true;
@@ -181,7 +192,10 @@ bool Same(const GenerationRequest& a, const GenerationRequest& b) {
          a.sampling.presence_penalty == b.sampling.presence_penalty &&
          a.sampling.frequency_penalty == b.sampling.frequency_penalty &&
          SameBias(a.sampling.logit_bias, b.sampling.logit_bias) && a.grammar == b.grammar &&
-         a.grammar_field == b.grammar_field && a.logprobs == b.logprobs;
+         a.grammar_field == b.grammar_field && a.logprobs == b.logprobs &&
+         // Written back through nlohmann::json, a schema's keys come sorted.
+         (a.json_schema.empty() ? b.json_schema.empty()
+                                : Json::parse(a.json_schema) == Json::parse(b.json_schema));
 }
 
 void CheckSampling(const GenerationRequest& r);
@@ -228,6 +242,10 @@ void CheckSampling(const GenerationRequest& r) {
     Require(b.token >= 0 && b.bias >= -100 && b.bias <= 100, "a logit_bias entry out of range");
   }
   Require(r.grammar.size() <= kMaxGrammarBytes, "an oversized grammar accepted");
+  Require(r.json_schema.size() <= kMaxSchemaBytes, "an oversized schema accepted");
+  Require(r.grammar.empty() || r.json_schema.empty(), "a grammar and a schema both accepted");
+  Require((r.grammar.empty() && r.json_schema.empty()) == r.grammar_field.empty(),
+          "a grammar or schema without its field, or a field without either");
   Require(!r.logprobs || (*r.logprobs >= 0 &&
                           *r.logprobs <= (r.chat ? kMaxChatTopLogprobs : kMaxCompletionLogprobs)),
           "a logprobs count out of range");
@@ -284,7 +302,9 @@ Json ToOllamaJson(const OllamaRequest& o) {
   if (r.until_context) options["num_predict"] = -1;
   if (!r.stop.empty()) options["stop"] = r.stop;
   j["options"] = options;
-  if (r.grammar_field == "format") j["format"] = "json";
+  if (r.grammar_field == "format") {
+    j["format"] = r.json_schema.empty() ? Json("json") : Json::parse(r.json_schema);
+  }
   return j;
 }
 
@@ -306,9 +326,9 @@ void FuzzOllama(absl::string_view body, bool chat) {
   const GenerationRequest& r = o->generation;
   CheckSampling(r);
   Require(!(r.max_tokens && r.until_context), "num_predict read as both a count and unbounded");
-  Require(r.grammar.empty() == r.grammar_field.empty() &&
-              (r.grammar.empty() || (r.grammar == kJsonObjectGrammar && r.grammar_field == "format")),
-          "an Ollama body read with a grammar other than format json's");
+  Require((r.grammar.empty() || r.grammar == kJsonObjectGrammar) &&
+              (r.grammar_field.empty() || r.grammar_field == "format"),
+          "an Ollama body read with a grammar other than format json's or format's schema");
   Require(!r.logprobs && r.sampling.logit_bias.empty(), "an Ollama body read with logprobs or bias");
   Require(!r.model.empty() &&
               (o->model_shown == r.model || o->model_shown == absl::StrCat(r.model, ":latest")),

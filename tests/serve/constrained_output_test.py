@@ -2,14 +2,16 @@
 loopback on the tiny GGUF model, streamed and not: OpenAI's logprobs shapes
 (chat and completions), every logprob <= 0 and, under greedy decoding, the
 sampled token's the top alternative's; a -100 bias on the greedy token
-changes the answer; a grammar and json_object constrain it; a grammar that
-does not compile is 400 naming its field."""
+changes the answer; a grammar, json_object and a JSON schema (response_format
+json_schema, llama-server's json_schema) constrain it; a grammar that does
+not compile, a schema llama.cpp's converter refuses and one past the bounds
+are 400 naming their field."""
 
 import json
 import sys
 
-from serve_harness import (JSON_PROMPTS, KEYS, Checks, Server, chat_body, check_json_objects,
-                           server_binary)
+from serve_harness import (JSON_PROMPTS, KEYS, PET_SCHEMA, Checks, Server, chat_body,
+                           check_json_objects, pet_schema_error, server_binary)
 
 checks = Checks("serve/constrained_output")
 check = checks.check
@@ -117,9 +119,50 @@ def json_object(s):
         answers.append((st, c.get("message", {}).get("content", ""),
                         c.get("finish_reason") == "stop"))
     check_json_objects(check, answers, "json_object")
-    st, _, out = s.request("POST", CHAT, chat(response_format={"type": "json_schema",
-                                                                "json_schema": {}}), key=KEY)
-    check(st == 400 and out["error"]["param"] == "response_format", "json_schema is refused")
+
+
+def schema_format(schema):
+    return {"type": "json_schema", "json_schema": {"name": "pet", "strict": True,
+                                                   "schema": schema}}
+
+
+def json_schema(s):
+    cases = [(CHAT, chat(max_tokens=200, response_format=schema_format(PET_SCHEMA),
+                         messages=[{"role": "user", "content": p}])) for p in JSON_PROMPTS]
+    cases += [(COMPLETIONS, completion(max_tokens=200, json_schema=PET_SCHEMA)),
+              (CHAT, chat(max_tokens=200, temperature=1.5, seed=3, json_schema=PET_SCHEMA))]
+    for path, body in cases:
+        st, _, out = s.request("POST", path, body, key=KEY)
+        c = out["choices"][0] if st == 200 else {}
+        text = c.get("text", c.get("message", {}).get("content"))
+        why = pet_schema_error(text or "") if c.get("finish_reason") == "stop" else "did not end"
+        check(st == 200 and why is None, "%s: the answer follows the schema (%s; %r)" %
+              (path, why, text))
+    r = s.stream(CHAT, chat(max_tokens=200, response_format=schema_format(PET_SCHEMA)), key=KEY)
+    check(r["status"] == 200 and pet_schema_error(r["text"]) is None,
+          "streamed: the answer follows the schema (%r)" % r["text"])
+
+
+def json_schema_refused(s):
+    field = "response_format.json_schema.schema"
+    deep = {}
+    for _ in range(40):
+        deep = {"type": "array", "items": deep}
+    for schema, says, what in (({"type": "frobnicate"}, "unrecognized type", "a bad type"),
+                               ({"$ref": "#/nowhere"}, "$ref", "an unresolved $ref"),
+                               (deep, "deep", "a schema nested 40 deep"),
+                               ({"type": "array", "minItems": 5, "maxItems": 3}, "n < m",
+                                "minItems above maxItems"),
+                               ({"type": "string", "maxLength": 100000}, "at most 2000",
+                                "maxLength past llama.cpp's repetition bound")):
+        st, _, out = s.request("POST", CHAT, chat(response_format=schema_format(schema)), key=KEY)
+        err = out.get("error", {}) if isinstance(out, dict) else {}
+        check(st == 400 and err.get("param") == field and says in err.get("message", ""),
+              "%s is 400 naming %s (%s)" % (what, field, err.get("message")))
+    st, _, out = s.request("POST", COMPLETIONS, completion(json_schema={"enum": []}), key=KEY)
+    check(st == 400 and out["error"]["param"] == "json_schema", "json_schema's own errors name it")
+    st, _ = s.request("GET", "/health")[:2]
+    check(st == 200, "the server is up after the hostile schemas")
 
 
 def main():
@@ -128,6 +171,8 @@ def main():
         logit_bias(s)
         grammar(s)
         json_object(s)
+        json_schema(s)
+        json_schema_refused(s)
     return checks.finish()
 
 

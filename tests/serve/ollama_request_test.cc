@@ -177,9 +177,21 @@ TEST_CASE("ollama chat: format json asks for one JSON object", "[serve]") {
   CHECK(RefusesField(Chat(ChatWith(R"(, "format": "yaml")")).status(), "format"));
 }
 
+TEST_CASE("ollama chat: format as a JSON schema asks for an answer that follows it", "[serve]") {
+  auto schema = Chat(ChatWith(R"(, "format": {"type": "object", "required": ["a"]})"));
+  REQUIRE(schema.ok());
+  CHECK(schema->generation.grammar.empty());
+  CHECK(schema->generation.json_schema == R"({"type":"object","required":["a"]})");
+  CHECK(schema->generation.grammar_field == "format");
+  std::string deep = "{}";
+  for (int i = 0; i < kMaxSchemaDepth; ++i) deep = absl::StrCat(R"({"items": )", deep, "}");
+  CHECK(RefusesField(Chat(ChatWith(absl::StrCat(R"(, "format": )", deep))).status(), "format"));
+  CHECK(RefusesField(Chat(ChatWith(R"(, "format": ["json"])")).status(), "format"));
+}
+
 TEST_CASE("ollama chat: unimplemented fields are refused unless neutral", "[serve]") {
   const std::pair<const char*, const char*> body_cases[] = {
-      {R"("format": {"type": "object"})", "format"},
+      {R"("format": 5)", "format"},
       {R"("tools": [{"type": "function"}])", "tools"},
       {R"("think": true)", "think"},
       {R"("think": "high")", "think"},

@@ -4,7 +4,8 @@ done:true record with done_reason, counts and nanosecond durations),
 /api/generate whole and raw, both giving the text the OpenAI routes give for
 the same request (one scheduler, one request path); /api/tags, /api/show,
 /api/ps, /api/version, /api/embed (501); the keys, class rights and prompt
-bound of /v1/chat/completions; format "json" as one JSON object; refused
+bound of /v1/chat/completions; format "json" as one JSON object, and a
+JSON schema as format followed; refused
 fields; errors as {"error": "..."}, and after a stream began as its last
 line."""
 
@@ -13,8 +14,9 @@ import re
 import signal
 import sys
 
-from serve_harness import (JSON_PROMPTS, KEYS, SCRAPE_KEY, Checks, Server, check_json_objects,
-                           raw_answer, server_binary, start_draining)
+from serve_harness import (JSON_PROMPTS, KEYS, PET_SCHEMA, SCRAPE_KEY, Checks, Server,
+                           check_json_objects, pet_schema_error, raw_answer, server_binary,
+                           start_draining)
 
 checks = Checks("serve/ollama")
 check = checks.check
@@ -208,7 +210,7 @@ def keys_and_rights(s):
 
 
 def refused_fields(s):
-    for extra, field in (({"format": {"type": "object"}}, "'format'"),
+    for extra, field in (({"format": {"type": "frobnicate"}}, "'format'"), ({"format": 5}, "'format'"),
                          ({"format": "yaml"}, "'format'"), ({"think": True}, "'think'"),
                          ({"keep_alive": 0}, "'keep_alive'"),
                          ({"tools": [{"type": "function"}]}, "'tools'"),
@@ -247,6 +249,17 @@ def json_format(s):
     text = "".join(l.get("response", "") for l in lines if l)
     check(st == 200 and is_final(lines[-1], chat_shape=False) and text.startswith("{"),
           "/api/generate streams a format json answer")
+    # A schema as format: the answer follows it (serve_harness.PET_SCHEMA).
+    for path, body in (("/api/chat", chat("Hello", stream=False, format=PET_SCHEMA,
+                                          options={"temperature": 0, "num_predict": 200})),
+                       ("/api/generate", {"model": "tiny", "prompt": "x", "stream": False,
+                                          "format": PET_SCHEMA, "options": {"num_predict": 200}})):
+        st, _, out = s.request("POST", path, body, key=KEYS["ana"])
+        text = (out.get("message", {}).get("content") if path == "/api/chat"
+                else out.get("response")) if st == 200 else None
+        why = pet_schema_error(text or "")
+        check(st == 200 and out.get("done_reason") == "stop" and why is None,
+              "%s: format as a schema is followed (%s; %r)" % (path, why, text))
 
 
 def error_after_stream_began(binary):

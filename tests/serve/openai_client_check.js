@@ -109,8 +109,9 @@ async function errors() {
         `an unknown model is NotFoundError 404 (${e && e.message})`);
   const refused = [
     ['n', {n: 2}],
-    ['response_format', {response_format: {type: 'json_schema',
-                                           json_schema: {name: 'x', schema: {type: 'object'}}}}],
+    ['response_format.json_schema.schema',
+     {response_format: {type: 'json_schema',
+                        json_schema: {name: 'x', schema: {type: 'frobnicate'}}}}],
     ['tools', {tools: [{type: 'function', function: {name: 'f', parameters: {}}}]}],
     ['temperature', {temperature: 7}],
   ];
@@ -123,6 +124,27 @@ async function errors() {
   e = await rejection(() => ai.completions.create({model: 'tiny', prompt: 'x', echo: true}));
   check(e instanceof OpenAI.BadRequestError && e.param === 'echo',
         'completions echo true: BadRequestError naming echo');
+}
+
+// Structured output: the client's parse() reads the answer of a
+// json_schema response_format as JSON (message.parsed).
+async function structuredOutput() {
+  const schema = {
+    type: 'object',
+    properties: {name: {type: 'string', pattern: '^[A-Za-z]{1,12}$'},
+                 age: {type: 'integer', minimum: 0, maximum: 30}},
+    required: ['name', 'age'], additionalProperties: false,
+  };
+  const done = await ai.chat.completions.parse({
+    model: 'tiny', messages: MESSAGES, max_tokens: 200, temperature: 0,
+    response_format: {type: 'json_schema', json_schema: {name: 'pet', strict: true, schema}},
+  });
+  const choice = done.choices[0];
+  const pet = choice.message.parsed;
+  check(choice.finish_reason === 'stop' && pet && Object.keys(pet).join() === 'name,age' &&
+        /^[A-Za-z]{1,12}$/.test(pet.name) && Number.isInteger(pet.age) &&
+        pet.age >= 0 && pet.age <= 30,
+        `chat.completions.parse: message.parsed follows the schema (${choice.message.content})`);
 }
 
 // No embeddings: the scheduler has no embedding request kind yet, so the
@@ -138,7 +160,7 @@ async function embeddings() {
 }
 
 async function main() {
-  for (const part of [models, chat, completions, errors, embeddings]) {
+  for (const part of [models, chat, completions, structuredOutput, errors, embeddings]) {
     try {
       await part();
     } catch (e) {

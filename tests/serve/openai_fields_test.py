@@ -126,6 +126,13 @@ def response_format_case(a):
     return text is not None and text.startswith("{") and not a.text().startswith("{")
 
 
+def json_schema_case(a):
+    # llama-server's field: a schema the answer follows, here one digit.
+    digit = {"type": "integer", "minimum": 0, "maximum": 9}
+    text = a.text(max_tokens=4, json_schema=digit)
+    return text is not None and text.strip().isdigit() and not a.text().strip().isdigit()
+
+
 def stream_case(a):
     st, h, out = a.s.request("POST", a.path, body_for(a.path, stream=True), key=KEY)
     return st == 200 and h["content-type"].startswith("text/event-stream") and \
@@ -196,6 +203,7 @@ IMPLEMENTED = {
     "logit_bias": logit_bias_case,
     "grammar": grammar_case,
     "response_format": response_format_case,
+    "json_schema": json_schema_case,
     "stream": stream_case,
     "stream_options": stream_options_case,
     "stop": stop_case,
@@ -221,7 +229,6 @@ REFUSED = {
     "prediction": ({"type": "content", "content": "x"}, None),
     "reasoning_effort": ("low", None),
     "web_search_options": ({}, None),
-    "json_schema": ({"type": "object"}, {}),
     "typical_p": (0.5, 1),
     "mirostat": (2, 0),
     "dynatemp_range": (0.5, 0),

@@ -37,8 +37,6 @@ def completion(**extra):
 
 # Each with a value that asks for something the server does not do.
 REFUSED = {
-    "response_format": {"type": "json_schema", "json_schema": {"schema": {}}},
-    "json_schema": {"type": "object"},
     "n_probs": 2,
     "tool_choice": "required",
     "modalities": ["text", "audio"],

@@ -286,6 +286,37 @@ def check_json_objects(check, answers, what):
     check(ok > 0, "%s yields parseable JSON objects (%d of %d ended)" % (what, ok, len(answers)))
 
 
+# The JSON-schema checks' schema (response_format json_schema, `json_schema`,
+# Ollama's format): an object with a required string and a bounded integer.
+# The string is held to ASCII letters: the tiny model's tokens are single
+# bytes, and llama.cpp's grammar reads an invalid UTF-8 sequence as one
+# character, which the answer's text shows as several U+FFFD.
+PET_SCHEMA = {"type": "object",
+              "properties": {"name": {"type": "string", "pattern": "^[A-Za-z]{1,12}$"},
+                             "age": {"type": "integer", "minimum": 0, "maximum": 30}},
+              "required": ["name", "age"], "additionalProperties": False}
+
+
+def pet_schema_error(text):
+    """None when `text` is JSON that PET_SCHEMA accepts, else why not (the
+    schema checked by hand: no validator package is installed)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "not JSON: %r" % text[:80]
+    if not isinstance(value, dict):
+        return "not an object: %r" % value
+    # Generated in the schema's order, not the parsed body's sorted one.
+    if list(value) != ["name", "age"]:
+        return "keys %s, not name then age" % list(value)
+    name, age = value["name"], value["age"]
+    if not isinstance(name, str) or not re.fullmatch("[A-Za-z]{1,12}", name):
+        return "name %r is not 1 to 12 ASCII letters" % name
+    if isinstance(age, bool) or not isinstance(age, int) or not 0 <= age <= 30:
+        return "age %r is not an integer in [0, 30]" % age
+    return None
+
+
 def wait_for(predicate, timeout=10.0, interval=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -11,9 +11,12 @@
 #include "absl/strings/str_cat.h"
 
 #include "error_param.h"
+#include "grammar_field.h"
 #include "household_config.h"
+#include "nlohmann/json.hpp"
 #include "openai_request.h"
 #include "output_text.h"
+#include "schema_grammar.h"
 
 namespace hearth::serve {
 namespace {
@@ -105,6 +108,7 @@ TEST_CASE("unimplemented fields: neutral values pass, any other is refused namin
       R"("presence_penalty": 0)",               R"("frequency_penalty": 0)",
       R"("repeat_penalty": 1)",                 R"("top_k": 0)",      R"("min_p": 0)",
       R"("response_format": null)",             R"("user": "ana", "metadata": {"a": "b"})",
+      R"("json_schema": null)",
   };
   for (const char* field_json : neutral) {
     const std::string body = absl::StrCat(
@@ -113,8 +117,6 @@ TEST_CASE("unimplemented fields: neutral values pass, any other is refused namin
     CHECK(ParseChatRequest(body).ok());
   }
   const char* refused[][2] = {
-      {R"("response_format": {"type": "json_schema", "json_schema": {}})", "response_format"},
-      {R"("json_schema": {"type": "object"})", "json_schema"},
       {R"("n_probs": 3)", "n_probs"},
       {R"("tools": [{"type": "function"}])", "tools"},
       {R"("tool_choice": "required")", "tool_choice"},
@@ -137,6 +139,144 @@ TEST_CASE("unimplemented fields: neutral values pass, any other is refused namin
     CHECK(std::string(r.status().message()).find("absent") != std::string::npos);
     CHECK(ParamOf(r.status()) == std::optional<std::string>(field));
   }
+}
+
+// The schema of the end-to-end test (constrained_output_test.py): an object
+// with a required string and a bounded integer.
+constexpr char kPetSchema[] =
+    R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},)"
+    R"( "age": {"type": "integer", "minimum": 0, "maximum": 30}}, "required": ["name", "age"],)"
+    R"( "additionalProperties": false})";
+
+absl::StatusOr<GenerationRequest> ChatWith(const std::string& fields) {
+  return ParseChatRequest(absl::StrCat(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )", fields, "}"));
+}
+
+void CheckRefusedAs(const absl::StatusOr<GenerationRequest>& r, const std::string& field,
+                    const std::string& says) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ParamOf(r.status()) == std::optional<std::string>(field));
+  CHECK(std::string(r.status().message()).find(absl::StrCat("'", field, "'")) !=
+        std::string::npos);
+  CHECK(std::string(r.status().message()).find(says) != std::string::npos);
+}
+
+TEST_CASE("json_schema: OpenAI's response_format and llama-server's field carry a schema",
+          "[serve]") {
+  const std::string format = absl::StrCat(
+      R"("response_format": {"type": "json_schema", "json_schema": {"name": "pet", )",
+      R"("strict": true, "schema": )", kPetSchema, "}}");
+  for (bool chat : {true, false}) {
+    auto r = chat ? ChatWith(format)
+                  : ParseCompletionRequest(absl::StrCat(R"({"model": "m", "prompt": "x", )",
+                                                        format, "}"));
+    REQUIRE(r.ok());
+    CHECK(r->grammar.empty());
+    CHECK(nlohmann::json::parse(r->json_schema) == nlohmann::json::parse(kPetSchema));
+    CHECK(r->grammar_field == "response_format.json_schema.schema");
+  }
+  auto top = ChatWith(absl::StrCat(R"("json_schema": )", kPetSchema));
+  REQUIRE(top.ok());
+  CHECK(top->grammar_field == "json_schema");
+  auto beside = ChatWith(absl::StrCat(R"("response_format": {"type": "json_object", "schema": )",
+                                      kPetSchema, "}"));
+  REQUIRE(beside.ok());
+  CHECK(beside->grammar_field == "response_format.schema");
+  CHECK(ChatWith(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", )"
+                 R"("strict": false, "schema": {}}})")->json_schema == "{}");
+  // The schema's own key order, which the answer's properties follow.
+  auto ordered = ChatWith(R"("json_schema": {"type": "object", "properties": {"z": {}, "a": {}}})");
+  REQUIRE(ordered.ok());
+  CHECK(ordered->json_schema == R"({"type":"object","properties":{"z":{},"a":{}}})");
+}
+
+TEST_CASE("json_schema: each malformed or unbounded schema is refused naming its field",
+          "[serve]") {
+  const std::string js = R"("response_format": {"type": "json_schema", "json_schema": )";
+  const std::string at = "response_format.json_schema.";
+  CheckRefusedAs(ChatWith(js + "5}"), "response_format.json_schema", "required");
+  CheckRefusedAs(ChatWith(js + R"({"schema": {}}})"), at + "name", "required");
+  CheckRefusedAs(ChatWith(js + R"({"name": "a b", "schema": {}}})"), at + "name", "a-z");
+  CheckRefusedAs(ChatWith(js + R"({"name": "x"}})"), at + "schema", "required");
+  CheckRefusedAs(ChatWith(js + R"({"name": "x", "schema": [1]}})"), at + "schema", "object");
+  CheckRefusedAs(ChatWith(js + R"({"name": "x", "schema": {}, "strict": "yes"}})"),
+                 at + "strict", "true, false");
+  CheckRefusedAs(ChatWith(js + R"({"name": "x", "schema": {}, "description": "d"}})"),
+                 at + "description", "rather than ignore");
+  CheckRefusedAs(ChatWith(R"("response_format": {"type": "text", "schema": {}})"),
+                 "response_format.schema", "rather than ignore");
+  CheckRefusedAs(ChatWith(R"("json_schema": {}, "grammar": "root ::= \"a\"")"), "json_schema",
+                 "cannot be combined with 'grammar'");
+  CheckRefusedAs(ChatWith(R"("json_schema": {}, "response_format": {"type": "json_object"})"),
+                 "json_schema", "cannot be combined");
+  // kMaxSchemaDepth objects nested pass; one more is refused.
+  std::string deep = "{}";
+  for (int i = 1; i < kMaxSchemaDepth; ++i) deep = absl::StrCat(R"({"items": )", deep, "}");
+  CHECK(ChatWith(absl::StrCat(R"("json_schema": )", deep)).ok());
+  CheckRefusedAs(ChatWith(absl::StrCat(R"("json_schema": {"items": )", deep, "}")), "json_schema",
+                 absl::StrCat("more than ", kMaxSchemaDepth, " deep"));
+  std::string many = R"({"type": "object", "properties": {)";
+  for (size_t i = 0; i <= kMaxSchemaProperties; ++i) {
+    absl::StrAppend(&many, i ? ", " : "", "\"p", i, R"(": {})");
+  }
+  CheckRefusedAs(ChatWith(absl::StrCat(R"("json_schema": )", many, "}}")), "json_schema",
+                 absl::StrCat(kMaxSchemaProperties, " properties"));
+  const std::string long_key(kMaxSchemaKeyBytes + 1, '!');
+  CheckRefusedAs(ChatWith(absl::StrCat(R"("json_schema": {"properties": {")", long_key,
+                                       R"(": {}}})")),
+                 "json_schema", absl::StrCat("at most ", kMaxSchemaKeyBytes));
+  CheckRefusedAs(ChatWith(absl::StrCat(R"("json_schema": {"enum": [")",
+                                       std::string(kMaxSchemaBytes, 'x'), R"("]})")),
+                 "json_schema", absl::StrCat("at most ", kMaxSchemaBytes));
+}
+
+TEST_CASE("json_schema: llama.cpp's converter makes GBNF, and what it refuses is a 400 naming "
+          "the field", "[serve]") {
+  if (!HasJsonSchemaConverter()) {
+    CHECK(JsonSchemaToGrammar(kPetSchema, "json_schema").status().code() ==
+          absl::StatusCode::kInvalidArgument);
+    return;
+  }
+  absl::StatusOr<std::string> gbnf = JsonSchemaToGrammar(kPetSchema, "json_schema");
+  REQUIRE(gbnf.ok());
+  CHECK(gbnf->find("root ::=") != std::string::npos);
+  CHECK(CheckGrammarText(*gbnf, "json_schema", kMaxSchemaGrammarBytes).ok());
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"type": "frobnicate"})", "unrecognized type"},
+      {R"({"$ref": "#/nowhere"})", "cannot resolve $ref"},
+      {R"({"type": "string", "pattern": "^(($"})", "unbalanced"},
+      {R"({"enum": []})", "enum"},
+      {"[1, 2]", "object"},
+      {"not json", ""},
+  };
+  for (const auto& [schema, says] : refused) {
+    INFO(schema);
+    absl::StatusOr<std::string> r = JsonSchemaToGrammar(schema, "format");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(ParamOf(r.status()) == std::optional<std::string>("format"));
+    CHECK(std::string(r.status().message()).find(says) != std::string::npos);
+    CHECK(r.status().message().size() < 400);
+  }
+  // minItems above maxItems converts to a repetition llama.cpp's parser
+  // would loop on; the grammar check refuses it.
+  gbnf = JsonSchemaToGrammar(R"({"type": "array", "minItems": 5, "maxItems": 3})", "json_schema");
+  REQUIRE(gbnf.ok());
+  CHECK(!CheckGrammarText(*gbnf, "json_schema", kMaxSchemaGrammarBytes).ok());
+}
+
+TEST_CASE("grammar text: repetitions are bounded and never inverted", "[serve]") {
+  CHECK(ScanGrammar(R"g(root ::= "a"{2,5} [b]{ 3 } "c"{7,})g").largest_repetition == 7);
+  CHECK(ScanGrammar(R"g(root ::= "{99999}" [{] # {99999})g").largest_repetition == 0);
+  CHECK(ScanGrammar(R"g(root ::= "a"{4,2})g").inverted_repetition);
+  CHECK(ScanGrammar("root ::= \"a\"{99999999999999999999}").largest_repetition == int64_t{1} << 31);
+  CHECK(ScanGrammar(R"g(root ::= "a"{(((("b"))))g").nesting == 4);
+  CHECK(CheckGrammarText(R"g(root ::= "a"{0,2000})g", "grammar").ok());
+  CHECK(!CheckGrammarText(R"g(root ::= "a"{0,2001})g", "grammar").ok());
+  CHECK(!CheckGrammarText(R"g(root ::= "a"{3,1})g", "grammar").ok());
+  CHECK(!CheckGrammarText(std::string(100, 'x'), "grammar", 99).ok());
 }
 
 TEST_CASE("fields neither read nor listed are refused, never ignored", "[serve]") {

@@ -26,16 +26,12 @@ bool IsOne(const Json& v) { return v.is_number() && v.get<double>() == 1; }
 bool IsInteger(const Json& v) { return v.is_number_integer(); }
 bool IsMirostatTau(const Json& v) { return v.is_number() && v.get<double>() == 5.0; }
 bool IsMirostatEta(const Json& v) { return v.is_number() && v.get<double>() == 0.1; }
-bool IsEmptyOrJson(const Json& v) { return IsEmpty(v) || v == "json"; }
 
 constexpr const char* kLoadOption =
     "is a model-load setting, fixed when this server starts (its flags), not per request";
 
 // Ollama's fields of either body that ask for what this server does not do.
 constexpr UnsupportedField kBodyFields[] = {
-    // "json" is read (ReadCommon); a schema object is refused.
-    {"format", IsEmptyOrJson,
-     "must be \"\", \"json\" or absent: JSON schemas are not supported"},
     {"tools", IsEmpty, "is not supported (an empty array or absent)"},
     {"think", IsFalse,
      "must be false or absent: thinking is not asked for, nor separated from the answer"},
@@ -179,6 +175,20 @@ absl::Status ReadKeepAlive(const Json& body) {
   return absl::OkStatus();
 }
 
+// format: "json", one JSON object (as response_format json_object); an
+// object, a JSON schema (as response_format json_schema: grammar_field.h).
+absl::Status ReadFormat(const Json& body, GenerationRequest& r) {
+  auto it = body.find("format");
+  if (it == body.end() || it->is_null() || *it == "") return absl::OkStatus();
+  if (it->is_object()) return ReadJsonSchema(*it, "format", r);
+  if (*it != "json") {
+    return BadField("format", "must be \"json\", a JSON schema (an object), \"\" or absent");
+  }
+  r.grammar = kJsonObjectGrammar;
+  r.grammar_field = "format";
+  return absl::OkStatus();
+}
+
 // The model `field` names, without a ":latest" tag.
 absl::StatusOr<std::string> ReadModel(const Json& j, const char* field) {
   auto model = j.find(field);
@@ -200,11 +210,7 @@ absl::Status ReadCommon(const Json& j, int32_t context_length, OllamaRequest& r)
   r.generation.model = *std::move(bare);
   if (absl::Status s = RejectFields(j, kBodyFields); !s.ok()) return s;
   if (absl::Status s = ReadKeepAlive(j); !s.ok()) return s;
-  // Ollama's JSON mode: the answer is one JSON object (grammar_field.h).
-  if (auto it = j.find("format"); it != j.end() && *it == "json") {
-    r.generation.grammar = kJsonObjectGrammar;
-    r.generation.grammar_field = "format";
-  }
+  if (absl::Status s = ReadFormat(j, r.generation); !s.ok()) return s;
   r.generation.stream = true;
   if (auto it = j.find("stream"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return BadField("stream", "must be true or false");
@@ -255,6 +261,7 @@ absl::StatusOr<OllamaRequest> ParseOllamaChatRequest(absl::string_view body,
   OllamaRequest r;
   r.generation.chat = true;
   if (absl::Status s = ReadCommon(*j, context_length, r); !s.ok()) return s;
+  KeepSchemaOrder(body, r.generation);
   if (absl::Status s = ReadMessages(*j, r.generation); !s.ok()) return s;
   r.load_only = r.generation.messages.empty();
   return r;
@@ -266,6 +273,7 @@ absl::StatusOr<OllamaRequest> ParseOllamaGenerateRequest(absl::string_view body,
   if (!j.ok()) return j.status();
   OllamaRequest r;
   if (absl::Status s = ReadCommon(*j, context_length, r); !s.ok()) return s;
+  KeepSchemaOrder(body, r.generation);
   absl::StatusOr<std::string> prompt = ReadText(*j, "prompt");
   if (!prompt.ok()) return prompt.status();
   absl::StatusOr<std::string> system = ReadText(*j, "system");

@@ -23,8 +23,8 @@
 // without generating.
 //
 // `format` "json" constrains the answer to one JSON object, as
-// response_format json_object does (grammar_field.h); a JSON schema is
-// refused. A field or option the server does not implement (tools, images,
+// response_format json_object does, and a JSON schema object to that
+// schema, as response_format json_schema does (grammar_field.h). A field or option the server does not implement (tools, images,
 // think, templates, mirostat, the model-load options, keep_alive 0, ...)
 // is accepted only at its neutral value and is InvalidArgument otherwise,
 // naming it (options as "options.<name>"), as unsupported_fields.h does for

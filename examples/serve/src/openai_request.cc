@@ -23,12 +23,12 @@ using Json = nlohmann::json;
 constexpr absl::string_view kChatFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
     "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
-    "response_format", "stream", "stream_options", "stop", "messages", "logprobs",
+    "response_format", "json_schema", "stream", "stream_options", "stop", "messages", "logprobs",
     "top_logprobs"};
 constexpr absl::string_view kCompletionFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
     "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
-    "response_format", "stream", "stream_options", "stop", "prompt", "logprobs",
+    "response_format", "json_schema", "stream", "stream_options", "stop", "prompt", "logprobs",
     // Read to refuse it with a pointer to 'logprobs' (logprobs_field.h).
     "top_logprobs"};
 
@@ -140,6 +140,7 @@ absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body) {
   if (absl::Status s = ReadChatLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadMessages(*j, r); !s.ok()) return s;
   if (absl::Status s = RejectUnknownFields(*j, kChatFields); !s.ok()) return s;
+  KeepSchemaOrder(body, r);
   return r;
 }
 
@@ -151,6 +152,7 @@ absl::StatusOr<GenerationRequest> ParseCompletionRequest(absl::string_view body)
   if (absl::Status s = ReadCompletionLogprobs(*j, r.logprobs); !s.ok()) return s;
   if (absl::Status s = ReadPrompt(*j, r); !s.ok()) return s;
   if (absl::Status s = RejectUnknownFields(*j, kCompletionFields); !s.ok()) return s;
+  KeepSchemaOrder(body, r);
   return r;
 }
 

@@ -3,8 +3,8 @@
 // Parses and validates the bodies of OpenAI's /v1/chat/completions and
 // /v1/completions into one `GenerationRequest`. The sampling fields below
 // are honoured, and so are logprobs (logprobs_field.h), logit_bias
-// (logit_bias_field.h), grammar and response_format (grammar_field.h); a
-// field the server does not implement (n > 1, tools, json_schema, ...:
+// (logit_bias_field.h), grammar, response_format and json_schema
+// (grammar_field.h); a field the server does not implement (n > 1, tools, ...:
 // unsupported_fields.h) is accepted only at its neutral value and is
 // InvalidArgument otherwise, and a field neither read nor listed there is
 // InvalidArgument too, so a client is never silently given something else
@@ -103,6 +103,11 @@ struct GenerationRequest {
   // response_format json_object; `grammar_field` names which, for errors.
   std::string grammar;
   std::string grammar_field;
+  // Or a JSON schema it must follow, as JSON text ("": none), from
+  // response_format json_schema, `json_schema` or Ollama's `format`
+  // (grammar_field.h), named by `grammar_field`; it becomes `grammar` in
+  // the member's turn (schema_grammar.h).
+  std::string json_schema;
 };
 
 absl::StatusOr<GenerationRequest> ParseChatRequest(absl::string_view body);

@@ -7,10 +7,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "grammar_field.h"
 #include "grammar_sampler.h"
 #include "logit_bias_field.h"
 #include "member_job.h"
 #include "prompt_bound.h"
+#include "schema_grammar.h"
 
 namespace hearth::serve {
 namespace {
@@ -68,6 +70,25 @@ struct PromptWork {
   CompiledGrammar grammar;
 };
 
+// The request's grammar: its GBNF, or its JSON schema converted
+// (schema_grammar.h) and held to a written grammar's bounds
+// (grammar_field.h), compiled for the vocabulary; null when it asks for
+// none. Every failure is InvalidArgument naming `field`.
+absl::StatusOr<CompiledGrammar> RequestGrammar(const llama_vocab* vocab, std::string gbnf,
+                                               const std::string& schema,
+                                               const std::string& field) {
+  if (!schema.empty()) {
+    absl::StatusOr<std::string> converted = JsonSchemaToGrammar(schema, field);
+    if (!converted.ok()) return converted.status();
+    if (absl::Status s = CheckGrammarText(*converted, field, kMaxSchemaGrammarBytes); !s.ok()) {
+      return s;
+    }
+    gbnf = *std::move(converted);
+  }
+  if (gbnf.empty()) return CompiledGrammar();
+  return CompileGrammar(vocab, gbnf, field);
+}
+
 // The request's grammar compiled first (a bad one is a 400 before any
 // tokenising), then the prompt's token ids: the chat rendered with the
 // model's template, its bytes checked against the context (prompt_bound.h),
@@ -86,14 +107,13 @@ absl::StatusOr<PromptWork> PromptTokens(const ServeContext& ctx, GenerationReque
   // request needs neither again.
   auto tokenize = [text, chat, budget, room, answer, messages = std::move(request.messages),
                    prompt = std::move(request.prompt), grammar = std::move(request.grammar),
+                   schema = std::move(request.json_schema),
                    grammar_field = request.grammar_field]() -> absl::StatusOr<PromptWork> {
     PromptWork work;
-    if (!grammar.empty()) {
-      absl::StatusOr<CompiledGrammar> compiled =
-          CompileGrammar(text->vocab(), grammar, grammar_field);
-      if (!compiled.ok()) return compiled.status();
-      work.grammar = *std::move(compiled);
-    }
+    absl::StatusOr<CompiledGrammar> compiled =
+        RequestGrammar(text->vocab(), grammar, schema, grammar_field);
+    if (!compiled.ok()) return compiled.status();
+    work.grammar = *std::move(compiled);
     absl::StatusOr<std::string> rendered =
         chat ? text->RenderChat(messages) : absl::StatusOr<std::string>(prompt);
     if (!rendered.ok()) return rendered.status();

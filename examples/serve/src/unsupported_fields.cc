@@ -55,11 +55,6 @@ constexpr UnsupportedField kUnsupported[] = {
     {"prediction", OnlyAbsent, "is not supported (absent)"},
     {"reasoning_effort", OnlyAbsent, "is not supported (absent)"},
     {"web_search_options", OnlyAbsent, "is not supported (absent)"},
-    // llama-server's schema field: this build has no schema-to-grammar
-    // converter (grammar_field.h).
-    {"json_schema", IsEmpty,
-     "is not supported ({} or absent): no JSON schemas; use 'grammar' (GBNF) or "
-     "response_format json_object"},
     {"typical_p", [](const Json& v) { return v.is_number() && v.get<double>() == 1; },
      "is not supported (1 or absent)"},
     {"mirostat", IsZero, "is not supported (0 or absent)"},

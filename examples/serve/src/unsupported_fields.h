@@ -2,11 +2,11 @@
 //
 // The OpenAI (and llama-server) request fields hearth-serve does not
 // implement. Each is accepted only at its neutral value, the one that asks
-// for nothing the server does not do (`"n": 1`, `"tools": []`,
-// `"json_schema": {}`); any other value is
-// InvalidArgument naming the field and what is allowed, so that a client is
-// never silently given something else than it asked for. (logprobs,
-// logit_bias, grammar and response_format are implemented: openai_request.h.)
+// for nothing the server does not do (`"n": 1`, `"tools": []`); any other
+// value is InvalidArgument naming the field and what is allowed, so that a
+// client is never silently given something else than it asked for.
+// (logprobs, logit_bias, grammar, response_format and json_schema are
+// implemented: openai_request.h.)
 // Any other field is refused too (RejectUnknownFields), unless it is one of
 // kInformationalFields, which change no answer even at OpenAI: a field the
 // server neither reads nor lists is never silently dropped.
