@@ -25,6 +25,7 @@
 #include "hearth/policy/policy.h"
 #include "hearth/policy/policy_registry.h"
 #include "hearth/policy/policy_tree.h"
+#include "hearth/policy/preemption_costs.h"
 #include "hearth/policy/priority_quota.h"
 #include "hearth/policy/vtc.h"
 #include "hearth/request/request_spec.h"
