@@ -185,8 +185,9 @@ bool Scheduler::Impl::CanBeVictim(const RequestRecord& r) const {
 
 RequestRecord* Scheduler::Impl::PickVictim(const RequestRecord& beneficiary,
                                            bool beneficiary_running, int32_t need_blocks) {
-  return ChosenVictim({beneficiary.id, beneficiary_running, need_blocks, VictimReason::kPolicyOrder},
-                      options_.max_preemptions_per_request);
+  const VictimRequest request{beneficiary.id, beneficiary_running, need_blocks,
+                               VictimReason::kPolicyOrder};
+  return ChosenVictim(request, options_.max_preemptions_per_request);
 }
 
 RequestRecord* Scheduler::Impl::PickShareVictim(const RequestRecord& beneficiary,

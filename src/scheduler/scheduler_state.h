@@ -78,7 +78,9 @@ class TokenBudget {
     return std::min({rest, chunk_cap, left_, background ? background_left_ : INT32_MAX});
   }
   // Whether background prefill has had its share of this step.
-  bool BackgroundSpent() const { return prefill_rules_.background_tokens > 0 && background_left_ <= 0; }
+  bool BackgroundSpent() const {
+    return prefill_rules_.background_tokens > 0 && background_left_ <= 0;
+  }
   // `tokens` scheduled (`background_prefill`: counted against the cap too).
   void Take(int32_t tokens, bool background_prefill) {
     left_ -= tokens;
