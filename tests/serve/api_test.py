@@ -177,11 +177,14 @@ def disconnect_cancels(s):
             return False
         return True
     r = s.stream("/v1/chat/completions", chat_body(max_tokens=7000), key=KEYS["ana"], on_event=stop_after_three)
-    rid = r["request_id"]
     check(len(seen) == 3 and not r["done"], "client left after three events")
-    status = wait_for(lambda: (lambda st: st if chat_class()["cancelled"] == cancelled_before + 1 and
-                               st["kv"]["used_blocks"] == 0 and
-                               all(x["id"] != rid for x in st["running"]) else None)(s.status()))
+    # Every condition read off one snapshot: the status is up to 250 ms old,
+    # so of two reads the first can predate the whole request (no blocks, no
+    # disconnect) while the second shows its cancellation.
+    def ended(st):
+        chat = next(c for c in st["classes"] if c["name"] == "chat")
+        return st if chat["cancelled"] == cancelled_before + 1 and st["kv"]["used_blocks"] == 0 else None
+    status = wait_for(lambda: ended(s.status()))
     check(status is not None, "the scheduler shows the request cancelled and its KV blocks freed")
     check(status is not None and status["disconnect_cancels"] >= 1, "counted as a disconnect")
     metrics = s.metrics()
