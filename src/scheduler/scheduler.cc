@@ -154,11 +154,13 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       sink_(options_.metrics_sink),
       residency_(options_),
       intake_(options_.workflow_retention,
-              static_cast<size_t>(std::clamp(options_.max_pending_requests, kMinRememberedEnds,
-                                             kMaxRememberedEnds))) {
+              static_cast<size_t>(std::clamp(options_.max_pending_requests,
+                                             internal::IntakeState::kMinRememberedEnds,
+                                             internal::IntakeState::kMaxRememberedEnds))) {
   // Tables that grow with the requests taken in are sized up front for the
   // usual backlog: growing one by doubling moves all of it inside one Plan.
-  const auto backlog = static_cast<size_t>(std::min(options_.max_pending_requests, kReservedBacklog));
+  const auto backlog = static_cast<size_t>(
+      std::min(options_.max_pending_requests, internal::IntakeState::kReservedBacklog));
   capacity_.ReserveSlots(backlog);
   model_queues_.preparing.resize(options_.models.size());
   const auto running = static_cast<size_t>(options_.max_running);

@@ -8,22 +8,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "scheduler/outcome_faults.h"
 #include "scheduler/scheduler_impl.h"
 
 namespace hearth {
 
+using internal::FindFault;
+using internal::FindVoidFault;
+using internal::OutcomeFault;
+using internal::OutcomeMismatch;
 using internal::RequestRecord;
 using internal::RunList;
-
-namespace {
-
-absl::Status Mismatch(uint64_t step, size_t i, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "outcome of step ", step, ", sequence ", i, ": ", what,
-      "; nothing was applied"));
-}
-
-}  // namespace
 
 absl::Status Scheduler::Impl::Complete(const StepOutcome& outcome) {
   if (step_.outstanding == 0) {
@@ -142,7 +137,10 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
   if (step_.plan->voided.empty()) [[likely]] {
     for (size_t i = 0; i < n; ++i) {
       const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
-      if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
+      if (fault != OutcomeFault::kNone) [[unlikely]] {
+        return internal::DescribeFault(step_.plan->step, i, fault, planned[i], got[i],
+                                       vocab_size[planned[i].model.value()]);
+      }
       accepted += static_cast<size_t>(got[i].accepted_drafts);
     }
   } else {
@@ -151,7 +149,10 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
       const OutcomeFault fault = slots[i] == internal::kVoidSlot
                                      ? FindVoidFault(planned[i], got[i])
                                      : FindFault(planned[i], got[i], vocab_size);
-      if (fault != OutcomeFault::kNone) [[unlikely]] return DescribeFault(i, fault, got[i]);
+      if (fault != OutcomeFault::kNone) [[unlikely]] {
+        return internal::DescribeFault(step_.plan->step, i, fault, planned[i], got[i],
+                                       vocab_size[planned[i].model.value()]);
+      }
       accepted += static_cast<size_t>(got[i].accepted_drafts);
     }
   }
@@ -193,83 +194,9 @@ absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t
   for (size_t d = at; d < at + accepted; ++d) {
     const TokenId id = outcome.draft_ids[d];
     if (id < 0 || (vocab > 0 && id >= vocab)) {
-      return Mismatch(step_.plan->step, i,
-                      absl::StrCat("accepted draft token ", id, " is outside [0, ",
-                                   vocab > 0 ? vocab : INT32_MAX, ")"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-Scheduler::Impl::OutcomeFault Scheduler::Impl::FindVoidFault(const ScheduledSequence& s,
-                                                              const SequenceOutcome& o) {
-  // Only what keeps the outcome's lists aligned: its id, and accepted drafts
-  // that StepOutcome::draft_ids holds.
-  if (o.id != s.id) return OutcomeFault::kId;
-  if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens) return OutcomeFault::kDrafts;
-  return OutcomeFault::kNone;
-}
-
-Scheduler::Impl::OutcomeFault Scheduler::Impl::FindFault(const ScheduledSequence& s,
-                                                          const SequenceOutcome& o,
-                                                          const int32_t* vocab_size) {
-  if (o.id != s.id) return OutcomeFault::kId;
-  if (o.accepted_drafts != 0) [[unlikely]] {
-    if (o.accepted_drafts < 0 || o.accepted_drafts > s.draft_tokens || !o.error.empty() ||
-        o.out_of_kv || !o.produced_token) {
-      return OutcomeFault::kDrafts;
-    }
-  }
-  if (!o.error.empty() || o.out_of_kv) return OutcomeFault::kNone;
-  if (o.produced_token != s.sample) return OutcomeFault::kSampling;
-  if (o.finish == FinishReason::kLength) return OutcomeFault::kFinishLength;
-  if (o.finish > FinishReason::kLength) return OutcomeFault::kFinishUnknown;
-  if (o.finish != FinishReason::kNone && !o.produced_token) {
-    return OutcomeFault::kFinishWithoutToken;
-  }
-  const int32_t vocab = vocab_size[s.model.value()];
-  if (o.produced_token && (o.token < 0 || (vocab > 0 && o.token >= vocab))) {
-    return OutcomeFault::kTokenRange;
-  }
-  return OutcomeFault::kNone;
-}
-
-absl::Status Scheduler::Impl::DescribeFault(size_t i, OutcomeFault fault,
-                                            const SequenceOutcome& o) const {
-  const ScheduledSequence& s = step_.plan->sequences[i];
-  switch (fault) {
-    case OutcomeFault::kNone:
-      return absl::OkStatus();
-    case OutcomeFault::kId:
-      return Mismatch(step_.plan->step, i,
-                      absl::StrCat("id ", o.id.ToString(), " where the plan has ", s.id.ToString(),
-                                   " (outcomes must follow plan order)"));
-    case OutcomeFault::kSampling:
-      return Mismatch(step_.plan->step, i,
-                      s.sample ? "the plan asked for a sampled token but none was produced"
-                               : "a token was produced where the plan did not sample");
-    case OutcomeFault::kFinishLength:
-      return Mismatch(step_.plan->step, i,
-                      "finish kLength is decided by the scheduler; report kNone");
-    case OutcomeFault::kFinishUnknown:
-      return Mismatch(step_.plan->step, i,
-                      absl::StrCat("finish ", static_cast<int>(o.finish),
-                                   " is not a FinishReason; report kNone, "
-                                   "kStopToken or kStopString"));
-    case OutcomeFault::kFinishWithoutToken:
-      return Mismatch(step_.plan->step, i, "a finish reason needs a produced token");
-    case OutcomeFault::kDrafts:
-      return Mismatch(step_.plan->step, i,
-                      absl::StrCat("accepted_drafts is ", o.accepted_drafts,
-                                   "; the plan gave this sequence ", int32_t{s.draft_tokens},
-                                   " draft tokens, so it must be in [0, ", int32_t{s.draft_tokens},
-                                   "], with a token produced, and 0 for a "
-                                   "sequence that failed or ran out of KV"));
-    case OutcomeFault::kTokenRange: {
-      const int32_t vocab = limits_.vocab_size[s.model.value()];
-      return Mismatch(
-          step_.plan->step, i,
-          absl::StrCat("token ", o.token, " is outside [0, ", vocab > 0 ? vocab : INT32_MAX, ")"));
+      return OutcomeMismatch(step_.plan->step, i,
+                             absl::StrCat("accepted draft token ", id, " is outside [0, ",
+                                          vocab > 0 ? vocab : INT32_MAX, ")"));
     }
   }
   return absl::OkStatus();

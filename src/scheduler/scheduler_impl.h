@@ -1,34 +1,28 @@
 // File: src/scheduler/scheduler_impl.h
 //
-// The scheduler's engine-side state and the step planner. It is split by
-// job, each file one room of the step:
-//   scheduler.cc            construction, the public facade, lookups, stats
-//   scheduler_intake.cc     inbox drain, record creation, workflows,
-//                           deadlines
-//   scheduler_lifecycle.cc  the one place a request changes phase
-//                           (SetPhase), run lists, slots, preempt,
-//                           retry-or-fail, terminate
-//   scheduler_residency.cc  model preparation, finished and failed loads,
-//                           room in memory from idle models
-//   scheduler_plan.cc       Plan: running sequences, growth, plan entries,
-//                           the next step's TPOT allowance
-//   scheduler_admission.cc  admission, victims
-//   scheduler_overlap.cc    planning ahead of the step in flight
-//   scheduler_changes.cc    live changes (SetPriority, SetWorkClass)
-//   scheduler_complete.cc   Complete: validate the outcome, then apply it
-//   scheduler_invariants.cc CheckInvariants
+// The scheduler's engine-side state and the step planner, split by job:
+//   scheduler.cc             construction, the facade, lookups, stats
+//   scheduler_intake.cc      inbox drain, records, workflows, deadlines
+//   scheduler_lifecycle.cc   the one place a request changes phase
+//                            (SetPhase); preempt, retry-or-fail, terminate
+//   scheduler_residency.cc   model preparation, loads, room from idle models
+//   scheduler_plan.cc        Plan: running sequences, growth, plan entries
+//   scheduler_admission.cc   admission, victims
+//   scheduler_overlap.cc     planning ahead of the step in flight
+//   scheduler_changes.cc     live changes (SetPriority, SetWorkClass)
+//   scheduler_complete.cc    Complete: validate the outcome, then apply it
+//   scheduler_invariants.cc  CheckInvariants
 //
 // Who decides what: the Policy chooses every order (next admission and each
 // kind of victim); ClassCapacity holds the class limits and their one
 // predicate; KvCacheManager says what admitting or growing a sequence takes
-// in blocks and takes them, with the class block counts; this type validates
-// each policy choice against budgets and applies it.
+// in blocks and takes them; this type validates each policy choice against
+// the budgets and applies it.
 //
-// Data layout: live requests sit in the RequestTable, a slab of
-// RequestRecords addressed by slot (the KV room's sequences live inside
-// them); running ones are in its two unordered run lists (decoding,
-// prefilling) with O(1) swap-removal. Every buffer a step touches is
-// reserved up front, so a steady-state step allocates nothing.
+// Live requests sit in the RequestTable, a slab of RequestRecords addressed
+// by slot; running ones are in its two run lists (decoding, prefilling) with
+// O(1) swap-removal. Every buffer a step touches is reserved up front, so a
+// steady-state step allocates nothing.
 
 #ifndef HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
 #define HEARTH_SCHEDULER_SCHEDULER_IMPL_H_
@@ -104,6 +98,9 @@ class Scheduler::Impl {
 
  private:
   using Record = internal::RequestRecord;
+  using Projection = internal::Projection;
+  using Admission = internal::Admission;
+  using AdmissionNeed = internal::AdmissionNeed;
 
   // --- Intake (scheduler_intake.cc).
   void DrainInbox(absl::Time now);
@@ -178,16 +175,6 @@ class Scheduler::Impl {
   RequestView ViewOf(const Record& record) const {
     return record.View(record.kv.num_blocks());
   }
-
-  // Where a running record's sequence stands for the plan being built: its
-  // own `computed` and `length`, or, when it is in the step in flight
-  // (overlapped planning), where that step leaves it, and whether its next
-  // input is the token that step samples.
-  struct Projection {
-    int32_t computed = 0;
-    int32_t length = 0;
-    bool input_pending = false;
-  };
 
   // --- Plan (scheduler_plan.cc).
   void StartPlan(absl::Time now);
@@ -284,23 +271,6 @@ class Scheduler::Impl {
 
   // --- Admission and victims (scheduler_admission.cc).
   void AdmitWaiting(absl::Time now);
-  enum class Admission {
-    kAdmitted,
-    // Not now, for a reason particular to this request (its class's limits).
-    kDeclined,
-    // No sequence slot or memory, though the request is entitled to them.
-    kNoRoom,
-    // Its adapter would exceed ResidencyConfig::max_adapters_per_step.
-    kAdapterBusy,
-  };
-  // What admitting a request takes: the KV room's measure of it (where it
-  // starts, its first chunk, its blocks, its class reservation) and whether
-  // it falls beyond its class's limits.
-  struct AdmissionNeed {
-    internal::AdmissionQuery query;
-    internal::KvAdmission kv;
-    bool beyond_limits = false;
-  };
   // Admits a waiting or swapped request with its first chunk if its class's
   // limits and memory allow (prefix hits reused, swap-ins copied back);
   // otherwise leaves it untouched.
@@ -347,18 +317,6 @@ class Scheduler::Impl {
 
   // --- Complete (scheduler_complete.cc).
   absl::Status ValidateOutcome(const StepOutcome& outcome, absl::Time done) const;
-  // What is wrong with one sequence's outcome, in the order the checks are
-  // reported: the rules once, cheap enough for every sequence of every step.
-  enum class OutcomeFault : uint8_t {
-    kNone, kId, kSampling, kFinishLength, kFinishUnknown, kFinishWithoutToken, kTokenRange,
-    kDrafts,
-  };
-  static OutcomeFault FindFault(const ScheduledSequence& s, const SequenceOutcome& o,
-                                const int32_t* vocab_size);
-  // The same for an entry voided while outstanding.
-  static OutcomeFault FindVoidFault(const ScheduledSequence& s, const SequenceOutcome& o);
-  // The message for outcome `i`'s fault.
-  absl::Status DescribeFault(size_t i, OutcomeFault fault, const SequenceOutcome& o) const;
   // StepOutcome::draft_ids past the sequences already applied; advanced
   // past this one's accepted drafts.
   void ApplySequenceOutcome(Record& record, const ScheduledSequence& s,
@@ -406,16 +364,7 @@ class Scheduler::Impl {
     for (int l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
   }
 
-  bool Background(const Record& record) const {
-    return tokens_.Background(record.ttft_deadline);
-  }
-  // Requests whose tables are reserved at construction (up to
-  // max_pending_requests); beyond it tables grow as needed.
-  static constexpr int32_t kReservedBacklog = 1 << 16;
-  // Ended requests remembered as possible workflow parents: as many as may
-  // be pending, within these bounds (a small scheduler is cheap to create).
-  static constexpr int32_t kMinRememberedEnds = 1 << 10;
-  static constexpr int32_t kMaxRememberedEnds = 1 << 16;
+  bool Background(const Record& record) const { return tokens_.Background(record.ttft_deadline); }
   // Frees an ended request's slot, or holds it while a plan naming it may
   // still be running (overlapped planning).
   void FreeSlot(uint32_t slot);

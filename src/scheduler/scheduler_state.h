@@ -15,6 +15,8 @@
 //   StepOutputs  what a Plan/Complete hands to the inbox, the policy and
 //                the next plan (scheduler_lifecycle.cc)
 //   StatsState   counters and their published copy (scheduler.cc)
+// Beside them, the planner's value types: Admission and AdmissionNeed
+// (scheduler_admission.cc) and Projection (scheduler_overlap.cc).
 // Engine thread only, except StatsState::published (any thread). Every
 // buffer is reserved at construction (Scheduler::Impl::Impl), so a steady
 // step allocates nothing.
@@ -31,6 +33,7 @@
 #include "absl/time/time.h"
 #include "hearth/policy/policy.h"
 #include "hearth/scheduler/scheduler.h"
+#include "kv/kv_cache_manager.h"
 #include "scheduler/deadline_heap.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
@@ -126,6 +129,14 @@ struct ModelQueues {
 };
 
 struct IntakeState {
+  // Requests whose tables are reserved at construction (up to
+  // max_pending_requests); beyond it tables grow as needed.
+  static constexpr int32_t kReservedBacklog = 1 << 16;
+  // Ended requests remembered as possible workflow parents: as many as may
+  // be pending, within these bounds (a small scheduler is cheap to create).
+  static constexpr int32_t kMinRememberedEnds = 1 << 10;
+  static constexpr int32_t kMaxRememberedEnds = 1 << 16;
+
   IntakeState(absl::Duration workflow_retention, size_t remembered_ends)
       : workflows(workflow_retention, remembered_ends) {}
   uint64_t next_arrival_seq = 0;
@@ -138,6 +149,34 @@ struct IntakeState {
   std::vector<Submission> drained;
   std::vector<Cancellation> cancels;
   std::vector<RequestChange> changes;
+};
+
+// What Scheduler::Impl::TryAdmit answers.
+enum class Admission {
+  kAdmitted,
+  // Not now, for a reason particular to this request (its class's limits).
+  kDeclined,
+  // No sequence slot or memory, though the request is entitled to them.
+  kNoRoom,
+  // Its adapter would exceed ResidencyConfig::max_adapters_per_step.
+  kAdapterBusy,
+};
+// What admitting a request takes: the KV room's measure of it (where it
+// starts, its first chunk, its blocks, its class reservation) and whether
+// it falls beyond its class's limits.
+struct AdmissionNeed {
+  AdmissionQuery query;
+  KvAdmission kv;
+  bool beyond_limits = false;
+};
+// Where a running record's sequence stands for the plan being built: its
+// own `computed` and `length`, or, when it is in the step in flight
+// (overlapped planning), where that step leaves it, and whether its next
+// input is the token that step samples.
+struct Projection {
+  int32_t computed = 0;
+  int32_t length = 0;
+  bool input_pending = false;
 };
 
 struct PlanState {
