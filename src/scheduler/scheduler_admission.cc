@@ -106,7 +106,10 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   q.swapped = r.phase == RequestPhase::kSwapped;
   q.has_output = r.output_tokens > 0;
   if (r.has_token_ids) q.tokens = r.tokens;
-  q.max_chunk = tokens_.PrefillRoom(INT32_MAX, limits_.chunk_cap, Background(r));
+  // A swapped-in request that was decoding resumes with its decode, which
+  // the background prefill cap does not limit (TryAdmit lets it past a
+  // spent cap): capped, its chunk would be 0 tokens.
+  q.max_chunk = tokens_.PrefillRoom(INT32_MAX, limits_.chunk_cap, Background(r) && !r.decoding());
   need.kv = kv_.MeasureAdmission(r.kv, q);
   need.beyond_limits = !capacity_.Within(q.work_class, 1, need.kv.total_blocks);
   return need;
