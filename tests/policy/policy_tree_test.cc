@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/policy/policy_tree.h"
-#include "policy_driver.h"
+#include "tests/testing/policy_driver.h"
 
 namespace hearth {
 namespace {
@@ -17,11 +17,10 @@ namespace {
 using testing_policy::DriverOptions;
 using testing_policy::PolicyDriver;
 
-std::unique_ptr<Policy> Make(const PolicyTreeConfig& config,
-                             const SchedulerOptions& options = {}) {
+PolicyFactory Make(const PolicyTreeConfig& config) {
   absl::StatusOr<PolicyFactory> factory = PolicyTreeFactory(config);
   REQUIRE(factory.ok());
-  return (*factory)(options);
+  return *factory;
 }
 
 double Weighted(const PolicyDriver& d, uint32_t user) {
@@ -93,7 +92,7 @@ TEST_CASE("tree: weighted shares between classes", "[policy][tree]") {
   machine.max_running = 8;
   machine.token_budget = 256;
   machine.max_chunk = 128;
-  PolicyDriver d(Make(config, options), machine);
+  PolicyDriver d(Make(config), machine, options);
   // Class 0 is user 0's, class 1 is user 1's; both deeply backlogged.
   for (int i = 0; i < 1500; ++i) {
     d.AddAt(0, {.user = 0, .work_class = 0, .prompt = 64, .max_new = 32});

@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "hearth/policy/priority_quota.h"
-#include "policy_driver.h"
+#include "tests/testing/policy_driver.h"
 
 namespace hearth {
 namespace {
@@ -23,10 +23,10 @@ constexpr int32_t kVoice = 4;
 constexpr int32_t kChat = 2;
 constexpr int32_t kMaintenance = 0;
 
-std::unique_ptr<Policy> MakePriority(const PriorityQuotaOptions& options) {
+PolicyFactory MakePriority(const PriorityQuotaOptions& options) {
   absl::StatusOr<PolicyFactory> factory = PriorityQuotaPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)(SchedulerOptions{});
+  return *factory;
 }
 
 DriverOptions SmallMachine() {
@@ -229,9 +229,8 @@ TEST_CASE("priority: victims come from strictly lower levels",
   options.aging_interval = absl::InfiniteDuration();
   DriverOptions machine = SmallMachine();
   machine.max_running = 2;
-  std::unique_ptr<Policy> owned = MakePriority(options);
-  Policy& p = *owned;
-  PolicyDriver d(std::move(owned), machine);
+  PolicyDriver d(MakePriority(options), machine);
+  Policy& p = d.policy();
   RequestId low = d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 1000, .priority = kMaintenance});
   RequestId mid = d.AddAt(0, {.user = 0, .prompt = 16, .max_new = 1000, .priority = kChat});
   d.Run(3);
@@ -239,12 +238,13 @@ TEST_CASE("priority: victims come from strictly lower levels",
   RequestId high = d.AddAt(3, {.user = 0, .prompt = 16, .max_new = 10, .priority = kVoice});
   RequestId also_mid = d.AddAt(3, {.user = 0, .prompt = 16, .max_new = 10, .priority = kChat});
   d.Run(1);
-  // The voice request displaced the maintenance one (lowest level first).
-  CHECK(d.request(low).view.phase == RequestPhase::kWaiting);
+  // The voice request displaced the maintenance one (lowest level first),
+  // which this machine swaps out.
+  CHECK(d.request(low).view.phase == RequestPhase::kSwapped);
   CHECK(d.request(high).view.phase == RequestPhase::kRunning);
   // A waiting chat request cannot displace the running chat request.
   CHECK(d.request(also_mid).view.phase == RequestPhase::kWaiting);
-  CHECK_FALSE(p.PickVictim(also_mid, false).valid());
+  CHECK_FALSE(p.PickVictim(d.core_id(also_mid), false).valid());
   CHECK(d.request(mid).view.phase == RequestPhase::kRunning);
   CHECK(d.errors().empty());
 }
@@ -287,7 +287,7 @@ TEST_CASE("priority: class and request priorities add without overflow",
   REQUIRE(factory.ok());
   DriverOptions machine = SmallMachine();
   machine.max_running = 1;
-  PolicyDriver d((*factory)(scheduler), machine);
+  PolicyDriver d(*factory, machine, scheduler);
   RequestId lowest =
       d.AddAt(0, {.user = 0, .work_class = 2, .prompt = 16, .max_new = 1, .priority = -kHuge});
   RequestId middle =

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 
 #include <catch2/catch.hpp>
 
 #include "hearth/policy/policy_tree.h"
 #include "hearth/scheduler/scheduler_options.h"
-#include "policy_driver.h"
+#include "tests/testing/policy_driver.h"
 
 namespace hearth {
 namespace {
@@ -68,15 +69,16 @@ Met Count(const PolicyDriver& d, const SchedulerOptions& options) {
   return m;
 }
 
-Met Run(std::unique_ptr<Policy> policy, uint64_t seed, const SchedulerOptions& options) {
+Met Run(PolicyFactory policy, uint64_t seed, const SchedulerOptions& options) {
   DriverOptions machine;
   machine.max_running = 8;
   machine.token_budget = 160;
   machine.max_chunk = 128;
   machine.step_time = kStep;
-  PolicyDriver d(std::move(policy), machine);
+  PolicyDriver d(std::move(policy), machine, options);
   AddOverload(d, seed);
   d.Run(6000);
+  for (const std::string& e : d.errors()) UNSCOPED_INFO(e);
   REQUIRE(d.errors().empty());
   return Count(d, options);
 }
@@ -91,7 +93,7 @@ TEST_CASE("slo level: more TTFT targets met than arrival order under overload, "
   REQUIRE(factory.ok());
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     CAPTURE(seed);
-    const Met slo = Run((*factory)(options), seed, options);
+    const Met slo = Run(*factory, seed, options);
     const Met fifo = Run(testing_policy::MakeArrivalOrder(), seed, options);
     CAPTURE(slo.met, fifo.met, slo.eligible, slo.documents_done, fifo.documents_done);
     CHECK(slo.eligible == fifo.eligible);

@@ -1,5 +1,5 @@
-// Properties of the Virtual Token Counter, driven through the Policy
-// interface by PolicyDriver (no scheduler core involved).
+// Properties of the Virtual Token Counter, driven through the real core by
+// PolicyDriver.
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/policy/policy_tree.h"
 #include "hearth/policy/vtc.h"
-#include "policy_driver.h"
+#include "tests/testing/policy_driver.h"
 
 namespace hearth {
 namespace {
@@ -21,10 +21,10 @@ using testing_policy::DriverOptions;
 using testing_policy::MakeArrivalOrder;
 using testing_policy::PolicyDriver;
 
-std::unique_ptr<Policy> MakeVtc(const VtcOptions& options) {
+PolicyFactory MakeVtc(const VtcOptions& options) {
   absl::StatusOr<PolicyFactory> factory = VtcPolicyFactory(options);
   REQUIRE(factory.ok());
-  return (*factory)(SchedulerOptions{});
+  return *factory;
 }
 
 double Service(const PolicyDriver& d, uint32_t user, const VtcOptions& o) {
@@ -217,7 +217,7 @@ TEST_CASE("vtc: weights 1:2:3:4 give shares within 5%", "[policy][vtc]") {
   d_options.token_budget = 256;
   d_options.max_chunk = 128;
   d_options.seed = seed;
-  PolicyDriver d((*factory)(scheduler), d_options);
+  PolicyDriver d(*factory, d_options, scheduler);
   std::vector<SizeRange> same(4, SizeRange{32, 256, 16, 128});
   Backlog(d, same, 500, seed);
   for (int i = 0; i < 6000; ++i) {
@@ -244,9 +244,8 @@ TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
   d_options.max_running = 4;
   d_options.token_budget = 64;
   d_options.max_chunk = 64;
-  std::unique_ptr<Policy> policy = MakeVtc(o);
-  Policy& p = *policy;
-  PolicyDriver d(std::move(policy), d_options);
+  PolicyDriver d(MakeVtc(o), d_options);
+  Policy& p = d.policy();
   // All arrive together; user 0's long first prompt (one output token)
   // makes its counter the larger, and its second request holds little.
   RequestId x = d.AddAt(0, {.user = 0, .prompt = 600, .max_new = 1});
@@ -258,8 +257,8 @@ TEST_CASE("vtc: a running beneficiary takes victims from the most-served user",
   REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
   // User 0 leads by more than `a` costs: it yields to user 1, never the
   // reverse.
-  CHECK(p.PickVictim(b, true) == a);
-  CHECK_FALSE(p.PickVictim(a, true).valid());
+  CHECK(p.PickVictim(d.core_id(b), true) == d.core_id(a));
+  CHECK_FALSE(p.PickVictim(d.core_id(a), true).valid());
   // Admission does not preempt unless asked to.
   CHECK_FALSE(p.PickVictim(RequestId(999), false).valid());
 }
@@ -270,9 +269,8 @@ TEST_CASE("vtc: no victim whose eviction costs more than its user's lead",
   d_options.max_running = 4;
   d_options.token_budget = 64;
   d_options.max_chunk = 64;
-  std::unique_ptr<Policy> policy = MakeVtc(VtcOptions{});
-  Policy& p = *policy;
-  PolicyDriver d(std::move(policy), d_options);
+  PolicyDriver d(MakeVtc(VtcOptions{}), d_options);
+  Policy& p = d.policy();
   // User 0's counter is larger only by about its one request's prompt,
   // which evicting that request would throw away (and recompute).
   RequestId a = d.AddAt(0, {.user = 0, .prompt = 300, .max_new = 500});
@@ -280,13 +278,13 @@ TEST_CASE("vtc: no victim whose eviction costs more than its user's lead",
   d.Run(12);
   REQUIRE(d.request(a).view.phase == RequestPhase::kRunning);
   REQUIRE(d.request(b).view.phase == RequestPhase::kRunning);
-  CHECK_FALSE(p.PickVictim(b, true).valid());
-  CHECK_FALSE(p.PickVictim(a, true).valid());
+  CHECK_FALSE(p.PickVictim(d.core_id(b), true).valid());
+  CHECK_FALSE(p.PickVictim(d.core_id(a), true).valid());
 }
 
 TEST_CASE("vtc: a lifted user that is running is also re-ranked as a victim",
           "[policy][vtc]") {
-  std::unique_ptr<Policy> p = MakeVtc(VtcOptions{});
+  std::unique_ptr<Policy> p = MakeVtc(VtcOptions{})(SchedulerOptions{});
   const absl::Time t = absl::UnixEpoch();
   uint64_t seq = 0;
   auto view = [&](uint64_t id, uint32_t user) {
