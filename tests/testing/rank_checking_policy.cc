@@ -87,6 +87,15 @@ public:
     return next;
   }
   void Decline(RequestId id) override { inner_->Decline(id); }
+  // Calls with defaults forward too: without them a tree policy would run
+  // without its backfilling, admission reserves and prefill rules.
+  bool MayAdmitPast(const RequestView &head, absl::Time now) override {
+    return inner_->MayAdmitPast(head, now);
+  }
+  double AdmissionReserveShare(const RequestView &candidate, absl::Time now) override {
+    return inner_->AdmissionReserveShare(candidate, now);
+  }
+  PrefillRules prefill_rules() const override { return inner_->prefill_rules(); }
   void EndAdmission() override {
     pending_check_ = RequestId();
     inner_->EndAdmission();
