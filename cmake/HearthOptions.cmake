@@ -58,3 +58,4 @@ if(HEARTH_SANITIZE)
 endif()
 
 include(${CMAKE_CURRENT_LIST_DIR}/HearthCuda.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/HearthPrecompiled.cmake)

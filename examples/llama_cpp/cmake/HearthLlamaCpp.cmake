@@ -108,6 +108,7 @@ if(TARGET hearth_llama_cpp::llama AND NOT TARGET hearth_llama_cpp)
   if(HEARTH_TOP_LEVEL)
     target_compile_options(hearth_llama_cpp PRIVATE -Wall -Wextra -Wno-unused-parameter)
   endif()
+  hearth_precompile(hearth_llama_cpp)
 endif()
 
 if(TARGET hearth_llama_cpp)

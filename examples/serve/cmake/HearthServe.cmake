@@ -41,6 +41,7 @@ if(NOT TARGET hearth_serve AND HEARTH_LLAMA_CPP_FOUND)
     target_link_libraries(hearth_serve PUBLIC hearth_serve_parsers hearth_llama_cpp hearth::jobs
                           PkgConfig::HEARTH_HTTPLIB nlohmann_json::nlohmann_json
                           PRIVATE tomlplusplus::tomlplusplus)
+    hearth_precompile(hearth_serve <nlohmann/json.hpp> <httplib.h>)
     if(HEARTH_TOP_LEVEL)
       target_compile_options(hearth_serve PRIVATE -Wall -Wextra -Wno-unused-parameter)
     endif()

@@ -29,6 +29,7 @@ if(NOT TARGET hearth_serve_parsers)
     target_include_directories(hearth_serve_parsers PUBLIC "${_hearth_serve_parsers_dir}")
     target_link_libraries(hearth_serve_parsers PUBLIC hearth::hearth nlohmann_json::nlohmann_json
                           PRIVATE tomlplusplus::tomlplusplus)
+    hearth_precompile(hearth_serve_parsers <nlohmann/json.hpp>)
     if(HEARTH_TOP_LEVEL)
       target_compile_options(hearth_serve_parsers PRIVATE -Wall -Wextra -Wno-unused-parameter)
     endif()
