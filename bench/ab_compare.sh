@@ -43,9 +43,14 @@ for path in glob.glob(os.path.join(sys.argv[1], '*.json')):
             allocs[name][side] = b['allocs/step']
 print(f"| benchmark | base µs | new µs | new / base | allocations per step, base → new |")
 print(f"|---|---:|---:|---:|---|")
-for name in sorted(times):
+only = sorted(n for n in times if len(times[n]) < 2)
+for name in sorted(n for n in times if len(times[n]) == 2):
     b = statistics.median(times[name]['base']); n = statistics.median(times[name]['new'])
     a = allocs.get(name, {})
     alloc = f"{a['base']:.2f} → {a['new']:.2f}" if 'base' in a and 'new' in a else "–"
     print(f"| {name} | {b:.2f} | {n:.2f} | {n / b:.3f} | {alloc} |")
+if only:
+    print()
+    print("In one build only (no ratio): " + ", ".join(
+        f"{n} ({next(iter(times[n]))})" for n in only))
 PY
