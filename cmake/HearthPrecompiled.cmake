@@ -2,7 +2,8 @@
 # jobs, llama.cpp engine, tests): the standard library, Abseil and the public
 # API are parsed once per target instead of once per source file, which was
 # about a third of each file's compile time and most of CI's (two cores,
-# three build trees). The core library is built without them, and the
+# three build trees). The core library precompiles only a few Abseil and
+# standard headers (src/CMakeLists.txt), never the public API, and the
 # install test compiles every public header on its own, so a header that
 # stops including what it uses still fails the build.
 
