@@ -11,8 +11,10 @@ absl::Status OutcomeMismatch(uint64_t step, size_t i, absl::string_view what) {
                                                  what, "; nothing was applied"));
 }
 
-absl::Status DescribeFault(uint64_t step, size_t i, OutcomeFault fault, const ScheduledSequence& s,
-                           const SequenceOutcome& o, int32_t vocab) {
+absl::Status DescribeFault(const StepPlan& plan, size_t i, OutcomeFault fault,
+                           const SequenceOutcome& o, const int32_t* vocab_size) {
+  const uint64_t step = plan.step;
+  const ScheduledSequence& s = plan.sequences[i];
   switch (fault) {
     case OutcomeFault::kNone:
       return absl::OkStatus();
@@ -41,10 +43,12 @@ absl::Status DescribeFault(uint64_t step, size_t i, OutcomeFault fault, const Sc
                        int32_t{s.draft_tokens},
                        "], with a token produced, and 0 for a sequence that failed or ran out of "
                        "KV"));
-    case OutcomeFault::kTokenRange:
+    case OutcomeFault::kTokenRange: {
+      const int32_t vocab = vocab_size[s.model.value()];
       return OutcomeMismatch(
           step, i,
           absl::StrCat("token ", o.token, " is outside [0, ", vocab > 0 ? vocab : INT32_MAX, ")"));
+    }
   }
   return absl::OkStatus();
 }

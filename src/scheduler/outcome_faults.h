@@ -68,10 +68,10 @@ inline OutcomeFault FindVoidFault(const ScheduledSequence& s, const SequenceOutc
 // The refusal of step `step`'s outcome at sequence `i`.
 absl::Status OutcomeMismatch(uint64_t step, size_t i, absl::string_view what);
 
-// The message for sequence `i`'s `fault` (entry `s`, outcome `o`; `vocab`:
-// its model's vocabulary size, 0 when unknown).
-absl::Status DescribeFault(uint64_t step, size_t i, OutcomeFault fault, const ScheduledSequence& s,
-                           const SequenceOutcome& o, int32_t vocab);
+// The message for `fault` of `plan`'s sequence `i`, whose outcome is `o`
+// (`vocab_size` as for FindFault).
+absl::Status DescribeFault(const StepPlan& plan, size_t i, OutcomeFault fault,
+                           const SequenceOutcome& o, const int32_t* vocab_size);
 
 }  // namespace hearth::internal
 

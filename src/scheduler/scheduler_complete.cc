@@ -138,8 +138,7 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
     for (size_t i = 0; i < n; ++i) {
       const OutcomeFault fault = FindFault(planned[i], got[i], vocab_size);
       if (fault != OutcomeFault::kNone) [[unlikely]] {
-        return internal::DescribeFault(step_.plan->step, i, fault, planned[i], got[i],
-                                       vocab_size[planned[i].model.value()]);
+        return internal::DescribeFault(*step_.plan, i, fault, got[i], vocab_size);
       }
       accepted += static_cast<size_t>(got[i].accepted_drafts);
     }
@@ -150,8 +149,7 @@ absl::Status Scheduler::Impl::ValidateOutcome(const StepOutcome& outcome,
                                      ? FindVoidFault(planned[i], got[i])
                                      : FindFault(planned[i], got[i], vocab_size);
       if (fault != OutcomeFault::kNone) [[unlikely]] {
-        return internal::DescribeFault(step_.plan->step, i, fault, planned[i], got[i],
-                                       vocab_size[planned[i].model.value()]);
+        return internal::DescribeFault(*step_.plan, i, fault, got[i], vocab_size);
       }
       accepted += static_cast<size_t>(got[i].accepted_drafts);
     }
