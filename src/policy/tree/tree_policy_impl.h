@@ -88,10 +88,13 @@ class TreePolicy final : public Policy {
     return Find(id);
   }
 
-  Entry* FindServed(RequestId id, size_t* cursor);
-  void ChargeServed(Entry* e, const ServedTokens& s);
+  // OnServed's steps, once per served sequence: inline (and defined in
+  // tree_policy_service.cc, their one caller) so that the per-sequence
+  // loop carries no calls.
+  inline Entry* FindServed(RequestId id, size_t* cursor);
+  inline void ChargeServed(Entry* e, const ServedTokens& s);
+  inline void ChargeDecode(Entry* e);
   void ChargeDecodeBatch();
-  void ChargeDecode(Entry* e);
 
   // Returns the unserved part of the admission-time prefill reservation.
   void Refund(Entry* e) {

@@ -35,7 +35,7 @@ void TreePolicy::OnServed(absl::Span<const ServedTokens> served, absl::Time now)
 // and prefill-to-decode moves insert some. Walks last step's entries
 // alongside this step's from `*cursor`, skipping a few dropped ones, so
 // that only inserted or moved sequences cost a hash lookup.
-Entry* TreePolicy::FindServed(RequestId id, size_t* cursor) {
+inline Entry* TreePolicy::FindServed(RequestId id, size_t* cursor) {
   Entry* e = nullptr;
   for (size_t j = *cursor; j < served_prev_.size() && j <= *cursor + kLookAhead; ++j) {
     if (served_prev_[j]->id == id) {
@@ -55,7 +55,7 @@ Entry* TreePolicy::FindServed(RequestId id, size_t* cursor) {
 // prefill positions beyond any it was charged for before (recomputing
 // after a preemption is not charged twice) and every decoded token.
 // Single decodes go into one batch, everything else at once.
-void TreePolicy::ChargeServed(Entry* e, const ServedTokens& s) {
+inline void TreePolicy::ChargeServed(Entry* e, const ServedTokens& s) {
   if (s.prefill_tokens == 0 && s.decode_tokens == 1) {
     ChargeDecode(e);
     return;
@@ -95,7 +95,7 @@ void TreePolicy::ChargeDecodeBatch() {
 
 // ChargeServed for the one decoded token of a steady decode step, the bulk
 // of every step: no prefill, so nothing fresh and nothing prepaid.
-void TreePolicy::ChargeDecode(Entry* e) {
+inline void TreePolicy::ChargeDecode(Entry* e) {
   e->position += 1;
   e->charged_upto = std::max(e->charged_upto, e->position);
   Refund(e);
