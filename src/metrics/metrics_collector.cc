@@ -153,6 +153,7 @@ MetricsOptions MetricsOptionsFor(const SchedulerOptions& options) {
   }
   for (const WorkClassConfig& c : options.work_classes) {
     mo.class_names.push_back(c.name);
+    mo.class_slos.push_back({.ttft = c.ttft_slo, .tpot = c.tpot_slo, .e2e = c.e2e_slo});
   }
   return mo;
 }

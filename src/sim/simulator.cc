@@ -194,7 +194,7 @@ absl::Status SimulationRun::Setup() {
       w_, static_cast<uint32_t>(so.users.size()),
       static_cast<uint32_t>(so.work_classes.size())));
   MetricsOptions mo = MetricsOptionsFor(so);
-  mo.class_slos = o_.class_slos;
+  if (!o_.class_slos.empty()) mo.class_slos = o_.class_slos;
   mo.prefill_weight = o_.prefill_weight;
   mo.decode_weight = o_.decode_weight;
   mo.series_interval = o_.series_interval;

@@ -402,6 +402,11 @@ TEST_CASE("C API: SLO targets per class (JSON) and per request, validated", "[ca
   none.work_class = "voice";
   none.ttft_slo_s = INFINITY;
   REQUIRE(hearth_scheduler_submit(s.s, &none, &id, &e) == HEARTH_OK);
+  // Arrived a second before the first plan: misses voice's 50 ms.
+  hearth_request late = Request(8, 2);
+  late.work_class = "voice";
+  late.arrival_time_s = 0.0;
+  REQUIRE(hearth_scheduler_submit(s.s, &late, &id, &e) == HEARTH_OK);
   hearth_outcome* o = nullptr;
   REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
   for (double now = 1.0; now < 1.1; now += 0.01) {
@@ -415,11 +420,19 @@ TEST_CASE("C API: SLO targets per class (JSON) and per request, validated", "[ca
   REQUIRE(hearth_scheduler_prometheus_text(s.s, 0, nullptr, &text, nullptr, &e) == HEARTH_OK);
   const std::string prom = text;
   hearth_string_free(text);
-  // Voice: TTFT judged once (the opted-out request is not), met; TPOT twice.
+  // Voice: TTFT judged twice (the opted-out request is not), met once; TPOT
+  // three times.
   CHECK_THAT(prom, Catch::Contains(
                        "hearth_slo_requests_total{class=\"voice\",kind=\"ttft\",met=\"true\"} 1\n"));
   CHECK_THAT(prom, Catch::Contains(
-                       "hearth_slo_requests_total{class=\"voice\",kind=\"tpot\",met=\"true\"} 2\n"));
+                       "hearth_slo_requests_total{class=\"voice\",kind=\"ttft\",met=\"false\"} 1\n"));
+  CHECK_THAT(prom, Catch::Contains(
+                       "hearth_slo_requests_total{class=\"voice\",kind=\"tpot\",met=\"true\"} 3\n"));
+  INFO(prom);
+  // Finished within every target of its class, the one set in the options
+  // JSON (a request's own overrides do not move these): the late voice
+  // request is the one that did not.
+  CHECK_THAT(prom, Catch::Contains("hearth_slo_met_total{class=\"voice\"} 2\n"));
   // Chat has no class target; the request's own 1 ns one was missed.
   CHECK_THAT(prom, Catch::Contains(
                        "hearth_slo_requests_total{class=\"chat\",kind=\"ttft\",met=\"false\"} 1\n"));

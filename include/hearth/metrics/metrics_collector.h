@@ -118,7 +118,12 @@ struct MetricsOptions {
   absl::Duration publish_interval = absl::ZeroDuration();
 };
 
-// Names and weights taken from a scheduler's registries.
+// Names, weights and SLO targets taken from a scheduler's registries: each
+// class is judged (class_slos) by the targets the scheduler works to
+// (WorkClassConfig::ttft_slo, tpot_slo, e2e_slo), so that a target is written
+// once. A host that reports against targets the scheduler should not act on
+// (a TPOT the steps are not cut for, a background class judged by a minute)
+// overwrites class_slos afterwards.
 MetricsOptions MetricsOptionsFor(const SchedulerOptions& options);
 
 // One sample of the time series, taken at the first step ending at or after

@@ -71,7 +71,8 @@ struct SimulationOptions {
   // Per class: requests end as timed out this long after arrival. Empty, or
   // one per class; InfiniteDuration() for none.
   std::vector<absl::Duration> class_timeouts;
-  // Per class SLO targets for attainment and goodput. Empty or one per class.
+  // Per class SLO targets for attainment and goodput. Empty (the scheduler's
+  // own targets, WorkClassConfig's) or one per class.
   std::vector<SloTarget> class_slos;
   // VTC token weights used by the metrics' weighted service.
   double prefill_weight = 1.0;
