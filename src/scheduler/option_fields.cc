@@ -57,9 +57,10 @@ absl::Status Refused(std::string_view text, std::string_view allowed) {
                    absl::string_view(allowed.data(), allowed.size())));
 }
 
-absl::Status WrongType(const OptionValue& value, std::string_view type) {
+absl::Status WrongType(const OptionValue& value, OptionType type) {
+  const std::string_view words = OptionTypeInWords(type);
   return absl::InvalidArgumentError(absl::StrCat("is ", OptionValueText(value), "; must be ",
-                                                 absl::string_view(type.data(), type.size())));
+                                                 absl::string_view(words.data(), words.size())));
 }
 
 // Seconds as a Duration: nanoseconds rounded to the nearest, as the
@@ -91,7 +92,7 @@ absl::Status Checked(const OptionField& f, absl::Status s) {
 template <typename Int>
 absl::Status ConvertInt(const OptionField& f, const OptionValue& v, Int* out) {
   const int64_t* i = std::get_if<int64_t>(&v);
-  if (i == nullptr) return WrongType(v, "an integer");
+  if (i == nullptr) return WrongType(v, OptionType::kInt64);
   if constexpr (std::is_same_v<Int, uint64_t>) {
     *out = static_cast<uint64_t>(*i);
     return absl::OkStatus();
@@ -120,13 +121,13 @@ absl::Status Convert(const OptionField& f, const OptionValue& v, double* out) {
   } else if (const double* d = std::get_if<double>(&v)) {
     *out = *d;
   } else {
-    return WrongType(v, "a number");
+    return WrongType(v, OptionType::kDouble);
   }
   return Checked(f, internal::CheckField(f, "", *out));
 }
 absl::Status Convert(const OptionField&, const OptionValue& v, bool* out) {
   const bool* b = std::get_if<bool>(&v);
-  if (b == nullptr) return WrongType(v, "true or false");
+  if (b == nullptr) return WrongType(v, OptionType::kBool);
   *out = *b;
   return absl::OkStatus();
 }
@@ -138,14 +139,25 @@ absl::Status Convert(const OptionField& f, const OptionValue& v, absl::Duration*
   } else if (const double* s = std::get_if<double>(&v)) {
     if (std::isnan(*s)) return Refused("nan", AllowedOf(f, "must be a number of seconds"));
     *out = FromSeconds(*s);
+  } else if (const std::string* text = std::get_if<std::string>(&v); text && *text == "off") {
+    // How OptionValueText writes InfiniteDuration, so a value quoted in a
+    // message can be written back; a refusal quotes it as written.
+    *out = absl::InfiniteDuration();
+    absl::Status s = Checked(f, internal::CheckField(f, "", *out));
+    if (s.ok()) return s;
+    const size_t rule = s.message().find("; ");
+    return Refused("\"off\"", rule == absl::string_view::npos
+                                   ? std::string_view("is not allowed")
+                                   : std::string_view(s.message().substr(rule + 2).data(),
+                                                      s.message().size() - rule - 2));
   } else {
-    return WrongType(v, "a number of seconds");
+    return WrongType(v, OptionType::kDuration);
   }
   return Checked(f, internal::CheckField(f, "", *out));
 }
 absl::Status Convert(const OptionField&, const OptionValue& v, std::string* out) {
   const std::string* s = std::get_if<std::string>(&v);
-  if (s == nullptr) return WrongType(v, "a string");
+  if (s == nullptr) return WrongType(v, OptionType::kString);
   *out = *s;
   return absl::OkStatus();
 }
@@ -156,7 +168,7 @@ absl::Status Convert(const OptionField&, const OptionValue& v, PreemptionMode* o
   } else if (s != nullptr && *s == "swap") {
     *out = PreemptionMode::kSwap;
   } else {
-    return WrongType(v, "\"recompute\" or \"swap\"");
+    return WrongType(v, OptionType::kPreemptionMode);
   }
   return absl::OkStatus();
 }
@@ -203,6 +215,20 @@ const std::vector<OptionFieldInfo>& OptionFields(OptionScope scope) {
       ListFields<UserConfig>(OptionScope::kUser),
       ListFields<WorkClassConfig>(OptionScope::kWorkClass)};
   return kFields[static_cast<int>(scope)];
+}
+
+std::string_view OptionTypeInWords(OptionType type) {
+  switch (type) {
+    case OptionType::kInt32:
+    case OptionType::kInt64:
+    case OptionType::kUint64: return "an integer";
+    case OptionType::kDouble: return "a number";
+    case OptionType::kBool: return "true or false";
+    case OptionType::kDuration: return "a number of seconds or \"off\"";
+    case OptionType::kString: return "a string";
+    case OptionType::kPreemptionMode: return "\"recompute\" or \"swap\"";
+  }
+  return "a value";
 }
 
 std::string OptionKey(const OptionFieldInfo& field) {

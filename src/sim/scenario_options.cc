@@ -19,25 +19,17 @@ void AddOnce(std::vector<std::string>* keys, std::string key) {
 }
 
 // A TOML value as the schema takes it: integers as int64_t, floats as
-// double (so `inf` is InfiniteDuration for a duration), "off" as
-// InfiniteDuration for a duration, other strings as strings.
+// double (so `inf` is InfiniteDuration for a duration), strings as strings
+// ("off" is a duration's InfiniteDuration to SetOptionField).
 absl::StatusOr<OptionValue> ValueOf(const toml::node& n, const OptionFieldInfo& f) {
   if (const auto* i = n.as_integer()) return OptionValue(i->get());
   if (const auto* d = n.as_floating_point()) return OptionValue(d->get());
   if (const auto* b = n.as_boolean()) return OptionValue(b->get());
-  if (const auto* s = n.as_string()) {
-    if (f.type == OptionType::kDuration && s->get() == "off") {
-      return OptionValue(absl::InfiniteDuration());
-    }
-    return OptionValue(s->get());
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("is a ", n.is_table() ? "table" : "array", "; must be ",
-                   f.type == OptionType::kDuration ? "a number of seconds or \"off\""
-                   : f.type == OptionType::kBool   ? "true or false"
-                   : f.type == OptionType::kString || f.type == OptionType::kPreemptionMode
-                       ? "a string"
-                       : "a number"));
+  if (const auto* s = n.as_string()) return OptionValue(s->get());
+  const std::string_view words = OptionTypeInWords(f.type);
+  return absl::InvalidArgumentError(absl::StrCat("is a ", n.is_table() ? "table" : "array",
+                                                 "; must be ",
+                                                 absl::string_view(words.data(), words.size())));
 }
 
 // The node of `key` ("kv.block_size") under `t`, or null.

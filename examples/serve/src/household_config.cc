@@ -48,28 +48,14 @@ constexpr std::pair<std::string_view, std::string_view> kServeOwned[] = {
 
 // A TOML value as the options schema takes it: integers stay integers (an
 // integer field never casts a float such as 1e22, undefined out of range),
-// and "off" is a duration's InfiniteDuration, as in the scenario TOML.
-std::optional<OptionValue> SchemaValue(const toml::node& n, const OptionFieldInfo& f) {
+// and strings stay strings ("off" is a duration's InfiniteDuration to
+// SetOptionField), as in the scenario TOML.
+std::optional<OptionValue> SchemaValue(const toml::node& n) {
   if (const auto* i = n.as_integer()) return OptionValue(i->get());
   if (const auto* d = n.as_floating_point()) return OptionValue(d->get());
   if (const auto* b = n.as_boolean()) return OptionValue(b->get());
-  if (const auto* s = n.as_string()) {
-    if (f.type == OptionType::kDuration && s->get() == "off") {
-      return OptionValue(absl::InfiniteDuration());
-    }
-    return OptionValue(s->get());
-  }
+  if (const auto* s = n.as_string()) return OptionValue(s->get());
   return std::nullopt;
-}
-
-absl::string_view TypeInWords(OptionType t) {
-  switch (t) {
-    case OptionType::kDuration: return "a number of seconds or \"off\"";
-    case OptionType::kBool: return "true or false";
-    case OptionType::kString:
-    case OptionType::kPreemptionMode: return "a string";
-    default: return "a number";
-  }
 }
 
 // Reads fields of one table, remembering which were read so that unknown
@@ -124,8 +110,12 @@ class TableReader {
       const toml::node* node = Find(key);
       if (node == nullptr) continue;
       if (absl::Status s = Owned(*node, f); !s.ok()) return s;
-      const std::optional<OptionValue> v = SchemaValue(*node, f);
-      if (!v) return Error(*node, key, absl::StrCat("must be ", TypeInWords(f.type)));
+      const std::optional<OptionValue> v = SchemaValue(*node);
+      if (!v) {
+        const std::string_view words = OptionTypeInWords(f.type);
+        return Error(*node, key,
+                     absl::StrCat("must be ", absl::string_view(words.data(), words.size())));
+      }
       if (absl::Status s = SetOptionField(target, f, *v); !s.ok()) {
         // The schema words infinity as C++ does; this file writes "off".
         const bool off = f.type == OptionType::kDuration &&

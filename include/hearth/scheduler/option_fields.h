@@ -77,7 +77,8 @@ struct OptionFieldInfo {
 // kUint64 field a negative one as its two's complement); double fields an
 // int64_t or a double; durations an absl::Duration, or seconds as an
 // int64_t or a double (rounded to the nanosecond; infinity is
-// InfiniteDuration); names and PreemptionMode a string.
+// InfiniteDuration) or the string "off" (InfiniteDuration); names and
+// PreemptionMode a string.
 using OptionValue = std::variant<int64_t, double, bool, absl::Duration, std::string>;
 
 // Every field of `scope`, in declaration order.
@@ -87,6 +88,11 @@ const std::vector<OptionFieldInfo>& OptionFields(OptionScope scope);
 // "_s" for a duration, which is written in seconds ("queue_timeout_s",
 // "step_time_model.fixed_s").
 std::string OptionKey(const OptionFieldInfo& field);
+
+// What a value of `type` must be, in the words SetOptionField's refusals
+// use ("a number of seconds or \"off\""), for a front end to say the same
+// of a value it cannot convert at all (a TOML table where a number goes).
+std::string_view OptionTypeInWords(OptionType type);
 
 // SetOptionField()
 //
