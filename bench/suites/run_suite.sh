@@ -57,7 +57,7 @@ speed() {  # name config policies
   speed azure_conv_fifo "$here/azure_conv_4090.toml" fifo
   speed synthetic_day_1m "$here/synthetic_day_1m.toml" fifo
 } > "$out/timing.txt"
-grep -h "requests built" "$out"/speed_*.log > "$out/speed_requests.txt" || true
+grep -h "requests in the workload" "$out"/speed_*.log > "$out/speed_requests.txt" || true
 
 python3 "$here/summarize.py" "$here" > "$here/RESULTS.md"
 echo "wrote $here/RESULTS.md" >&2
