@@ -156,7 +156,7 @@ absl::Status RunPolicy(const std::string& policy, llama_model* model) {
     for (const absl::Status& e : errors) failed = failed || !e.ok();
     if (failed) break;
     // Idle: sleep until a member submits (bounded, to notice their errors).
-    if (!*ran) (*engine)->WaitForWork(absl::Now() + absl::Milliseconds(50));
+    if (!*ran) (*engine)->WaitForWork(clock, absl::Milliseconds(50));
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& e : errors) {

@@ -245,15 +245,13 @@ double hearth_scheduler_next_event_time(const hearth_scheduler* scheduler) {
 
 int32_t hearth_scheduler_wait_for_work(hearth_scheduler* scheduler, double timeout_s) {
   if (scheduler == nullptr) return 0;
-  absl::Time deadline = absl::InfinitePast();
-  if (std::isnan(timeout_s) || timeout_s <= 0) {
-    deadline = absl::InfinitePast();
-  } else if (std::isinf(timeout_s) || timeout_s > hearth::capi::kMaxAbsSeconds) {
-    deadline = absl::InfiniteFuture();
-  } else {
-    deadline = absl::Now() + absl::Seconds(timeout_s);
+  absl::Duration timeout = absl::ZeroDuration();  // NaN and <= 0: no sleep
+  if (timeout_s > hearth::capi::kMaxAbsSeconds) {
+    timeout = absl::InfiniteDuration();
+  } else if (timeout_s > 0) {
+    timeout = absl::Seconds(timeout_s);
   }
-  return scheduler->scheduler->WaitForWork(deadline) ? 1 : 0;
+  return scheduler->scheduler->WaitForWork(timeout) ? 1 : 0;
 }
 
 void hearth_scheduler_wake(hearth_scheduler* scheduler) {

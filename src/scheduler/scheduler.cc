@@ -67,7 +67,7 @@ absl::Status Scheduler::SetWorkClass(RequestId id, WorkClassId work_class) {
   return impl_->SetWorkClass(id, work_class);
 }
 absl::Time Scheduler::NextEventTime() const { return impl_->NextEventTime(); }
-bool Scheduler::WaitForWork(absl::Time deadline) { return impl_->WaitForWork(deadline); }
+bool Scheduler::WaitForWork(absl::Duration timeout) { return impl_->WaitForWork(timeout); }
 void Scheduler::Wake() { impl_->Wake(); }
 absl::StatusOr<const StepPlan*> Scheduler::Plan(absl::Time now) {
   absl::StatusOr<const StepPlan*> plan = impl_->Plan(now);

@@ -86,7 +86,11 @@ class Scheduler::Impl {
   void PublishStats() { stats_.published.Store(stats()); }
   SchedulerStats PublishedStats() const { return stats_.published.Load(); }
   absl::Time NextEventTime() const;
-  bool WaitForWork(absl::Time deadline) {
+  bool WaitForWork(absl::Duration timeout) {
+    // Beyond a year is "until work comes": no clock conversion can overflow.
+    const absl::Time deadline = timeout <= absl::ZeroDuration() ? absl::InfinitePast()
+                                : timeout > absl::Hours(24 * 366) ? absl::InfiniteFuture()
+                                                                  : absl::Now() + timeout;
     return inbox_.WaitForWork(deadline, NextEventTime() == absl::InfinitePast());
   }
   absl::Status CheckInvariants() const;

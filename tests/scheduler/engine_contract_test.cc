@@ -225,10 +225,12 @@ TEST_CASE("NextEventTime: now while work is live, never when idle", "[scheduler]
   auto s = Make();
   CHECK(s->NextEventTime() == absl::InfiniteFuture());
   // Nothing to do and a deadline already past: returns without sleeping.
-  CHECK_FALSE(s->WaitForWork(absl::InfinitePast()));
+  CHECK_FALSE(s->WaitForWork(-absl::InfiniteDuration()));
+  CHECK_FALSE(s->WaitForWork(absl::ZeroDuration()));
+  CHECK_FALSE(s->WaitForWork(absl::Milliseconds(1)));  // sleeps 1 ms, nothing came
   SubmitOne(*s, 1, 8, 1);
   CHECK(s->NextEventTime() == absl::InfinitePast());
-  CHECK(s->WaitForWork(absl::InfiniteFuture()));  // Queued work: no sleep.
+  CHECK(s->WaitForWork(absl::InfiniteDuration()));  // Queued work: no sleep.
   const StepPlan* p = *s->Plan(At(1));
   CHECK(s->NextEventTime() == absl::InfinitePast());
   REQUIRE(s->Complete(RunAll(*p)).ok());
@@ -237,7 +239,7 @@ TEST_CASE("NextEventTime: now while work is live, never when idle", "[scheduler]
   REQUIRE(s->Complete(RunAll(**s->Plan(At(2)))).ok());
   CHECK(s->NextEventTime() == absl::InfiniteFuture());
   s->Wake();
-  CHECK(s->WaitForWork(absl::InfiniteFuture()));  // Woken: no sleep.
+  CHECK(s->WaitForWork(absl::InfiniteDuration()));  // Woken: no sleep.
 }
 
 TEST_CASE("NextEventTime is a model's keep-alive unload when idle", "[scheduler]") {

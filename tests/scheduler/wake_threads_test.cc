@@ -61,7 +61,7 @@ TEST_CASE("An idle engine sleeps until Submit, Cancel or Wake, stats are read fr
   absl::Time now = absl::UnixEpoch();
   while (!(hosts_done.load() && static_cast<int>(results.size()) == kRequests)) {
     // Only Submit, Cancel and Wake end this wait: no timer is ever due here.
-    sched->WaitForWork(sched->NextEventTime());
+    sched->WaitForWork(sched->NextEventTime() - now);
     now += absl::Milliseconds(1);
     const StepPlan* plan = *sched->Plan(now);
     REQUIRE(executor.Execute(*plan, &outcome).ok());

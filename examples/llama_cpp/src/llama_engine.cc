@@ -200,8 +200,8 @@ void LlamaEngine::OnCompleted(const StepOutcome& outcome) {
   AbsorbResults();
 }
 
-bool LlamaEngine::WaitForWork(absl::Time deadline) {
-  return scheduler_->WaitForWork(std::min(deadline, scheduler_->NextEventTime()));
+bool LlamaEngine::WaitForWork(const Clock& clock, absl::Duration timeout) {
+  return scheduler_->WaitForWork(std::min(timeout, scheduler_->NextEventTime() - clock.Now()));
 }
 
 void LlamaEngine::CapEvictions(const StepPlan& plan, StepOutcome& outcome) {

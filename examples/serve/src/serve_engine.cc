@@ -205,9 +205,9 @@ void ServeEngine::Idle() {
     // Nothing live: sleep until a request comes (Submit wakes it), Stop, a
     // model's keep-alive is due, or the next /metrics snapshot, instead of
     // polling.
-    const absl::Time deadline =
-        std::min(scheduler_->NextEventTime(), std::max(next_snapshot_, absl::Now()));
-    scheduler_->WaitForWork(deadline);
+    // The server plans by absl::Now() (Step), so both events are on it.
+    const absl::Time now = absl::Now();
+    scheduler_->WaitForWork(std::min(scheduler_->NextEventTime(), next_snapshot_) - now);
     return;
   }
   // Live requests that could not run (their classes full, their model

@@ -9,10 +9,12 @@
  *   any thread:    hearth_scheduler_submit(), hearth_scheduler_cancel(),
  *                  hearth_scheduler_drain()
  *   engine thread: loop {
- *                    hearth_scheduler_wait_for_work(s, timeout_s);  (idle)
+ *                    hearth_scheduler_wait_for_work(s, next_event - now);
  *                    hearth_scheduler_plan(s, now, &plan, &err);
- *                    ... apply plan's preemptions, copies; run its sequences;
+ *                    ... apply released, preempted, swap-outs, swap-ins,
+ *                        copy-on-writes, model commands; run its sequences;
  *                    hearth_outcome_begin(o, plan); hearth_outcome_add(...);
+ *                    hearth_outcome_set_completed_at(o, end_of_step, &err);
  *                    hearth_scheduler_complete(s, o, &err);
  *                  }
  *
@@ -375,7 +377,8 @@ HEARTH_C_API hearth_status hearth_scheduler_plan(hearth_scheduler* scheduler,
 
 /* The step number (from 1), or 0 for a NULL plan. */
 HEARTH_C_API uint64_t hearth_plan_step(const hearth_plan* plan);
-/* Sum of the sequences' num_tokens. */
+/* Sum of the sequences' num_tokens and draft tokens (the positions the step
+ * may compute; StepPlan::num_batched_tokens). */
 HEARTH_C_API int32_t hearth_plan_num_batched_tokens(const hearth_plan* plan);
 
 /* One scheduled sequence: compute positions [start_position, start_position
@@ -402,10 +405,14 @@ typedef struct hearth_sequence {
   uint64_t handle;
 } hearth_sequence;
 
-/* What a plan lists, in the order the engine applies it: preemptions, then
- * swap-outs, swap-ins, copy-on-writes (block copies), then model commands,
- * then the sequences run. `released` lists requests that ended since the
- * last plan; the engine drops its state for them. */
+/* What a plan lists. The engine applies it in this order (the same text as
+ * in hearth/scheduler/step_plan.h and README.md): 1. released and preempted:
+ * drop engine-side state of those requests (a swap preemption's blocks are
+ * still read by 2); 2. swap-outs (device -> host); 3. swap-ins (host ->
+ * device); 4. copy-on-writes (device -> device); 5. model commands, in list
+ * order (an unload frees the memory of the loads after it); then it runs
+ * the sequences. An empty plan is completed like any other; voided
+ * (overlap) is read last, just before complete. */
 typedef enum hearth_plan_list {
   HEARTH_PLAN_SEQUENCES = 0,
   HEARTH_PLAN_PREEMPTED = 1,

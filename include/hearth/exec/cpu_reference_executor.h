@@ -43,7 +43,7 @@
 //   if (!executor.ok()) return executor.status();
 //   hearth::EngineLoop loop(scheduler, **executor);
 //   while (serving) {
-//     absl::Status s = loop.Step(clock.Now());
+//     absl::Status s = loop.Step(host_clock.Now());
 //     if (!s.ok()) return s;
 //   }
 

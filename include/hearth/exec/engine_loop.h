@@ -65,8 +65,10 @@
 //   hearth::EngineLoop loop(scheduler, kernels);
 //   Host host;
 //   while (serving) {
-//     if (absl::Status s = loop.Step(clock.Now(), host); !s.ok()) return s;
-//     if (loop.last_step().sequences == 0) scheduler.WaitForWork(scheduler.NextEventTime());
+//     if (absl::Status s = loop.Step(host_clock.Now(), host); !s.ok()) return s;
+//     if (loop.last_step().sequences == 0) {
+//       scheduler.WaitForWork(scheduler.NextEventTime() - host_clock.Now());
+//     }
 //   }
 
 #ifndef HEARTH_EXEC_ENGINE_LOOP_H_

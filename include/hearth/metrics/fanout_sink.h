@@ -5,7 +5,7 @@
 // timeline, say).
 //
 // Example:
-//   auto timeline = *hearth::TimelineRecorder::Create({.clock = &clock});
+//   auto timeline = *hearth::TimelineRecorder::Create({.clock = &host_clock});
 //   hearth::FanoutSink fanout({&collector, timeline.get()});
 //   options.metrics_sink = &fanout;   // both see every event
 

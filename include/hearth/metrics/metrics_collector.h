@@ -32,7 +32,7 @@
 //
 // Example:
 //   hearth::MetricsOptions mo = hearth::MetricsOptionsFor(options);
-//   mo.clock = &clock;
+//   mo.clock = &host_clock;
 //   mo.publish_interval = absl::Seconds(1);
 //   auto collector = *hearth::MetricsCollector::Create(mo);
 //   options.metrics_sink = collector.get();

@@ -50,9 +50,9 @@
 //       a fraction 0-1 as vLLM reports it despite the name; the second is
 //       vLLM's older name, still read by older endpoint pickers)
 //   vllm:lora_requests_info is not exported: it lists LoRA adapters loaded
-//   and waiting, and Hearth schedules whole models, not adapters, nor does
-//   its stats snapshot say which models are resident. A host serving
-//   adapters knows them and can append that line itself.
+//   and waiting, and EngineGauges does not carry which adapters (models
+//   with a base_model) are resident or waiting. A host serving adapters
+//   knows them and can append that line itself.
 //
 // Histogram buckets: LatencyHistogram::kBounds (1 ms ... 300 s, then +Inf),
 // documented in latency_histogram.h.

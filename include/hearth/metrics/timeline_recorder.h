@@ -20,7 +20,7 @@
 // Example:
 //   #include <fstream>
 //   auto timeline = *hearth::TimelineRecorder::Create(
-//       {.user_names = {"alice"}, .class_names = {"chat"}, .clock = &clock});
+//       {.user_names = {"alice"}, .class_names = {"chat"}, .clock = &host_clock});
 //   options.metrics_sink = timeline.get();
 //   // ... create the scheduler and run it ...
 //   std::ofstream("timeline.json") << timeline->Json();

@@ -8,7 +8,7 @@
 //   host threads:  Submit(spec) -> RequestId       Cancel(id, reason)
 //                  SetPriority(id, p)  SetWorkClass(id, cls)
 //   engine thread: loop {
-//                    WaitForWork(NextEventTime());   // idle: sleep
+//                    WaitForWork(NextEventTime() - now);  // idle: sleep
 //                    const StepPlan* plan = *scheduler->Plan(now);
 //                    ... run it (own kernels or a hearth::StepExecutor) ...
 //                    outcome.step = plan->step;
@@ -48,10 +48,10 @@
 // Example (overlapped planning, with options.overlap_planning set):
 //   // Step N runs (RunOnGpu stands for launching it and, later, awaiting
 //   // its outcome) while step N+1 is planned.
-//   const hearth::StepPlan* running = *scheduler.Plan(clock.Now());
+//   const hearth::StepPlan* running = *scheduler.Plan(host_clock.Now());
 //   hearth::StepOutcome ran = RunOnGpu(*running);
 //   while (serving) {
-//     absl::StatusOr<const hearth::StepPlan*> next = scheduler.Plan(clock.Now());
+//     absl::StatusOr<const hearth::StepPlan*> next = scheduler.Plan(host_clock.Now());
 //     if (!next.ok()) return next.status();
 //     // Step N's voided entries are final now; their tokens are dropped.
 //     for (const hearth::SequenceOutcome& o : ran.sequences) {
@@ -214,21 +214,21 @@ class Scheduler {
 
   // Scheduler::WaitForWork()
   //
-  // Blocks the engine thread until there is work, or until `deadline`
-  // (wall-clock time, absl::Now()) passes. Returns true at once when
-  // NextEventTime() is InfinitePast(), or when a Submit, Cancel or Wake has
-  // come since the last Plan(); otherwise sleeps until one comes (true) or
-  // the deadline passes (false). With `deadline` = NextEventTime(), an idle
-  // engine sleeps until it has work or a timer is due, e.g.:
-  //   while (serving) {
-  //     scheduler.WaitForWork(std::min(scheduler.NextEventTime(), clock_deadline));
-  //     const StepPlan* plan = *scheduler.Plan(clock.Now());
-  //     ...
-  //   }
+  // Blocks the engine thread until there is work, for at most `timeout` of
+  // wall-clock time. Returns true at once when NextEventTime() is
+  // InfinitePast(), or when a Submit, Cancel or Wake has come since the last
+  // Plan(); otherwise sleeps until one comes (true) or `timeout` passes
+  // (false). Zero or less never sleeps; InfiniteDuration() sleeps until work
+  // comes. The wait is relative because NextEventTime() is on the host's plan
+  // clock (whatever it passes to Plan), not necessarily absl::Now(): an idle
+  // engine waits until its next event on its own clock,
+  //   scheduler.WaitForWork(scheduler.NextEventTime() - host_clock.Now());
+  // which is -InfiniteDuration() (no sleep) while work is live and
+  // InfiniteDuration() (until a Submit, Cancel or Wake) when nothing is due.
   // Also hands over results that ended requests left waiting for the
   // bookkeeping lock, so DrainResults sees them while the engine sleeps.
   // Engine thread.
-  bool WaitForWork(absl::Time deadline);
+  bool WaitForWork(absl::Duration timeout);
 
   // Scheduler::Wake()
   //

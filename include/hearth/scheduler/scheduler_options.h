@@ -148,9 +148,11 @@ struct WorkClassConfig {
   // Time-to-first-token target, from arrival. The SLO-aware class level
   // (ClassLevel::kSlo, the household preset) admits each request of a class
   // with a target by its deadline, arrival + ttft_slo, and a class without
-  // one (InfiniteDuration, the default) only behind every class with one,
-  // unless it waited PriorityQuotaOptions::aging_interval. Other policies
-  // ignore it. A request may set its own (RequestSpec::ttft_slo). Must be
+  // one (InfiniteDuration, the default) is background work: admitted only
+  // behind every class with one, unless it waited PriorityQuotaOptions::
+  // aging_interval, and its prefill limited to the preset's
+  // PolicyTreeConfig::background_prefill_tokens (128) a step while anything
+  // decodes. Other policies ignore it. A request may set its own (RequestSpec::ttft_slo). Must be
   // > 0 and at most kMaxSloTarget (request_spec.h), or InfiniteDuration.
   absl::Duration ttft_slo = absl::InfiniteDuration();
   // Time-per-output-token target (mean gap between a request's tokens).
@@ -192,7 +194,16 @@ struct StepTimeModel {
 
 // The default household: voice above chat above agents above embeddings
 // above maintenance. Voice is small and impatient; maintenance runs on what
-// is left.
+// is left. Fields not listed keep WorkClassConfig's defaults (no KV budget,
+// borrowing on, no queue timeout, no TPOT or completion target):
+//   class        priority  max_running  ttft_slo  queue_timeout  max_retries
+//   voice        4         8            500 ms    10 s           1
+//   chat         3         no cap       2 s       none           1
+//   agent        2         32           5 s       none           2
+//   embedding    1         16           none      none           2
+//   maintenance  0         4            none      none           3
+// embedding and maintenance have no TTFT target, so the household preset
+// runs them as background work (WorkClassConfig::ttft_slo).
 std::vector<WorkClassConfig> HouseholdWorkClasses();
 
 struct KvCacheConfig {

@@ -5,15 +5,22 @@
 // each scheduled sequence runs positions [start_position, start_position +
 // num_tokens) and, when `sample` is set, samples one token after the last.
 //
-// Before running the forward pass the engine applies, in this order:
-//   1. `preempted`: forget engine-side state of those requests (swap-outs
-//      first copy their blocks, see 2).
+// Before running the forward pass the engine applies, in this order (the
+// same text as in README.md and hearth/c/hearth.h):
+//   1. `released` and `preempted`: drop engine-side state of those requests
+//      (a swap preemption's blocks are still read by 2),
 //   2. `swap_out` copies (device -> host),
 //   3. `swap_in` copies (host -> device),
 //   4. `copy_on_write` copies (device -> device),
-// then runs `sequences`. A device block freed by a preemption in this step may
-// already be the target of a swap-in, a copy-on-write or a new sequence's
-// writes in the same step, so that order matters.
+//   5. `model_commands`, in list order (an unload frees the memory of the
+//      loads after it); no sequence of this plan runs on a model it loads or
+//      unloads,
+// then runs `sequences`. A device block freed by a release or a preemption in
+// this step may already be the target of a swap-in, a copy-on-write or a new
+// sequence's writes in the same step, and an unload may free the memory the
+// step's blocks need, so that order matters. An empty plan (empty()) is
+// completed like any other. With overlapped planning, `voided` is read last,
+// just before Complete().
 //
 // Host handles: every entry that names a request (sequences, preempted,
 // released, voided) carries its RequestSpec::handle beside its id, so an engine can
@@ -193,7 +200,7 @@ struct StepPlan {
   std::vector<VoidedSequence> voided;
 
   // Sum of num_tokens + draft_tokens over `sequences` (the positions the
-  // step may compute); never above max_batched_tokens.
+  // step may compute, drafts included); never above max_batched_tokens.
   int32_t num_batched_tokens = 0;
   // Sequences with `decode` set.
   int32_t num_decodes = 0;

@@ -69,7 +69,7 @@
 //   while ((*engine)->pending() > 0) {
 //     absl::StatusOr<bool> ran = (*engine)->Step(clock);
 //     if (!ran.ok()) return ran.status();
-//     if (!*ran) (*engine)->WaitForWork(absl::InfiniteFuture());
+//     if (!*ran) (*engine)->WaitForWork(clock);
 //   }
 //   for (const Completion& c : (*engine)->TakeCompletions()) ...
 
@@ -199,10 +199,11 @@ class LlamaEngine : private EngineHooks {
   // LlamaEngine::WaitForWork()
   //
   // Sleeps until a Step has work (Scheduler::WaitForWork): a Submit, a
-  // Wake, a due timer (Scheduler::NextEventTime, taken as wall-clock time,
-  // so for a RealClock), or `deadline` (wall clock). Returns whether there
-  // is work. Engine thread.
-  bool WaitForWork(absl::Time deadline);
+  // Wake, a due timer (Scheduler::NextEventTime, on `clock`, the one Step
+  // plans by), or `timeout` of wall-clock time. Returns whether there is
+  // work. Engine thread.
+  bool WaitForWork(const hearth::Clock& clock,
+                   absl::Duration timeout = absl::InfiniteDuration());
   // Makes a WaitForWork in progress return. Thread-safe.
   void Wake() { scheduler_->Wake(); }
 
