@@ -28,17 +28,18 @@ struct hearth_options {
   double metrics_prefill_weight = 1.0;
   double metrics_decode_weight = 2.0;
   int metrics_max_gap_users = 16;
+  // The built-in collector ("metrics": {"enabled"}); off, a step costs
+  // what the C++ core's does and the metrics calls are refused.
+  bool metrics_enabled = true;
   // The add_* setters replace the single default entry on their first call.
   bool users_added = false;
   bool classes_added = false;
 };
 
-// The view of the outstanding StepPlan. Block ids are StrongIds, not
-// uint32_t, so the tables are copied into one flat buffer per plan; its
-// capacity is kept, so a steady state allocates nothing.
+// The view of the outstanding StepPlan: its sequences in C layout, whose
+// block and token arrays point into the plan itself (c_plan.cc).
 struct hearth_plan {
   const hearth::StepPlan* plan = nullptr;
-  std::vector<uint32_t> blocks;
   std::vector<hearth_sequence> sequences;
 };
 
@@ -48,6 +49,7 @@ using NameList = std::vector<std::string>;
 
 struct hearth_scheduler {
   // Declared before the scheduler, which reports to it until destroyed.
+  // Null when the options turned metrics off.
   std::unique_ptr<hearth::MetricsCollector> collector;
   std::unique_ptr<hearth::Scheduler> scheduler;
   std::shared_ptr<const NameList> user_names;

@@ -19,6 +19,7 @@ namespace {
 // Terminal events wait in the collector for the step that carried their last
 // token; between steps nothing is in flight, so they may be applied then.
 hearth::MetricsReport ReportOf(hearth_scheduler& s) {
+  // Callers check CollectorOff first.
   if (!s.scheduler->plan_outstanding()) s.collector->Flush();
   return s.collector->Report();
 }
@@ -68,6 +69,15 @@ void CopyStats(const hearth::SchedulerStats& s, hearth_stats* out) {
     out->retries = s.retries;
 }
 
+// FAILED_PRECONDITION when the options left the collector out.
+hearth_status CollectorOff(const hearth_scheduler& s, const char* function,
+                           hearth_error** error) {
+  if (s.collector != nullptr) return HEARTH_OK;
+  return Fail(error, HEARTH_FAILED_PRECONDITION,
+              absl::StrCat(function, ": metrics are off (options \"metrics\": {\"enabled\": "
+                                     "false} or hearth_options_set_metrics(options, 0))"));
+}
+
 }  // namespace
 
 extern "C" {
@@ -98,6 +108,9 @@ hearth_status hearth_scheduler_metrics(hearth_scheduler* scheduler,
   return Guard(error, "hearth_scheduler_metrics", [&] {
     HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_metrics", error);
     HEARTH_C_REQUIRE(out, "hearth_scheduler_metrics", error);
+    if (hearth_status off = CollectorOff(*scheduler, "hearth_scheduler_metrics", error)) {
+      return off;
+    }
     const hearth::MetricsReport report = ReportOf(*scheduler);
     *out = hearth_metrics{};
     if (group == nullptr) {
@@ -133,6 +146,9 @@ hearth_status hearth_scheduler_prometheus_text(hearth_scheduler* scheduler,
     HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_prometheus_text", error);
     HEARTH_C_REQUIRE(out_text, "hearth_scheduler_prometheus_text", error);
     *out_text = nullptr;
+    if (hearth_status off = CollectorOff(*scheduler, "hearth_scheduler_prometheus_text", error)) {
+      return off;
+    }
     hearth::PrometheusOptions po;
     po.gauges = hearth::EngineGaugesFrom(*scheduler->scheduler);
     po.router_names = router_names != 0;

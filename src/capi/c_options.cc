@@ -88,6 +88,13 @@ hearth_status hearth_options_set_policy(hearth_options* options,
   });
 }
 
+hearth_status hearth_options_set_metrics(hearth_options* options, int32_t enabled,
+                                         hearth_error** error) {
+  HEARTH_C_REQUIRE(options, "hearth_options_set_metrics", error);
+  options->metrics_enabled = enabled != 0;
+  return HEARTH_OK;
+}
+
 hearth_status hearth_options_set_context_length(hearth_options* options,
                                                 int32_t context_length,
                                                 hearth_error** error) {

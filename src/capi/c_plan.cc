@@ -1,6 +1,7 @@
 // hearth_scheduler_plan and the read-only plan view.
 
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "capi/c_handles.h"
@@ -13,22 +14,24 @@ using hearth::capi::Guard;
 
 namespace {
 
-// Rebuilds `view` for `plan`. The flat block buffer is sized first and
-// filled after, so the pointers taken into it stay valid.
+// The plan's block ids are handed out in place: a BlockId is a uint32_t in
+// a standard-layout wrapper, so an array of them is an array of uint32_t to
+// a C reader, and a sequence's table costs nothing to expose however long
+// it is (copying whole tables made every step O(all blocks held)).
+static_assert(sizeof(hearth::BlockId) == sizeof(uint32_t) &&
+              alignof(hearth::BlockId) == alignof(uint32_t) &&
+              std::is_standard_layout_v<hearth::BlockId> &&
+              std::is_trivially_copyable_v<hearth::BlockId>);
+
+const uint32_t* BlockArray(absl::Span<const hearth::BlockId> blocks) {
+  return blocks.empty() ? nullptr : reinterpret_cast<const uint32_t*>(blocks.data());
+}
+
+// Rebuilds `view` for `plan`; keeps the vector's capacity, so a steady
+// state allocates nothing.
 void BuildView(const hearth::StepPlan& plan, hearth_plan& view) {
   view.plan = &plan;
-  size_t total = 0;
-  for (const hearth::ScheduledSequence& s : plan.sequences) {
-    total += s.block_table.size() + s.new_blocks.size();
-  }
-  view.blocks.resize(total);
   view.sequences.resize(plan.sequences.size());
-  uint32_t* next = view.blocks.data();
-  auto copy = [&next](absl::Span<const hearth::BlockId> blocks) {
-    const uint32_t* start = next;
-    for (hearth::BlockId b : blocks) *next++ = b.value();
-    return start;
-  };
   for (size_t i = 0; i < plan.sequences.size(); ++i) {
     const hearth::ScheduledSequence& s = plan.sequences[i];
     hearth_sequence& c = view.sequences[i];
@@ -39,9 +42,9 @@ void BuildView(const hearth::StepPlan& plan, hearth_plan& view) {
     c.sample = s.sample ? 1 : 0;
     c.decode = s.decode ? 1 : 0;
     c.full_block_table = s.full_block_table ? 1 : 0;
-    c.block_table = copy(s.block_table);
+    c.block_table = BlockArray(s.block_table);
     c.num_block_table = s.block_table.size();
-    c.new_blocks = copy(s.new_blocks);
+    c.new_blocks = BlockArray(s.new_blocks);
     c.num_new_blocks = s.new_blocks.size();
     c.token_ids = s.token_ids.empty() ? nullptr : s.token_ids.data();
     c.num_token_ids = s.token_ids.size();

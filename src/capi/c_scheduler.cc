@@ -43,8 +43,10 @@ absl::Status Create(const hearth_options& o, hearth_scheduler& out) {
   // First, so that a bad name is reported as the options' field it came
   // from, not as the collector's copy of it.
   HEARTH_RETURN_IF_ERROR(hearth::internal::ValidateOptions(options));
-  HEARTH_ASSIGN_OR_RETURN(out.collector, MakeCollector(o));
-  options.metrics_sink = out.collector.get();
+  if (o.metrics_enabled) {
+    HEARTH_ASSIGN_OR_RETURN(out.collector, MakeCollector(o));
+    options.metrics_sink = out.collector.get();
+  }
   HEARTH_ASSIGN_OR_RETURN(out.scheduler, hearth::Scheduler::Create(std::move(options)));
   auto users = std::make_shared<NameList>();
   for (const hearth::UserConfig& u : o.scheduler.users) users->push_back(u.name);

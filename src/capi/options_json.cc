@@ -283,7 +283,9 @@ absl::Status ReadMetrics(const JsonFields& top, hearth_options& o) {
   const json* object = top.Find("metrics");
   if (object == nullptr) return absl::OkStatus();
   JsonFields f(*object, "metrics");
-  HEARTH_RETURN_IF_ERROR(f.CheckKeys({"prefill_weight", "decode_weight", "max_gap_users"}));
+  HEARTH_RETURN_IF_ERROR(
+      f.CheckKeys({"enabled", "prefill_weight", "decode_weight", "max_gap_users"}));
+  HEARTH_RETURN_IF_ERROR(f.Read("enabled", &o.metrics_enabled));
   HEARTH_RETURN_IF_ERROR(f.Read("prefill_weight", &o.metrics_prefill_weight));
   HEARTH_RETURN_IF_ERROR(f.Read("decode_weight", &o.metrics_decode_weight));
   int32_t gap_users = o.metrics_max_gap_users;

@@ -815,3 +815,56 @@ TEST_CASE("C API: cache scopes keep members' prefixes apart unless shared", "[ca
         HEARTH_INVALID_ARGUMENT);
   CHECK(message.find("kv.prefix_hash_key") != std::string::npos);
 }
+
+TEST_CASE("C API: metrics off runs the same loop and refuses the metrics calls", "[capi]") {
+  Error e;
+  // From JSON, and the setter on options that had them on.
+  Scheduler off("{\"kv\": {\"num_device_blocks\": 64}, \"metrics\": {\"enabled\": false}}");
+  hearth_options* o = nullptr;
+  REQUIRE(hearth_options_new(&o, &e) == HEARTH_OK);
+  CHECK(hearth_options_set_metrics(nullptr, 0, &e) == HEARTH_INVALID_ARGUMENT);
+  REQUIRE(hearth_options_set_metrics(o, 0, &e) == HEARTH_OK);
+  hearth_scheduler* set = nullptr;
+  REQUIRE(hearth_scheduler_create(o, &set, &e) == HEARTH_OK);
+  hearth_options_free(o);
+  std::string message;
+  CHECK(OptionsStatus("{\"metrics\": {\"enabled\": 0}}", &message) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(message, Catch::Contains("metrics.enabled"));
+  for (hearth_scheduler* s : {off.s, set}) {
+    hearth_request r = Request(20, 3);
+    uint64_t id = 0;
+    REQUIRE(hearth_scheduler_submit(s, &r, &id, &e) == HEARTH_OK);
+    hearth_outcome* outcome = nullptr;
+    REQUIRE(hearth_outcome_new(&outcome, &e) == HEARTH_OK);
+    size_t ended = 0;
+    for (double now = 0; ended == 0 && now < 10; now += 0.02) {
+      const hearth_plan* plan = nullptr;
+      REQUIRE(hearth_scheduler_plan(s, now, &plan, &e) == HEARTH_OK);
+      REQUIRE(hearth_outcome_begin(outcome, plan, &e) == HEARTH_OK);
+      for (size_t i = 0; i < hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES); ++i) {
+        hearth_sequence q;
+        REQUIRE(hearth_plan_sequence(plan, i, &q, &e) == HEARTH_OK);
+        REQUIRE(hearth_outcome_add(outcome, q.id, q.sample, 7, HEARTH_FINISH_NONE, &e) ==
+                HEARTH_OK);
+      }
+      REQUIRE(hearth_scheduler_complete(s, outcome, &e) == HEARTH_OK);
+      hearth_results* results = nullptr;
+      REQUIRE(hearth_scheduler_drain(s, &results, &e) == HEARTH_OK);
+      ended += hearth_results_count(results);
+      hearth_results_free(results);
+    }
+    CHECK(ended == 1);
+    hearth_stats stats;
+    REQUIRE(hearth_scheduler_stats(s, &stats, &e) == HEARTH_OK);
+    CHECK(stats.finished == 1);
+    hearth_metrics m;
+    CHECK(hearth_scheduler_metrics(s, nullptr, &m, &e) == HEARTH_FAILED_PRECONDITION);
+    CHECK_THAT(e.message(), Catch::Contains("metrics are off"));
+    char* text = reinterpret_cast<char*>(&m);
+    CHECK(hearth_scheduler_prometheus_text(s, 1, nullptr, &text, nullptr, &e) ==
+          HEARTH_FAILED_PRECONDITION);
+    CHECK(text == nullptr);
+    hearth_outcome_free(outcome);
+  }
+  hearth_scheduler_free(set);
+}

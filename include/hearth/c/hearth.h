@@ -194,9 +194,12 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "max_prefill_chunk_tokens", "max_admission_declines",
  *   "max_draft_tokens" (speculative decoding, 0 .. 8), "max_out_of_kv_reports",
  *   "overlap_planning" (true: plan step N+1 while step N runs)
- *   "metrics": {"prefill_weight", "decode_weight", "max_gap_users"}
+ *   "metrics": {"enabled", "prefill_weight", "decode_weight", "max_gap_users"}
  *              (the built-in collector behind hearth_scheduler_metrics and
- *              the Prometheus text)
+ *              the Prometheus text; "enabled": false, or
+ *              hearth_options_set_metrics, leaves it out: each step then
+ *              costs what the C++ core's does, and those two calls are
+ *              FAILED_PRECONDITION)
  * `json` must be NUL-terminated; at most 16 MiB. */
 HEARTH_C_API hearth_status hearth_options_from_json(const char* json,
                                                     hearth_options** out,
@@ -216,6 +219,11 @@ HEARTH_C_API hearth_status hearth_options_set_batch_limits(
 HEARTH_C_API hearth_status hearth_options_set_policy(hearth_options* options,
                                                      const char* name,
                                                      hearth_error** error);
+/* Whether the scheduler keeps the built-in metrics collector (default 1,
+ * "metrics": {"enabled"} above): 0 turns it off. */
+HEARTH_C_API hearth_status hearth_options_set_metrics(hearth_options* options,
+                                                      int32_t enabled,
+                                                      hearth_error** error);
 /* The model context length (of the first model). */
 HEARTH_C_API hearth_status hearth_options_set_context_length(
     hearth_options* options, int32_t context_length, hearth_error** error);
@@ -672,7 +680,8 @@ typedef struct hearth_metrics {
 } hearth_metrics;
 
 /* Engine thread. `group` NULL: the whole run; else "user:<name>" or
- * "class:<name>" (NOT_FOUND otherwise). */
+ * "class:<name>" (NOT_FOUND otherwise). FAILED_PRECONDITION when the
+ * options turned metrics off. */
 HEARTH_C_API hearth_status hearth_scheduler_metrics(hearth_scheduler* scheduler,
                                                     const char* group,
                                                     hearth_metrics* out,
@@ -683,7 +692,8 @@ HEARTH_C_API hearth_status hearth_scheduler_metrics(hearth_scheduler* scheduler,
  * (hearth/metrics/prometheus.h lists the families). router_names: also the
  * vllm:* names routers read, labelled model_name (NULL: "hearth").
  * *out_text is the caller's (hearth_string_free); *out_length (may be NULL)
- * its length without the NUL. */
+ * its length without the NUL. FAILED_PRECONDITION when the options turned
+ * metrics off (*out_text stays NULL). */
 HEARTH_C_API hearth_status hearth_scheduler_prometheus_text(
     hearth_scheduler* scheduler, int32_t router_names, const char* model_name,
     char** out_text, size_t* out_length, hearth_error** error);
