@@ -7,12 +7,14 @@
 //   build/bench/capi/hearth_capi_step_bench --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
 //
-// The C host makes one call per sequence each way (hearth_plan_sequence,
-// hearth_outcome_add), as a C host does; compare CStep/metrics_off with
-// CxxStep at the same size (issue 31's bar: <= 1.2x).
+// Two C hosts: one making a call per sequence each way (hearth_plan_sequence,
+// hearth_outcome_add), and one making one call each way for the whole step
+// (hearth_plan_get_arrays, hearth_outcome_add_arrays), as a Python or Go
+// host should. Compare each with CxxStep at the same size.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -58,7 +60,9 @@ std::string OptionsJson(int32_t running, int32_t waiting, bool metrics) {
 // SteadyDecode through the C API.
 class CSteadyDecode {
  public:
-  CSteadyDecode(int32_t running, int32_t waiting, bool metrics) {
+  // `arrays`: the batched calls instead of per-sequence ones.
+  CSteadyDecode(int32_t running, int32_t waiting, bool metrics, bool arrays)
+      : arrays_(arrays), tokens_(static_cast<size_t>(running), 1) {
     hearth_error* error = nullptr;
     hearth_options* options = nullptr;
     if (hearth_options_from_json(OptionsJson(running, waiting, metrics).c_str(), &options,
@@ -101,6 +105,20 @@ class CSteadyDecode {
         hearth_outcome_begin(outcome_, plan, &error)) {
       DieC("plan", error);
     }
+    if (arrays_) {
+      hearth_plan_arrays a;
+      if (hearth_plan_get_arrays(plan, &a, sizeof(a), &error)) DieC("arrays", error);
+      if (a.num_sequences > tokens_.size()) tokens_.resize(a.num_sequences, 1);
+      if (hearth_outcome_add_arrays(outcome_, a.num_sequences, nullptr, nullptr, tokens_.data(),
+                                    nullptr, &error) ||
+          hearth_scheduler_complete(scheduler_, outcome_, &error)) {
+        DieC("complete", error);
+      }
+      last_batch_ = static_cast<int32_t>(a.num_sequences);
+      last_decodes_ = a.num_decodes;
+      now_ += 0.02;
+      return;
+    }
     const size_t n = hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES);
     int32_t decodes = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -122,6 +140,8 @@ class CSteadyDecode {
  private:
   hearth_scheduler* scheduler_ = nullptr;
   hearth_outcome* outcome_ = nullptr;
+  const bool arrays_;
+  std::vector<int32_t> tokens_;
   double now_ = 0;
   int32_t last_batch_ = 0;
   int32_t last_decodes_ = 0;
@@ -150,18 +170,22 @@ void BM_CxxStep(benchmark::State& state) {
   TimeSteps(state, fixture);
 }
 
-void BM_CStep(benchmark::State& state, bool metrics) {
+void BM_CStep(benchmark::State& state, bool metrics, bool arrays) {
   CSteadyDecode fixture(static_cast<int32_t>(state.range(0)),
-                        static_cast<int32_t>(state.range(1)), metrics);
+                        static_cast<int32_t>(state.range(1)), metrics, arrays);
   TimeSteps(state, fixture);
 }
 
-void BM_CStepMetricsOff(benchmark::State& state) { BM_CStep(state, false); }
-void BM_CStepMetricsOn(benchmark::State& state) { BM_CStep(state, true); }
+void BM_CStepMetricsOff(benchmark::State& state) { BM_CStep(state, false, false); }
+void BM_CStepMetricsOn(benchmark::State& state) { BM_CStep(state, true, false); }
+void BM_CArraysStepMetricsOff(benchmark::State& state) { BM_CStep(state, false, true); }
+void BM_CArraysStepMetricsOn(benchmark::State& state) { BM_CStep(state, true, true); }
 
 BENCHMARK(BM_CxxStep)->Args({1024, 10000})->Args({64, 1000});
 BENCHMARK(BM_CStepMetricsOff)->Args({1024, 10000})->Args({64, 1000});
 BENCHMARK(BM_CStepMetricsOn)->Args({1024, 10000})->Args({64, 1000});
+BENCHMARK(BM_CArraysStepMetricsOff)->Args({1024, 10000})->Args({64, 1000});
+BENCHMARK(BM_CArraysStepMetricsOn)->Args({1024, 10000})->Args({64, 1000});
 
 }  // namespace
 }  // namespace hearth::bench

@@ -36,11 +36,25 @@ struct hearth_options {
   bool classes_added = false;
 };
 
-// The view of the outstanding StepPlan: its sequences in C layout, whose
-// block and token arrays point into the plan itself (c_plan.cc).
+// hearth_plan_get_arrays' columns of one plan, built on the first call for
+// it; the vectors keep their capacity from plan to plan.
+struct PlanArrays {
+  bool built = false;
+  std::vector<uint64_t> id, handle, block_offset, num_block_table, token_offset;
+  std::vector<uint32_t> model, blocks;
+  std::vector<int32_t> start_position, num_tokens, draft_tokens, token_ids;
+  std::vector<uint8_t> flags;
+  std::vector<const uint32_t*> block_table;
+  // PREEMPTED .. MODEL_COMMANDS, by hearth_plan_list - 1.
+  std::vector<hearth_plan_entry> lists[6];
+};
+
+// The view of an outstanding StepPlan (c_plan.cc): sequences are read from
+// the plan itself, their block and token arrays in place.
 struct hearth_plan {
   const hearth::StepPlan* plan = nullptr;
-  std::vector<hearth_sequence> sequences;
+  // Built lazily by hearth_plan_get_arrays, which takes the plan as const.
+  mutable PlanArrays arrays;
 };
 
 // Names by index, shared with every results object so that a result's
@@ -62,6 +76,10 @@ struct hearth_scheduler {
 
 struct hearth_outcome {
   hearth::StepOutcome outcome;
+  // The view hearth_outcome_begin() addressed it to (the scheduler's, which
+  // lives as long as the scheduler and forgets its plan at complete); read
+  // by hearth_outcome_add_arrays.
+  const hearth_plan* view = nullptr;
   // Whether hearth_outcome_begin() addressed it to a plan.
   bool begun = false;
 };

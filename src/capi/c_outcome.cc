@@ -66,6 +66,7 @@ hearth_status hearth_outcome_begin(hearth_outcome* outcome,
     o.draft_ids.clear();
     o.failed_loads.clear();
     o.sequences.reserve(plan->plan->sequences.size());
+    outcome->view = plan;
     outcome->begun = true;
     return HEARTH_OK;
   });
@@ -105,6 +106,72 @@ hearth_status hearth_outcome_add(hearth_outcome* outcome, uint64_t id,
     s.produced_token = produced_token != 0;
     s.token = token;
     s.finish = static_cast<hearth::FinishReason>(raw);
+    return HEARTH_OK;
+  });
+}
+
+hearth_status hearth_outcome_add_arrays(hearth_outcome* outcome, size_t count,
+                                        const uint64_t* ids, const uint8_t* produced,
+                                        const int32_t* tokens, const uint8_t* finish,
+                                        hearth_error** error) {
+  return Guard(error, "hearth_outcome_add_arrays", [&] {
+    HEARTH_C_REQUIRE(outcome, "hearth_outcome_add_arrays", error);
+    if (hearth_status s = RequireBegun(*outcome, "hearth_outcome_add_arrays", error)) return s;
+    std::vector<hearth::SequenceOutcome>& entries = outcome->outcome.sequences;
+    const hearth_plan* view = outcome->view;
+    const hearth::StepPlan* plan = view != nullptr ? view->plan : nullptr;
+    const size_t first = entries.size();
+    if (ids == nullptr || produced == nullptr) {
+      if (ids != nullptr) {
+        return Fail(error, HEARTH_INVALID_ARGUMENT,
+                    "hearth_outcome_add_arrays: produced may be NULL only with ids NULL "
+                    "(entries then follow the plan's order)");
+      }
+      // Views are reused for later plans; the step tells whether this one
+      // still shows the plan the outcome was begun for.
+      if (plan == nullptr || plan->step != outcome->outcome.step) {
+        return Fail(error, HEARTH_FAILED_PRECONDITION,
+                    "hearth_outcome_add_arrays: ids NULL needs hearth_outcome_begin for a "
+                    "plan still outstanding");
+      }
+      if (count > plan->sequences.size() - std::min(first, plan->sequences.size())) {
+        return Fail(error, HEARTH_OUT_OF_RANGE,
+                    absl::StrCat("hearth_outcome_add_arrays: ", count, " entries after ", first,
+                                 " would pass the plan's ", plan->sequences.size(),
+                                 " sequences"));
+      }
+    }
+    // Only a missing tokens array or a finish array can be refused entry by
+    // entry; the common call (tokens given, finish NULL) skips this pass.
+    for (size_t k = 0; (tokens == nullptr || finish != nullptr) && k < count; ++k) {
+      const bool made = produced != nullptr ? produced[k] != 0
+                                            : plan->sequences[first + k].sample;
+      if (made && tokens == nullptr) {
+        return Fail(error, HEARTH_INVALID_ARGUMENT,
+                    absl::StrCat("hearth_outcome_add_arrays: entry ", k,
+                                 " produced a token but tokens is NULL"));
+      }
+      const int raw = finish == nullptr ? 0 : finish[k];  // 0: HEARTH_FINISH_NONE
+      if (raw != HEARTH_FINISH_NONE && raw != HEARTH_FINISH_STOP_TOKEN &&
+          raw != HEARTH_FINISH_STOP_STRING) {
+        return Fail(error, HEARTH_INVALID_ARGUMENT,
+                    absl::StrCat("hearth_outcome_add_arrays: finish[", k, "] is ", raw,
+                                 "; must be NONE, STOP_TOKEN or STOP_STRING (LENGTH is the "
+                                 "scheduler's to decide)"));
+      }
+    }
+    entries.resize(first + count);  // constructs the new entries as defaults
+    hearth::SequenceOutcome* const added = entries.data() + first;
+    const hearth::ScheduledSequence* const planned =
+        plan != nullptr && first < plan->sequences.size() ? plan->sequences.data() + first
+                                                          : nullptr;
+    for (size_t k = 0; k < count; ++k) {
+      hearth::SequenceOutcome& s = added[k];
+      s.id = ids != nullptr ? hearth::RequestId(ids[k]) : planned[k].id;
+      s.produced_token = produced != nullptr ? produced[k] != 0 : planned[k].sample;
+      s.token = s.produced_token ? tokens[k] : 0;
+      s.finish = static_cast<hearth::FinishReason>(finish == nullptr ? 0 : finish[k]);
+    }
     return HEARTH_OK;
   });
 }
@@ -210,7 +277,6 @@ hearth_status hearth_scheduler_complete(hearth_scheduler* scheduler,
       for (hearth_plan& view : scheduler->plan_views) {
         if (view.plan != nullptr && view.plan->step == outcome->outcome.step) {
           view.plan = nullptr;
-          view.sequences.clear();
         }
       }
     }

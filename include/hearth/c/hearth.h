@@ -486,6 +486,78 @@ HEARTH_C_API hearth_status hearth_plan_entry_at(const hearth_plan* plan,
                                                 hearth_plan_entry* out,
                                                 hearth_error** error);
 
+/* ---- The plan as arrays: one call per step --------------------------- */
+
+/* Bits of hearth_plan_arrays.flags, one byte per sequence (the booleans of
+ * hearth_sequence, and hearth_plan_sequence_input_pending). */
+#define HEARTH_SEQUENCE_SAMPLE 1u
+#define HEARTH_SEQUENCE_DECODE 2u
+#define HEARTH_SEQUENCE_FULL_BLOCK_TABLE 4u
+#define HEARTH_SEQUENCE_INPUT_PENDING 8u
+
+/* A whole plan in one call, for hosts that pay per foreign call (Python,
+ * Go) or want the batch as columns: sequences as a struct of arrays, every
+ * other list but VOIDED as an array of hearth_plan_entry (the same entries
+ * hearth_plan_entry_at gives). Every pointer lives until the plan's
+ * complete; arrays of 0 entries may be NULL.
+ *
+ * Layout: fields are only ever added at the end; a caller passes the size
+ * it was compiled with and fields past it are not written. */
+typedef struct hearth_plan_arrays {
+  uint64_t step;
+  int32_t num_batched_tokens;
+  int32_t num_decodes;
+  /* Sequence i of HEARTH_PLAN_SEQUENCES is entry i of each array. */
+  size_t num_sequences;
+  const uint64_t* id;
+  const uint64_t* handle;
+  const uint32_t* model;
+  const int32_t* start_position;
+  const int32_t* num_tokens;
+  const int32_t* draft_tokens;
+  const uint8_t* flags; /* HEARTH_SEQUENCE_* bits */
+  /* What sequence i's engine-side block table gains this step, flattened:
+   * blocks[block_offset[i] .. block_offset[i + 1]) are its new blocks, or
+   * its whole table when FULL_BLOCK_TABLE (which then replaces the
+   * engine's). num_sequences + 1 offsets; O(new blocks) per step. */
+  const uint32_t* blocks;
+  const uint64_t* block_offset;
+  /* Sequence i's whole table after this step, in place (not copied):
+   * block_table[i][0 .. num_block_table[i]). */
+  const uint32_t* const* block_table;
+  const uint64_t* num_block_table;
+  /* Token ids of the positions computed, for requests submitted with token
+   * ids: token_ids[token_offset[i] .. token_offset[i + 1]). */
+  const int32_t* token_ids;
+  const uint64_t* token_offset;
+  /* The other lists (apply order above), each as hearth_plan_entry. */
+  size_t num_preempted;
+  const hearth_plan_entry* preempted;
+  size_t num_released;
+  const hearth_plan_entry* released;
+  size_t num_swap_out;
+  const hearth_plan_entry* swap_out;
+  size_t num_swap_in;
+  const hearth_plan_entry* swap_in;
+  size_t num_copy_on_write;
+  const hearth_plan_entry* copy_on_write;
+  size_t num_model_commands;
+  const hearth_plan_entry* model_commands;
+} hearth_plan_arrays;
+
+/* Fills *out (its first `out_size` bytes; pass sizeof(hearth_plan_arrays))
+ * with `plan` as arrays. The first call for a plan builds them, O(sequences
+ * + new blocks + token ids + list entries), keeping capacity so that a
+ * steady state allocates nothing; later calls for it are O(1).
+ * FAILED_PRECONDITION for a completed plan; INVALID_ARGUMENT for an
+ * out_size below offsetof(hearth_plan_arrays, id). VOIDED is not included:
+ * it may grow until just before complete (read it then with
+ * hearth_plan_entry_at). */
+HEARTH_C_API hearth_status hearth_plan_get_arrays(const hearth_plan* plan,
+                                                  hearth_plan_arrays* out,
+                                                  size_t out_size,
+                                                  hearth_error** error);
+
 /* ---- Outcome ---------------------------------------------------------- */
 
 /* Why a request finished. The engine reports STOP_TOKEN or STOP_STRING;
@@ -546,6 +618,25 @@ HEARTH_C_API hearth_status hearth_outcome_add_out_of_kv(hearth_outcome* outcome,
 HEARTH_C_API hearth_status hearth_outcome_add_failed_load(
     hearth_outcome* outcome, uint32_t model, const char* message,
     hearth_error** error);
+/* Appends `count` entries at once, as `count` hearth_outcome_add calls
+ * would: entry k is
+ *   ids[k]       NULL: the plan's sequences in order, starting at the first
+ *                this outcome has no entry for yet;
+ *   produced[k]  0 or 1; NULL: whether the plan samples that sequence
+ *                (with ids NULL only);
+ *   tokens[k]    read where produced; NULL when nothing is produced;
+ *   finish[k]    a hearth_finish_reason (NONE, STOP_TOKEN or STOP_STRING);
+ *                NULL: all NONE.
+ * Every argument is checked before anything is appended: on an error the
+ * outcome is as it was. A NULL ids or produced needs the outcome begun for
+ * a plan still outstanding, and `count` entries left in it. */
+HEARTH_C_API hearth_status hearth_outcome_add_arrays(hearth_outcome* outcome,
+                                                     size_t count,
+                                                     const uint64_t* ids,
+                                                     const uint8_t* produced,
+                                                     const int32_t* tokens,
+                                                     const uint8_t* finish,
+                                                     hearth_error** error);
 /* Begins `outcome` for `plan` and adds every sequence as run without a
  * finish: a token (id 0) wherever the plan samples. For simulations and
  * tests; a real engine reports its own tokens. */
