@@ -8,6 +8,7 @@ packages=(
   libabsl-dev catch2 libbenchmark-dev
   libtomlplusplus-dev nlohmann-json3-dev gnuplot-nox python3
   python3-prometheus-client   # the metrics scrape test parses with its parser
+  python3-numpy   # the Python package's plan columns as numpy arrays (src/python)
   clang libclang-rt-14-dev  # libFuzzer and its runtime, for the fuzz stage
   golang-go   # the C API's cgo consumer test (tests/capi/go); builds offline
   libcpp-httplib-dev   # hearth-serve's HTTP server (examples/serve)

@@ -26,7 +26,7 @@ use_prefix() {
 case $step in
   install)
     rm -rf "$WORK"
-    for component in core c; do
+    for component in core c python; do
       "$CMAKE" --install "$HEARTH_BINARY_DIR" --prefix "$prefix" --component "$component"
     done
     ;;
@@ -99,6 +99,21 @@ case $step in
     skip_without "$PKG_CONFIG" pkg-config
     use_prefix
     "$PYTHON" "$src/python/vtc_vs_fifo.py"
+    ;;
+
+  python_package)
+    # The installed package, loading the library of its own prefix: no
+    # HEARTH_C_LIBRARY. Prefer a python3 with numpy (Debian's, when the one
+    # on PATH is another), so both the numpy and memoryview paths run.
+    skip_without "$PYTHON" python3
+    py=$PYTHON
+    if ! "$py" -c 'import numpy' 2>/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+      py=/usr/bin/python3
+    fi
+    packages=$(find "$prefix" -type d -name hearth -path '*/dist-packages/*' | head -n 1)
+    [[ -n "$packages" ]] || { echo "no hearth package under $prefix" >&2; exit 1; }
+    env -u HEARTH_C_LIBRARY PYTHONPATH="$(dirname "$packages")" HEARTH_PREFIX="$prefix" \
+      "$py" "$src/python/package_test.py"
     ;;
 
   go_cgo)
