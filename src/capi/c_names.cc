@@ -28,9 +28,9 @@ const char* hearth_phase_name(hearth_phase phase) {
   static const char* const kNames[] = {"queued",   "preparing", "waiting",
                                        "running",  "swapped",   "finished",
                                        "cancelled", "rejected", "timed_out",
-                                       "failed"};
+                                       "failed",   "held"};
   const int raw = hearth::capi::RawEnum(phase);
-  return raw >= 0 && raw <= 9 ? kNames[raw] : "unknown";
+  return raw >= 0 && raw <= 10 ? kNames[raw] : "unknown";
 }
 
 void hearth_string_free(char* text) { std::free(text); }

@@ -13,11 +13,24 @@ using hearth::capi::SecondsFromTime;
 
 namespace {
 
-// Results are converted by casting; the enums must keep the C++ order.
-static_assert(HEARTH_PHASE_QUEUED == static_cast<int>(hearth::RequestPhase::kQueued));
-static_assert(HEARTH_PHASE_WAITING == static_cast<int>(hearth::RequestPhase::kWaiting));
-static_assert(HEARTH_PHASE_FINISHED == static_cast<int>(hearth::RequestPhase::kFinished));
-static_assert(HEARTH_PHASE_FAILED == static_cast<int>(hearth::RequestPhase::kFailed));
+// The C numbers are an ABI: a phase added in C++ takes the next C number
+// (HELD is 10, after the terminal phases), whatever its C++ place.
+hearth_phase CPhase(hearth::RequestPhase p) {
+  switch (p) {
+    case hearth::RequestPhase::kQueued: return HEARTH_PHASE_QUEUED;
+    case hearth::RequestPhase::kPreparing: return HEARTH_PHASE_PREPARING;
+    case hearth::RequestPhase::kWaiting: return HEARTH_PHASE_WAITING;
+    case hearth::RequestPhase::kRunning: return HEARTH_PHASE_RUNNING;
+    case hearth::RequestPhase::kSwapped: return HEARTH_PHASE_SWAPPED;
+    case hearth::RequestPhase::kHeld: return HEARTH_PHASE_HELD;
+    case hearth::RequestPhase::kFinished: return HEARTH_PHASE_FINISHED;
+    case hearth::RequestPhase::kCancelled: return HEARTH_PHASE_CANCELLED;
+    case hearth::RequestPhase::kRejected: return HEARTH_PHASE_REJECTED;
+    case hearth::RequestPhase::kTimedOut: return HEARTH_PHASE_TIMED_OUT;
+    case hearth::RequestPhase::kFailed: return HEARTH_PHASE_FAILED;
+  }
+  return HEARTH_PHASE_FAILED;
+}
 static_assert(HEARTH_FINISH_STOP_STRING ==
               static_cast<int>(hearth::FinishReason::kStopString));
 static_assert(HEARTH_FINISH_LENGTH == static_cast<int>(hearth::FinishReason::kLength));
@@ -69,7 +82,7 @@ hearth_status hearth_results_get(const hearth_results* results, size_t index,
     out->user = NameAt(*results->user_names, r.user.value());
     out->work_class = NameAt(*results->class_names, r.work_class.value());
     out->label = r.label.c_str();
-    out->phase = static_cast<hearth_phase>(r.phase);
+    out->phase = CPhase(r.phase);
     out->finish_reason = static_cast<hearth_finish_reason>(r.finish_reason);
     out->message = r.message.c_str();
     out->prompt_tokens = r.prompt_tokens;

@@ -151,6 +151,7 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   }
   spec.cache_scope.shared_prefix_tokens = r.shared_prefix_tokens;
   spec.cache_scope.opt_out = r.cache_opt_out != 0;
+  spec.hold = r.hold != 0;
   return spec;
 }
 
@@ -216,6 +217,14 @@ hearth_status hearth_scheduler_cancel_reason(hearth_scheduler* scheduler, uint64
     const std::string_view why =
         reason == nullptr ? std::string_view() : std::string_view(reason, strnlen(reason, limit));
     return FromStatus(scheduler->scheduler->Cancel(hearth::RequestId(id), why), error);
+  });
+}
+
+hearth_status hearth_scheduler_release(hearth_scheduler* scheduler, uint64_t id,
+                                       hearth_error** error) {
+  return Guard(error, "hearth_scheduler_release", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_release", error);
+    return FromStatus(scheduler->scheduler->Release(hearth::RequestId(id)), error);
   });
 }
 

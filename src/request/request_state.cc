@@ -9,6 +9,7 @@ std::string_view PhaseName(RequestPhase phase) {
     case RequestPhase::kWaiting: return "waiting";
     case RequestPhase::kRunning: return "running";
     case RequestPhase::kSwapped: return "swapped";
+    case RequestPhase::kHeld: return "held";
     case RequestPhase::kFinished: return "finished";
     case RequestPhase::kCancelled: return "cancelled";
     case RequestPhase::kRejected: return "rejected";

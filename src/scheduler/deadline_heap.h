@@ -42,6 +42,10 @@ class DeadlineHeap {
   }
 
   size_t size() const { return heap_.size(); }
+  // The earliest watched time, or InfiniteFuture() when none.
+  absl::Time earliest() const {
+    return heap_.empty() ? absl::InfiniteFuture() : heap_.front().first;
+  }
 
  private:
   // Min-heap order: the later entry sinks.

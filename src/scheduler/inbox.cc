@@ -110,7 +110,8 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
   live_.try_emplace(id, Live{.user = u,
                             .charged = tokens,
                             .bytes = bytes,
-                            .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens});
+                            .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens,
+                            .held = spec.hold});
   // Under mu_ still, so that per-user ids reach the queue in order and the
   // audit never sees a live request that is neither queued nor taken.
   queues_.Push(u, Submission{.id = id,
@@ -139,6 +140,7 @@ absl::Status Inbox::Cancel(RequestId id, std::string_view reason) {
   // A queued request carries its cancellation into the Plan that takes it in.
   if (!queues_.MarkCancelled(live->user, id, reason)) {
     cancels_.push_back(Cancellation{id, std::string(reason)});
+    has_changes_.store(true, std::memory_order_release);
   }
   WakeLocked();
   return absl::OkStatus();
@@ -168,18 +170,46 @@ absl::Status Inbox::Change(const RequestChange& change) {
           budget, " tokens); it could never run there"));
     }
   }
-  if (queues_.ApplyChange(live->user, change.id, change.priority, change.work_class)) {
+  QueueChangeLocked(*live, change);
+  return absl::OkStatus();
+}
+
+absl::Status Inbox::Release(RequestId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Live* live = live_.find(id);
+  if (live == nullptr || live->cancelling) {
+    return absl::NotFoundError(absl::StrCat(
+        "request ", id.ToString(), " is unknown, already ended or being cancelled; only a "
+        "held request can be released"));
+  }
+  if (!live->held) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "request ", id.ToString(), " is not held: it was submitted without "
+        "RequestSpec::hold, or was released already"));
+  }
+  live->held = false;
+  RequestChange release;
+  release.id = id;
+  release.release = true;
+  QueueChangeLocked(*live, release);
+  return absl::OkStatus();
+}
+
+void Inbox::QueueChangeLocked(Live& live, const RequestChange& change) {
+  if (queues_.ApplyChange(live.user, change.id, change.priority, change.work_class,
+                          change.release)) {
     // Queued: the change is in the submission itself.
-  } else if (live->change_index >= 0) {
-    RequestChange& pending = changes_[static_cast<size_t>(live->change_index)];
+  } else if (live.change_index >= 0) {
+    RequestChange& pending = changes_[static_cast<size_t>(live.change_index)];
     if (change.priority) pending.priority = change.priority;
     if (change.work_class) pending.work_class = change.work_class;
+    pending.release = pending.release || change.release;
   } else {
-    live->change_index = static_cast<int32_t>(changes_.size());
+    live.change_index = static_cast<int32_t>(changes_.size());
     changes_.push_back(change);
+    has_changes_.store(true, std::memory_order_release);
   }
   WakeLocked();
-  return absl::OkStatus();
 }
 
 void Inbox::WakeLocked() {
@@ -271,6 +301,7 @@ void Inbox::Drain(absl::Time now, std::vector<Submission>* submissions,
   }
   changes->swap(changes_);
   cancels->swap(cancels_);
+  has_changes_.store(false, std::memory_order_release);
 }
 
 void Inbox::Finish(std::vector<RequestResult>* ended) {

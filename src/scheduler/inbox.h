@@ -51,6 +51,8 @@ struct RequestChange {
   RequestId id;
   std::optional<int32_t> priority;
   std::optional<WorkClassId> work_class;
+  // Scheduler::Release of a held request.
+  bool release = false;
 };
 
 class Inbox {
@@ -73,6 +75,11 @@ class Inbox {
   // submission is changed in place; any other change waits for the engine
   // (Drain). Wakes WaitForWork. The class id must be registered.
   absl::Status Change(const RequestChange& change);
+  // NotFound like Cancel; FailedPrecondition unless the request was
+  // submitted held and not released yet. A queued request's submission
+  // loses its hold in place; any other release waits for the engine, merged
+  // with its other changes. Wakes WaitForWork.
+  absl::Status Release(RequestId id);
 
   // Any thread: makes WaitForWork return true (now, or at its next call).
   void Wake();
@@ -109,6 +116,8 @@ class Inbox {
   // Engine thread; true for a request submitted and not yet taken in.
   bool IsQueued(RequestId id) const;
   int32_t num_queued() const { return queues_.size(); }
+  // Any thread; true while a cancel or change waits for the next Drain.
+  bool has_changes() const { return has_changes_.load(std::memory_order_acquire); }
 
   // Engine calls in a row that may leave their bookkeeping unsettled before
   // one waits for the lock. Bounds how late a result can be, and how much
@@ -131,6 +140,8 @@ class Inbox {
     int64_t bytes = 0;
     // prompt_tokens + max_new_tokens: what its KV may grow to.
     int64_t max_tokens = 0;
+    // Submitted with RequestSpec::hold and not released yet.
+    bool held = false;
   };
   struct PerUser {
     int64_t window = 0;
@@ -154,6 +165,9 @@ class Inbox {
   // settle. True with mu_ held; false (not held) when this call could not.
   bool LockToSettle() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true, mu_);
   void WakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies `change` to the queued submission or files it for the engine.
+  void QueueChangeLocked(Live& live, const RequestChange& change)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int32_t max_intake_;
   const bool keep_results_;
@@ -175,6 +189,8 @@ class Inbox {
   std::vector<std::atomic<bool>> at_count_limit_;
   std::vector<Cancellation> cancels_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestChange> changes_ ABSL_GUARDED_BY(mu_);
+  // !cancels_.empty() || !changes_.empty(), readable without mu_.
+  std::atomic<bool> has_changes_{false};
   // A Submit, Cancel or Wake since WaitForWork last returned; WaitForWork
   // sleeps on `work_cv_` until it is set.
   bool woken_ ABSL_GUARDED_BY(mu_) = false;

@@ -75,11 +75,11 @@ class RequestTable {
     if (slots_.has_held()) slots_.StepCompleted(step);
   }
 
-  // --- Phases. Preparing, waiting and swapped requests are counted here;
-  // running ones by the run lists; kQueued has not been seen by Plan yet.
+  // --- Phases. Held, preparing, waiting and swapped requests are counted
+  // here; running ones by the run lists; kQueued has not been seen by Plan.
   static bool Counted(RequestPhase p) {
     return p == RequestPhase::kPreparing || p == RequestPhase::kWaiting ||
-           p == RequestPhase::kSwapped;
+           p == RequestPhase::kSwapped || p == RequestPhase::kHeld;
   }
   void CountPhaseChange(RequestPhase from, RequestPhase to) {
     if (Counted(from)) --phase_counts_[static_cast<size_t>(from)];

@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "hearth/policy/policy_registry.h"
 #include "scheduler/options_validation.h"
@@ -58,6 +59,7 @@ absl::StatusOr<RequestId> Scheduler::Submit(const RequestSpec& spec) {
 absl::Status Scheduler::Cancel(RequestId id, std::string_view reason) {
   return impl_->Cancel(id, reason);
 }
+absl::Status Scheduler::Release(RequestId id) { return impl_->Release(id); }
 
 absl::Status Scheduler::SetPriority(RequestId id, int32_t priority) {
   return impl_->SetPriority(id, priority);
@@ -250,14 +252,29 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 absl::Time Scheduler::Impl::NextEventTime() const {
   // Any live request may be planned now: ask again after the next Plan.
   const bool owed = !outputs_.to_release.empty() || !outputs_.pending_drops.empty();
-  if (owed || table_.num_live() > 0 || inbox_.num_queued() > 0) return absl::InfinitePast();
-  return residency_.NextUnloadTime();
+  const bool runnable = table_.num_live() > static_cast<size_t>(count(RequestPhase::kHeld));
+  if (owed || runnable || inbox_.num_queued() > 0 || inbox_.has_changes()) {
+    return absl::InfinitePast();
+  }
+  // Only held requests (or none): what can happen without a Release is a
+  // deadline (the earliest watched may belong to one ended since; planning
+  // then just drops it) or an unload.
+  return std::min(intake_.deadlines.earliest(), residency_.NextUnloadTime());
+}
+
+bool Scheduler::Impl::WaitForWork(absl::Duration timeout) {
+  // Beyond a year is "until work comes": no clock conversion can overflow.
+  const absl::Time deadline = timeout <= absl::ZeroDuration()   ? absl::InfinitePast()
+                              : timeout > absl::Hours(24 * 366) ? absl::InfiniteFuture()
+                                                                : absl::Now() + timeout;
+  return inbox_.WaitForWork(deadline, NextEventTime() == absl::InfinitePast());
 }
 
 SchedulerStats Scheduler::Impl::stats() const {
   SchedulerStats s = stats_.counters;
   s.waiting = count(RequestPhase::kWaiting);
   s.preparing = count(RequestPhase::kPreparing);
+  s.held = count(RequestPhase::kHeld);
   s.running = running_count();
   s.swapped = count(RequestPhase::kSwapped);
   s.queued = inbox_.num_queued();

@@ -20,17 +20,24 @@ void Scheduler::Impl::ApplyChange(const internal::RequestChange& change, absl::T
   RequestRecord* r = Find(change.id);
   // Ended since (its last token, a deadline, a failure): that ending stands.
   if (r == nullptr) return;
-  const bool priority_changes = change.priority && *change.priority != r->priority;
-  const bool class_changes = change.work_class && *change.work_class != r->work_class;
+  // Changes first, so the released request arrives at the policy as it is.
+  ApplyLiveChange(*r, change, now);
+  if (change.release && r->phase == RequestPhase::kHeld) MakeRunnable(*r, now);
+}
+
+void Scheduler::Impl::ApplyLiveChange(RequestRecord& r, const internal::RequestChange& change,
+                                      absl::Time now) {
+  const bool priority_changes = change.priority && *change.priority != r.priority;
+  const bool class_changes = change.work_class && *change.work_class != r.work_class;
   if (!priority_changes && !class_changes) return;
-  if (priority_changes) r->priority = *change.priority;
-  if (class_changes) MoveToClass(*r, *change.work_class, now);
-  // Preparing requests are announced to the policy when their model is
-  // loaded, with what they are then; MoveToClass may have preempted `r`,
-  // which the policy has been told of already.
-  const bool known = r->phase == RequestPhase::kWaiting || r->phase == RequestPhase::kRunning ||
-                     r->phase == RequestPhase::kSwapped;
-  if (known) policy_->OnChanged(ViewOf(*r), now);
+  if (priority_changes) r.priority = *change.priority;
+  if (class_changes) MoveToClass(r, *change.work_class, now);
+  // Held and preparing requests are announced to the policy when they
+  // become runnable, with what they are then; MoveToClass may have
+  // preempted `r`, which the policy has been told of already.
+  const bool known = r.phase == RequestPhase::kWaiting || r.phase == RequestPhase::kRunning ||
+                     r.phase == RequestPhase::kSwapped;
+  if (known) policy_->OnChanged(ViewOf(r), now);
 }
 
 void Scheduler::Impl::MoveToClass(RequestRecord& r, WorkClassId to, absl::Time now) {

@@ -65,6 +65,7 @@ class Scheduler::Impl {
   absl::Status Cancel(RequestId id, std::string_view reason) {
     return inbox_.Cancel(id, reason);
   }
+  absl::Status Release(RequestId id) { return inbox_.Release(id); }
   absl::Status SetPriority(RequestId id, int32_t priority);
   absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
   void Wake() { inbox_.Wake(); }
@@ -86,13 +87,7 @@ class Scheduler::Impl {
   void PublishStats() { stats_.published.Store(stats()); }
   SchedulerStats PublishedStats() const { return stats_.published.Load(); }
   absl::Time NextEventTime() const;
-  bool WaitForWork(absl::Duration timeout) {
-    // Beyond a year is "until work comes": no clock conversion can overflow.
-    const absl::Time deadline = timeout <= absl::ZeroDuration() ? absl::InfinitePast()
-                                : timeout > absl::Hours(24 * 366) ? absl::InfiniteFuture()
-                                                                  : absl::Now() + timeout;
-    return inbox_.WaitForWork(deadline, NextEventTime() == absl::InfinitePast());
-  }
+  bool WaitForWork(absl::Duration timeout);
   absl::Status CheckInvariants() const;
   const BlockAllocator& allocator() const { return kv_.allocator(); }
   std::string_view policy_name() const { return policy_->name(); }
@@ -109,8 +104,13 @@ class Scheduler::Impl {
   // --- Intake (scheduler_intake.cc).
   void DrainInbox(absl::Time now);
   void Intake(internal::Submission& submission, absl::Time now);
+  // A request arriving, or released from its hold: to its model's
+  // preparation, or to waiting (the policy hears of it).
+  void MakeRunnable(Record& r, absl::Time now);
   // --- Live changes (scheduler_changes.cc).
   void ApplyChange(const internal::RequestChange& change, absl::Time now);
+  // The priority and class parts of `change`.
+  void ApplyLiveChange(Record& r, const internal::RequestChange& change, absl::Time now);
   // Moves `r`'s class accounting (running count, blocks, reservation,
   // borrowing) and class-derived targets to `to`.
   void MoveToClass(Record& r, WorkClassId to, absl::Time now);

@@ -69,6 +69,15 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
     return;
   }
   for (absl::Time t : {r.deadline, r.queue_deadline}) WatchDeadline(t, r.id);
+  if (sub.spec.hold) {
+    // Apart from everything runnable until Release; its timers run.
+    SetPhase(r, RequestPhase::kHeld, now);
+    return;
+  }
+  MakeRunnable(r, now);
+}
+
+void Scheduler::Impl::MakeRunnable(RequestRecord& r, absl::Time now) {
   if (!residency_.ready(r.model)) {
     // Not runnable yet: it waits apart, so it never delays runnable work.
     SetPhase(r, RequestPhase::kPreparing, now);
@@ -184,10 +193,12 @@ void Scheduler::Impl::ExpireOne(RequestRecord& r, absl::Time deadline, absl::Tim
               now);
   } else if (r.queue_deadline == deadline && r.first_admit_time == absl::InfiniteFuture()) {
     const WorkClassConfig& c = options_.work_classes[r.work_class.value()];
+    const bool held = r.phase == RequestPhase::kHeld;
     Terminate(r, RequestPhase::kTimedOut, FinishReason::kNone,
-              absl::StrCat("waited ", absl::FormatDuration(now - r.arrival_time),
-                           " without being admitted; class \"", c.name,
-                           "\" has a queue timeout of ", absl::FormatDuration(c.queue_timeout)),
+              absl::StrCat(held ? "held " : "waited ", absl::FormatDuration(now - r.arrival_time),
+                           held ? " without being released" : " without being admitted",
+                           "; class \"", c.name, "\" has a queue timeout of ",
+                           absl::FormatDuration(c.queue_timeout)),
               now);
   }
 }

@@ -117,6 +117,12 @@ absl::Status Scheduler::Impl::CheckPhase(const RequestRecord& r) const {
         return Broken("preparing request ", r.id, " holds blocks or its model is ready");
       }
       return absl::OkStatus();
+    case RequestPhase::kHeld:
+      if (!seq.device.empty() || !seq.host.empty() || !no_list || r.computed != 0 ||
+          r.first_admit_time != absl::InfiniteFuture()) {
+        return Broken("held request ", r.id, " holds blocks, runs or was admitted");
+      }
+      return absl::OkStatus();
     default:
       return Broken("request ", r.id, " is live in terminal phase ", PhaseName(r.phase));
   }
@@ -173,8 +179,8 @@ absl::Status Scheduler::Impl::CheckCounts() const {
     ++in_phase[static_cast<size_t>(table_[slot].phase)];
     if (capacity_.borrowing(slot)) ++borrowers;
   }
-  for (RequestPhase p :
-       {RequestPhase::kPreparing, RequestPhase::kWaiting, RequestPhase::kSwapped}) {
+  for (RequestPhase p : {RequestPhase::kPreparing, RequestPhase::kWaiting,
+                         RequestPhase::kSwapped, RequestPhase::kHeld}) {
     if (in_phase[static_cast<size_t>(p)] != count(p)) {
       return Broken(count(p), " requests counted as ", PhaseName(p), " but records say ",
                     in_phase[static_cast<size_t>(p)]);

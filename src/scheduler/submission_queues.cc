@@ -134,13 +134,14 @@ bool SubmissionQueues::MarkCancelled(uint32_t user, RequestId id, std::string_vi
 
 bool SubmissionQueues::ApplyChange(uint32_t user, RequestId id,
                                    std::optional<int32_t> priority,
-                                   std::optional<WorkClassId> work_class) {
+                                   std::optional<WorkClassId> work_class, bool release) {
   UserQueue& q = users_[user];
   std::lock_guard<std::mutex> lock(q.mu);
   Submission* sub = Locate(q.queue, id);
   if (sub == nullptr) return false;
   if (priority) sub->spec.priority = *priority;
   if (work_class) sub->spec.work_class = *work_class;
+  if (release) sub->spec.hold = false;
   return true;
 }
 

@@ -68,11 +68,11 @@ class SubmissionQueues {
   // Marks `user`'s submission `id` cancelled, for `reason`, if it is still
   // queued; false when the engine has taken it already. O(log queue).
   bool MarkCancelled(uint32_t user, RequestId id, std::string_view reason = {});
-  // Applies a SetPriority/SetWorkClass to `user`'s submission `id` if it is
-  // still queued (what is unset stays); false when the engine has taken it
-  // already. O(log queue).
+  // Applies a SetPriority/SetWorkClass/Release to `user`'s submission `id`
+  // if it is still queued (what is unset stays); false when the engine has
+  // taken it already. O(log queue).
   bool ApplyChange(uint32_t user, RequestId id, std::optional<int32_t> priority,
-                   std::optional<WorkClassId> work_class);
+                   std::optional<WorkClassId> work_class, bool release = false);
   // Whether `user`'s submission `id` is still queued.
   bool Contains(uint32_t user, RequestId id) const;
 

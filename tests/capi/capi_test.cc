@@ -868,3 +868,36 @@ TEST_CASE("C API: metrics off runs the same loop and refuses the metrics calls",
   }
   hearth_scheduler_free(set);
 }
+
+TEST_CASE("C API: a held request waits for hearth_scheduler_release", "[capi]") {
+  Scheduler s;
+  Error e;
+  hearth_request r = Request(16, 2);
+  r.hold = 1;
+  uint64_t held = 0;
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &held, &e) == HEARTH_OK);
+  CHECK(hearth_scheduler_release(s.s, held + 100, &e) == HEARTH_NOT_FOUND);
+  CHECK(hearth_scheduler_release(nullptr, held, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK(std::string(hearth_phase_name(HEARTH_PHASE_HELD)) == "held");
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  size_t ended = 0, planned_while_held = 0;
+  for (int step = 0; step < 40 && ended == 0; ++step) {
+    if (step == 5) {
+      REQUIRE(hearth_scheduler_release(s.s, held, &e) == HEARTH_OK);
+      CHECK(hearth_scheduler_release(s.s, held, &e) == HEARTH_FAILED_PRECONDITION);
+    }
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s.s, 0.02 * step, &plan, &e) == HEARTH_OK);
+    if (step < 5) planned_while_held += hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES);
+    REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+    hearth_results* results = nullptr;
+    REQUIRE(hearth_scheduler_drain(s.s, &results, &e) == HEARTH_OK);
+    ended += hearth_results_count(results);
+    hearth_results_free(results);
+  }
+  CHECK(planned_while_held == 0);
+  CHECK(ended == 1);
+  hearth_outcome_free(o);
+}

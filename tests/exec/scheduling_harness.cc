@@ -88,6 +88,8 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   run.tokens.resize(n);
   run.results.resize(n);
   size_t submitted = 0, done = 0;
+  // (step, id): held requests and the step before whose Plan they are released.
+  std::vector<std::pair<int64_t, RequestId>> releases;
   absl::Time now = absl::UnixEpoch();
   std::vector<RequestResult> drained;
   // Takes a step's tokens once its Complete() accepted them, skipping
@@ -148,9 +150,20 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       spec.user = w.user;
       spec.work_class = w.work_class;
       spec.priority = w.priority;
+      spec.hold = w.hold_steps > 0;
+      spec.cache_scope.opt_out = w.cache_opt_out;
       absl::StatusOr<RequestId> id = s.Submit(spec);
       if (!id.ok()) return id.status();
       index[*id] = order[submitted];
+      if (spec.hold) releases.emplace_back(step + w.hold_steps, *id);
+    }
+    for (auto it = releases.begin(); it != releases.end();) {
+      if (it->first > step) {
+        ++it;
+        continue;
+      }
+      if (absl::Status released = s.Release(it->second); !released.ok()) return released;
+      it = releases.erase(it);
     }
     now += absl::Milliseconds(1);
     absl::StatusOr<const StepPlan*> planned = s.Plan(now);

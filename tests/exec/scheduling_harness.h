@@ -31,6 +31,11 @@ struct WorkloadRequest {
   UserId user = UserId(0);
   WorkClassId work_class = WorkClassId(0);
   int32_t priority = 0;
+  // > 0: submitted held (RequestSpec::hold) and released this many steps
+  // later, just before that step's Plan().
+  int32_t hold_steps = 0;
+  // RequestSpec::cache_scope.opt_out.
+  bool cache_opt_out = false;
 };
 
 struct WorkloadShape {

@@ -146,6 +146,35 @@ TEST_CASE("Preemption by swap never changes tokens", "[exec][invariance]") {
   }
 }
 
+TEST_CASE("Holds and prefix-cache opt-outs never change tokens", "[exec][invariance]") {
+  WorkloadShape shape = Shape(7);
+  shape.shared_prefix = 40;
+  shape.max_prompt = 30;
+  const std::vector<WorkloadRequest> plain = RandomWorkload(shape);
+  const auto alone = Alone(plain);
+  // Every other request held for 1-6 steps; every third opts out of the
+  // prefix cache (so its shared prefix is computed, not reused).
+  std::vector<WorkloadRequest> w = plain;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (i % 2 == 0) w[i].hold_steps = 1 + static_cast<int32_t>(i % 6);
+    w[i].cache_opt_out = i % 3 == 0;
+  }
+  for (const bool swap : {false, true}) {
+    SchedulerOptions o = BaseOptions();
+    o.kv.enable_prefix_caching = true;
+    o.max_prefill_chunk_tokens = 16;
+    if (swap) {
+      o.kv.num_device_blocks = 14;
+      o.kv.num_host_blocks = 64;
+      o.preemption_mode = PreemptionMode::kSwap;
+    }
+    INFO("swap " << swap);
+    const WorkloadRun run = ExpectSameTokens(o, w, alone);
+    CHECK(run.stats.prefix_hit_tokens > 0);
+    if (swap) CHECK(run.stats.preemptions > 0);
+  }
+}
+
 TEST_CASE("Prefix hits, chunking and swap together never change tokens",
           "[exec][invariance]") {
   WorkloadShape shape = Shape(6);

@@ -55,6 +55,8 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.overlap_configs > 50);
   CHECK(total.pending_inputs > 1000);
   CHECK(total.voided_entries > 20);
+  CHECK(total.held > 200);
+  CHECK(total.releases > 100);
 }
 
 // Residency with adapters, several bases and memory for only some of them,

@@ -143,6 +143,30 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     for (TokenId& t : stem) t = Uniform(rng, 0, 63);
   }
   std::vector<RequestId> submitted;
+  // Holds (RequestSpec::hold) and their releases, from their own stream too,
+  // in half the seeds (the other half's workloads stay as they were): a
+  // sixth of the submissions enter held, released at random later, the
+  // rest just before the drain (a hold that is never released keeps its
+  // request live until its deadline or a cancel).
+  std::mt19937_64 hold_rng(seed ^ 0x9e6c63d0676a9a99ULL);
+  const bool holds = hold_rng() % 2 == 0;
+  std::vector<RequestId> held;
+  const auto release_one = [&](size_t index) -> absl::Status {
+    const RequestId id = held[index];
+    held[index] = held.back();
+    held.pop_back();
+    const absl::Status s = h.scheduler().Release(id);
+    if (s.ok()) {
+      ++stats->releases;
+      if (!h.live().contains(id)) {
+        return absl::InternalError(absl::StrCat("release of non-live ", id.ToString()));
+      }
+      return absl::OkStatus();
+    }
+    // Ended meanwhile (a deadline, a cancel): the only allowed refusal.
+    if (s.code() != absl::StatusCode::kNotFound || s.message().empty()) return s;
+    return absl::OkStatus();
+  };
   // Live priority and class changes, from their own stream too.
   std::mt19937_64 change_rng(seed ^ 0x5851f42d4c957f2dULL);
   const auto num_classes = static_cast<uint32_t>(options.work_classes.size());
@@ -171,6 +195,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         return absl::InternalError(absl::StrCat("change of non-live ", id.ToString(), " succeeded"));
       }
       if (s.ok()) ++stats->live_changes;
+    }
+    if (!held.empty() && hold_rng() % 4 == 0) {
+      if (absl::Status s = release_one(hold_rng() % held.size()); !s.ok()) return s;
     }
     const int kind = Uniform(rng, 0, 9);
     if (kind <= 3) {
@@ -233,7 +260,12 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
           if (spec.cache_scope.shared_prefix_tokens == 0) spec.cache_scope.shared_prefix_scope.clear();
         }
       }
+      spec.hold = holds && hold_rng() % 6 == 0;
       auto id = h.Submit(spec);
+      if (id.ok() && spec.hold) {
+        held.push_back(*id);
+        ++stats->held;
+      }
       if (id.ok()) {
         scope_audit.Record(*id, spec);
         if (!spec.prompt_token_ids.empty() && repeatable.size() < 16) repeatable.push_back(spec);
@@ -261,6 +293,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
       }
       stats->copy_on_write += static_cast<int64_t>(h.last_plan().copy_on_write.size());
     }
+  }
+  while (!held.empty()) {
+    if (absl::Status s = release_one(held.size() - 1); !s.ok()) return s;
   }
   const int32_t most_steps = 20000;
   const absl::StatusOr<SchedulerHarness::RunEnd> drained =

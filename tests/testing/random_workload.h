@@ -1,8 +1,8 @@
 // File: tests/testing/random_workload.h
 //
 // One seeded random scenario for the randomized invariant driver: a random
-// configuration, then random Submit / Cancel / SetPriority / SetWorkClass /
-// Plan+Complete interleavings
+// configuration, then random Submit / Cancel / Release / SetPriority /
+// SetWorkClass / Plan+Complete interleavings
 // with random sizes, shared prefixes, deadlines, stop tokens and engine
 // failures, then a drain until every accepted request is terminal. Reusable
 // with any policy so that every policy runs the same driver.
@@ -32,6 +32,8 @@ struct RandomWorkloadStats {
   int64_t draft_tokens = 0;
   // Seeds whose models include an adapter.
   int64_t adapter_configs = 0;
+  // Requests submitted held, and releases accepted.
+  int64_t held = 0, releases = 0;
   // Overlapped planning: seeds with it, decodes planned with a pending
   // input, and plan entries voided while outstanding.
   int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
@@ -47,6 +49,7 @@ struct RandomWorkloadStats {
     victims_checked += o.victims_checked; live_changes += o.live_changes;
     draft_tokens += o.draft_tokens;
     adapter_configs += o.adapter_configs;
+    held += o.held; releases += o.releases;
   }
 };
 

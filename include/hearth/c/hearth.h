@@ -313,6 +313,9 @@ typedef struct hearth_request {
   /* Nonzero: neither reuses nor leaves cached KV (then the three fields
    * above must be unset). */
   int32_t cache_opt_out;
+  /* Nonzero: the request enters held (RequestSpec::hold), not runnable
+   * until hearth_scheduler_release; its deadline and queue timeout run. */
+  int32_t hold;
 } hearth_request;
 
 /* A request with the defaults above and every count 0. */
@@ -338,6 +341,13 @@ HEARTH_C_API hearth_status hearth_scheduler_cancel(hearth_scheduler* scheduler,
 HEARTH_C_API hearth_status hearth_scheduler_cancel_reason(
     hearth_scheduler* scheduler, uint64_t id, const char* reason,
     hearth_error** error);
+
+/* Any thread. Makes a request submitted with `hold` ready to run at the next
+ * plan (Scheduler::Release). NOT_FOUND for unknown, ended or cancelling
+ * ids; FAILED_PRECONDITION for one not held (or released already). */
+HEARTH_C_API hearth_status hearth_scheduler_release(hearth_scheduler* scheduler,
+                                                    uint64_t id,
+                                                    hearth_error** error);
 
 /* Any thread. Changes a live request's priority (as hearth_request.priority)
  * or work class (by name; NULL is the first class) from the next plan on, or
@@ -664,7 +674,10 @@ typedef enum hearth_phase {
   HEARTH_PHASE_CANCELLED = 6,
   HEARTH_PHASE_REJECTED = 7,
   HEARTH_PHASE_TIMED_OUT = 8,
-  HEARTH_PHASE_FAILED = 9
+  HEARTH_PHASE_FAILED = 9,
+  /* Submitted with hearth_request.hold, not released (not terminal; numbered
+   * after the terminal phases, which keep their numbers). */
+  HEARTH_PHASE_HELD = 10
 } hearth_phase;
 
 /* "finished", "cancelled", ...; "unknown" outside the enum. Static. */

@@ -186,6 +186,13 @@ struct RequestSpec {
   // scope outside CacheScope's rules. Its names count against
   // max_pending_bytes while the request is unfinished.
   CacheScope cache_scope;
+  // True: the request enters held (RequestPhase::kHeld), not ready to run,
+  // e.g. while its grammar compiles or its KV loads from elsewhere, until
+  // Scheduler::Release. A held request takes no running slot, no KV and no
+  // budget, and the policy does not see it; its deadline and its class's
+  // queue timeout run from arrival as for any request, and Cancel,
+  // SetPriority and SetWorkClass work on it.
+  bool hold = false;
 };
 
 }  // namespace hearth

@@ -29,6 +29,9 @@ enum class RequestPhase : uint8_t {
   kRunning,
   // Preempted by swap: its KV lives in host blocks until swapped back in.
   kSwapped,
+  // Submitted with RequestSpec::hold and not released yet: known, counted,
+  // timed, but neither runnable nor seen by the policy.
+  kHeld,
   // Terminal phases.
   kFinished,
   kCancelled,

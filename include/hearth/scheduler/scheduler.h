@@ -30,7 +30,7 @@
 // data under a handle of your choosing first, then Submit; every plan entry
 // and the result carry the handle. Both are stable for the request's life.
 //
-// Thread-safety: Submit, Cancel, SetPriority, SetWorkClass, Wake,
+// Thread-safety: Submit, Cancel, Release, SetPriority, SetWorkClass, Wake,
 // DrainResults, PublishedStats, Find* and options() are safe from any thread. Plan, Complete, NextEventTime,
 // WaitForWork, GetRequest, stats and CheckInvariants must
 // be called from one thread at a time (the engine thread).
@@ -95,6 +95,8 @@ struct SchedulerStats {
   int32_t swapped = 0;
   // Waiting for their model to load.
   int32_t preparing = 0;
+  // Submitted with RequestSpec::hold, not released yet.
+  int32_t held = 0;
   // Submitted but not yet seen by Plan.
   int32_t queued = 0;
   // The device pool and its unreferenced blocks; device_blocks -
@@ -174,6 +176,19 @@ class Scheduler {
   // already being cancelled.
   absl::Status Cancel(RequestId id, std::string_view reason = {});
 
+  // Scheduler::Release()
+  //
+  // Makes a request submitted with RequestSpec::hold ready to run: the Plan
+  // that takes it in (when still queued) or the next Plan moves it on as
+  // if it had just arrived without the hold (to its model's preparation,
+  // or to waiting, where the policy sees it with its original arrival
+  // time). Like Cancel, OK means the release is recorded; a request that
+  // ends first (a deadline, a cancel) keeps that ending. Thread-safe; wakes
+  // a WaitForWork(). NotFound for unknown ids and requests already terminal
+  // or being cancelled; FailedPrecondition for one not held (submitted
+  // without hold, or released already).
+  absl::Status Release(RequestId id);
+
   // Scheduler::SetPriority() / Scheduler::SetWorkClass()
   //
   // Change a live request's RequestSpec::priority or work class, e.g. when a
@@ -204,12 +219,13 @@ class Scheduler {
 
   // Scheduler::NextEventTime()
   //
-  // When the engine next has something to do if no Submit or Cancel comes:
-  // InfinitePast() while any request is live or queued, or a plan entry is
-  // owed to the engine (Plan now); else the earliest timer that a Plan()
-  // would act on (a model's keep-alive unload); else InfiniteFuture().
-  // Deadlines and queue timeouts belong to live requests, so they never
-  // fall due while the scheduler is idle. Engine thread.
+  // When the engine next has something to do if no Submit, Cancel or
+  // Release comes: InfinitePast() while any request is queued or live and
+  // not held, a cancel or change waits to be taken in, or a plan entry is
+  // owed to the engine (Plan now); else the
+  // earliest timer that a Plan() would act on (a held request's deadline or
+  // queue timeout, a model's keep-alive unload); else InfiniteFuture().
+  // Engine thread.
   absl::Time NextEventTime() const;
 
   // Scheduler::WaitForWork()

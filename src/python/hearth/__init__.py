@@ -313,9 +313,9 @@ class Scheduler:
     options (hearth/c/hearth.h lists every key), None for the defaults.
     Raises HearthError naming a wrong option and what is allowed.
 
-    Thread-safety: submit, cancel, set_priority, set_work_class, drain,
-    wake and published_stats from any thread; the rest from the engine
-    thread."""
+    Thread-safety: submit, cancel, release, set_priority, set_work_class,
+    drain, wake and published_stats from any thread; the rest from the
+    engine thread."""
 
     def __init__(self, options=None):
         lib = _library()
@@ -366,7 +366,7 @@ class Scheduler:
                model=None, prompt_token_ids=None, priority=0, label=None,
                arrival_time_s=-math.inf, deadline_s=math.inf, parent=None, ttft_slo_s=0.0,
                tpot_slo_s=0.0, handle=0, cache_scope=None, shared_prefix_tokens=0,
-               shared_prefix_scope=None, cache_opt_out=False):
+               shared_prefix_scope=None, cache_opt_out=False, hold=False):
         """Validates and queues a request (hearth_request's fields); its id."""
         lib = _library()
         r = lib.hearth_request_default()
@@ -377,6 +377,7 @@ class Scheduler:
         r.ttft_slo_s, r.tpot_slo_s, r.handle = ttft_slo_s, tpot_slo_s, handle
         r.cache_scope, r.shared_prefix_tokens = _text(cache_scope), shared_prefix_tokens
         r.shared_prefix_scope, r.cache_opt_out = _text(shared_prefix_scope), int(cache_opt_out)
+        r.hold = int(hold)
         ids = None
         if prompt_token_ids is not None:
             ids = (ctypes.c_int32 * len(prompt_token_ids))(*prompt_token_ids)
@@ -388,6 +389,10 @@ class Scheduler:
 
     def cancel(self, id, reason=None):
         _call("hearth_scheduler_cancel_reason", self._open(), id, _text(reason))
+
+    def release(self, id):
+        """Makes a request submitted with hold=True ready to run."""
+        _call("hearth_scheduler_release", self._open(), id)
 
     def set_priority(self, id, priority):
         _call("hearth_scheduler_set_priority", self._open(), id, priority)

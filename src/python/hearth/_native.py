@@ -30,7 +30,7 @@ class Request(ctypes.Structure):
                 ("deadline_s", c_double), ("parent", c_uint64), ("ttft_slo_s", c_double),
                 ("tpot_slo_s", c_double), ("handle", c_uint64), ("cache_scope", c_char_p),
                 ("shared_prefix_tokens", c_int32), ("shared_prefix_scope", c_char_p),
-                ("cache_opt_out", c_int32)]
+                ("cache_opt_out", c_int32), ("hold", c_int32)]
 
 
 class Sequence(ctypes.Structure):
@@ -112,6 +112,7 @@ _SIGNATURES = {
     "hearth_request_default": (Request, []),
     "hearth_scheduler_submit": (ctypes.c_int, [P, _p(Request), _p(c_uint64), E]),
     "hearth_scheduler_cancel_reason": (ctypes.c_int, [P, c_uint64, c_char_p, E]),
+    "hearth_scheduler_release": (ctypes.c_int, [P, c_uint64, E]),
     "hearth_scheduler_set_priority": (ctypes.c_int, [P, c_uint64, c_int32, E]),
     "hearth_scheduler_set_work_class": (ctypes.c_int, [P, c_uint64, c_char_p, E]),
     "hearth_scheduler_next_event_time": (c_double, [P]),

@@ -161,6 +161,30 @@ def check_errors(hearth):
         check(False, "a closed scheduler planned")
     except hearth.HearthError:
         pass
+    with hearth.Scheduler() as s:
+        held = s.submit(prompt_tokens=4, max_new_tokens=2, hold=True)
+        plan = s.plan(0.0)
+        check(len(plan) == 0 and s.stats()["waiting"] == 0, "a held request was planned")
+        s.complete(plan, [])
+        check(s.next_event_time() == float("inf"), "the engine should sleep while held")
+        try:
+            s.release(held + 50)
+            check(False, "an unknown id released")
+        except hearth.HearthError as e:
+            check(e.code_name == "NOT_FOUND", str(e))
+        s.release(held)
+        try:
+            s.release(held)
+            check(False, "released twice")
+        except hearth.HearthError as e:
+            check(e.code_name == "FAILED_PRECONDITION", str(e))
+        done, now = [], 0.0
+        while not done:
+            now += 0.02
+            plan = s.plan(now)
+            s.complete(plan, [3] * len(plan))
+            done = s.drain()
+        check(done[0].phase == "finished" and done[0].output_tokens == 2, repr(done[0]))
 
 
 def run_readme_examples():

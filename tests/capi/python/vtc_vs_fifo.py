@@ -33,7 +33,8 @@ class Request(ctypes.Structure):
                 ("ttft_slo_s", ctypes.c_double), ("tpot_slo_s", ctypes.c_double),
                 ("handle", ctypes.c_uint64), ("cache_scope", ctypes.c_char_p),
                 ("shared_prefix_tokens", ctypes.c_int32),
-                ("shared_prefix_scope", ctypes.c_char_p), ("cache_opt_out", ctypes.c_int32)]
+                ("shared_prefix_scope", ctypes.c_char_p), ("cache_opt_out", ctypes.c_int32),
+                ("hold", ctypes.c_int32)]
 
 
 class Metrics(ctypes.Structure):
