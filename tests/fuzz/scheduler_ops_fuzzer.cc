@@ -1,9 +1,10 @@
 // scheduler_ops_fuzzer: the input picks a small house (small_options.h) and
 // then up to kMaxCalls public calls, as a careless engine and hostile hosts
-// would make them: Submit with edge-value fields, Cancel of live, ended and
-// made-up ids, Plan with times that go back and jump to infinity, Complete
-// with right, failed, corrupt, missing, repeated and planless outcomes; with
-// overlapped planning (chosen by the input) a second Plan before Complete.
+// would make them: Submit with edge-value fields (held or not), Cancel and
+// Release of live, held, ended and made-up ids, Plan with times that go back
+// and jump to infinity, Complete with right, failed, corrupt, missing,
+// repeated and planless outcomes; with overlapped planning (chosen by the
+// input) a second Plan before Complete.
 //
 // After every call the scheduler's own CheckInvariants() must pass and every
 // result must keep the exactly-once promise (result_ledger.h). At the end
@@ -48,9 +49,10 @@ class OpsRun {
 
   void Run() {
     for (int i = 0; i < kMaxCalls && in_.remaining_bytes() > 0; ++i) {
-      switch (in_.ConsumeIntegralInRange<int>(0, 9)) {
+      switch (in_.ConsumeIntegralInRange<int>(0, 10)) {
         case 0: case 1: case 2: Submit(); break;
         case 3: Cancel(); break;
+        case 10: Release(); break;
         case 4: case 5: Plan(); break;
         case 6: case 7: Complete(); break;
         case 8: Peek(); break;
@@ -100,6 +102,7 @@ class OpsRun {
       if (in_.ConsumeBool()) c.shared_prefix_scope = "t";
       c.opt_out = in_.ConsumeIntegralInRange(0, 5) == 0;
     }
+    spec.hold = in_.ConsumeIntegralInRange(0, 5) == 0;
     return spec;
   }
 
@@ -124,6 +127,16 @@ class OpsRun {
     const absl::Status st = s_->Cancel(id);
     if (!st.ok() && st.code() != absl::StatusCode::kNotFound) {
       Fail(absl::StrCat("Cancel(", id.ToString(), ") returned ", st.ToString()));
+    }
+  }
+
+  // Of held, released, ended and made-up ids alike.
+  void Release() {
+    const RequestId id = PickId();
+    const absl::Status st = s_->Release(id);
+    if (!st.ok() && st.code() != absl::StatusCode::kNotFound &&
+        st.code() != absl::StatusCode::kFailedPrecondition) {
+      Fail(absl::StrCat("Release(", id.ToString(), ") returned ", st.ToString()));
     }
   }
 
