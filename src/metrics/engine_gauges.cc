@@ -15,6 +15,7 @@ EngineGauges EngineGaugesFrom(const SchedulerStats& stats) {
   g.queued = stats.queued;
   g.waiting = stats.waiting;
   g.preparing = stats.preparing;
+  g.held = stats.held;
   g.running = stats.running;
   g.swapped = stats.swapped;
   g.device_blocks_capacity = stats.device_blocks;

@@ -238,6 +238,7 @@ void WriteEngineGauges(const std::string& p, const EngineGauges& g,
                 {{"queued", g.queued},
                  {"waiting", g.waiting},
                  {"preparing", g.preparing},
+                 {"held", g.held},
                  {"running", g.running},
                  {"swapped", g.swapped}},
                 w);
@@ -277,8 +278,9 @@ void WriteRouterNames(absl::string_view model_name, const EngineGauges& g,
     double value;
   } gauges[] = {
       {"vllm:num_requests_waiting",
-       "Requests waiting to be processed (Hearth: queued, waiting, preparing, swapped).",
-       static_cast<double>(int64_t{g.queued} + g.waiting + g.preparing + g.swapped)},
+       "Requests waiting to be processed (Hearth: queued, waiting, preparing, held, "
+       "swapped).",
+       static_cast<double>(int64_t{g.queued} + g.waiting + g.preparing + g.held + g.swapped)},
       {"vllm:num_requests_running", "Requests in model execution batches.",
        static_cast<double>(g.running)},
       {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",

@@ -175,7 +175,7 @@ def scrape(text, router, user_histograms):
               f"{kind} attainment: classes and users disagree or judged none: {judged}")
 
     phases = {dict(k)["phase"]: v for k, v in values("hearth_requests").items()}
-    check(set(phases) == {"queued", "waiting", "preparing", "running", "swapped"},
+    check(set(phases) == {"queued", "waiting", "preparing", "held", "running", "swapped"},
           f"phases {phases}")
     check(sum(phases.values()) > 0, "a mid-run scrape shows no live request")
     ratio = values("hearth_kv_usage_ratio")[()]

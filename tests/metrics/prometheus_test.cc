@@ -65,6 +65,7 @@ EngineGauges SomeGauges() {
   g.queued = 1;
   g.waiting = 4;
   g.preparing = 2;
+  g.held = 5;
   g.running = 8;
   g.swapped = 3;
   g.device_blocks_capacity = 1000;
@@ -244,6 +245,7 @@ TEST_CASE("gauges come from the snapshot, only when given", "[metrics]") {
   CHECK(ValueOf(text, "hearth_requests{phase=\"queued\"}") == "1");
   CHECK(ValueOf(text, "hearth_requests{phase=\"waiting\"}") == "4");
   CHECK(ValueOf(text, "hearth_requests{phase=\"preparing\"}") == "2");
+  CHECK(ValueOf(text, "hearth_requests{phase=\"held\"}") == "5");
   CHECK(ValueOf(text, "hearth_requests{phase=\"running\"}") == "8");
   CHECK(ValueOf(text, "hearth_requests{phase=\"swapped\"}") == "3");
   CHECK(ValueOf(text, "hearth_kv_device_blocks{state=\"used\"}") == "600");
@@ -267,7 +269,7 @@ TEST_CASE("router names appear only when asked for, with vLLM's meaning",
   o.model_name = "llama \"3\"";
   const std::string text = PrometheusText(TwoClasses(), o);
   const std::string labels = "{model_name=\"llama \\\"3\\\"\"}";
-  CHECK(ValueOf(text, "vllm:num_requests_waiting" + labels) == "10");  // 1 + 4 + 2 + 3
+  CHECK(ValueOf(text, "vllm:num_requests_waiting" + labels) == "15");  // 1 + 4 + 2 + 5 + 3
   CHECK(ValueOf(text, "vllm:num_requests_running" + labels) == "8");
   CHECK(ValueOf(text, "vllm:kv_cache_usage_perc" + labels) == "0.75");
   CHECK(ValueOf(text, "vllm:gpu_cache_usage_perc" + labels) == "0.75");

@@ -27,11 +27,13 @@ namespace hearth {
 struct EngineGauges {
   // Requests by phase (SchedulerStats' definitions): queued = submitted, not
   // yet taken in by a Plan; waiting = taken in, not running (new or preempted
-  // by recompute); preparing = waiting for their model to load; running =
-  // holding KV and scheduled each step; swapped = preempted to host blocks.
+  // by recompute); preparing = waiting for their model to load; held =
+  // submitted with RequestSpec::hold, not released yet; running = holding
+  // KV and scheduled each step; swapped = preempted to host blocks.
   int32_t queued = 0;
   int32_t waiting = 0;
   int32_t preparing = 0;
+  int32_t held = 0;
   int32_t running = 0;
   int32_t swapped = 0;
 

@@ -38,13 +38,15 @@
 //     g <p>_output_tokens_per_second, <p>_goodput_requests_per_second,
 //       <p>_jain_index, <p>_max_backlogged_service_gap (-1: not tracked)
 //   with `gauges` (see engine_gauges.h):
-//     g <p>_requests{phase=queued|waiting|preparing|running|swapped}
+//     g <p>_requests{phase=queued|waiting|preparing|held|running|swapped}
 //     g <p>_kv_device_blocks{state=used|cached|free} (sums to the pool)
 //     g <p>_kv_device_blocks_usable, <p>_kv_usage_ratio (used / usable)
 //     g <p>_kv_host_blocks{state=used|free}
 //     g <p>_resident_weight_bytes
 //   with `gauges` and router_names, labelled {model_name}:
-//     g vllm:num_requests_waiting (queued + waiting + preparing + swapped)
+//     g vllm:num_requests_waiting (queued + waiting + preparing + held +
+//       swapped: vLLM counts requests waiting for a grammar or remote KV
+//       as waiting too)
 //     g vllm:num_requests_running
 //     g vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc (both KvUsage(),
 //       a fraction 0-1 as vLLM reports it despite the name; the second is
