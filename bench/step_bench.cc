@@ -12,7 +12,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "bench/common/alloc_counter.h"
+#include "bench/common/time_steps.h"
 #include "bench/common/steady_decode.h"
 #include "hearth/policy/fifo.h"
 
@@ -28,19 +28,6 @@ PolicyFactory FifoFactory() {
 // Steps a speculative fixture's cache is sized for (each may grow a
 // sequence by 1 + k tokens).
 constexpr int32_t kSpeculativeSteps = 6000;
-
-// Times whole steps of `fixture`, counting heap allocations inside them.
-void TimeSteps(benchmark::State& state, SteadyDecode& fixture) {
-  uint64_t allocations = 0;
-  for (auto _ : state) {
-    const uint64_t before = AllocationCount();
-    fixture.Step();
-    allocations += AllocationCount() - before;
-  }
-  state.counters["allocs/step"] = benchmark::Counter(
-      static_cast<double>(allocations) / static_cast<double>(state.iterations()));
-  state.counters["seqs/step"] = fixture.last_batch();
-}
 
 void BM_SteadyDecodeStep(benchmark::State& state) {
   const int32_t running = static_cast<int32_t>(state.range(0));

@@ -20,7 +20,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
-#include "bench/common/alloc_counter.h"
+#include "bench/common/time_steps.h"
 #include "bench/common/steady_decode.h"
 #include "hearth/c/hearth.h"
 #include "hearth/policy/policy_registry.h"
@@ -146,19 +146,6 @@ class CSteadyDecode {
   int32_t last_batch_ = 0;
   int32_t last_decodes_ = 0;
 };
-
-template <typename Fixture>
-void TimeSteps(benchmark::State& state, Fixture& fixture) {
-  uint64_t allocations = 0;
-  for (auto _ : state) {
-    const uint64_t before = AllocationCount();
-    fixture.Step();
-    allocations += AllocationCount() - before;
-  }
-  state.counters["allocs/step"] = benchmark::Counter(
-      static_cast<double>(allocations) / static_cast<double>(state.iterations()));
-  state.counters["seqs/step"] = fixture.last_batch();
-}
 
 // The C++ core on the same workload and policy (the C API's default,
 // "household"), no metrics sink.

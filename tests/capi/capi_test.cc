@@ -14,16 +14,11 @@
 #include <vector>
 
 #include "hearth/c/hearth.h"
+#include "tests/capi/error_slot.h"
 
 namespace {
 
-// An error slot that frees what it holds.
-struct Error {
-  hearth_error* error = nullptr;
-  ~Error() { hearth_error_free(error); }
-  hearth_error** operator&() { return &error; }
-  std::string message() const { return hearth_error_message(error); }
-};
+using hearth::capi_test::Error;
 
 struct Scheduler {
   hearth_scheduler* s = nullptr;

@@ -13,15 +13,11 @@
 #include <vector>
 
 #include "hearth/c/hearth.h"
+#include "tests/capi/error_slot.h"
 
 namespace {
 
-struct Error {
-  hearth_error* error = nullptr;
-  ~Error() { hearth_error_free(error); }
-  hearth_error** operator&() { return &error; }
-  std::string message() const { return hearth_error_message(error); }
-};
+using hearth::capi_test::Error;
 
 hearth_scheduler* Make(const char* json) {
   hearth_options* o = nullptr;
