@@ -34,6 +34,16 @@ struct Row {
   // Logits wanted: the last position of a sampling sequence, and every
   // position of a speculative decode (each verifies the next draft).
   bool logits;
+  // The final hidden state wanted, for an embedding's pooling: every
+  // position of a mean-pooled one, the pooling position of a last-pooled one.
+  bool hidden = false;
+};
+
+// A mean-pooled embedding's running sum of final hidden states over
+// positions [0, end), in position order.
+struct PoolSum {
+  int32_t end = 0;
+  std::vector<float> sum;
 };
 
 // A speculative decode's drafts, proposed before the forward pass.
@@ -91,6 +101,7 @@ class CpuReferenceExecutor::Impl {
 
   const CpuReferenceExecutorOptions options_;
   std::vector<float> last_logits_;
+  std::vector<float> last_embeddings_;
   exec_internal::SequenceTables& tables() { return tables_; }
 
  private:
@@ -112,6 +123,12 @@ class CpuReferenceExecutor::Impl {
               int32_t sample, SequenceOutcome& o, std::vector<TokenId>& draft_ids);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
                const std::vector<Row>& rows);
+  // The embeddings' part of the step: a mean-pooled chunk that does not
+  // continue its sum fails alone (error in `prep`) before the forward pass;
+  // after it, each hidden row joins its sum or becomes its vector.
+  void CheckPoolSums(const StepPlan& plan, std::vector<PreparedSequence>& prep);
+  void Pool(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
+            const std::vector<Row>& rows);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
                       const std::vector<PreparedSequence>& prep,
                       const float* q, float* out);
@@ -125,6 +142,9 @@ class CpuReferenceExecutor::Impl {
   absl::flat_hash_map<RequestId, History> histories_;
   // Logits of every row that asked for them, this step, in row order.
   std::vector<float> row_logits_;
+  // Final hidden states of every row that asked for them, in row order.
+  std::vector<float> row_hidden_;
+  absl::flat_hash_map<RequestId, PoolSum> pool_sums_;
 };
 
 CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
@@ -184,10 +204,69 @@ void CpuReferenceExecutor::Impl::CopyBlocks(
   }
 }
 
+void CpuReferenceExecutor::Impl::CheckPoolSums(const StepPlan& plan,
+                                               std::vector<PreparedSequence>& prep) {
+  for (size_t i = 0; i < prep.size(); ++i) {
+    const ScheduledSequence& s = plan.sequences[i];
+    if (!s.mean_pool || !prep[i].error.empty() || s.start_position == 0) continue;
+    const auto it = pool_sums_.find(s.id);
+    const int32_t end = it == pool_sums_.end() ? 0 : it->second.end;
+    if (end == s.start_position) continue;
+    prep[i].error = absl::StrFormat(
+        "mean-pooled embedding chunk starts at position %d but its sum covers [0, %d); "
+        "every position must be computed in order from 0",
+        s.start_position, end);
+  }
+}
+
+void CpuReferenceExecutor::Impl::Pool(const StepPlan& plan,
+                                      const std::vector<PreparedSequence>& prep,
+                                      const std::vector<Row>& rows) {
+  const int32_t d = options_.model.hidden_size;
+  // Rows are in plan order, so each sequence's hidden rows are contiguous.
+  size_t hidden = 0;
+  size_t r = 0;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    const ScheduledSequence& s = plan.sequences[i];
+    const float* first = row_hidden_.data() + hidden * d;
+    size_t count = 0;
+    for (; r < rows.size() && rows[r].seq == static_cast<int32_t>(i); ++r) count += rows[r].hidden;
+    hidden += count;
+    if (!s.embed || !prep[i].error.empty()) continue;
+    std::vector<float> vector;
+    if (s.mean_pool) {
+      PoolSum& sum = pool_sums_[s.id];
+      if (s.start_position == 0) sum = PoolSum{0, std::vector<float>(static_cast<size_t>(d), 0.0f)};
+      for (size_t k = 0; k < count; ++k) {
+        for (int32_t j = 0; j < d; ++j) sum.sum[static_cast<size_t>(j)] += first[k * d + j];
+      }
+      sum.end = s.start_position + s.num_tokens;
+      if (!s.pool) continue;
+      vector = std::move(sum.sum);
+      for (float& v : vector) v /= static_cast<float>(sum.end);
+      pool_sums_.erase(s.id);
+    } else {
+      if (!s.pool) continue;
+      vector.assign(first, first + d);
+    }
+    // Unit length, as embedding APIs return them (cosine similarity is
+    // then a dot product).
+    float norm = 0.0f;
+    for (float v : vector) norm += v * v;
+    norm = std::sqrt(norm);
+    if (norm > 0.0f) {
+      for (float& v : vector) v /= norm;
+    }
+    last_embeddings_.insert(last_embeddings_.end(), vector.begin(), vector.end());
+  }
+}
+
 absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                                                  StepOutcome* outcome) {
   last_logits_.clear();
+  last_embeddings_.clear();
   row_logits_.clear();
+  row_hidden_.clear();
   absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
       plan, tables_,
       [&](const std::vector<BlockCopy>& copies, CopyKind kind) {
@@ -196,9 +275,16 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
       },
       outcome);
   if (!prepared.ok()) return prepared.status();
+  for (const Preemption& p : plan.preempted) {
+    histories_.erase(p.id);
+    pool_sums_.erase(p.id);
+  }
+  for (const ReleasedSequence& r : plan.released) {
+    histories_.erase(r.id);
+    pool_sums_.erase(r.id);
+  }
+  CheckPoolSums(plan, *prepared);
   const std::vector<PreparedSequence>& prep = *prepared;
-  for (const Preemption& p : plan.preempted) histories_.erase(p.id);
-  for (const ReleasedSequence& r : plan.released) histories_.erase(r.id);
   std::vector<Row> rows;
   // Per sequence: its drafts, and the index of its first logits row.
   std::vector<Drafts> drafts(prep.size());
@@ -207,6 +293,7 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
   for (size_t i = 0; i < prep.size(); ++i) {
     if (!prep[i].error.empty()) {
       histories_.erase(plan.sequences[i].id);
+      pool_sums_.erase(plan.sequences[i].id);
       continue;
     }
     const ScheduledSequence& s = plan.sequences[i];
@@ -214,7 +301,8 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
     const auto seq = static_cast<int32_t>(i);
     for (int32_t t = 0; t < s.num_tokens; ++t) {
       const bool last = t == s.num_tokens - 1;
-      rows.push_back({seq, s.start_position + t, prep[i].Input(s, t), s.sample && last});
+      rows.push_back({seq, s.start_position + t, prep[i].Input(s, t), s.sample && last,
+                      s.mean_pool || (s.pool && last)});
     }
     if (s.decode && s.draft_tokens > 0) {
       // Only as far as the block table and the rotary table reach.
@@ -236,6 +324,7 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
     }
   }
   if (!rows.empty()) Forward(plan, prep, rows);
+  Pool(plan, prep, rows);
 
   const int32_t vocab = options_.model.vocab_size;
   // last_logits(): one row per sampling sequence, its first row unless a
@@ -356,11 +445,14 @@ void CpuReferenceExecutor::Impl::Forward(
                               tmp.data());
     for (int64_t i = 0; i < n * d; ++i) x[i] += tmp[i];
   }
-  // Logits only for the rows that asked (Row::logits), in row order.
+  // Logits and hidden states only for the rows that asked (Row::logits,
+  // Row::hidden), in row order.
   for (int64_t r = 0; r < n; ++r) {
-    if (!rows[r].logits) continue;
+    if (!rows[r].logits && !rows[r].hidden) continue;
     exec_internal::RmsNormRows(x.data() + r * d, 1, d, weights_.final_norm.data(),
                                c.rms_eps, h.data());
+    if (rows[r].hidden) row_hidden_.insert(row_hidden_.end(), h.data(), h.data() + d);
+    if (!rows[r].logits) continue;
     const size_t at = row_logits_.size();
     row_logits_.resize(at + c.vocab_size);
     exec_internal::MatMulRows(h.data(), 1, d, weights_.lm_head.data(),
@@ -413,6 +505,10 @@ absl::Status CpuReferenceExecutor::Execute(const StepPlan& plan,
 
 const std::vector<float>& CpuReferenceExecutor::last_logits() const {
   return impl_->last_logits_;
+}
+
+const std::vector<float>& CpuReferenceExecutor::last_embeddings() const {
+  return impl_->last_embeddings_;
 }
 
 size_t CpuReferenceExecutor::num_live_sequences() const {

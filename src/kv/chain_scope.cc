@@ -69,6 +69,8 @@ ChainScope ResolveChainScope(const RequestSpec& spec, uint64_t key, int32_t bloc
   const CacheScope& c = spec.cache_scope;
   ChainScope out;
   out.cached = !c.opt_out;
+  out.computes_every_position =
+      spec.kind == RequestKind::kEmbed && spec.pooling == Pooling::kMean;
   out.own_scope = c.name.empty() ? PrefixCache::MemberScope(key, spec.user)
                                  : PrefixCache::NamedScope(key, c.name);
   // Only the blocks wholly inside the shared prefix are shared; the one that

@@ -29,6 +29,11 @@ struct ChainScope {
   int32_t own_from = 0;
   // False: the request opted out; it neither looks up nor registers blocks.
   bool cached = true;
+  // A mean-pooled embedding (Pooling::kMean): the engine sums every
+  // position's state within one stay on the device, so the sequence reuses
+  // no cached block (it may still register its own) and is never swapped
+  // out (a preemption recomputes it from position 0).
+  bool computes_every_position = false;
 };
 
 // The chain scope of `spec` (validated) under `key`

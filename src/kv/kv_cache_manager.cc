@@ -106,8 +106,8 @@ int32_t KvCacheManager::GrowForDrafts(SequenceKv& seq, uint32_t cls, int32_t pos
   return take;
 }
 
-bool KvCacheManager::SwapsOut(int32_t computed) const {
-  if (preemption_mode_ != PreemptionMode::kSwap) return false;
+bool KvCacheManager::SwapsOut(const SequenceKv& seq, int32_t computed) const {
+  if (preemption_mode_ != PreemptionMode::kSwap || seq.scope.computes_every_position) return false;
   const int32_t valid = BlocksFor(computed);
   return CanSwapOut(static_cast<size_t>(valid)) && computed > 0 &&
          valid * swap_block_cost_tokens_ <= computed;
@@ -116,7 +116,7 @@ bool KvCacheManager::SwapsOut(int32_t computed) const {
 PreemptionMode KvCacheManager::Preempt(SequenceKv& seq, uint32_t cls, RequestId id,
                                        int32_t computed, StepPlan* plan) {
   ReleaseTail(seq, cls, static_cast<size_t>(BlocksFor(computed)));
-  if (!SwapsOut(computed)) return PreemptionMode::kRecompute;
+  if (!SwapsOut(seq, computed)) return PreemptionMode::kRecompute;
   SwapOut(seq, id, &plan->swap_out);
   return PreemptionMode::kSwap;
 }

@@ -147,11 +147,12 @@ class KvCacheManager : private KvManager {
 
   // --- Preemption.
 
-  // Whether preempting a sequence with `computed` positions of KV would
-  // swap it out rather than drop it: swap is configured, the host tier has
-  // room for its computed blocks, and moving them costs less than
-  // recomputing those positions (SchedulerOptions::swap_block_cost_tokens).
-  bool SwapsOut(int32_t computed) const;
+  // Whether preempting `seq` with `computed` positions of KV would swap it
+  // out rather than drop it: swap is configured, the sequence may keep its
+  // progress (ChainScope::computes_every_position), the host tier has room
+  // for its computed blocks, and moving them costs less than recomputing
+  // those positions (SchedulerOptions::swap_block_cost_tokens).
+  bool SwapsOut(const SequenceKv& seq, int32_t computed) const;
   // Blocks preempting `seq` makes available to a growing sequence
   // (`for_growth`) or to an admission, which also gets back what is
   // reserved for the rest of its prompt.

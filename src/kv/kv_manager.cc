@@ -77,7 +77,9 @@ int32_t KvManager::ReleaseTail(SequenceKv& seq, size_t keep) {
 
 int32_t KvManager::FindPrefixHits(SequenceKv& seq, absl::Span<const TokenId> tokens) {
   hit_blocks_.clear();
-  if (!prefix_cache_.has_value() || !seq.scope.cached) return 0;
+  if (!prefix_cache_.has_value() || !seq.scope.cached || seq.scope.computes_every_position) {
+    return 0;
+  }
   // Hashes of generated tokens' full blocks are computed lazily, so a
   // sequence recomputed after preemption also finds its own released blocks.
   const size_t full = tokens.size() / static_cast<size_t>(block_size_);

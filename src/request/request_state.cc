@@ -25,6 +25,7 @@ std::string_view FinishReasonName(FinishReason reason) {
     case FinishReason::kStopToken: return "stop_token";
     case FinishReason::kStopString: return "stop_string";
     case FinishReason::kLength: return "length";
+    case FinishReason::kPooled: return "pooled";
   }
   return "unknown";
 }

@@ -36,11 +36,14 @@ struct alignas(64) RequestRecord {
   uint32_t slot = 0;
   RequestPhase phase = RequestPhase::kQueued;
   RunList list = RunList::kNone;
-  bool has_token_ids = false;
+  bool has_token_ids : 1 = false;
   // No token produced yet. The same as first_token_time being infinite, but
   // here on the line Complete reads anyway, so that a decode does not touch
   // a second line of the record.
-  bool awaiting_first_token = true;
+  bool awaiting_first_token : 1 = true;
+  // RequestKind::kEmbed, and its Pooling::kMean (the plan entry's flags).
+  bool embed : 1 = false;
+  bool mean_pool : 1 = false;
   int32_t prompt_tokens = 0;
   int32_t max_new_tokens = 0;
   int32_t output_tokens = 0;

@@ -262,6 +262,14 @@ absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t
       Terminate(r, RequestPhase::kFinished, reason, "", done);
       return;
     }
+  } else if (s.pool) [[unlikely]] {
+    // The vector is the embedding's only output: its TTFT, and its end.
+    r.awaiting_first_token = false;
+    r.first_token_time = done;
+    Emit(RequestEventKind::kFirstToken, r, done);
+    if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
+    Terminate(r, RequestPhase::kFinished, FinishReason::kPooled, "", done);
+    return;
   }
   if (r.has_token_ids) kv_.RegisterFullBlocks(r.kv, r.tokens, r.computed);
   if (r.list == RunList::kPrefilling && r.decoding()) MoveToDecoding(r);

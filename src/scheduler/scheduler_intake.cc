@@ -104,6 +104,8 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.has_token_ids = !spec.prompt_token_ids.empty();
   r.prompt_tokens = spec.prompt_tokens;
   r.max_new_tokens = spec.max_new_tokens;
+  r.embed = spec.kind == RequestKind::kEmbed;
+  r.mean_pool = r.embed && spec.pooling == Pooling::kMean;
   r.model = spec.model;
   r.user = spec.user;
   r.work_class = spec.work_class;
@@ -138,6 +140,12 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   r.own_tpot_slo = spec.tpot_slo.has_value();
   if (r.own_ttft_slo) r.ttft_slo = *spec.ttft_slo;
   if (r.own_tpot_slo) r.tpot_slo = *spec.tpot_slo;
+  if (r.embed) {
+    // No token follows an embedding's vector: whatever its class says, it
+    // has no TPOT target (and keeps none through a change of class).
+    r.own_tpot_slo = true;
+    r.tpot_slo = absl::InfiniteDuration();
+  }
   ResolveClassTargets(r);
 }
 

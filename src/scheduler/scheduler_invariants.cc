@@ -72,9 +72,11 @@ absl::Status Scheduler::Impl::CheckRecord(const RequestRecord& r, std::vector<in
   if (r.computed < 0 || r.computed > r.length()) {
     return Broken("request ", r.id, " has computed ", r.computed, " of length ", r.length());
   }
-  if (r.output_tokens >= r.max_new_tokens) {
-    return Broken("request ", r.id, " is live with ", r.output_tokens, " of max ",
-                  r.max_new_tokens, " tokens");
+  if (r.embed ? (r.output_tokens != 0 || r.max_new_tokens != 0 || r.computed == r.length())
+              : r.output_tokens >= r.max_new_tokens) {
+    return Broken(r.embed ? "embedding " : "request ", r.id, " is live with ", r.output_tokens,
+                  " of max ", r.max_new_tokens, " tokens, ", r.computed, " of ", r.length(),
+                  " positions computed");
   }
   if (capacity_.borrowing(r.slot) && r.phase != RequestPhase::kRunning) {
     return Broken("borrowing request ", r.id, " is not running");

@@ -38,8 +38,9 @@ void Scheduler::Impl::BeginPlanAhead() {
 bool Scheduler::Impl::Project(const RequestRecord& r, int32_t index, Projection* out) const {
   const ScheduledSequence& s =
       step_.buffers[other_index()].plan.sequences[static_cast<size_t>(index)];
-  // How many drafts the engine accepts is known only at Complete.
-  if (s.draft_tokens > 0) return false;
+  // How many drafts the engine accepts is known only at Complete; a pooling
+  // step ends its request.
+  if (s.draft_tokens > 0 || s.pool) return false;
   out->computed = s.start_position + s.num_tokens;
   out->length = r.length();
   out->input_pending = s.sample;

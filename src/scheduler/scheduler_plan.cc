@@ -239,9 +239,13 @@ void Scheduler::Impl::PlanDrafts() {
   s.model = r.model;
   s.start_position = at.computed;
   s.num_tokens = num_tokens;
-  s.sample = at.computed + num_tokens == at.length;
+  const bool reaches_end = at.computed + num_tokens == at.length;
+  s.sample = reaches_end && !r.embed;
   s.decode = decode;
   s.input_pending = at.input_pending;
+  s.embed = r.embed;
+  s.mean_pool = r.mean_pool;
+  s.pool = reaches_end && r.embed;
   kv_.FillTables(r.kv, s);
   if (r.has_token_ids && !at.input_pending) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + at.computed,

@@ -53,13 +53,46 @@ absl::Status ValidateSpecRefs(const RequestSpec& spec, const SchedulerOptions& o
   return absl::OkStatus();
 }
 
+// What the request's kind allows of the fields that describe its output.
+absl::Status ValidateSpecKind(const RequestSpec& spec, const SchedulerOptions&) {
+  if (spec.kind != RequestKind::kGenerate && spec.kind != RequestKind::kEmbed) {
+    return BadSpec("kind is ", static_cast<int>(spec.kind), "; must be kGenerate or kEmbed");
+  }
+  if (spec.pooling != Pooling::kLast && spec.pooling != Pooling::kMean) {
+    return BadSpec("pooling is ", static_cast<int>(spec.pooling), "; must be kLast or kMean");
+  }
+  if (spec.kind == RequestKind::kGenerate) {
+    if (spec.max_new_tokens < 1) {
+      return BadSpec("max_new_tokens is ", spec.max_new_tokens,
+                     "; must be >= 1 for a generation (0 is for kind kEmbed)");
+    }
+    if (spec.pooling != Pooling::kLast) {
+      return BadSpec("pooling is ", std::string(PoolingName(spec.pooling)),
+                     " but kind is generate; pooling applies to kind kEmbed only");
+    }
+    return absl::OkStatus();
+  }
+  if (spec.max_new_tokens != 0) {
+    return BadSpec("max_new_tokens is ", spec.max_new_tokens,
+                   " but kind is embed; an embedding generates nothing, so it must be 0");
+  }
+  if (spec.predicted_output.expected_tokens != 0 || spec.predicted_output.low_tokens != 0 ||
+      spec.predicted_output.high_tokens != 0) {
+    return BadSpec("predicted_output is set but kind is embed; an embedding has no output "
+                   "tokens to predict");
+  }
+  if (spec.tpot_slo.has_value() && *spec.tpot_slo != absl::InfiniteDuration()) {
+    return BadSpec("tpot_slo is ", absl::FormatDuration(*spec.tpot_slo),
+                   " but kind is embed; an embedding has no tokens after its first, so leave "
+                   "it unset (or InfiniteDuration)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSpecLength(const RequestSpec& spec, const SchedulerOptions& o) {
   const ModelConfig& model = o.models[spec.model.value()];
   if (spec.prompt_tokens < 1) {
     return BadSpec("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
-  }
-  if (spec.max_new_tokens < 1) {
-    return BadSpec("max_new_tokens is ", spec.max_new_tokens, "; must be >= 1");
   }
   const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   if (total > model.context_length) {
@@ -165,7 +198,7 @@ absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOpti
 }  // namespace
 
 absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
-  for (auto check : {ValidateSpecRefs, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
+  for (auto check : {ValidateSpecRefs, ValidateSpecKind, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
                      ValidateSpecStamps, ValidateSpecCacheScope}) {
     if (absl::Status s = check(spec, o); !s.ok()) return s;
   }

@@ -32,7 +32,7 @@ double VictimPricing::Waste(const RequestRecord& r) const {
   // step is thrown away too, with the blocks taken for it.
   const bool scheduled_now = at_.planning && r.scheduled_step == at_.step;
   const int32_t blocks = std::max(kv_.BlocksFor(r.computed), scheduled_now ? r.kv.num_blocks() : 0);
-  return kv_.SwapsOut(r.computed) ? blocks * options_.swap_block_cost_tokens
+  return kv_.SwapsOut(r.kv, r.computed) ? blocks * options_.swap_block_cost_tokens
                                   : static_cast<double>(blocks) * options_.kv.block_size;
 }
 

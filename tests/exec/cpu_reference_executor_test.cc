@@ -301,3 +301,85 @@ TEST_CASE("The stop token ends a request", "[exec]") {
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+// Runs `prompt` as an embedding in chunks of `chunks` tokens on one table;
+// returns the pooled vector (empty if the last step pooled none).
+std::vector<float> Embed(CpuReferenceExecutor& e, RequestId id, const std::vector<TokenId>& prompt,
+                         const std::vector<int32_t>& chunks, bool mean) {
+  const auto table = testing::Blocks({5, 6, 7});
+  StepOutcome outcome;
+  int32_t pos = 0;
+  uint64_t step = 1;
+  for (int32_t chunk : chunks) {
+    testing::PlanBuilder b(step++);
+    std::vector<TokenId> part(prompt.begin() + pos, prompt.begin() + pos + chunk);
+    b.Add(id, pos, part, table, /*full=*/pos == 0, /*sample=*/false, {});
+    ScheduledSequence& s = b.plan().sequences.back();
+    s.embed = true;
+    s.mean_pool = mean;
+    s.pool = pos + chunk == static_cast<int32_t>(prompt.size());
+    REQUIRE(e.Execute(b.plan(), &outcome).ok());
+    REQUIRE(outcome.sequences[0].error.empty());
+    CHECK_FALSE(outcome.sequences[0].produced_token);
+    pos += chunk;
+  }
+  return e.last_embeddings();
+}
+
+TEST_CASE("Embeddings pool what an unpaged model computes, however chunked", "[exec][embed]") {
+  const std::vector<TokenId> prompt = Prompt(37, 5);
+  for (const bool mean : {false, true}) {
+    INFO("mean " << mean);
+    auto e = MakeExecutor();
+    const std::vector<float> want = testing::DenseEmbedding(e->options().model, prompt, mean);
+    const std::vector<float> whole = Embed(*e, RequestId(1), prompt, {37}, mean);
+    REQUIRE(whole.size() == want.size());
+    float norm = 0.0f;
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(whole[i] == Approx(want[i]).margin(1e-5));
+      norm += whole[i] * whole[i];
+    }
+    CHECK(norm == Approx(1.0f).margin(1e-5));
+    // Chunked, the float operations are the same ones in the same order.
+    auto chunked = MakeExecutor();
+    CHECK(Embed(*chunked, RequestId(2), prompt, {5, 16, 16}, mean) == whole);
+    CHECK(e->num_live_sequences() == 1);
+  }
+  auto e = MakeExecutor();
+  CHECK(Embed(*e, RequestId(1), prompt, {37}, true) != Embed(*e, RequestId(2), prompt, {37}, false));
+}
+
+TEST_CASE("A mean-pooled chunk that does not continue its sum fails alone", "[exec][embed]") {
+  const std::vector<TokenId> prompt = Prompt(32, 6);
+  auto e = MakeExecutor();
+  StepOutcome outcome;
+  testing::PlanBuilder first(1);
+  first.Add(RequestId(1), 0, {prompt.begin(), prompt.begin() + 16}, testing::Blocks({0, 1}), true,
+            false);
+  first.plan().sequences[0].embed = first.plan().sequences[0].mean_pool = true;
+  REQUIRE(e->Execute(first.plan(), &outcome).ok());
+  REQUIRE(outcome.sequences[0].error.empty());
+  // Preempted, the engine drops its sum: a chunk picking up at 16 has none.
+  testing::PlanBuilder second(2);
+  second.plan().preempted.push_back({RequestId(1), 0, PreemptionMode::kSwap});
+  second.Add(RequestId(2), 0, {prompt.begin(), prompt.begin() + 4}, testing::Blocks({3}), true,
+             true);
+  REQUIRE(e->Execute(second.plan(), &outcome).ok());
+  testing::PlanBuilder third(3);
+  third.Add(RequestId(1), 16, {prompt.begin() + 16, prompt.end()}, testing::Blocks({0, 1}), true,
+            false);
+  ScheduledSequence& s = third.plan().sequences[0];
+  s.embed = s.mean_pool = s.pool = true;
+  third.Add(RequestId(2), 4, {prompt[4]}, testing::Blocks({3}), false, true);
+  REQUIRE(e->Execute(third.plan(), &outcome).ok());
+  CHECK_THAT(outcome.sequences[0].error, Catch::Contains("its sum covers [0, 0)"));
+  CHECK(outcome.sequences[1].error.empty());
+  CHECK(outcome.sequences[1].produced_token);
+  CHECK(e->last_embeddings().empty());
+}
+
+}  // namespace
+}  // namespace hearth

@@ -51,11 +51,15 @@ class DenseModel {
       for (int32_t i = 0; i < d; ++i) x[i] += tmp[i];
     }
     exec_internal::RmsNormRows(x.data(), 1, d, w_.final_norm.data(), c_.rms_eps, h.data());
+    hidden_ = h;
     std::vector<float> logits(c_.vocab_size);
     exec_internal::MatMulRows(h.data(), 1, d, w_.lm_head.data(), c_.vocab_size,
                               logits.data());
     return logits;
   }
+
+  // The final-normed hidden state of the last position fed.
+  const std::vector<float>& hidden() const { return hidden_; }
 
  private:
   void Attend(int32_t l, const std::vector<float>& q, std::vector<float>& out) {
@@ -93,6 +97,7 @@ class DenseModel {
   exec_internal::RopeTable rope_;
   std::vector<std::vector<float>> k_, v_;  // [layer][position * kv width]
   int32_t length_ = 0;
+  std::vector<float> hidden_;
 };
 
 }  // namespace
@@ -110,6 +115,26 @@ DenseResult DenseGreedy(const TransformerConfig& config,
     if (i + 1 < new_tokens) logits = model.Step(next);
   }
   return r;
+}
+
+std::vector<float> DenseEmbedding(const TransformerConfig& config,
+                                  const std::vector<TokenId>& prompt, bool mean) {
+  DenseModel model(config);
+  std::vector<float> sum(static_cast<size_t>(config.hidden_size), 0.0f);
+  for (TokenId t : prompt) {
+    (void)model.Step(t);
+    if (!mean) continue;
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += model.hidden()[i];
+  }
+  std::vector<float> v = mean ? sum : model.hidden();
+  if (mean) {
+    for (float& x : v) x /= static_cast<float>(prompt.size());
+  }
+  float norm = 0.0f;
+  for (float x : v) norm += x * x;
+  norm = std::sqrt(norm);
+  for (float& x : v) x /= norm;
+  return v;
 }
 
 }  // namespace hearth::testing

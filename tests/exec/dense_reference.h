@@ -27,6 +27,12 @@ struct DenseResult {
 DenseResult DenseGreedy(const TransformerConfig& config,
                         const std::vector<TokenId>& prompt, int32_t new_tokens);
 
+// The embedding of `prompt`: the final-normed hidden state of its last
+// position (`mean` false) or the mean over all its positions, at unit
+// length.
+std::vector<float> DenseEmbedding(const TransformerConfig& config,
+                                  const std::vector<TokenId>& prompt, bool mean);
+
 }  // namespace hearth::testing
 
 #endif  // HEARTH_TESTS_EXEC_DENSE_REFERENCE_H_

@@ -63,6 +63,10 @@ std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape) {
     r.work_class =
         WorkClassId(static_cast<uint32_t>(rng.Uniform(0, shape.num_work_classes - 1)));
     r.priority = rng.Uniform(0, 3);
+    if (shape.embed_every > 0 && i % shape.embed_every == shape.embed_every - 1) {
+      r.kind = RequestKind::kEmbed;
+      r.pooling = (i / shape.embed_every) % 2 == 0 ? Pooling::kMean : Pooling::kLast;
+    }
   }
   return out;
 }
@@ -86,7 +90,11 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   absl::flat_hash_map<RequestId, size_t> index;
   WorkloadRun run;
   run.tokens.resize(n);
+  run.embeddings.resize(n);
   run.results.resize(n);
+  auto* cpu = dynamic_cast<CpuReferenceExecutor*>(executor->get());
+  // Each outcome buffer's vectors, copied when its plan executed.
+  std::vector<float> vectors[2];
   size_t submitted = 0, done = 0;
   // (step, id): held requests and the step before whose Plan they are released.
   std::vector<std::pair<int64_t, RequestId>> releases;
@@ -94,7 +102,23 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   std::vector<RequestResult> drained;
   // Takes a step's tokens once its Complete() accepted them, skipping
   // entries voided while it was outstanding (overlapped planning).
-  const auto deliver = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
+  const auto deliver = [&](const StepPlan& plan, const StepOutcome& outcome,
+                           const std::vector<float>& pooled) -> absl::Status {
+    if (cpu != nullptr) {
+      const auto width = static_cast<size_t>(cpu->options().model.hidden_size);
+      size_t at = 0;
+      for (size_t i = 0; i < plan.sequences.size(); ++i) {
+        const ScheduledSequence& q = plan.sequences[i];
+        if (!q.pool || !outcome.sequences[i].error.empty()) continue;
+        const size_t from = at;
+        at += width;
+        if (IsVoided(plan, q.id)) continue;
+        if (at > pooled.size()) return absl::InternalError("fewer vectors than pooling steps");
+        run.embeddings[index.at(q.id)].assign(pooled.begin() + static_cast<int64_t>(from),
+                                              pooled.begin() + static_cast<int64_t>(at));
+        ++run.pooled;
+      }
+    }
     size_t draft_at = 0;
     for (const SequenceOutcome& o : outcome.sequences) {
       const size_t drafts_at = draft_at;
@@ -114,10 +138,11 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     }
     return absl::OkStatus();
   };
-  const auto complete = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
+  const auto complete = [&](const StepPlan& plan, const StepOutcome& outcome,
+                            const std::vector<float>& pooled) -> absl::Status {
     absl::Status completed = s.Complete(outcome);
     if (!completed.ok()) return completed;
-    absl::Status delivered = deliver(plan, outcome);
+    absl::Status delivered = deliver(plan, outcome, pooled);
     if (!delivered.ok()) return delivered;
     absl::Status invariants = s.CheckInvariants();
     if (!invariants.ok()) return invariants;
@@ -146,7 +171,9 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       RequestSpec spec;
       spec.prompt_tokens = static_cast<int32_t>(w.prompt.size());
       spec.prompt_token_ids = w.prompt;
-      spec.max_new_tokens = w.max_new_tokens;
+      spec.max_new_tokens = w.kind == RequestKind::kEmbed ? 0 : w.max_new_tokens;
+      spec.kind = w.kind;
+      spec.pooling = w.pooling;
       spec.user = w.user;
       spec.work_class = w.work_class;
       spec.priority = w.priority;
@@ -179,23 +206,26 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     }
     for (const ScheduledSequence& q : plan.sequences) run.pending_inputs += q.input_pending;
     StepOutcome& outcome = outcomes[next_outcome];
+    std::vector<float>& pooled = vectors[next_outcome];
     next_outcome ^= 1;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
     if (!executed.ok()) return executed;
+    if (cpu != nullptr) pooled = cpu->last_embeddings();
     if (options.overlap_planning) {
       if (in_flight != nullptr) {
-        absl::Status completed = complete(*in_flight, outcomes[next_outcome]);
+        absl::Status completed = complete(*in_flight, outcomes[next_outcome], vectors[next_outcome]);
         if (!completed.ok()) return completed;
       }
       in_flight = &plan;
     } else {
-      absl::Status completed = complete(plan, outcome);
+      absl::Status completed = complete(plan, outcome, pooled);
       if (!completed.ok()) return completed;
     }
     run.steps = step + 1;
   }
   if (in_flight != nullptr) {
-    absl::Status completed = complete(*in_flight, outcomes[next_outcome ^ 1]);
+    absl::Status completed =
+        complete(*in_flight, outcomes[next_outcome ^ 1], vectors[next_outcome ^ 1]);
     if (!completed.ok()) return completed;
   }
   run.stats = s.stats();
@@ -203,6 +233,14 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
 }
 
 absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
+    const SchedulerOptions& options, const std::vector<WorkloadRequest>& workload,
+    const ExecutorFactory& make_executor) {
+  absl::StatusOr<AloneResults> alone = RunEachAlone(options, workload, make_executor);
+  if (!alone.ok()) return alone.status();
+  return std::move(alone->tokens);
+}
+
+absl::StatusOr<AloneResults> RunEachAlone(
     const SchedulerOptions& options, const std::vector<WorkloadRequest>& workload,
     const ExecutorFactory& make_executor) {
   SchedulerOptions alone = options;
@@ -214,13 +252,14 @@ absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
   alone.max_batched_tokens = 2048;
   alone.max_prefill_chunk_tokens = 0;
   alone.policy_factory = nullptr;
-  std::vector<std::vector<TokenId>> out;
+  AloneResults out;
   for (const WorkloadRequest& w : workload) {
     WorkloadRequest single = w;
     single.arrival_step = 0;
     absl::StatusOr<WorkloadRun> run = RunWorkload(alone, {single}, make_executor);
     if (!run.ok()) return run.status();
-    out.push_back(std::move(run->tokens[0]));
+    out.tokens.push_back(std::move(run->tokens[0]));
+    out.embeddings.push_back(std::move(run->embeddings[0]));
   }
   return out;
 }

@@ -36,6 +36,9 @@ struct WorkloadRequest {
   int32_t hold_steps = 0;
   // RequestSpec::cache_scope.opt_out.
   bool cache_opt_out = false;
+  // RequestSpec::kind and pooling; an embedding ignores max_new_tokens.
+  RequestKind kind = RequestKind::kGenerate;
+  Pooling pooling = Pooling::kLast;
 };
 
 struct WorkloadShape {
@@ -53,6 +56,9 @@ struct WorkloadShape {
   int32_t num_users = 1;
   int32_t num_work_classes = 1;
   uint64_t seed = 1;
+  // When > 0, every embed_every-th request is an embedding instead (mean and
+  // last pooling in turn); the other requests stay as without.
+  int32_t embed_every = 0;
 };
 
 // Deterministic for a given shape (own PRNG, no std distributions).
@@ -61,6 +67,10 @@ std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape);
 struct WorkloadRun {
   // Sampled tokens per workload request, in workload order.
   std::vector<std::vector<TokenId>> tokens;
+  // Embeddings' vectors, in workload order (empty for generations); read
+  // from a CpuReferenceExecutor's last_embeddings().
+  std::vector<std::vector<float>> embeddings;
+  int64_t pooled = 0;
   // Terminal results per workload request, in workload order.
   std::vector<RequestResult> results;
   SchedulerStats stats;
@@ -90,6 +100,14 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
 
 // Runs every request alone on a fresh scheduler with a cache large enough for
 // it and no prefix caching: the tokens any other schedule must reproduce.
+// RunAlone's tokens, and the embeddings' vectors.
+struct AloneResults {
+  std::vector<std::vector<TokenId>> tokens;
+  std::vector<std::vector<float>> embeddings;
+};
+absl::StatusOr<AloneResults> RunEachAlone(
+    const SchedulerOptions& options, const std::vector<WorkloadRequest>& workload,
+    const ExecutorFactory& make_executor);
 absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
     const SchedulerOptions& options, const std::vector<WorkloadRequest>& workload,
     const ExecutorFactory& make_executor);

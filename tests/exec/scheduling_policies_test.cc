@@ -94,5 +94,62 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
   }
 }
 
+// Embeddings beside generations: each vector is the one the embedding gets
+// alone, whatever the policy, the preemption mode or overlap did to the
+// schedule (prefix hits for last pooling, recomputes from 0 for mean
+// pooling, chunks of any size), and the generations' tokens stay too.
+TEST_CASE("No policy changes an embedding", "[exec][invariance][policy][embed]") {
+  WorkloadShape shape;
+  shape.requests = 18;
+  shape.num_users = 3;
+  shape.num_work_classes = 2;
+  shape.shared_prefix = 20;
+  shape.max_prompt = 50;
+  shape.max_new_tokens = 60;
+  shape.arrival_spread = 30;
+  shape.seed = 12;
+  shape.embed_every = 3;
+  const auto w = RandomWorkload(shape);
+  const auto alone = testing::RunEachAlone(PolicyOptions(PreemptionMode::kRecompute), w,
+                                           testing::CpuExecutorFactory());
+  REQUIRE(alone.ok());
+  const PreemptionMode mode = GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
+  const bool overlap = GENERATE(false, true);
+  SchedulerOptions o = PolicyOptions(mode);
+  o.overlap_planning = overlap;
+  PolicyConfig config;
+  config.vtc.preempt_for_admission = true;
+  config.mlfq.base_quantum = 4.0;
+  config.mlfq.num_levels = 4;
+  for (std::string_view name : KnownPolicyNames()) {
+    INFO(absl::StrFormat("policy %s, %s preemption, overlap %s", name,
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
+                         overlap ? "on" : "off"));
+    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
+    REQUIRE(factory.ok());
+    o.policy_factory = *factory;
+    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, testing::CpuExecutorFactory());
+    INFO(run.status().ToString());
+    REQUIRE(run.ok());
+    int embeddings = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      INFO("request " << i);
+      CHECK(run->results[i].phase == RequestPhase::kFinished);
+      if (w[i].kind == RequestKind::kEmbed) {
+        ++embeddings;
+        CHECK(run->results[i].finish_reason == FinishReason::kPooled);
+        REQUIRE(alone->embeddings[i].size() == 64);
+        CHECK(run->embeddings[i] == alone->embeddings[i]);
+        CHECK(run->tokens[i].empty());
+      } else {
+        CHECK(run->tokens[i] == alone->tokens[i]);
+      }
+    }
+    CHECK(embeddings == 6);
+    CHECK(run->pooled == 6);
+    CHECK(run->stats.preemptions > 0);
+  }
+}
+
 }  // namespace
 }  // namespace hearth

@@ -149,7 +149,7 @@ TEST_CASE("KvCacheManager: a swapped sequence comes back with its host copies", 
   kv.StopRunning(seq, 0);
   // Ten positions of KV in three blocks: copying them costs less than
   // recomputing the positions.
-  REQUIRE(kv.SwapsOut(10));
+  REQUIRE(kv.SwapsOut(seq, 10));
   CHECK(kv.Preempt(seq, 0, RequestId(1), 10, &plan) == PreemptionMode::kSwap);
   CHECK(plan.swap_out.size() == 3);
   kv.ReleaseTail(seq, 0, 0);
@@ -176,14 +176,14 @@ TEST_CASE("KvCacheManager: preemption swaps out only when the copies cost less t
   // A block's round trip priced at 3 positions' recompute; 4 host blocks.
   KvCacheManager kv = MakeManager({Class(0, true)}, 0, /*host_blocks=*/4,
                                   /*swap_block_cost_tokens=*/3.0);
-  CHECK_FALSE(kv.SwapsOut(0));
-  CHECK_FALSE(kv.SwapsOut(5));  // 2 blocks x 3 > 5 positions
-  CHECK(kv.SwapsOut(6));
-  CHECK(kv.SwapsOut(16));
-  CHECK_FALSE(kv.SwapsOut(17));  // 5 blocks, but 4 host blocks
-  // Only the computed blocks travel; the tail past them is released.
   SequenceKv seq;
   kv.Open(seq, 64, false, ChainScope{}, {});
+  CHECK_FALSE(kv.SwapsOut(seq, 0));
+  CHECK_FALSE(kv.SwapsOut(seq, 5));  // 2 blocks x 3 > 5 positions
+  CHECK(kv.SwapsOut(seq, 6));
+  CHECK(kv.SwapsOut(seq, 16));
+  CHECK_FALSE(kv.SwapsOut(seq, 17));  // 5 blocks, but 4 host blocks
+  // Only the computed blocks travel; the tail past them is released.
   REQUIRE(kv.Grow(seq, 0, 24, 24, kDeviceBlocks) == 24);
   StepPlan plan;
   CHECK(kv.Preempt(seq, 0, RequestId(1), 9, &plan) == PreemptionMode::kSwap);
@@ -197,6 +197,20 @@ TEST_CASE("KvCacheManager: preemption swaps out only when the copies cost less t
   CHECK(kv.Preempt(other, 0, RequestId(2), 2, &plan) == PreemptionMode::kRecompute);
   CHECK(other.num_blocks() == 1);
   CHECK(other.host.empty());
+  // A mean-pooled embedding keeps no progress across a preemption: the
+  // engine's running sum goes with its state, so it is recomputed however
+  // cheap the copies would be.
+  SequenceKv embedding;
+  ChainScope every_position;
+  every_position.computes_every_position = true;
+  kv.Open(embedding, 64, false, every_position, {});
+  REQUIRE(kv.Grow(embedding, 0, 24, 24, kDeviceBlocks) == 24);
+  // One block of three positions would swap for any other sequence (the
+  // host tier has one block left).
+  REQUIRE(kv.SwapsOut(other, 3));
+  CHECK_FALSE(kv.SwapsOut(embedding, 3));
+  CHECK(kv.Preempt(embedding, 0, RequestId(3), 3, &plan) == PreemptionMode::kRecompute);
+  CHECK(embedding.host.empty());
 }
 
 TEST_CASE("KvCacheManager: growth settles for the minimum or takes nothing", "[kv]") {

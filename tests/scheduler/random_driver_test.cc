@@ -57,6 +57,8 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.voided_entries > 20);
   CHECK(total.held > 200);
   CHECK(total.releases > 100);
+  CHECK(total.embeddings > 200);
+  CHECK(total.pooled > 100);
 }
 
 // Residency with adapters, several bases and memory for only some of them,

@@ -11,6 +11,7 @@ void CacheScopeAudit::Record(RequestId id, const RequestSpec& spec) {
   Entry e;
   e.tokens = spec.prompt_token_ids;
   e.opt_out = c.opt_out;
+  e.mean_pool = spec.kind == RequestKind::kEmbed && spec.pooling == Pooling::kMean;
   // A name is one scope whether it holds a whole request or a prefix.
   e.own_scope = c.name.empty() ? absl::StrCat("member ", spec.user.value())
                                : absl::StrCat("name '", c.name, "'");
@@ -52,11 +53,12 @@ absl::Status CacheScopeAudit::Check(
     auto it = entries_.find(id);
     if (it == entries_.end() || r.cached_prompt_tokens == 0) continue;
     const Entry& mine = it->second;
-    if (!prefix_caching_ || mine.opt_out || mine.tokens.empty()) {
+    if (!prefix_caching_ || mine.opt_out || mine.mean_pool || mine.tokens.empty()) {
       return absl::InternalError(absl::StrCat(
           "request ", id.ToString(), " reports ", r.cached_prompt_tokens,
           " cached prompt tokens but could reuse none (prefix caching ",
-          prefix_caching_ ? "on" : "off", ", opt_out ", mine.opt_out, ")"));
+          prefix_caching_ ? "on" : "off", ", opt_out ", mine.opt_out, ", mean pooling ",
+          mine.mean_pool, ")"));
     }
     const int32_t k = r.cached_prompt_tokens / block_size_ - 1;
     if (k < 0) continue;

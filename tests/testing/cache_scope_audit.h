@@ -45,6 +45,8 @@ class CacheScopeAudit {
     std::string first_scope, own_scope;
     int32_t own_from = 0;
     bool opt_out = false;
+    // A mean-pooled embedding reuses nothing (but leaves its blocks).
+    bool mean_pool = false;
   };
   // Whether block `k` of `a` and of `b` (`b_tokens`: its prompt and
   // generated tokens) are the same cached block.

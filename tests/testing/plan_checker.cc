@@ -26,10 +26,12 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan,
   for (const Preemption& p : plan.preempted) {
     dropped.insert(p.id);
     tables_.erase(p.id);
+    mean_sum_end_.erase(p.id);
   }
   for (const ReleasedSequence& r : plan.released) {
     dropped.insert(r.id);
     tables_.erase(r.id);
+    mean_sum_end_.erase(r.id);
   }
   int32_t tokens = 0;
   absl::flat_hash_set<RequestId> seen;
@@ -47,6 +49,24 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan,
         (s.draft_tokens > 0 && !s.decode)) {
       return fail("request ", s.id.ToString(), " has ", s.draft_tokens, " draft tokens (max ",
                   options_.max_draft_tokens, ", decodes only)");
+    }
+    if (s.embed && (s.sample || s.decode || s.draft_tokens > 0 || s.input_pending)) {
+      return fail("embedding ", s.id.ToString(), " is planned to sample or decode");
+    }
+    if (!s.embed && (s.pool || s.mean_pool)) {
+      return fail("generation ", s.id.ToString(), " carries an embedding's pooling flags");
+    }
+    if (s.mean_pool) {
+      // The engine's sum covers [0, end) of this stay on the device: a
+      // chunk that does not continue it would leave positions out.
+      auto sum = mean_sum_end_.find(s.id);
+      const bool continues = sum != mean_sum_end_.end() && sum->second == s.start_position;
+      if (s.start_position != 0 && (!continues || s.full_block_table)) {
+        return fail("mean-pooled embedding ", s.id.ToString(), " starts at position ",
+                    s.start_position, " but the engine's sum ends at ",
+                    sum == mean_sum_end_.end() ? 0 : sum->second);
+      }
+      mean_sum_end_[s.id] = s.start_position + s.num_tokens;
     }
     tokens += s.num_tokens + s.draft_tokens;
     std::vector<BlockId>& table = tables_[s.id];

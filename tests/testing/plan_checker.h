@@ -3,7 +3,8 @@
 // Checks a StepPlan from the outside, against the options and what the
 // previous step left running: budgets, caps, block tables that cover the
 // scheduled positions, that no decoding sequence is skipped unless it was
-// preempted or released, and that decodes come first. Used after every Plan() in the randomized drivers.
+// preempted or released, that decodes come first, and that an embedding
+// never samples and a mean-pooled one computes every position in order. Used after every Plan() in the randomized drivers.
 
 #ifndef HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
 #define HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
@@ -38,6 +39,9 @@ class PlanChecker {
   // Engine-side block tables reconstructed from full tables and appends.
   absl::flat_hash_map<RequestId, std::vector<BlockId>> tables_;
   absl::flat_hash_set<RequestId> ended_;
+  // Mean-pooled embeddings: where the engine's running sum ends (the last
+  // planned chunk's end), since the engine state that holds it was made.
+  absl::flat_hash_map<RequestId, int32_t> mean_sum_end_;
 };
 
 }  // namespace hearth::testing

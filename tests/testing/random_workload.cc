@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "tests/testing/cache_scope_audit.h"
 #include "tests/testing/rank_checking_policy.h"
@@ -143,6 +144,11 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     for (TokenId& t : stem) t = Uniform(rng, 0, 63);
   }
   std::vector<RequestId> submitted;
+  // Embeddings (RequestKind::kEmbed) in half the seeds, from their own
+  // stream too: a fifth of the submissions, either pooling.
+  std::mt19937_64 kind_rng(seed ^ 0xe7037ed1a0b428dbULL);
+  const bool embeds = kind_rng() % 2 == 0;
+  absl::flat_hash_set<RequestId> embeddings;
   // Holds (RequestSpec::hold) and their releases, from their own stream too,
   // in half the seeds (the other half's workloads stay as they were): a
   // sixth of the submissions enter held, released at random later, the
@@ -261,7 +267,17 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         }
       }
       spec.hold = holds && hold_rng() % 6 == 0;
+      if (embeds && kind_rng() % 5 == 0) {
+        spec.kind = RequestKind::kEmbed;
+        spec.pooling = kind_rng() % 2 ? Pooling::kMean : Pooling::kLast;
+        // Now and then the generation's bound kept: refused at Submit.
+        if (kind_rng() % 10 != 0) spec.max_new_tokens = 0;
+      }
       auto id = h.Submit(spec);
+      if (id.ok() && spec.kind == RequestKind::kEmbed) {
+        embeddings.insert(*id);
+        ++stats->embeddings;
+      }
       if (id.ok() && spec.hold) {
         held.push_back(*id);
         ++stats->held;
@@ -355,6 +371,17 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     if (r.phase != RequestPhase::kFinished && r.message.empty()) {
       return absl::InternalError(absl::StrCat("no reason for ", id.ToString()));
     }
+    // An embedding ends pooled with no tokens, a generation never pooled.
+    const bool embedding = embeddings.contains(id);
+    if ((r.finish_reason == FinishReason::kPooled) !=
+            (embedding && r.phase == RequestPhase::kFinished) ||
+        (embedding && r.output_tokens != 0)) {
+      return absl::InternalError(absl::StrCat(
+          embedding ? "embedding " : "generation ", id.ToString(), " ended ",
+          std::string(PhaseName(r.phase)), " (", std::string(FinishReasonName(r.finish_reason)),
+          ") with ", r.output_tokens, " tokens"));
+    }
+    if (r.finish_reason == FinishReason::kPooled) ++stats->pooled;
   }
   const int32_t vocab = options.models[0].vocab_size > 0 ? options.models[0].vocab_size : 1000;
   if (absl::Status s = scope_audit.Check(h.results(),

@@ -34,6 +34,8 @@ struct RandomWorkloadStats {
   int64_t adapter_configs = 0;
   // Requests submitted held, and releases accepted.
   int64_t held = 0, releases = 0;
+  // Embeddings accepted, and those that ended pooled.
+  int64_t embeddings = 0, pooled = 0;
   // Overlapped planning: seeds with it, decodes planned with a pending
   // input, and plan entries voided while outstanding.
   int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
@@ -50,6 +52,7 @@ struct RandomWorkloadStats {
     draft_tokens += o.draft_tokens;
     adapter_configs += o.adapter_configs;
     held += o.held; releases += o.releases;
+    embeddings += o.embeddings; pooled += o.pooled;
   }
 };
 

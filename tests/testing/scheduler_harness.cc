@@ -13,7 +13,7 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
     c.sequences.push_back({s.id, s.start_position, s.num_tokens, s.sample, s.full_block_table,
                            {s.block_table.begin(), s.block_table.end()},
                            {s.token_ids.begin(), s.token_ids.end()}, s.draft_tokens,
-                           s.input_pending});
+                           s.input_pending, s.embed, s.mean_pool, s.pool});
   }
   c.preempted = plan.preempted;
   for (const ReleasedSequence& r : plan.released) c.released.push_back(r.id);

@@ -33,6 +33,7 @@ struct PlanCopy {
     std::vector<TokenId> token_ids;
     int32_t draft_tokens = 0;
     bool input_pending = false;
+    bool embed = false, mean_pool = false, pool = false;
   };
   uint64_t step = 0;
   std::vector<Sequence> sequences;

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -105,6 +106,36 @@ struct CacheScope {
   bool opt_out = false;
 };
 
+// What a request asks of the model (RequestSpec::kind).
+enum class RequestKind : uint8_t {
+  // Prefill the prompt, then sample up to max_new_tokens tokens.
+  kGenerate,
+  // An embedding (a pooling request): prefill the prompt and return one
+  // vector pooled over it (RequestSpec::pooling); nothing is sampled and
+  // max_new_tokens is 0. Charged to its member's fairness account and
+  // budgeted like any prefill; the request finishes (FinishReason::kPooled)
+  // with the step that computes its last prompt position, and its full
+  // blocks stay cached as a generation's do.
+  kEmbed,
+};
+std::string_view RequestKindName(RequestKind kind);
+
+// How an embedding's vector is pooled from the prompt's final hidden states
+// (RequestSpec::pooling), which decides what the scheduler may skip.
+enum class Pooling : uint8_t {
+  // The last prompt position's (a causal model's usual embedding). Only that
+  // position must be computed, so cached prefix blocks are reused as for
+  // generation, and a preemption may swap.
+  kLast,
+  // The mean over every prompt position. The engine sums each position's
+  // state as it computes it, so every position must be computed within one
+  // stay on the device: the request reuses no cached block (it still leaves
+  // its own, in its scope) and a preemption always recomputes it from
+  // position 0, never swaps (the engine drops its sum with its state).
+  kMean,
+};
+std::string_view PoolingName(Pooling pooling);
+
 struct RequestSpec {
   // Who asked. Must name a user configured in SchedulerOptions::users.
   UserId user = UserId(0);
@@ -124,8 +155,15 @@ struct RequestSpec {
   // When present, full prompt blocks take part in prefix caching and executors
   // that compute real tokens can read them through the step plan.
   std::vector<TokenId> prompt_token_ids;
-  // Upper bound on generated tokens. Must be > 0.
+  // Upper bound on generated tokens. Must be > 0 for kGenerate and 0 for
+  // kEmbed.
   int32_t max_new_tokens = 0;
+  // Generation (the default) or an embedding (RequestKind). An embedding
+  // has no TPOT (tpot_slo must be unset or infinite) and no
+  // predicted_output; its TTFT is the time to its vector.
+  RequestKind kind = RequestKind::kGenerate;
+  // kEmbed only (kLast, the default, otherwise): how its vector is pooled.
+  Pooling pooling = Pooling::kLast;
   // Optional predicted output length; Submit returns InvalidArgument for
   // one outside the ranges OutputLengthPrediction states.
   OutputLengthPrediction predicted_output;

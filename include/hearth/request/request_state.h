@@ -54,6 +54,8 @@ enum class FinishReason : uint8_t {
   kStopString,
   // max_new_tokens generated, or the model's context is full.
   kLength,
+  // An embedding's vector was computed (RequestKind::kEmbed).
+  kPooled,
 };
 std::string_view FinishReasonName(FinishReason reason);
 
@@ -89,6 +91,8 @@ struct RequestResult {
   // InfiniteFuture() when the event never happened (e.g. cancelled while
   // waiting has no first_admit_time).
   absl::Time first_admit_time = absl::InfiniteFuture();
+  // An embedding's (RequestKind::kEmbed) is when its vector was computed,
+  // its only output, as for its end_time.
   absl::Time first_token_time = absl::InfiniteFuture();
   absl::Time end_time = absl::InfiniteFuture();
 };

@@ -70,8 +70,8 @@ struct ScheduledSequence {
   // swap-in, or a speculative decode whose rejected drafts gave blocks
   // back: `block_table` must then replace any engine-side table. Otherwise
   // the engine appends `new_blocks` to the table it already holds.
-  // (This flag and input_pending are one-bit fields sharing a byte, so that
-  // a plan entry stays at 80 bytes.)
+  // (This flag, input_pending and the embedding flags below are one-bit
+  // fields sharing a byte, so that a plan entry stays at 80 bytes.)
   bool full_block_table : 1 = false;
   // Overlapped planning (SchedulerOptions::overlap_planning), decodes only:
   // the input token (at start_position) is the one the previous step
@@ -79,6 +79,19 @@ struct ScheduledSequence {
   // `token_ids` is empty and the engine feeds the token from its own output
   // of that step (and drafts after it, when draft_tokens allows).
   bool input_pending : 1 = false;
+  // An embedding (RequestKind::kEmbed), on each of its chunks: nothing is
+  // ever sampled for it; the engine keeps what its pooling needs from the
+  // final hidden states of the positions it computes. With `mean_pool` that
+  // is their running sum (every position is computed within one stay on the
+  // device, in order: an entry starting at position 0 starts a new sum);
+  // otherwise only the last prompt position's state.
+  bool embed : 1 = false;
+  bool mean_pool : 1 = false;
+  // The step reaches the end of an embedding's prompt: the engine pools its
+  // vector after the last position (`sample` is false) and hands it to the
+  // host itself; the request finishes with this step's Complete
+  // (FinishReason::kPooled) unless its outcome reports an error or out of KV.
+  bool pool : 1 = false;
   // Speculative decoding (SchedulerOptions::max_draft_tokens), decodes
   // only: the engine may feed up to this many tokens of its own drafter
   // after the last sampled one, at positions start_position + 1 onward
