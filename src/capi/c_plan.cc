@@ -32,6 +32,19 @@ const uint32_t* BlockArray(absl::Span<const hearth::BlockId> blocks) {
 }
 
 // One sequence in C layout; arrays point into the plan.
+// Every HEARTH_SEQUENCE_* bit; bit arithmetic on the bools, no branch per
+// flag.
+uint8_t SequenceFlags(const hearth::ScheduledSequence& s) {
+  return static_cast<uint8_t>(
+      static_cast<unsigned>(s.sample) * HEARTH_SEQUENCE_SAMPLE |
+      static_cast<unsigned>(s.decode) * HEARTH_SEQUENCE_DECODE |
+      static_cast<unsigned>(s.full_block_table) * HEARTH_SEQUENCE_FULL_BLOCK_TABLE |
+      static_cast<unsigned>(s.input_pending) * HEARTH_SEQUENCE_INPUT_PENDING |
+      static_cast<unsigned>(s.embed) * HEARTH_SEQUENCE_EMBED |
+      static_cast<unsigned>(s.mean_pool) * HEARTH_SEQUENCE_MEAN_POOL |
+      static_cast<unsigned>(s.pool) * HEARTH_SEQUENCE_POOL);
+}
+
 hearth_sequence SequenceOf(const hearth::ScheduledSequence& s) {
   hearth_sequence c;
   c.id = s.id.value();
@@ -147,12 +160,7 @@ void BuildSequenceColumns(const hearth::StepPlan& plan, PlanArrays& a) {
     if (!s.token_ids.empty()) {
       a.token_ids.insert(a.token_ids.end(), s.token_ids.begin(), s.token_ids.end());
     }
-    // Bit arithmetic on the bools: no branch per flag.
-    flags[i] = static_cast<uint8_t>(
-        static_cast<unsigned>(s.sample) * HEARTH_SEQUENCE_SAMPLE |
-        static_cast<unsigned>(s.decode) * HEARTH_SEQUENCE_DECODE |
-        static_cast<unsigned>(s.full_block_table) * HEARTH_SEQUENCE_FULL_BLOCK_TABLE |
-        static_cast<unsigned>(s.input_pending) * HEARTH_SEQUENCE_INPUT_PENDING);
+    flags[i] = SequenceFlags(s);
   }
   block_offset[n] = a.blocks.size();
   token_offset[n] = a.token_ids.size();
@@ -290,6 +298,13 @@ int32_t hearth_plan_sequence_input_pending(const hearth_plan* plan, size_t index
     return 0;
   }
   return plan->plan->sequences[index].input_pending ? 1 : 0;
+}
+
+uint32_t hearth_plan_sequence_flags(const hearth_plan* plan, size_t index) {
+  if (plan == nullptr || plan->plan == nullptr || index >= plan->plan->sequences.size()) {
+    return 0;
+  }
+  return SequenceFlags(plan->plan->sequences[index]);
 }
 
 int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan, size_t index) {

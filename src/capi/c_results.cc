@@ -34,6 +34,7 @@ hearth_phase CPhase(hearth::RequestPhase p) {
 static_assert(HEARTH_FINISH_STOP_STRING ==
               static_cast<int>(hearth::FinishReason::kStopString));
 static_assert(HEARTH_FINISH_LENGTH == static_cast<int>(hearth::FinishReason::kLength));
+static_assert(HEARTH_FINISH_POOLED == static_cast<int>(hearth::FinishReason::kPooled));
 
 const char* NameAt(const NameList& names, uint32_t index) {
   return index < names.size() ? names[index].c_str() : "";

@@ -152,6 +152,20 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   spec.cache_scope.shared_prefix_tokens = r.shared_prefix_tokens;
   spec.cache_scope.opt_out = r.cache_opt_out != 0;
   spec.hold = r.hold != 0;
+  // Checked here: a cast would truncate 256 to 0.
+  if (r.kind != HEARTH_KIND_GENERATE && r.kind != HEARTH_KIND_EMBED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hearth_request.kind is ", r.kind,
+        "; must be HEARTH_KIND_GENERATE (0) or HEARTH_KIND_EMBED (1)"));
+  }
+  if (r.pooling != HEARTH_POOLING_LAST && r.pooling != HEARTH_POOLING_MEAN) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hearth_request.pooling is ", r.pooling,
+        "; must be HEARTH_POOLING_LAST (0) or HEARTH_POOLING_MEAN (1)"));
+  }
+  spec.kind = r.kind == HEARTH_KIND_EMBED ? hearth::RequestKind::kEmbed
+                                          : hearth::RequestKind::kGenerate;
+  spec.pooling = r.pooling == HEARTH_POOLING_MEAN ? hearth::Pooling::kMean : hearth::Pooling::kLast;
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hearth/c/hearth.h"
@@ -894,5 +895,61 @@ TEST_CASE("C API: a held request waits for hearth_scheduler_release", "[capi]") 
   }
   CHECK(planned_while_held == 0);
   CHECK(ended == 1);
+  hearth_outcome_free(o);
+}
+
+TEST_CASE("C API: an embedding is planned with its bits and ends pooled", "[capi][embed]") {
+  Scheduler s("{\"kv\": {\"num_device_blocks\": 64}, \"max_batched_tokens\": 16, \"max_running\": 8}");
+  Error e;
+  hearth_request r = Request(40, 0);
+  r.kind = HEARTH_KIND_EMBED;
+  r.pooling = HEARTH_POOLING_MEAN;
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_OK);
+  // Out of the enums' ranges, and the kind's own rules.
+  for (const auto& [kind, pooling, max_new, what] :
+       {std::tuple{256, 0, 0, "hearth_request.kind is 256"},
+        std::tuple{1, -1, 0, "hearth_request.pooling is -1"},
+        std::tuple{1, 0, 4, "must be 0"},
+        std::tuple{0, 0, 0, "max_new_tokens is 0"}}) {
+    hearth_request bad = Request(8, max_new);
+    bad.kind = kind;
+    bad.pooling = pooling;
+    uint64_t ignored = 0;
+    CHECK(hearth_scheduler_submit(s.s, &bad, &ignored, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(e.message(), Catch::Contains(what));
+  }
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  std::vector<uint32_t> flags;
+  hearth_result result{};
+  size_t ended = 0;
+  for (int step = 0; step < 10 && ended == 0; ++step) {
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s.s, 0.02 * step, &plan, &e) == HEARTH_OK);
+    if (hearth_plan_count(plan, HEARTH_PLAN_SEQUENCES) == 1) {
+      const uint32_t f = hearth_plan_sequence_flags(plan, 0);
+      flags.push_back(f);
+      hearth_plan_arrays a{};
+      REQUIRE(hearth_plan_get_arrays(plan, &a, sizeof a, &e) == HEARTH_OK);
+      CHECK(a.flags[0] == f);
+    }
+    REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+    hearth_results* results = nullptr;
+    REQUIRE(hearth_scheduler_drain(s.s, &results, &e) == HEARTH_OK);
+    ended += hearth_results_count(results);
+    if (hearth_results_count(results) == 1) {
+      REQUIRE(hearth_results_get(results, 0, &result, &e) == HEARTH_OK);
+    }
+    hearth_results_free(results);
+  }
+  REQUIRE(ended == 1);
+  CHECK(result.finish_reason == HEARTH_FINISH_POOLED);
+  CHECK(result.output_tokens == 0);
+  constexpr uint32_t kEmbed = HEARTH_SEQUENCE_EMBED | HEARTH_SEQUENCE_MEAN_POOL;
+  CHECK(flags == std::vector<uint32_t>{kEmbed | HEARTH_SEQUENCE_FULL_BLOCK_TABLE, kEmbed,
+                                       kEmbed | HEARTH_SEQUENCE_POOL});
+  CHECK(hearth_plan_sequence_flags(nullptr, 0) == 0);
   hearth_outcome_free(o);
 }

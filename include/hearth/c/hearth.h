@@ -262,7 +262,11 @@ HEARTH_C_API void hearth_scheduler_free(hearth_scheduler* scheduler);
 
 /* One request, as hearth_scheduler_submit() reads it. Start from
  * hearth_request_default() and set what you need. Strings and the token
- * array are read during the call only. */
+ * array are read during the call only. Before 1.0 fields are appended
+ * (hold, then kind and pooling): a host that mirrors this layout instead of
+ * compiling against this header (ctypes, a foreign struct) must match the
+ * header of the library it loads (hearth_version()); the Python package
+ * does. */
 typedef struct hearth_request {
   /* Names from the options; NULL means the first configured one. */
   const char* user;
@@ -274,7 +278,8 @@ typedef struct hearth_request {
   /* Optional prompt token ids (enable prefix caching); NULL for none. */
   const int32_t* prompt_token_ids;
   size_t num_prompt_token_ids;
-  /* Upper bound on generated tokens, > 0. */
+  /* Upper bound on generated tokens: > 0 for a generation, 0 for an
+   * embedding (kind). */
   int32_t max_new_tokens;
   /* Higher runs earlier under priority-aware policies; any value. */
   int32_t priority;
@@ -316,7 +321,24 @@ typedef struct hearth_request {
   /* Nonzero: the request enters held (RequestSpec::hold), not runnable
    * until hearth_scheduler_release; its deadline and queue timeout run. */
   int32_t hold;
+  /* HEARTH_KIND_GENERATE (0, the default) or HEARTH_KIND_EMBED: prefill
+   * only, never sampled, finished with HEARTH_FINISH_POOLED by the step
+   * whose sequence has HEARTH_SEQUENCE_POOL, after which the engine hands
+   * its vector to the host itself (RequestKind in
+   * hearth/request/request_spec.h). An embedding needs max_new_tokens 0
+   * and tpot_slo_s 0 or INFINITY. */
+  int32_t kind;
+  /* Embeddings only: HEARTH_POOLING_LAST (0, the default: the last prompt
+   * position's hidden state; reuses cached prefixes) or HEARTH_POOLING_MEAN
+   * (the mean over every position: reuses no cached block and is never
+   * swapped out). */
+  int32_t pooling;
 } hearth_request;
+
+#define HEARTH_KIND_GENERATE 0
+#define HEARTH_KIND_EMBED 1
+#define HEARTH_POOLING_LAST 0
+#define HEARTH_POOLING_MEAN 1
 
 /* A request with the defaults above and every count 0. */
 HEARTH_C_API hearth_request hearth_request_default(void);
@@ -473,6 +495,11 @@ HEARTH_C_API int32_t hearth_plan_sequence_draft_tokens(const hearth_plan* plan,
 HEARTH_C_API int32_t hearth_plan_sequence_input_pending(const hearth_plan* plan,
                                                         size_t index);
 
+/* Every HEARTH_SEQUENCE_* bit of sequence `index` (the booleans of
+ * hearth_sequence, input_pending and the embedding bits), the same byte
+ * hearth_plan_arrays.flags holds; 0 past the end and for a NULL plan. */
+HEARTH_C_API uint32_t hearth_plan_sequence_flags(const hearth_plan* plan, size_t index);
+
 /* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE,
  * MODEL_COMMANDS or VOIDED. id: the request (0 for model commands). kind: for
  * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
@@ -504,6 +531,14 @@ HEARTH_C_API hearth_status hearth_plan_entry_at(const hearth_plan* plan,
 #define HEARTH_SEQUENCE_DECODE 2u
 #define HEARTH_SEQUENCE_FULL_BLOCK_TABLE 4u
 #define HEARTH_SEQUENCE_INPUT_PENDING 8u
+/* An embedding's chunk (nothing is sampled; keep what its pooling needs of
+ * the final hidden states), its pooling is the mean (the engine sums every
+ * position from 0; a chunk starting at 0 starts a new sum), and the chunk
+ * that reaches the prompt's end (pool the vector after its last position).
+ * ScheduledSequence::embed, mean_pool and pool. */
+#define HEARTH_SEQUENCE_EMBED 16u
+#define HEARTH_SEQUENCE_MEAN_POOL 32u
+#define HEARTH_SEQUENCE_POOL 64u
 
 /* A whole plan in one call, for hosts that pay per foreign call (Python,
  * Go) or want the batch as columns: sequences as a struct of arrays, every
@@ -571,12 +606,14 @@ HEARTH_C_API hearth_status hearth_plan_get_arrays(const hearth_plan* plan,
 /* ---- Outcome ---------------------------------------------------------- */
 
 /* Why a request finished. The engine reports STOP_TOKEN or STOP_STRING;
- * LENGTH is the scheduler's own decision. */
+ * LENGTH and POOLED (an embedding's vector computed) are the scheduler's own
+ * decisions. */
 typedef enum hearth_finish_reason {
   HEARTH_FINISH_NONE = 0,
   HEARTH_FINISH_STOP_TOKEN = 1,
   HEARTH_FINISH_STOP_STRING = 2,
-  HEARTH_FINISH_LENGTH = 3
+  HEARTH_FINISH_LENGTH = 3,
+  HEARTH_FINISH_POOLED = 4
 } hearth_finish_reason;
 
 /* What the engine did with a plan: one entry per planned sequence, in plan

@@ -441,6 +441,14 @@ absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
       },
       outcome);
   if (!prepared.ok()) return prepared.status();
+  // No pooling kernel yet: an embedding fails alone, with the reason,
+  // instead of finishing without its vector.
+  for (size_t i = 0; i < prepared->size(); ++i) {
+    if (!plan.sequences[i].embed || !(*prepared)[i].error.empty()) continue;
+    (*prepared)[i].error =
+        "the CUDA executor computes no embeddings (RequestKind::kEmbed) yet; the CPU "
+        "reference executor and the llama.cpp engine do";
+  }
   const std::vector<PreparedSequence>& prep = *prepared;
   int32_t rows = 0, samples = 0;
   int64_t table_total = 0;

@@ -50,13 +50,17 @@ else:
         _np = None
 
 __all__ = ["HearthError", "Plan", "Result", "Scheduler", "Outcome", "version", "has_numpy",
-           "SAMPLE", "DECODE", "FULL_BLOCK_TABLE", "INPUT_PENDING"]
+           "SAMPLE", "DECODE", "FULL_BLOCK_TABLE", "INPUT_PENDING", "EMBED", "MEAN_POOL",
+           "POOL"]
 
 # Bits of Plan.flags (HEARTH_SEQUENCE_*).
 SAMPLE, DECODE, FULL_BLOCK_TABLE, INPUT_PENDING = 1, 2, 4, 8
+EMBED, MEAN_POOL, POOL = 16, 32, 64
 
 _FINISH = {"none": 0, "stop_token": 1, "stop_string": 2}
-_FINISH_NAMES = ("none", "stop_token", "stop_string", "length")
+_FINISH_NAMES = ("none", "stop_token", "stop_string", "length", "pooled")
+_KINDS = {"generate": 0, "embed": 1}
+_POOLINGS = {"last": 0, "mean": 1}
 _LISTS = {"sequences": 0, "preempted": 1, "released": 2, "swap_out": 3, "swap_in": 4,
           "copy_on_write": 5, "model_commands": 6, "voided": 7}
 
@@ -156,7 +160,8 @@ class Plan:
     """One step's plan. len(plan) is its sequence count; sequence i is entry
     i of every column. Columns: id, handle, model, start_position,
     num_tokens, draft_tokens, flags (SAMPLE | DECODE | FULL_BLOCK_TABLE |
-    INPUT_PENDING), and sample / decode as booleans. blocks[block_offset[i]
+    INPUT_PENDING | EMBED | MEAN_POOL | POOL), and sample / decode / pool as
+    booleans (pool: the embedding's vector is due after this chunk). blocks[block_offset[i]
     : block_offset[i + 1]] are the blocks sequence i's engine-side table
     gains (its whole table when FULL_BLOCK_TABLE); block_table(i) is its
     whole table; token_ids[token_offset[i] : token_offset[i + 1]] the token
@@ -218,6 +223,7 @@ class Plan:
 
     sample = property(lambda self: self._flag(SAMPLE))
     decode = property(lambda self: self._flag(DECODE))
+    pool = property(lambda self: self._flag(POOL))
 
     def block_table(self, i):
         """Sequence i's whole block table after this step, in place."""
@@ -366,8 +372,17 @@ class Scheduler:
                model=None, prompt_token_ids=None, priority=0, label=None,
                arrival_time_s=-math.inf, deadline_s=math.inf, parent=None, ttft_slo_s=0.0,
                tpot_slo_s=0.0, handle=0, cache_scope=None, shared_prefix_tokens=0,
-               shared_prefix_scope=None, cache_opt_out=False, hold=False):
-        """Validates and queues a request (hearth_request's fields); its id."""
+               shared_prefix_scope=None, cache_opt_out=False, hold=False, kind="generate",
+               pooling="last"):
+        """Validates and queues a request (hearth_request's fields); its id.
+        kind "embed" (with max_new_tokens=0) is an embedding, pooled "last"
+        or "mean"; it ends with finish_reason "pooled"."""
+        if kind not in _KINDS:
+            raise HearthError("hearth_scheduler_submit", 3,
+                              f"kind is {kind!r}; must be one of {sorted(_KINDS)}")
+        if pooling not in _POOLINGS:
+            raise HearthError("hearth_scheduler_submit", 3,
+                              f"pooling is {pooling!r}; must be one of {sorted(_POOLINGS)}")
         lib = _library()
         r = lib.hearth_request_default()
         r.user, r.work_class, r.model = _text(user), _text(work_class), _text(model)
@@ -378,6 +393,7 @@ class Scheduler:
         r.cache_scope, r.shared_prefix_tokens = _text(cache_scope), shared_prefix_tokens
         r.shared_prefix_scope, r.cache_opt_out = _text(shared_prefix_scope), int(cache_opt_out)
         r.hold = int(hold)
+        r.kind, r.pooling = _KINDS[kind], _POOLINGS[pooling]
         ids = None
         if prompt_token_ids is not None:
             ids = (ctypes.c_int32 * len(prompt_token_ids))(*prompt_token_ids)

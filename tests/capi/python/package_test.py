@@ -185,6 +185,33 @@ def check_errors(hearth):
             s.complete(plan, [3] * len(plan))
             done = s.drain()
         check(done[0].phase == "finished" and done[0].output_tokens == 2, repr(done[0]))
+    with hearth.Scheduler({"max_batched_tokens": 16, "max_running": 8}) as s:
+        for bad in ({"kind": "rerank"}, {"kind": "embed", "pooling": "max"}):
+            try:
+                s.submit(prompt_tokens=4, max_new_tokens=0, **bad)
+                check(False, f"{bad} accepted")
+            except hearth.HearthError as e:
+                check(e.code_name == "INVALID_ARGUMENT", str(e))
+        try:
+            s.submit(prompt_tokens=4, max_new_tokens=3, kind="embed")
+            check(False, "an embedding with max_new_tokens 3 accepted")
+        except hearth.HearthError as e:
+            check("must be 0" in e.message, str(e))
+        embedding = s.submit(prompt_tokens=40, max_new_tokens=0, kind="embed", pooling="mean")
+        done, now, pools = [], 0.0, []
+        while not done:
+            now += 0.02
+            plan = s.plan(now)
+            for i in range(len(plan)):
+                flags = int(plan.flags[i])
+                check(flags & hearth.EMBED and flags & hearth.MEAN_POOL and not plan.sample[i],
+                      f"embedding planned with flags {flags}")
+                pools.append(bool(plan.pool[i]))
+            s.complete(plan, [0] * len(plan))
+            done = s.drain()
+        check(pools == [False, False, True], f"pooling steps {pools}")
+        check(done[0].id == embedding and done[0].finish_reason == "pooled"
+              and done[0].output_tokens == 0, repr(done[0]))
 
 
 def run_readme_examples():
