@@ -101,7 +101,6 @@ class CpuReferenceExecutor::Impl {
 
   const CpuReferenceExecutorOptions options_;
   std::vector<float> last_logits_;
-  std::vector<float> last_embeddings_;
   exec_internal::SequenceTables& tables() { return tables_; }
 
  private:
@@ -128,7 +127,7 @@ class CpuReferenceExecutor::Impl {
   // after it, each hidden row joins its sum or becomes its vector.
   void CheckPoolSums(const StepPlan& plan, std::vector<PreparedSequence>& prep);
   void Pool(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
-            const std::vector<Row>& rows);
+            const std::vector<Row>& rows, StepOutcome* outcome);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
                       const std::vector<PreparedSequence>& prep,
                       const float* q, float* out);
@@ -221,8 +220,9 @@ void CpuReferenceExecutor::Impl::CheckPoolSums(const StepPlan& plan,
 
 void CpuReferenceExecutor::Impl::Pool(const StepPlan& plan,
                                       const std::vector<PreparedSequence>& prep,
-                                      const std::vector<Row>& rows) {
+                                      const std::vector<Row>& rows, StepOutcome* outcome) {
   const int32_t d = options_.model.hidden_size;
+  outcome->embedding_width = d;
   // Rows are in plan order, so each sequence's hidden rows are contiguous.
   size_t hidden = 0;
   size_t r = 0;
@@ -257,14 +257,13 @@ void CpuReferenceExecutor::Impl::Pool(const StepPlan& plan,
     if (norm > 0.0f) {
       for (float& v : vector) v /= norm;
     }
-    last_embeddings_.insert(last_embeddings_.end(), vector.begin(), vector.end());
+    outcome->embeddings.insert(outcome->embeddings.end(), vector.begin(), vector.end());
   }
 }
 
 absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                                                  StepOutcome* outcome) {
   last_logits_.clear();
-  last_embeddings_.clear();
   row_logits_.clear();
   row_hidden_.clear();
   absl::StatusOr<std::vector<PreparedSequence>> prepared = BeginPagedStep(
@@ -324,7 +323,7 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
     }
   }
   if (!rows.empty()) Forward(plan, prep, rows);
-  Pool(plan, prep, rows);
+  Pool(plan, prep, rows, outcome);
 
   const int32_t vocab = options_.model.vocab_size;
   // last_logits(): one row per sampling sequence, its first row unless a
@@ -507,9 +506,6 @@ const std::vector<float>& CpuReferenceExecutor::last_logits() const {
   return impl_->last_logits_;
 }
 
-const std::vector<float>& CpuReferenceExecutor::last_embeddings() const {
-  return impl_->last_embeddings_;
-}
 
 size_t CpuReferenceExecutor::num_live_sequences() const {
   return impl_->tables().size();

@@ -13,6 +13,8 @@ void StartStepOutcome(const StepPlan& plan, StepOutcome* outcome) {
   outcome->sequences.clear();
   outcome->draft_ids.clear();
   outcome->failed_loads.clear();
+  outcome->embeddings.clear();
+  outcome->embedding_width = 0;
 }
 
 absl::Status ValidateStopToken(TokenId stop_token, int32_t vocab_size) {
@@ -38,6 +40,7 @@ void FailWholeStep(const StepPlan& plan, const absl::Status& why,
   outcome->step = plan.step;
   outcome->completed_at = absl::InfinitePast();
   outcome->sequences.clear();
+  outcome->embeddings.clear();
   for (const ScheduledSequence& s : plan.sequences) {
     SequenceOutcome& o = outcome->sequences.emplace_back();
     o.id = s.id;

@@ -326,7 +326,8 @@ std::vector<float> Embed(CpuReferenceExecutor& e, RequestId id, const std::vecto
     CHECK_FALSE(outcome.sequences[0].produced_token);
     pos += chunk;
   }
-  return e.last_embeddings();
+  CHECK(outcome.embedding_width == e.options().model.hidden_size);
+  return outcome.embeddings;
 }
 
 TEST_CASE("Embeddings pool what an unpaged model computes, however chunked", "[exec][embed]") {
@@ -378,7 +379,7 @@ TEST_CASE("A mean-pooled chunk that does not continue its sum fails alone", "[ex
   CHECK_THAT(outcome.sequences[0].error, Catch::Contains("its sum covers [0, 0)"));
   CHECK(outcome.sequences[1].error.empty());
   CHECK(outcome.sequences[1].produced_token);
-  CHECK(e->last_embeddings().empty());
+  CHECK(outcome.embeddings.empty());
 }
 
 }  // namespace

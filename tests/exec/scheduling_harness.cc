@@ -92,9 +92,7 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   run.tokens.resize(n);
   run.embeddings.resize(n);
   run.results.resize(n);
-  auto* cpu = dynamic_cast<CpuReferenceExecutor*>(executor->get());
-  // Each outcome buffer's vectors, copied when its plan executed.
-  std::vector<float> vectors[2];
+
   size_t submitted = 0, done = 0;
   // (step, id): held requests and the step before whose Plan they are released.
   std::vector<std::pair<int64_t, RequestId>> releases;
@@ -102,23 +100,26 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   std::vector<RequestResult> drained;
   // Takes a step's tokens once its Complete() accepted them, skipping
   // entries voided while it was outstanding (overlapped planning).
-  const auto deliver = [&](const StepPlan& plan, const StepOutcome& outcome,
-                           const std::vector<float>& pooled) -> absl::Status {
-    if (cpu != nullptr) {
-      const auto width = static_cast<size_t>(cpu->options().model.hidden_size);
-      size_t at = 0;
-      for (size_t i = 0; i < plan.sequences.size(); ++i) {
-        const ScheduledSequence& q = plan.sequences[i];
-        if (!q.pool || !outcome.sequences[i].error.empty()) continue;
-        const size_t from = at;
-        at += width;
-        if (IsVoided(plan, q.id)) continue;
-        if (at > pooled.size()) return absl::InternalError("fewer vectors than pooling steps");
-        run.embeddings[index.at(q.id)].assign(pooled.begin() + static_cast<int64_t>(from),
-                                              pooled.begin() + static_cast<int64_t>(at));
-        ++run.pooled;
+  const auto deliver = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
+    const auto width = static_cast<size_t>(outcome.embedding_width);
+    const std::vector<float>& pooled = outcome.embeddings;
+    size_t at = 0;
+    for (size_t i = 0; i < plan.sequences.size(); ++i) {
+      const ScheduledSequence& q = plan.sequences[i];
+      if (!q.pool || !outcome.sequences[i].error.empty() || outcome.sequences[i].out_of_kv) {
+        continue;
       }
+      const size_t from = at;
+      at += width;
+      if (IsVoided(plan, q.id)) continue;
+      if (width == 0 || at > pooled.size()) {
+        return absl::InternalError("fewer vectors than pooling steps");
+      }
+      run.embeddings[index.at(q.id)].assign(pooled.begin() + static_cast<int64_t>(from),
+                                            pooled.begin() + static_cast<int64_t>(at));
+      ++run.pooled;
     }
+    if (at != pooled.size()) return absl::InternalError("more vectors than pooling steps");
     size_t draft_at = 0;
     for (const SequenceOutcome& o : outcome.sequences) {
       const size_t drafts_at = draft_at;
@@ -138,11 +139,10 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     }
     return absl::OkStatus();
   };
-  const auto complete = [&](const StepPlan& plan, const StepOutcome& outcome,
-                            const std::vector<float>& pooled) -> absl::Status {
+  const auto complete = [&](const StepPlan& plan, const StepOutcome& outcome) -> absl::Status {
     absl::Status completed = s.Complete(outcome);
     if (!completed.ok()) return completed;
-    absl::Status delivered = deliver(plan, outcome, pooled);
+    absl::Status delivered = deliver(plan, outcome);
     if (!delivered.ok()) return delivered;
     absl::Status invariants = s.CheckInvariants();
     if (!invariants.ok()) return invariants;
@@ -206,26 +206,23 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
     }
     for (const ScheduledSequence& q : plan.sequences) run.pending_inputs += q.input_pending;
     StepOutcome& outcome = outcomes[next_outcome];
-    std::vector<float>& pooled = vectors[next_outcome];
     next_outcome ^= 1;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
     if (!executed.ok()) return executed;
-    if (cpu != nullptr) pooled = cpu->last_embeddings();
     if (options.overlap_planning) {
       if (in_flight != nullptr) {
-        absl::Status completed = complete(*in_flight, outcomes[next_outcome], vectors[next_outcome]);
+        absl::Status completed = complete(*in_flight, outcomes[next_outcome]);
         if (!completed.ok()) return completed;
       }
       in_flight = &plan;
     } else {
-      absl::Status completed = complete(plan, outcome, pooled);
+      absl::Status completed = complete(plan, outcome);
       if (!completed.ok()) return completed;
     }
     run.steps = step + 1;
   }
   if (in_flight != nullptr) {
-    absl::Status completed =
-        complete(*in_flight, outcomes[next_outcome ^ 1], vectors[next_outcome ^ 1]);
+    absl::Status completed = complete(*in_flight, outcomes[next_outcome ^ 1]);
     if (!completed.ok()) return completed;
   }
   run.stats = s.stats();

@@ -67,8 +67,8 @@ std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape);
 struct WorkloadRun {
   // Sampled tokens per workload request, in workload order.
   std::vector<std::vector<TokenId>> tokens;
-  // Embeddings' vectors, in workload order (empty for generations); read
-  // from a CpuReferenceExecutor's last_embeddings().
+  // Embeddings' vectors, in workload order (empty for generations), from
+  // the outcomes (StepOutcome::embeddings).
   std::vector<std::vector<float>> embeddings;
   int64_t pooled = 0;
   // Terminal results per workload request, in workload order.

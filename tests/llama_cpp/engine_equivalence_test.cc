@@ -9,6 +9,7 @@
 #ifdef HEARTH_LLAMA_CPP_FOUND
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -458,6 +459,124 @@ TEST_CASE("llama.cpp engine is sized from the context and validates submissions"
   absl::Status refused = LlamaEngine::Create(ctx->get(), no_host).status();
   CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
   CHECK(refused.message().find("host_blocks is -1") != std::string::npos);
+}
+
+// A plain llama.cpp embedding of `prompt` on a one-sequence context: every
+// position output, final-normed hidden states (pooling NONE), pooled here.
+std::vector<float> PlainEmbedding(llama_context* ctx, const std::vector<int32_t>& prompt,
+                                  bool mean) {
+  llama_memory_clear(llama_get_memory(ctx), /*data=*/true);
+  llama_set_embeddings(ctx, true);
+  const int32_t n = static_cast<int32_t>(prompt.size());
+  llama_batch batch = llama_batch_init(n, 0, 1);
+  for (int32_t i = 0; i < n; ++i) {
+    batch.token[i] = prompt[static_cast<size_t>(i)];
+    batch.pos[i] = i;
+    batch.n_seq_id[i] = 1;
+    batch.seq_id[i][0] = 0;
+    batch.logits[i] = true;
+  }
+  batch.n_tokens = n;
+  REQUIRE(llama_decode(ctx, batch) == 0);
+  const int32_t width = llama_model_n_embd(llama_get_model(ctx));
+  std::vector<float> v(static_cast<size_t>(width), 0.0f);
+  for (int32_t i = mean ? 0 : n - 1; i < n; ++i) {
+    const float* h = llama_get_embeddings_ith(ctx, i);
+    REQUIRE(h != nullptr);
+    for (int32_t e = 0; e < width; ++e) v[static_cast<size_t>(e)] += h[e];
+  }
+  float norm = 0.0f;
+  for (float& x : v) {
+    x /= mean ? static_cast<float>(n) : 1.0f;
+    norm += x * x;
+  }
+  for (float& x : v) x /= std::sqrt(norm);
+  llama_batch_free(batch);
+  llama_set_embeddings(ctx, false);
+  llama_memory_clear(llama_get_memory(ctx), /*data=*/true);
+  return v;
+}
+
+// Embeddings beside generations, in chunks, with prefix caching and with
+// preemption: each vector is the plain run's, and the generations keep
+// their tokens.
+TEST_CASE("llama.cpp under Hearth: embeddings equal plain embedding runs", "[llama_cpp][embed]") {
+  Fixture f(GENERATE(KvLayout::kUnified, KvLayout::kPerSequence));
+  INFO("kv_layout " << (f.unified() ? "unified" : "per-sequence"));
+  testing::PromptSet set;
+  set.count = 6;
+  set.min_len = 20;
+  set.max_len = 50;
+  set.seed = 4;
+  const auto prompts = f.Prompts(set);
+  const bool cached = GENERATE(false, true);
+  INFO("prefix caching " << cached);
+  LlamaEngineOptions options;
+  options.scheduler.max_prefill_chunk_tokens = 7;
+  options.scheduler.kv.block_size = 8;
+  if (cached) options.prefix_cache_sequences = 2;
+  auto ctx = f.tiny->NewContext(f.copts);
+  REQUIRE(ctx.ok());
+  auto engine = LlamaEngine::Create(ctx->get(), options);
+  REQUIRE(engine.ok());
+  struct Asked {
+    RequestId id;
+    size_t prompt;
+    bool embed, mean;
+  };
+  std::vector<Asked> asked;
+  // Each prompt generated, then embedded both ways (so with prefix caching
+  // the last-pooled one hits the generation's blocks).
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    RequestSpec spec;
+    spec.prompt_token_ids = prompts[i].prompt;
+    spec.max_new_tokens = prompts[i].max_new_tokens;
+    asked.push_back({*(*engine)->Submit(spec), i, false, false});
+  }
+  ManualClock clock;
+  auto generated = testing::RunToCompletion(**engine, clock);
+  REQUIRE(generated.ok());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    for (const bool mean : {false, true}) {
+      RequestSpec spec;
+      spec.prompt_token_ids = prompts[i].prompt;
+      spec.max_new_tokens = 0;
+      spec.kind = RequestKind::kEmbed;
+      spec.pooling = mean ? Pooling::kMean : Pooling::kLast;
+      asked.push_back({*(*engine)->Submit(spec), i, true, mean});
+    }
+  }
+  // And a generation beside them, so some steps run both passes.
+  RequestSpec beside;
+  beside.prompt_token_ids = prompts[0].prompt;
+  beside.max_new_tokens = prompts[0].max_new_tokens;
+  asked.push_back({*(*engine)->Submit(beside), 0, false, false});
+  auto embedded = testing::RunToCompletion(**engine, clock);
+  REQUIRE(embedded.ok());
+  std::vector<Completion> all = *std::move(generated);
+  for (Completion& c : *embedded) all.push_back(std::move(c));
+  REQUIRE(all.size() == asked.size());
+  int32_t hits = 0;
+  for (const Asked& a : asked) {
+    auto c = std::find_if(all.begin(), all.end(), [&](const Completion& x) { return x.id == a.id; });
+    REQUIRE(c != all.end());
+    INFO("prompt " << a.prompt << (a.embed ? (a.mean ? " mean" : " last") : " generated") << ": "
+                   << c->result.message);
+    REQUIRE(c->result.phase == RequestPhase::kFinished);
+    if (!a.embed) {
+      CHECK(c->output == prompts[a.prompt].run.tokens);
+      CHECK(c->embedding.empty());
+      continue;
+    }
+    CHECK(c->result.finish_reason == FinishReason::kPooled);
+    CHECK(c->output.empty());
+    const std::vector<float> want = PlainEmbedding(f.reference.get(), prompts[a.prompt].prompt, a.mean);
+    CHECK(testing::MaxAbsDiff(want, c->embedding) <= 1e-4f);
+    if (a.mean) CHECK(c->result.cached_prompt_tokens == 0);
+    hits += c->result.cached_prompt_tokens > 0;
+  }
+  // Last pooling reused the generations' cached blocks.
+  CHECK((hits > 0) == cached);
 }
 
 }  // namespace

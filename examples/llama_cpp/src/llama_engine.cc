@@ -207,9 +207,11 @@ bool LlamaEngine::WaitForWork(const Clock& clock, absl::Duration timeout) {
 void LlamaEngine::CapEvictions(const StepPlan& plan, StepOutcome& outcome) {
   step_handles_.clear();
   step_voided_.clear();
+  step_pools_.clear();
   for (const ScheduledSequence& s : plan.sequences) {
     step_handles_.push_back(s.handle);
     step_voided_.push_back(!plan.voided.empty() && IsVoided(plan, s.id));
+    step_pools_.push_back(s.pool);
   }
   bool any = false;
   for (const SequenceOutcome& o : outcome.sequences) any = any || o.out_of_kv;
@@ -228,8 +230,20 @@ void LlamaEngine::CapEvictions(const StepPlan& plan, StepOutcome& outcome) {
 }
 
 void LlamaEngine::RecordTokens(const StepOutcome& outcome) {
+  const auto width = static_cast<size_t>(outcome.embedding_width);
+  size_t vector_at = 0;
   for (size_t i = 0; i < outcome.sequences.size(); ++i) {
     const SequenceOutcome& o = outcome.sequences[i];
+    if (step_pools_[i] && o.error.empty() && !o.out_of_kv) {
+      const size_t from = vector_at;
+      vector_at += width;
+      auto it = requests_.find(step_handles_[i]);
+      if (!step_voided_[i] && it != requests_.end() && vector_at <= outcome.embeddings.size()) {
+        it->second.embedding.assign(outcome.embeddings.begin() + static_cast<int64_t>(from),
+                                    outcome.embeddings.begin() + static_cast<int64_t>(vector_at));
+      }
+      continue;
+    }
     if (!o.produced_token || !o.error.empty() || o.out_of_kv || step_voided_[i]) continue;
     auto it = requests_.find(step_handles_[i]);
     if (it != requests_.end()) it->second.output.push_back(o.token);
@@ -243,6 +257,7 @@ void LlamaEngine::AbsorbResults() {
     Completion& c = completions_.emplace_back();
     c.id = result.id;
     c.output = std::move(it->second.output);
+    if (result.finish_reason == FinishReason::kPooled) c.embedding = std::move(it->second.embedding);
     c.kv_evictions = it->second.evictions;
     c.result = std::move(result);
     requests_.erase(it);

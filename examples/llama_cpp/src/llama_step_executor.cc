@@ -1,6 +1,7 @@
 #include "hearth_llama_cpp/llama_step_executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -106,6 +107,13 @@ absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSeque
   if (auto failed = swap_errors_.find(s.id); failed != swap_errors_.end() && it == slots_.end()) {
     return absl::FailedPreconditionError(failed->second);
   }
+  if (s.mean_pool && s.start_position != 0 &&
+      (it == slots_.end() || it->second.pool_sum.empty())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "mean-pooled embedding ", s.id.ToString(), " starts at position ", s.start_position,
+        " but this executor holds no sum of its earlier positions; every position must be "
+        "computed in order from 0"));
+  }
   if (it == slots_.end()) {
     if (s.start_position != 0 && cells_ == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -209,11 +217,12 @@ void LlamaStepExecutor::OrderBatch(const StepPlan& plan) {
   });
 }
 
-void LlamaStepExecutor::BuildBatch(const StepPlan& plan) {
+void LlamaStepExecutor::BuildBatch(const StepPlan& plan, bool embed) {
   batch_.n_tokens = 0;
   OrderBatch(plan);
   for (size_t i : order_) {
     const ScheduledSequence& s = plan.sequences[i];
+    if (s.embed != embed) continue;
     const Slot& slot = slots_.at(s.id);
     entries_[i].batch_begin = batch_.n_tokens;
     for (int32_t k = 0; k < s.num_tokens; ++k) {
@@ -222,15 +231,60 @@ void LlamaStepExecutor::BuildBatch(const StepPlan& plan) {
       batch_.pos[j] = s.start_position + k;
       batch_.n_seq_id[j] = 1;
       batch_.seq_id[j][0] = slot.seq;
-      batch_.logits[j] = s.sample && k + 1 == s.num_tokens;
+      const bool last = k + 1 == s.num_tokens;
+      batch_.logits[j] = embed ? s.mean_pool || (s.pool && last) : s.sample && last;
     }
   }
 }
 
+void LlamaStepExecutor::PoolEmbeddings(const StepPlan& plan, StepOutcome* outcome) {
+  const int32_t width = llama_model_n_embd(llama_get_model(ctx_));
+  outcome->embedding_width = width;
+  for (size_t i = 0; i < plan.sequences.size(); ++i) {
+    const ScheduledSequence& s = plan.sequences[i];
+    if (!s.embed || !entries_[i].active) continue;
+    Slot& slot = slots_.at(s.id);
+    const auto row = [&](int32_t k) {
+      return llama_get_embeddings_ith(ctx_, entries_[i].batch_begin + k);
+    };
+    std::vector<float> vector;
+    if (s.mean_pool) {
+      if (s.start_position == 0) slot.pool_sum.assign(static_cast<size_t>(width), 0.0f);
+      for (int32_t k = 0; k < s.num_tokens; ++k) {
+        const float* h = row(k);
+        if (h == nullptr) continue;
+        for (int32_t e = 0; e < width; ++e) slot.pool_sum[static_cast<size_t>(e)] += h[e];
+      }
+      if (!s.pool) continue;
+      vector = std::move(slot.pool_sum);
+      slot.pool_sum.clear();
+      const auto positions = static_cast<float>(s.start_position + s.num_tokens);
+      for (float& v : vector) v /= positions;
+    } else {
+      if (!s.pool) continue;
+      const float* h = row(s.num_tokens - 1);
+      if (h != nullptr) vector.assign(h, h + width);
+    }
+    if (vector.size() != static_cast<size_t>(width)) {
+      outcome->sequences[i].error = "llama.cpp returned no embedding for the pooling position";
+      entries_[i].active = false;
+      Drop(s.id);
+      continue;
+    }
+    float norm = 0.0f;
+    for (float v : vector) norm += v * v;
+    norm = std::sqrt(norm);
+    if (norm > 0.0f) {
+      for (float& v : vector) v /= norm;
+    }
+    outcome->embeddings.insert(outcome->embeddings.end(), vector.begin(), vector.end());
+  }
+}
+
 absl::Status LlamaStepExecutor::DecodeWithEvictions(const StepPlan& plan,
-                                                    StepOutcome* outcome) {
+                                                    StepOutcome* outcome, bool embed) {
   while (true) {
-    BuildBatch(plan);
+    BuildBatch(plan, embed);
     if (batch_.n_tokens == 0) return absl::OkStatus();
     stats_.max_batch_tokens = std::max(stats_.max_batch_tokens, batch_.n_tokens);
     const absl::Time start = absl::Now();
@@ -243,10 +297,11 @@ absl::Status LlamaStepExecutor::DecodeWithEvictions(const StepPlan& plan,
                                               batch_.n_tokens, " tokens"));
     }
     // No KV slot; llama.cpp rolled the batch back. Evict the newest
-    // sequence (plan order ends with admissions) and retry the rest.
+    // sequence of this pass (plan order ends with admissions) and retry the
+    // rest.
     ++stats_.out_of_kv_returns;
     for (size_t i = plan.sequences.size(); i-- > 0;) {
-      if (!entries_[i].active) continue;
+      if (!entries_[i].active || plan.sequences[i].embed != embed) continue;
       entries_[i].active = false;
       outcome->sequences[i].out_of_kv = true;
       Drop(plan.sequences[i].id);
@@ -398,8 +453,17 @@ absl::Status LlamaStepExecutor::Execute(const StepPlan& plan, StepOutcome* outco
     stats_.prefix_stream_copies = c.stream_copies;
     stats_.prefix_stream_reuses = c.stream_reuses;
   }
-  if (decoded.ok()) decoded = DecodeWithEvictions(plan, outcome);
+  const bool embeddings = std::any_of(plan.sequences.begin(), plan.sequences.end(),
+                                      [](const ScheduledSequence& s) { return s.embed; });
+  if (decoded.ok() && embeddings) {
+    llama_set_embeddings(ctx_, true);
+    decoded = DecodeWithEvictions(plan, outcome, /*embed=*/true);
+    if (decoded.ok()) PoolEmbeddings(plan, outcome);
+    llama_set_embeddings(ctx_, false);
+  }
+  if (decoded.ok()) decoded = DecodeWithEvictions(plan, outcome, /*embed=*/false);
   if (decoded.ok()) Finish(plan, outcome);
+  if (!decoded.ok()) outcome->embeddings.clear();
   stats_.mapping_time += (absl::Now() - begin) - (stats_.decode_time - decode_before);
   return decoded;
 }

@@ -28,7 +28,10 @@
 // Embeddings (ScheduledSequence::embed): nothing is sampled; a mean-pooled
 // one keeps a running sum of its positions' final hidden states, in
 // position order, from position 0 (a chunk that does not continue it fails
-// alone), and its pooling step hands out the vector (last_embeddings()).
+// alone), and its pooling step hands out the vector in StepOutcome::
+// embeddings: model.hidden_size floats, the final-normed hidden state of the
+// last prompt position (Pooling::kLast) or its mean over every prompt
+// position (kMean), scaled to unit length.
 // Since each position is computed alike in any batch and the sum runs in
 // position order, a vector is the same alone, batched with generation, or
 // chunked any way.
@@ -105,16 +108,6 @@ class CpuReferenceExecutor : public StepExecutor {
   // the sequences with `sample` set (vocab_size values each). For tests and
   // for comparing other executors against this one.
   const std::vector<float>& last_logits() const;
-
-  // CpuReferenceExecutor::last_embeddings()
-  //
-  // The vectors of the last Execute()'s pooling sequences (ScheduledSequence::
-  // pool), in plan order of those that did not fail: model.hidden_size
-  // floats each, the final-normed hidden state of the last prompt position
-  // (Pooling::kLast) or its mean over every prompt position (kMean), scaled
-  // to unit length. Valid until the next Execute(); a host copies each to
-  // its request (an EngineHooks::OnExecuted does it before Complete).
-  const std::vector<float>& last_embeddings() const;
 
   // Requests the executor holds engine-side state for.
   size_t num_live_sequences() const;

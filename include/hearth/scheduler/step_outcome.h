@@ -102,6 +102,12 @@ struct StepOutcome {
   // Loads in the plan's model_commands that failed; every other load in the
   // plan is taken as done. Requests waiting for a failed model end as failed.
   std::vector<ModelLoadFailure> failed_loads;
+  // The vectors of the step's pooling sequences (ScheduledSequence::pool)
+  // that neither failed nor ran out of KV, in plan order, `embedding_width`
+  // floats each: the engine's channel to its host (EngineHooks see the
+  // outcome with the step, overlap or not). Complete does not read them.
+  std::vector<float> embeddings;
+  int32_t embedding_width = 0;
 };
 
 }  // namespace hearth

@@ -156,6 +156,9 @@ struct Completion {
   RequestResult result;
   // Every generated token, the end-of-generation token included.
   std::vector<TokenId> output;
+  // An embedding's (RequestKind::kEmbed) vector when it finished pooled:
+  // n_embd floats of unit length (llama_step_executor.h); empty otherwise.
+  std::vector<float> embedding;
   // Times llama.cpp had no KV for it and Hearth preempted it.
   int32_t kv_evictions = 0;
 };
@@ -228,6 +231,7 @@ class LlamaEngine : private EngineHooks {
   // A live request as the host sees it, under its handle.
   struct HostRequest {
     std::vector<TokenId> output;
+    std::vector<float> embedding;
     int32_t evictions = 0;
   };
 
@@ -243,6 +247,7 @@ class LlamaEngine : private EngineHooks {
   // entries (the plan is gone after Complete), counts out-of-KV reports and
   // turns the ones past max_evictions into failures.
   void CapEvictions(const StepPlan& plan, StepOutcome& outcome) ABSL_LOCKS_EXCLUDED(mu_);
+  // Tokens, and embeddings' vectors, of the step's entries that count.
   void RecordTokens(const StepOutcome& outcome) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the drained results_ to the completions.
   void AbsorbResults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -259,6 +264,8 @@ class LlamaEngine : private EngineHooks {
   // entry was voided (the plan is gone after Complete).
   std::vector<uint64_t> step_handles_;
   std::vector<bool> step_voided_;
+  // Which of them pool an embedding's vector.
+  std::vector<bool> step_pools_;
   std::vector<RequestResult> results_;
   LlamaEngineStats stats_;
 

@@ -55,6 +55,16 @@
 // than one swap-out did, or that llama.cpp finds no room for, fails that
 // sequence (with the reason), which Hearth then retries or fails.
 //
+// Embeddings (ScheduledSequence::embed): a step's embedding chunks run in a
+// llama_decode() of their own with llama_set_embeddings on (a second forward
+// pass in a step that also generates), their outputs being the final-normed
+// hidden states (llama_get_embeddings_ith, the context's pooling NONE):
+// every position of a mean-pooled chunk, summed per request in position
+// order, and the last position of a last-pooled one at its pooling step.
+// The pooling step's vector, scaled to unit length (n_embd floats), goes in
+// StepOutcome::embeddings. A mean-pooled chunk that does not continue its
+// sum fails alone.
+//
 // A batch with more tokens than the context's n_batch would abort the
 // process inside llama.cpp, so Execute refuses such a plan with an error.
 // Copy-on-write copies only with prefix caching.
@@ -167,6 +177,8 @@ class LlamaStepExecutor : public StepExecutor {
     // The token sampled for it by the last step that ran it, or -1: the
     // input of a decode planned ahead (ScheduledSequence::input_pending).
     TokenId sampled = -1;
+    // A mean-pooled embedding's running sum of its positions [0, next_pos).
+    std::vector<float> pool_sum;
   };
   // Per planned sequence, for one Execute.
   struct Entry {
@@ -193,8 +205,12 @@ class LlamaStepExecutor : public StepExecutor {
   absl::Status RunRepairs(const StepPlan& plan, StepOutcome* outcome);
   // The active entries in batch order (order_).
   void OrderBatch(const StepPlan& plan);
-  void BuildBatch(const StepPlan& plan);
-  absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome);
+  // The active entries of one pass: embeddings (`embed`) or generations.
+  void BuildBatch(const StepPlan& plan, bool embed);
+  absl::Status DecodeWithEvictions(const StepPlan& plan, StepOutcome* outcome, bool embed);
+  // After the embedding pass: each chunk's hidden states join its sum, and
+  // each pooling step's vector goes in the outcome.
+  void PoolEmbeddings(const StepPlan& plan, StepOutcome* outcome);
   void Finish(const StepPlan& plan, StepOutcome* outcome);
 
   llama_context* ctx_;
