@@ -296,6 +296,15 @@ void MetricsCollector::OnRequestEvent(const RequestEvent& e) {
   }
 }
 
+void MetricsCollector::RecordFirstOutput(Track& t, absl::Time end) {
+  t.first_token = end;
+  const double ttft = Seconds(end - t.arrival);
+  for (Group* g : {&UserGroup(t), &ClassGroup(t), total_.get()}) {
+    g->ttft.Add(ttft);
+    g->report.histograms.ttft.Observe(ttft);
+  }
+}
+
 void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
                                    int32_t produced, absl::Time end) {
   const int64_t prefill = s.decode ? 0 : s.num_tokens;
@@ -312,12 +321,7 @@ void MetricsCollector::ApplyServed(Track& t, const ScheduledSequence& s,
   if (produced <= 0) return;
   int32_t gaps = produced;
   if (t.first_token == absl::InfiniteFuture()) {
-    t.first_token = end;
-    const double ttft = Seconds(end - t.arrival);
-    for (Group* g : {&user, &ClassGroup(t), total_.get()}) {
-      g->ttft.Add(ttft);
-      g->report.histograms.ttft.Observe(ttft);
-    }
+    RecordFirstOutput(t, end);
     --gaps;
   }
   if (gaps > 0) {
@@ -355,13 +359,20 @@ void MetricsCollector::OnStep(const StepPlan& plan,
     auto it = tracks_.find(s.id);
     if (it == tracks_.end()) continue;
     int32_t produced = 0;
+    bool pooled = false;
     if (i < outcome.sequences.size()) {
       const SequenceOutcome& o = outcome.sequences[i];
-      if (o.id == s.id && o.produced_token && o.error.empty() && !o.out_of_kv) {
+      const bool ran = o.id == s.id && o.error.empty() && !o.out_of_kv;
+      if (ran && o.produced_token) {
         produced = 1 + std::clamp<int32_t>(o.accepted_drafts, 0, s.draft_tokens);
       }
+      pooled = ran && s.pool;
     }
     ApplyServed(it->second, s, produced, end);
+    // An embedding's vector is its only output: its TTFT, no token counted.
+    if (pooled && it->second.first_token == absl::InfiniteFuture()) {
+      RecordFirstOutput(it->second, end);
+    }
   }
   if (!plan.sequences.empty()) NoteTime(end);
   if (gap_ != nullptr) {

@@ -1,6 +1,7 @@
 // scheduler_ops_fuzzer: the input picks a small house (small_options.h) and
 // then up to kMaxCalls public calls, as a careless engine and hostile hosts
-// would make them: Submit with edge-value fields (held or not), Cancel and
+// would make them: Submit with edge-value fields (held or not, embeddings
+// of either pooling too), Cancel and
 // Release of live, held, ended and made-up ids, Plan with times that go back
 // and jump to infinity, Complete with right, failed, corrupt, missing,
 // repeated and planless outcomes; with overlapped planning (chosen by the
@@ -103,6 +104,13 @@ class OpsRun {
       c.opt_out = in_.ConsumeIntegralInRange(0, 5) == 0;
     }
     spec.hold = in_.ConsumeIntegralInRange(0, 5) == 0;
+    if (in_.ConsumeIntegralInRange(0, 4) == 0) {
+      // An embedding, now and then with the generation's bound left, or a
+      // kind or pooling outside the enums.
+      spec.kind = static_cast<RequestKind>(SmallOrEdge<uint8_t>(in_, 1, 1));
+      spec.pooling = static_cast<Pooling>(SmallOrEdge<uint8_t>(in_, 0, 1));
+      if (in_.ConsumeIntegralInRange(0, 7) != 0) spec.max_new_tokens = 0;
+    }
     return spec;
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hearth/metrics/metrics_collector.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
@@ -263,6 +264,31 @@ TEST_CASE("Embeddings: a held embedding runs once released", "[scheduler][embed]
   REQUIRE(h->scheduler().Release(id).ok());
   REQUIRE(h->RunUntilIdle(20).ok());
   CHECK(h->results().at(id).finish_reason == FinishReason::kPooled);
+}
+
+TEST_CASE("Embeddings: metrics judge the vector's time as TTFT and count no tokens",
+          "[scheduler][embed][metrics]") {
+  SchedulerOptions o = Options();
+  o.work_classes = {{.name = "search", .ttft_slo = absl::Milliseconds(15)}};
+  auto collector = *MetricsCollector::Create(MetricsOptionsFor(o));
+  o.metrics_sink = collector.get();
+  auto h = *SchedulerHarness::Create(o);
+  // One step (done at its plan's now: TTFT 0, met); three steps of 10 ms
+  // (20 ms, missed).
+  REQUIRE(h->Submit(Embedding(12)).ok());
+  REQUIRE(h->RunUntilIdle(20).ok());
+  REQUIRE(h->Submit(Embedding(40, Pooling::kMean)).ok());
+  REQUIRE(h->RunUntilIdle(20).ok());
+  collector->Flush();
+  const MetricsReport r = collector->Report();
+  CHECK(r.total.finished == 2);
+  CHECK(r.total.ttft.count == 2);
+  CHECK(r.total.output_tokens == 0);
+  CHECK(r.total.prefill_tokens == 52);
+  CHECK(r.total.ttft_slo.met == 1);
+  CHECK(r.total.ttft_slo.missed == 1);
+  // No TPOT target, so nothing judged there.
+  CHECK(r.total.tpot_slo.judged() == 0);
 }
 
 }  // namespace

@@ -190,6 +190,8 @@ class MetricsCollector : public MetricsSink {
   void SetWaiting(Track& t, bool waiting);
   void ApplyServed(Track& t, const ScheduledSequence& s, int32_t produced,
                    absl::Time end);
+  // The request's first output (a token, or an embedding's vector) at `end`.
+  void RecordFirstOutput(Track& t, absl::Time end);
   void Finalize(Track& t);
   void MaybeSample(absl::Time end);
   void MaybePublish(absl::Time end);
