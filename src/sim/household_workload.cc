@@ -97,7 +97,9 @@ void EmitSession(const HouseholdClassLoad& c, uint32_t user, double start,
     }
     r.prompt_tokens = static_cast<int32_t>(prompt);
     r.label = absl::StrCat(c.name, ":", session, ".", k);
-    if (k == 0) {
+    r.kind = c.kind;
+    r.pooling = c.pooling;
+    if (k == 0 || c.burst) {
       r.arrival = absl::Nanoseconds(std::llround(start * 1e9));
     } else {
       r.parent = static_cast<int32_t>(w.requests.size() - 1);
@@ -258,6 +260,25 @@ HouseholdOptions DefaultHousehold(int num_members, uint32_t voice, uint32_t chat
     o.classes.push_back(c);
   }
   return o;
+}
+
+HouseholdClassLoad EmbeddingJob(uint32_t work_class) {
+  using L = LengthDistribution;
+  HouseholdClassLoad c;
+  c.name = "embedding";
+  c.work_class = work_class;
+  c.members = {0};
+  c.sessions_per_hour = 6;
+  c.calls_min = 20;
+  c.calls_max = 80;
+  c.prompt = L::Uniform(256, 1024);
+  c.output = L::Fixed(1);
+  c.carry_history = false;
+  c.burst = true;
+  c.follow_diurnal = false;
+  c.kind = RequestKind::kEmbed;
+  c.pooling = Pooling::kMean;
+  return c;
 }
 
 }  // namespace hearth

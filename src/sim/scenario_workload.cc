@@ -67,7 +67,8 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
   }
   // Which scenario class plays each household role.
   HEARTH_ASSIGN_OR_RETURN(const toml::table* roles, r.Table(w, "classes", kPath));
-  HEARTH_RETURN_IF_ERROR(CheckKeys(*roles, {"voice", "chat", "documents", "agent", "nightly"},
+  HEARTH_RETURN_IF_ERROR(CheckKeys(*roles,
+                                   {"voice", "chat", "documents", "agent", "nightly", "embedding"},
                                    r.file(), "workload.classes"));
   uint32_t ids[5] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass};
   const char* role_names[5] = {"voice", "chat", "documents", "agent", "nightly"};
@@ -78,24 +79,33 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
   // Only the default classes are taken; the members stay h's own.
   HouseholdOptions d = DefaultHousehold(static_cast<int>(h.members.size()), ids[0], ids[1],
                                         ids[2], ids[3], ids[4]);
+  // The search index's embeddings (EmbeddingJob), beside the default roles.
+  if (roles->get("embedding") != nullptr) {
+    HEARTH_ASSIGN_OR_RETURN(uint32_t embedding,
+                            ClassAt(r, *roles, "embedding", "workload.classes", s));
+    d.classes.push_back(EmbeddingJob(embedding));
+  }
   if (d.classes.empty()) {
     return r.Error(w, "workload.classes", "map at least one household role to a class");
   }
   h.classes = d.classes;
   // Optional per-role overrides of the session rate.
   HEARTH_ASSIGN_OR_RETURN(const toml::table* rates, r.Table(w, "sessions_per_hour", kPath));
-  HEARTH_RETURN_IF_ERROR(CheckKeys(*rates, {"voice", "chat", "documents", "agent", "nightly"},
+  HEARTH_RETURN_IF_ERROR(CheckKeys(*rates,
+                                   {"voice", "chat", "documents", "agent", "nightly", "embedding"},
                                    r.file(), "workload.sessions_per_hour"));
   for (HouseholdClassLoad& c : h.classes) {
     if (rates->get(c.name) == nullptr) continue;
     HEARTH_ASSIGN_OR_RETURN(c.sessions_per_hour,
                             r.Number(*rates, c.name, "workload.sessions_per_hour", 0, 0, 1e6));
   }
-  // The nightly jobs belong to the first user unless named.
-  if (w.get("nightly_user") != nullptr) {
-    HEARTH_ASSIGN_OR_RETURN(uint32_t u, UserAt(r, w, "nightly_user", kPath, s));
+  // The nightly and embedding jobs belong to the first user unless named.
+  for (const char* role : {"nightly", "embedding"}) {
+    const std::string key = absl::StrCat(role, "_user");
+    if (w.get(key) == nullptr) continue;
+    HEARTH_ASSIGN_OR_RETURN(uint32_t u, UserAt(r, w, key, kPath, s));
     for (HouseholdClassLoad& c : h.classes) {
-      if (c.name == "nightly") c.members = {u};
+      if (c.name == role) c.members = {u};
     }
   }
   return absl::OkStatus();
@@ -259,7 +269,8 @@ absl::Status ParseWorkload(const ScenarioReader& r, const toml::table& root,
   if (kind == "household") {
     HEARTH_RETURN_IF_ERROR(CheckKeys(
         *w, {"kind", "duration_s", "start_hour", "load", "load_scale", "diurnal", "classes",
-             "sessions_per_hour", "nightly_user", "flood", "request_cap"}, r.file(), kPath));
+             "sessions_per_hour", "nightly_user", "embedding_user", "flood", "request_cap"},
+            r.file(), kPath));
     s.workload.kind = WorkloadSpec::Kind::kHousehold;
     st = ParseHousehold(r, *w, s);
   } else if (kind == "azure") {

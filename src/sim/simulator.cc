@@ -318,9 +318,14 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   const int32_t cap = r.max_new_tokens > 0 ? r.max_new_tokens
                                            : o_.default_max_new_tokens;
   spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
+  spec.kind = r.kind;
+  spec.pooling = r.pooling;
+  if (r.kind == RequestKind::kEmbed) spec.max_new_tokens = 0;
   spec.arrival_time = arrival;
   spec.label = r.label;
-  if (o_.output_hints.enabled) spec.predicted_output = PredictOutput(index, spec.max_new_tokens);
+  if (o_.output_hints.enabled && r.kind == RequestKind::kGenerate) {
+    spec.predicted_output = PredictOutput(index, spec.max_new_tokens);
+  }
   first_arrival_ = std::min(first_arrival_, arrival);
   last_arrival_ = std::max(last_arrival_, arrival);
   // Issued only once the parent finished, so its id is known.
@@ -352,7 +357,8 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   }
   id_of_[index] = *id;
   const int32_t true_length = std::min(r.output_tokens, spec.max_new_tokens);
-  (void)executor_->SetOutputLength(*id, true_length);
+  // An embedding samples nothing; any length lets the executor run it.
+  (void)executor_->SetOutputLength(*id, std::max(true_length, 1));
   if (o_.oracle_policy) true_lengths_.Set(*id, true_length);
   index_of_[*id] = index;
   ++live_;

@@ -133,5 +133,37 @@ TEST_CASE("every registered policy runs the household to completion",
   }
 }
 
+TEST_CASE("the household's embedding job runs as embeddings beside the chat", "[sim][embed]") {
+  auto cost = FlatCost(20);
+  SimulationOptions o = HouseOptions(cost.get());
+  o.record_timeline = false;
+  o.scheduler.work_classes.push_back({.name = "index"});
+  HouseholdOptions h = DefaultHousehold(3, 0, 1, kNoClass, kNoClass, kNoClass);
+  h.classes.push_back(EmbeddingJob(5));
+  h.duration = absl::Hours(1);
+  h.start_time_of_day = absl::Hours(19);
+  h.seed = 5;
+  const Workload w = *GenerateHousehold(h);
+  int64_t embeddings = 0;
+  for (const SimRequest& r : w.requests) {
+    if (r.kind != RequestKind::kEmbed) continue;
+    ++embeddings;
+    CHECK(r.work_class == 5);
+    CHECK(r.user == 0);
+    CHECK(r.pooling == Pooling::kMean);
+    // A run is submitted at once: no chain.
+    CHECK(r.parent == -1);
+  }
+  REQUIRE(embeddings > 20);
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  const GroupReport& index = r->report.classes[5];
+  CHECK(index.finished == static_cast<uint64_t>(embeddings));
+  CHECK(index.output_tokens == 0);
+  CHECK(index.ttft.count == static_cast<uint64_t>(embeddings));
+  CHECK(index.prefill_tokens > 0);
+  CHECK(r->report.total.finished == r->report.total.arrived);
+}
+
 }  // namespace
 }  // namespace hearth

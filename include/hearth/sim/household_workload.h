@@ -6,7 +6,8 @@
 //   chat         conversations whose turns resend the growing history;
 //   documents    summaries of 8k-32k-token prompts;
 //   agents       chains of calls, each prompt extending the last;
-//   embedding / maintenance   nightly batch jobs in a time window.
+//   nightly      maintenance batch jobs in a time window;
+//   embedding    the search index's passages (EmbeddingJob), any time.
 // Sessions (chains of dependent calls) start as a non-homogeneous Poisson
 // process: rate = sessions_per_hour x member activity x load_scale x the
 // diurnal multiplier of the hour x the class's active window. Later calls of
@@ -69,6 +70,12 @@ struct HouseholdClassLoad {
   int32_t active_from_hour = 0;
   int32_t active_to_hour = 0;
   bool follow_diurnal = true;
+  // The session's calls all arrive at its start, unchained (a batch job
+  // submitting its whole run), instead of each after the previous one.
+  bool burst = false;
+  // Embeddings (RequestKind::kEmbed, `output` unused) or generations.
+  RequestKind kind = RequestKind::kGenerate;
+  Pooling pooling = Pooling::kLast;
 };
 
 struct HouseholdOptions {
@@ -101,6 +108,13 @@ inline constexpr uint32_t kNoClass = 0xffffffffu;
 HouseholdOptions DefaultHousehold(int num_members, uint32_t voice, uint32_t chat,
                                   uint32_t documents, uint32_t agent,
                                   uint32_t batch);
+
+// The household's search index job, as class `work_class`: a member's new
+// files and photo captions embedded in passages of 256-1024 tokens (mean
+// pooling), each run of 20-80 passages submitted at once, about 6 runs an
+// hour at any time of day (not following the diurnal curve: indexing
+// follows what was added). Members: the first.
+HouseholdClassLoad EmbeddingJob(uint32_t work_class);
 
 }  // namespace hearth
 

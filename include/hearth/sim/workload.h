@@ -52,6 +52,11 @@ struct SimRequest {
   int32_t output_tokens = 0;
   // Upper bound the scheduler sees; 0 means the simulation's default.
   int32_t max_new_tokens = 0;
+  // An embedding (RequestKind::kEmbed) is submitted with max_new_tokens 0
+  // and its pooling; output_tokens and max_new_tokens are not read for it.
+  // The cost models price it by its prefill chunks, as any prefill.
+  RequestKind kind = RequestKind::kGenerate;
+  Pooling pooling = Pooling::kLast;
   // Index of an earlier request this one waits for, or -1.
   int32_t parent = -1;
   // Delay after the parent ends (only with a parent).
