@@ -166,6 +166,8 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   spec.kind = r.kind == HEARTH_KIND_EMBED ? hearth::RequestKind::kEmbed
                                           : hearth::RequestKind::kGenerate;
   spec.pooling = r.pooling == HEARTH_POOLING_MEAN ? hearth::Pooling::kMean : hearth::Pooling::kLast;
+  // 0 (a zeroed struct) is one sample; the scheduler checks the rest.
+  spec.num_samples = r.num_samples == 0 ? 1 : r.num_samples;
   return spec;
 }
 

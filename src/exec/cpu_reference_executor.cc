@@ -73,6 +73,33 @@ Drafts ProposeDrafts(const std::vector<TokenId>& history, int32_t max) {
   return d;
 }
 
+// A uniform draw in [0, 1) from (seed, position) alone (splitmix64).
+double UniformAt(uint64_t seed, int32_t position) {
+  uint64_t x = seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(position) + 1);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+// The token `params` picks from `logits` for position `position`.
+TokenId Pick(const float* logits, int32_t vocab, const SamplingParams& params,
+             int32_t position) {
+  if (!(params.temperature > 0.0f)) return exec_internal::ArgmaxLowest(logits, vocab);
+  const float max = *std::max_element(logits, logits + vocab);
+  double total = 0.0;
+  for (int32_t t = 0; t < vocab; ++t) {
+    total += std::exp(static_cast<double>(logits[t] - max) / params.temperature);
+  }
+  const double target = UniformAt(params.seed, position) * total;
+  double cumulative = 0.0;
+  for (int32_t t = 0; t < vocab; ++t) {
+    cumulative += std::exp(static_cast<double>(logits[t] - max) / params.temperature);
+    if (cumulative > target) return t;
+  }
+  return vocab - 1;
+}
+
 }  // namespace
 
 class CpuReferenceExecutor::Impl {
@@ -114,10 +141,13 @@ class CpuReferenceExecutor::Impl {
   };
   // Appends this step's input tokens of `s` to its history.
   History& Record(const ScheduledSequence& s, const PreparedSequence& prep);
-  // Verifies a speculative decode: the greedy token at each of its rows,
+  // Verifies a speculative decode: the picked token at each of its rows,
   // the drafts accepted while they match, and the token after them.
   // Writes the logits row its token came from into last_logits() row
   // `sample`.
+  SamplingParams SamplingOf(const ScheduledSequence& s) const {
+    return options_.sampling ? options_.sampling(s.handle) : SamplingParams{};
+  }
   void Verify(const ScheduledSequence& s, const Drafts& drafts, int32_t first_logits,
               int32_t sample, SequenceOutcome& o, std::vector<TokenId>& draft_ids);
   void Forward(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
@@ -165,18 +195,20 @@ void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts
                                         int32_t first_logits, int32_t sample,
                                         SequenceOutcome& o, std::vector<TokenId>& draft_ids) {
   const int32_t vocab = options_.model.vocab_size;
-  const auto greedy = [&](int32_t row) {
-    return exec_internal::ArgmaxLowest(row_logits_.data() + int64_t{first_logits + row} * vocab,
-                                       vocab);
+  const SamplingParams params = SamplingOf(s);
+  // Row k's logits pick the token at position start + num_tokens + k.
+  const auto pick = [&](int32_t row) {
+    return Pick(row_logits_.data() + int64_t{first_logits + row} * vocab, vocab, params,
+                s.start_position + s.num_tokens + row);
   };
   int32_t accepted = 0;
-  TokenId token = greedy(0);
+  TokenId token = pick(0);
   // Draft k is right when it is what the model samples after the previous
   // position; a right draft that is the stop token ends the request there.
   while (accepted < drafts.count && drafts.tokens[static_cast<size_t>(accepted)] == token &&
          !IsStopToken(token, options_.stop_token)) {
     ++accepted;
-    token = greedy(accepted);
+    token = pick(accepted);
   }
   o.accepted_drafts = accepted;
   o.finish = FinishReason::kNone;
@@ -337,11 +369,17 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
                         row_logits_.begin() + int64_t{first_logits[i]} * vocab,
                         row_logits_.begin() + int64_t{first_logits[i] + 1} * vocab);
   }
+  // The plan entry of each sampling sequence, in sample order.
+  std::vector<size_t> sampled_entry;
+  for (size_t i = 0; i < prep.size(); ++i) {
+    if (sample_of[i] >= 0) sampled_entry.push_back(i);
+  }
   FillPagedOutcome(
       plan, prep, tables_,
       [&](int32_t sample) {
-        return exec_internal::ArgmaxLowest(
-            last_logits_.data() + int64_t{sample} * vocab, vocab);
+        const ScheduledSequence& s = plan.sequences[sampled_entry[static_cast<size_t>(sample)]];
+        return Pick(last_logits_.data() + int64_t{sample} * vocab, vocab, SamplingOf(s),
+                    s.start_position + s.num_tokens);
       },
       options_.stop_token, outcome);
   for (size_t i = 0; i < prep.size(); ++i) {

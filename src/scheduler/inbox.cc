@@ -40,17 +40,20 @@ void Inbox::RollWindow(uint32_t user, absl::Time t) {
   }
 }
 
-absl::Status Inbox::CheckCount(uint32_t user) {
-  absl::Status s = shares_.CanAddRequest(user);
+absl::Status Inbox::CheckCount(uint32_t user, int32_t count) {
+  absl::Status s = shares_.CanAddRequest(user, count);
   const UserConfig& cfg = users_[user];
   const int64_t live = shares_.requests_of(user);
-  if (s.ok() && cfg.max_queued_requests > 0 && live >= cfg.max_queued_requests) {
+  if (s.ok() && cfg.max_queued_requests > 0 && live + count > cfg.max_queued_requests) {
     s = absl::ResourceExhaustedError(absl::StrCat(
         "user \"", cfg.name, "\" has ", live, " unfinished requests; max_queued_requests is ",
         cfg.max_queued_requests, ". Retry after some finish"));
   }
-  // Until a request ends, the same answer holds for any request of this user.
-  if (!s.ok()) at_count_limit_[user].store(true, std::memory_order_relaxed);
+  // Until a request ends, the same answer holds for any request of this
+  // user (not after a group too large for the room a single one still has).
+  if (!s.ok() && (count == 1 || !CheckCount(user, 1).ok())) {
+    at_count_limit_[user].store(true, std::memory_order_relaxed);
+  }
   return s;
 }
 
@@ -76,6 +79,8 @@ absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
 absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> prompt_hashes,
                                         const ChainScope& scope) {
   const uint32_t u = spec.user.value();  // Validated by the caller.
+  // A group of samples is n requests, checked and queued as one.
+  const int32_t n = spec.num_samples;
   const int64_t tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   const int64_t bytes = PendingBytes(spec);
   // A member retrying as fast as it can must not contend for the lock that
@@ -88,9 +93,9 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
         "retry after some finish"));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status s = CheckCount(u); !s.ok()) return s;
-  if (absl::Status s = shares_.CanAddBytes(u, bytes); !s.ok()) return s;
-  if (absl::Status s = CheckQuota(u, tokens); !s.ok()) return s;
+  if (absl::Status s = CheckCount(u, n); !s.ok()) return s;
+  if (absl::Status s = shares_.CanAddBytes(u, bytes * n); !s.ok()) return s;
+  if (absl::Status s = CheckQuota(u, tokens * n); !s.ok()) return s;
   if (spec.parent.valid()) {
     if (spec.parent.value() >= next_id_) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -103,25 +108,36 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
           ForeignParentReason(spec.parent, users_[u].name)));
     }
   }
-  const RequestId id(next_id_++);
-  PerUser& pu = per_user_[u];
-  pu.untaken += tokens;
-  shares_.Add(u, bytes);
-  live_.try_emplace(id, Live{.user = u,
-                            .charged = tokens,
-                            .bytes = bytes,
-                            .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens,
-                            .held = spec.hold});
-  // Under mu_ still, so that per-user ids reach the queue in order and the
-  // audit never sees a live request that is neither queued nor taken.
-  queues_.Push(u, Submission{.id = id,
-                             .spec = std::move(spec),
-                             .prompt_block_hashes = std::move(prompt_hashes),
-                             .chain_scope = scope,
-                             .cancelled = false,
-                             .cancel_reason = {}});
+  const RequestId first(next_id_);
+  for (int32_t k = 0; k < n; ++k) {
+    const RequestId id(next_id_++);
+    PerUser& pu = per_user_[u];
+    pu.untaken += tokens;
+    shares_.Add(u, bytes);
+    // Only sample 0 is the host's to hold; the others wait for its prompt.
+    live_.try_emplace(id, Live{.user = u,
+                              .charged = tokens,
+                              .bytes = bytes,
+                              .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens,
+                              .held = spec.hold && k == 0,
+                              .group = n > 1 ? first : RequestId(),
+                              .group_size = n});
+    RequestSpec sample = k + 1 < n ? spec : std::move(spec);
+    sample.handle += static_cast<uint64_t>(k);
+    if (k > 0) sample.hold = false;
+    // Under mu_ still, so that per-user ids reach the queue in order and the
+    // audit never sees a live request that is neither queued nor taken.
+    queues_.Push(u, Submission{.id = id,
+                               .spec = std::move(sample),
+                               .prompt_block_hashes =
+                                   k + 1 < n ? prompt_hashes : std::move(prompt_hashes),
+                               .chain_scope = scope,
+                               .sample_index = k,
+                               .cancelled = false,
+                               .cancel_reason = {}});
+  }
   WakeLocked();
-  return id;
+  return first;
 }
 
 absl::Status Inbox::Cancel(RequestId id, std::string_view reason) {
@@ -136,14 +152,29 @@ absl::Status Inbox::Cancel(RequestId id, std::string_view reason) {
     return absl::NotFoundError(
         absl::StrCat("request ", id.ToString(), " is already being cancelled"));
   }
-  live->cancelling = true;
+  if (live->group_size > 1) {
+    // A group of samples is cancelled as a unit: every sample still live.
+    const RequestId first = live->group;
+    const int32_t size = live->group_size;
+    for (int32_t k = 0; k < size; ++k) {
+      const RequestId sample(first.value() + static_cast<uint64_t>(k));
+      if (Live* s = live_.find(sample); s != nullptr && !s->cancelling) CancelLocked(*s, sample, reason);
+    }
+    WakeLocked();
+    return absl::OkStatus();
+  }
+  CancelLocked(*live, id, reason);
+  WakeLocked();
+  return absl::OkStatus();
+}
+
+void Inbox::CancelLocked(Live& live, RequestId id, std::string_view reason) {
+  live.cancelling = true;
   // A queued request carries its cancellation into the Plan that takes it in.
-  if (!queues_.MarkCancelled(live->user, id, reason)) {
+  if (!queues_.MarkCancelled(live.user, id, reason)) {
     cancels_.push_back(Cancellation{id, std::string(reason)});
     has_changes_.store(true, std::memory_order_release);
   }
-  WakeLocked();
-  return absl::OkStatus();
 }
 
 absl::Status Inbox::Change(const RequestChange& change) {

@@ -59,7 +59,9 @@ class Inbox {
  public:
   explicit Inbox(const SchedulerOptions& options);
 
-  // Assigns an id and queues the submission. ResourceExhausted when the
+  // Assigns an id and queues the submission (a group of num_samples
+  // consecutive ids and submissions, accepted or refused whole; the first
+  // id is returned). ResourceExhausted when the
   // request would cross the user's part of max_pending_requests or
   // max_pending_bytes (PendingShares), the user's max_queued_requests, or
   // their token quota in the window of the latest Drain.
@@ -142,6 +144,9 @@ class Inbox {
     int64_t max_tokens = 0;
     // Submitted with RequestSpec::hold and not released yet.
     bool held = false;
+    // Parallel sampling: the group's first id and its size (1: no group).
+    RequestId group;
+    int32_t group_size = 1;
   };
   struct PerUser {
     int64_t window = 0;
@@ -153,7 +158,11 @@ class Inbox {
     RequestId id;
     absl::Time now;
   };
-  absl::Status CheckCount(uint32_t user) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `count` more requests of `user` fit its limits.
+  absl::Status CheckCount(uint32_t user, int32_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `live` (request `id`) cancelling and queues its cancellation.
+  void CancelLocked(Live& live, RequestId id, std::string_view reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckQuota(uint32_t user, int64_t tokens) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RollWindow(uint32_t user, absl::Time t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Charges a request taken in at `now` to the quota window of `now`.

@@ -47,9 +47,9 @@ void PendingShares::Bound::Change(uint32_t user, int64_t amount) {
   committed += std::max(reserved[user], held[user]);
 }
 
-absl::Status PendingShares::CanAddRequest(uint32_t user) const {
-  if (requests_.Fits(user, 1)) return absl::OkStatus();
-  return Refusal(user, requests_, 1, "max_pending_requests", "unfinished requests");
+absl::Status PendingShares::CanAddRequest(uint32_t user, int64_t count) const {
+  if (requests_.Fits(user, count)) return absl::OkStatus();
+  return Refusal(user, requests_, count, "max_pending_requests", "unfinished requests");
 }
 
 absl::Status PendingShares::CanAddBytes(uint32_t user, int64_t bytes) const {

@@ -33,9 +33,9 @@ class PendingShares {
  public:
   explicit PendingShares(const SchedulerOptions& options);
 
-  // OK, or ResourceExhausted saying which bound one more request of `user`
-  // would cross: the count, or the bytes.
-  absl::Status CanAddRequest(uint32_t user) const;
+  // OK, or ResourceExhausted saying which bound `count` more requests of
+  // `user` would cross: the count, or the bytes.
+  absl::Status CanAddRequest(uint32_t user, int64_t count = 1) const;
   absl::Status CanAddBytes(uint32_t user, int64_t bytes) const;
   void Add(uint32_t user, int64_t bytes);
   void Remove(uint32_t user, int64_t bytes);

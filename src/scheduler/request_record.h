@@ -88,6 +88,12 @@ struct alignas(64) RequestRecord {
   // output_tokens at the latest one (SchedulerOptions::max_out_of_kv_reports).
   int32_t out_of_kv_reports = 0;
   int32_t out_of_kv_output_mark = -1;
+  // Parallel sampling (RequestSpec::num_samples): the group's size and this
+  // sample's index (sample 0's id is id - sample_index); `group_wait`: held
+  // until sample 0's first token.
+  int32_t num_samples = 1;
+  int32_t sample_index = 0;
+  bool group_wait = false;
   // Arrival + the class's queue timeout (InfiniteFuture if none): ends the
   // request if it has not been admitted by then.
   absl::Time queue_deadline = absl::InfiniteFuture();

@@ -251,7 +251,9 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 
 absl::Time Scheduler::Impl::NextEventTime() const {
   // Any live request may be planned now: ask again after the next Plan.
-  const bool owed = !outputs_.to_release.empty() || !outputs_.pending_drops.empty();
+  // Samples waiting for sample 0 that the next Plan lets run count too.
+  const bool owed = !outputs_.to_release.empty() || !outputs_.pending_drops.empty() ||
+                    !intake_.group_releases.empty();
   const bool runnable = table_.num_live() > static_cast<size_t>(count(RequestPhase::kHeld));
   if (owed || runnable || inbox_.num_queued() > 0 || inbox_.has_changes()) {
     return absl::InfinitePast();

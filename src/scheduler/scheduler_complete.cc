@@ -249,6 +249,10 @@ absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t
       r.awaiting_first_token = false;
       r.first_token_time = done;
       Emit(RequestEventKind::kFirstToken, r, done);
+      // Its prompt's blocks are cached now: the other samples may run.
+      if (r.num_samples > 1 && r.sample_index == 0) {
+        intake_.group_releases.emplace_back(r.id, r.num_samples);
+      }
     }
     FinishReason reason = o.finish;
     if (reason == FinishReason::kNone &&

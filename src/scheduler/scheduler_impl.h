@@ -107,6 +107,9 @@ class Scheduler::Impl {
   // A request arriving, or released from its hold: to its model's
   // preparation, or to waiting (the policy hears of it).
   void MakeRunnable(Record& r, absl::Time now);
+  // Parallel sampling: lets the samples of intake_.group_releases' groups
+  // that still wait for sample 0 run.
+  void ReleaseGroups(absl::Time now);
   // --- Live changes (scheduler_changes.cc).
   void ApplyChange(const internal::RequestChange& change, absl::Time now);
   // The priority and class parts of `change`.

@@ -41,6 +41,7 @@ void Scheduler::Impl::DrainInbox(absl::Time now) {
   intake_.workflows.Expire(now);
   for (internal::Submission& sub : intake_.drained) Intake(sub, now);
   for (const internal::RequestChange& c : intake_.changes) ApplyChange(c, now);
+  if (!intake_.group_releases.empty()) ReleaseGroups(now);
   for (const internal::Cancellation& c : intake_.cancels) {
     // Gone already when it ended otherwise first (e.g. its last token): that
     // ending stands.
@@ -74,7 +75,28 @@ void Scheduler::Impl::Intake(internal::Submission& sub, absl::Time now) {
     SetPhase(r, RequestPhase::kHeld, now);
     return;
   }
+  if (r.sample_index > 0) {
+    // A later sample waits for sample 0's prompt, to reuse its blocks.
+    const RequestRecord* first = Find(RequestId(r.id.value() - static_cast<uint64_t>(r.sample_index)));
+    if (first != nullptr && first->awaiting_first_token) {
+      r.group_wait = true;
+      SetPhase(r, RequestPhase::kHeld, now);
+      return;
+    }
+  }
   MakeRunnable(r, now);
+}
+
+void Scheduler::Impl::ReleaseGroups(absl::Time now) {
+  for (const auto& [first, size] : intake_.group_releases) {
+    for (int32_t k = 1; k < size; ++k) {
+      RequestRecord* r = Find(RequestId(first.value() + static_cast<uint64_t>(k)));
+      if (r == nullptr || !r->group_wait) continue;
+      r->group_wait = false;
+      MakeRunnable(*r, now);
+    }
+  }
+  intake_.group_releases.clear();
 }
 
 void Scheduler::Impl::MakeRunnable(RequestRecord& r, absl::Time now) {
@@ -104,6 +126,8 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.has_token_ids = !spec.prompt_token_ids.empty();
   r.prompt_tokens = spec.prompt_tokens;
   r.max_new_tokens = spec.max_new_tokens;
+  r.num_samples = spec.num_samples;
+  r.sample_index = sub.sample_index;
   r.embed = spec.kind == RequestKind::kEmbed;
   r.mean_pool = r.embed && spec.pooling == Pooling::kMean;
   r.model = spec.model;

@@ -78,6 +78,10 @@ absl::Status Scheduler::Impl::CheckRecord(const RequestRecord& r, std::vector<in
                   " of max ", r.max_new_tokens, " tokens, ", r.computed, " of ", r.length(),
                   " positions computed");
   }
+  if (r.group_wait && r.phase != RequestPhase::kHeld) {
+    return Broken("sample ", r.id, " waits for its group's prompt but is ",
+                  std::string(PhaseName(r.phase)));
+  }
   if (capacity_.borrowing(r.slot) && r.phase != RequestPhase::kRunning) {
     return Broken("borrowing request ", r.id, " is not running");
   }

@@ -28,6 +28,13 @@ void FillAbout(const RequestRecord& r, Report& out) {
   out.output_tokens = r.output_tokens;
 }
 
+// Parallel sampling: which group and sample a result belongs to.
+void FillGroup(const RequestRecord& r, RequestResult& out) {
+  if (r.num_samples <= 1) return;
+  out.group = RequestId(r.id.value() - static_cast<uint64_t>(r.sample_index));
+  out.sample_index = r.sample_index;
+}
+
 // Phases whose KV (device or host) needs the request's model resident.
 bool PinsModel(RequestPhase p) {
   return p == RequestPhase::kRunning || p == RequestPhase::kSwapped;
@@ -191,6 +198,10 @@ void Scheduler::Impl::Terminate(RequestRecord& r, RequestPhase phase, FinishReas
     sink_->OnRequestEvent(e);
   }
   if (phase == RequestPhase::kFinished) ++stats_.counters.finished;
+  // Sample 0 ended before its first token: the others compute the prompt.
+  if (r.num_samples > 1 && r.sample_index == 0 && r.awaiting_first_token) {
+    intake_.group_releases.emplace_back(r.id, r.num_samples);
+  }
   DeliverResult(r, phase, reason, std::move(message), now);
   intake_.workflows.Remember(r.id, r.workflow, now);
   FreeSlot(table_.Unmap(r.id));
@@ -201,6 +212,7 @@ void Scheduler::Impl::DeliverResult(RequestRecord& r, RequestPhase phase, Finish
                                     std::string message, absl::Time now) {
   RequestResult result;
   FillAbout(r, result);
+  FillGroup(r, result);
   result.label = std::move(r.label);
   result.phase = phase;
   result.finish_reason = reason;

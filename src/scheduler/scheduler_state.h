@@ -149,6 +149,10 @@ struct IntakeState {
   std::vector<Submission> drained;
   std::vector<Cancellation> cancels;
   std::vector<RequestChange> changes;
+  // Parallel sampling: groups whose sample 0 produced its first token or
+  // ended ({its id, the group's size}); the next Plan lets the other
+  // samples run.
+  std::vector<std::pair<RequestId, int32_t>> group_releases;
 };
 
 // What Scheduler::Impl::TryAdmit answers.

@@ -61,6 +61,11 @@ absl::Status ValidateSpecKind(const RequestSpec& spec, const SchedulerOptions&) 
   if (spec.pooling != Pooling::kLast && spec.pooling != Pooling::kMean) {
     return BadSpec("pooling is ", static_cast<int>(spec.pooling), "; must be kLast or kMean");
   }
+  if (spec.num_samples < 1 || spec.num_samples > kMaxSamples ||
+      (spec.num_samples > 1 && spec.kind != RequestKind::kGenerate)) {
+    return BadSpec("num_samples is ", spec.num_samples, "; must be in [1, ", kMaxSamples,
+                   "], and 1 for an embedding");
+  }
   if (spec.kind == RequestKind::kGenerate) {
     if (spec.max_new_tokens < 1) {
       return BadSpec("max_new_tokens is ", spec.max_new_tokens,

@@ -42,6 +42,9 @@ struct Submission {
   std::vector<uint64_t> prompt_block_hashes;
   // Where its cache scopes enter that chain (RequestSpec::cache_scope).
   ChainScope chain_scope;
+  // Parallel sampling: its index in the group (spec.num_samples > 1); the
+  // group's first id is id - sample_index.
+  int32_t sample_index = 0;
   // Cancelled before Plan took it in: it ends as soon as it is, with the
   // host's reason (Scheduler::Cancel).
   bool cancelled = false;

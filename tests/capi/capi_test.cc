@@ -953,3 +953,49 @@ TEST_CASE("C API: an embedding is planned with its bits and ends pooled", "[capi
   CHECK(hearth_plan_sequence_flags(nullptr, 0) == 0);
   hearth_outcome_free(o);
 }
+
+TEST_CASE("C API: parallel samples share ids, handles and cancellation", "[capi][samples]") {
+  Scheduler s("{\"kv\": {\"num_device_blocks\": 64, \"enable_prefix_caching\": true}, "
+              "\"max_running\": 8}");
+  Error e;
+  std::vector<int32_t> prompt(20);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(i + 1);
+  hearth_request r = Request(20, 3);
+  r.prompt_token_ids = prompt.data();
+  r.num_prompt_token_ids = prompt.size();
+  r.num_samples = 3;
+  r.handle = 70;
+  uint64_t first = 0;
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &first, &e) == HEARTH_OK);
+  hearth_request cancelled = r;
+  uint64_t second = 0;
+  REQUIRE(hearth_scheduler_submit(s.s, &cancelled, &second, &e) == HEARTH_OK);
+  CHECK(second == first + 3);
+  REQUIRE(hearth_scheduler_cancel(s.s, second + 1, &e) == HEARTH_OK);
+  r.num_samples = 65;
+  uint64_t ignored = 0;
+  CHECK(hearth_scheduler_submit(s.s, &r, &ignored, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(e.message(), Catch::Contains("num_samples is 65"));
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  std::vector<hearth_result> ended;
+  for (int step = 0; step < 40 && ended.size() < 6; ++step) {
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s.s, 0.02 * step, &plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+    hearth_results* results = nullptr;
+    REQUIRE(hearth_scheduler_drain(s.s, &results, &e) == HEARTH_OK);
+    for (size_t i = 0; i < hearth_results_count(results); ++i) {
+      REQUIRE(hearth_results_get(results, i, &ended.emplace_back(), &e) == HEARTH_OK);
+    }
+    hearth_results_free(results);
+  }
+  REQUIRE(ended.size() == 6);
+  for (const hearth_result& x : ended) {
+    const uint64_t base = x.id < second ? first : second;
+    CHECK(x.handle == 70 + (x.id - base));
+    CHECK(x.phase == (base == first ? HEARTH_PHASE_FINISHED : HEARTH_PHASE_CANCELLED));
+  }
+  hearth_outcome_free(o);
+}

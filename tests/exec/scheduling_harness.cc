@@ -87,11 +87,18 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return workload[a].arrival_step < workload[b].arrival_step;
   });
+  // Each request's samples take consecutive output slots.
   absl::flat_hash_map<RequestId, size_t> index;
   WorkloadRun run;
-  run.tokens.resize(n);
-  run.embeddings.resize(n);
-  run.results.resize(n);
+  run.first_slot.resize(n);
+  size_t slots = 0;
+  for (size_t i = 0; i < n; ++i) {
+    run.first_slot[i] = slots;
+    slots += static_cast<size_t>(workload[i].num_samples);
+  }
+  run.tokens.resize(slots);
+  run.embeddings.resize(slots);
+  run.results.resize(slots);
 
   size_t submitted = 0, done = 0;
   // (step, id): held requests and the step before whose Plan they are released.
@@ -159,11 +166,11 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
   const StepPlan* in_flight = nullptr;
   StepOutcome outcomes[2];
   int next_outcome = 0;
-  for (int64_t step = 0; done < n; ++step) {
+  for (int64_t step = 0; done < slots; ++step) {
     if (step >= max_steps) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "workload not done after %d steps (%d of %d requests ended)",
-          max_steps, done, n));
+          max_steps, done, slots));
     }
     for (; submitted < n && workload[order[submitted]].arrival_step <= step;
          ++submitted) {
@@ -179,9 +186,14 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       spec.priority = w.priority;
       spec.hold = w.hold_steps > 0;
       spec.cache_scope.opt_out = w.cache_opt_out;
+      spec.num_samples = w.num_samples;
+      spec.handle = w.handle;
       absl::StatusOr<RequestId> id = s.Submit(spec);
       if (!id.ok()) return id.status();
-      index[*id] = order[submitted];
+      for (int32_t k = 0; k < w.num_samples; ++k) {
+        index[RequestId(id->value() + static_cast<uint64_t>(k))] =
+            run.first_slot[order[submitted]] + static_cast<size_t>(k);
+      }
       if (spec.hold) releases.emplace_back(step + w.hold_steps, *id);
     }
     for (auto it = releases.begin(); it != releases.end();) {
@@ -251,18 +263,24 @@ absl::StatusOr<AloneResults> RunEachAlone(
   alone.policy_factory = nullptr;
   AloneResults out;
   for (const WorkloadRequest& w : workload) {
-    WorkloadRequest single = w;
-    single.arrival_step = 0;
-    absl::StatusOr<WorkloadRun> run = RunWorkload(alone, {single}, make_executor);
-    if (!run.ok()) return run.status();
-    out.tokens.push_back(std::move(run->tokens[0]));
-    out.embeddings.push_back(std::move(run->embeddings[0]));
+    // A group's sample k alone: one request with the sample's handle.
+    for (int32_t k = 0; k < w.num_samples; ++k) {
+      WorkloadRequest single = w;
+      single.arrival_step = 0;
+      single.num_samples = 1;
+      single.handle = w.handle + static_cast<uint64_t>(k);
+      absl::StatusOr<WorkloadRun> run = RunWorkload(alone, {single}, make_executor);
+      if (!run.ok()) return run.status();
+      out.tokens.push_back(std::move(run->tokens[0]));
+      out.embeddings.push_back(std::move(run->embeddings[0]));
+    }
   }
   return out;
 }
 
-ExecutorFactory CpuExecutorFactory(TokenId stop_token) {
-  return [stop_token](const SchedulerOptions& options)
+ExecutorFactory CpuExecutorFactory(TokenId stop_token,
+                                   std::function<SamplingParams(uint64_t)> sampling) {
+  return [stop_token, sampling](const SchedulerOptions& options)
              -> absl::StatusOr<std::unique_ptr<StepExecutor>> {
     CpuReferenceExecutorOptions o;
     o.kv.block_size = options.kv.block_size;
@@ -270,6 +288,7 @@ ExecutorFactory CpuExecutorFactory(TokenId stop_token) {
     o.kv.num_host_blocks = options.kv.num_host_blocks;
     o.kv.max_positions = options.models[0].context_length;
     o.stop_token = stop_token;
+    o.sampling = sampling;
     absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> e =
         CpuReferenceExecutor::Create(o);
     if (!e.ok()) return e.status();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hearth/exec/cpu_reference_executor.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/scheduler/scheduler.h"
 
@@ -36,6 +37,9 @@ struct WorkloadRequest {
   int32_t hold_steps = 0;
   // RequestSpec::cache_scope.opt_out.
   bool cache_opt_out = false;
+  // RequestSpec::num_samples and handle (sample k's handle is handle + k).
+  int32_t num_samples = 1;
+  uint64_t handle = 0;
   // RequestSpec::kind and pooling; an embedding ignores max_new_tokens.
   RequestKind kind = RequestKind::kGenerate;
   Pooling pooling = Pooling::kLast;
@@ -65,13 +69,15 @@ struct WorkloadShape {
 std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape);
 
 struct WorkloadRun {
-  // Sampled tokens per workload request, in workload order.
+  // Sampled tokens per output slot: workload request i's sample k is slot
+  // first_slot[i] + k (slot i when no request has several samples).
   std::vector<std::vector<TokenId>> tokens;
+  std::vector<size_t> first_slot;
   // Embeddings' vectors, in workload order (empty for generations), from
   // the outcomes (StepOutcome::embeddings).
   std::vector<std::vector<float>> embeddings;
   int64_t pooled = 0;
-  // Terminal results per workload request, in workload order.
+  // Terminal results per output slot.
   std::vector<RequestResult> results;
   SchedulerStats stats;
   int64_t steps = 0;
@@ -100,7 +106,8 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
 
 // Runs every request alone on a fresh scheduler with a cache large enough for
 // it and no prefix caching: the tokens any other schedule must reproduce.
-// RunAlone's tokens, and the embeddings' vectors.
+// RunAlone's tokens, and the embeddings' vectors, per output slot (each
+// sample of a group run alone as one request with its handle).
 struct AloneResults {
   std::vector<std::vector<TokenId>> tokens;
   std::vector<std::vector<float>> embeddings;
@@ -114,8 +121,10 @@ absl::StatusOr<std::vector<std::vector<TokenId>>> RunAlone(
 
 // An ExecutorFactory for the CPU reference executor with the default model,
 // sized from the scheduler options; sampling `stop_token` (when >= 0) ends
-// a request.
-ExecutorFactory CpuExecutorFactory(TokenId stop_token = -1);
+// a request; `sampling` as CpuReferenceExecutorOptions::sampling (empty:
+// greedy).
+ExecutorFactory CpuExecutorFactory(TokenId stop_token = -1,
+                                   std::function<SamplingParams(uint64_t)> sampling = {});
 
 }  // namespace hearth::testing
 

@@ -1,7 +1,7 @@
 // scheduler_ops_fuzzer: the input picks a small house (small_options.h) and
 // then up to kMaxCalls public calls, as a careless engine and hostile hosts
 // would make them: Submit with edge-value fields (held or not, embeddings
-// of either pooling too), Cancel and
+// of either pooling and groups of parallel samples too), Cancel and
 // Release of live, held, ended and made-up ids, Plan with times that go back
 // and jump to infinity, Complete with right, failed, corrupt, missing,
 // repeated and planless outcomes; with overlapped planning (chosen by the
@@ -111,12 +111,19 @@ class OpsRun {
       spec.pooling = static_cast<Pooling>(SmallOrEdge<uint8_t>(in_, 0, 1));
       if (in_.ConsumeIntegralInRange(0, 7) != 0) spec.max_new_tokens = 0;
     }
+    // Parallel samples, and counts out of range.
+    if (in_.ConsumeIntegralInRange(0, 6) == 0) spec.num_samples = SmallOrEdge<int32_t>(in_, 2, 4);
     return spec;
   }
 
   void Submit() {
-    const absl::StatusOr<RequestId> id = s_->Submit(HostileSpec());
-    if (id.ok()) ledger_.Accepted(*id);
+    const RequestSpec spec = HostileSpec();
+    const absl::StatusOr<RequestId> id = s_->Submit(spec);
+    if (!id.ok()) return;
+    // A group's samples have the ids after sample 0's.
+    for (int32_t k = 0; k < spec.num_samples; ++k) {
+      ledger_.Accepted(RequestId(id->value() + static_cast<uint64_t>(k)));
+    }
   }
 
   // ---- Cancel and reads.

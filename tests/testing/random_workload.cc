@@ -148,6 +148,10 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   // stream too: a fifth of the submissions, either pooling.
   std::mt19937_64 kind_rng(seed ^ 0xe7037ed1a0b428dbULL);
   const bool embeds = kind_rng() % 2 == 0;
+  // Parallel samples in half the seeds, from their own stream too: a
+  // seventh of the submissions ask for 2-4 (now and then 0 or too many).
+  std::mt19937_64 sample_rng(seed ^ 0x8cb92ba72f3d8dd7ULL);
+  const bool groups = sample_rng() % 2 == 0;
   absl::flat_hash_set<RequestId> embeddings;
   // Holds (RequestSpec::hold) and their releases, from their own stream too,
   // in half the seeds (the other half's workloads stay as they were): a
@@ -273,7 +277,12 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         // Now and then the generation's bound kept: refused at Submit.
         if (kind_rng() % 10 != 0) spec.max_new_tokens = 0;
       }
+      if (groups && spec.kind == RequestKind::kGenerate && sample_rng() % 7 == 0) {
+        spec.num_samples = sample_rng() % 10 == 0 ? static_cast<int32_t>(sample_rng() % 2) * 100
+                                                  : Uniform(sample_rng, 2, 4);
+      }
       auto id = h.Submit(spec);
+      if (id.ok() && spec.num_samples > 1) stats->sample_groups += 1;
       if (id.ok() && spec.kind == RequestKind::kEmbed) {
         embeddings.insert(*id);
         ++stats->embeddings;
@@ -283,8 +292,13 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         ++stats->held;
       }
       if (id.ok()) {
-        scope_audit.Record(*id, spec);
         if (!spec.prompt_token_ids.empty() && repeatable.size() < 16) repeatable.push_back(spec);
+        for (int32_t k = 1; k < spec.num_samples; ++k) {
+          const RequestId sample(id->value() + static_cast<uint64_t>(k));
+          scope_audit.Record(sample, spec);
+          submitted.push_back(sample);
+        }
+        scope_audit.Record(*id, spec);
         submitted.push_back(*id);
         if (rng() % 3 == 0) h.executor().SetStopAfter(*id, Uniform(rng, 1, 40));
       } else {

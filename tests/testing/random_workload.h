@@ -36,6 +36,8 @@ struct RandomWorkloadStats {
   int64_t held = 0, releases = 0;
   // Embeddings accepted, and those that ended pooled.
   int64_t embeddings = 0, pooled = 0;
+  // Groups of parallel samples accepted.
+  int64_t sample_groups = 0;
   // Overlapped planning: seeds with it, decodes planned with a pending
   // input, and plan entries voided while outstanding.
   int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
@@ -53,6 +55,7 @@ struct RandomWorkloadStats {
     adapter_configs += o.adapter_configs;
     held += o.held; releases += o.releases;
     embeddings += o.embeddings; pooled += o.pooled;
+    sample_groups += o.sample_groups;
   }
 };
 

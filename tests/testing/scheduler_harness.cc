@@ -44,13 +44,16 @@ SchedulerHarness::SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed)
 
 absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
   auto id = scheduler_->Submit(spec);
-  if (id.ok()) {
-    live_.insert(*id);
-    handles_[*id] = spec.handle;
-    const SchedulerOptions& o = scheduler_->options();
-    const int32_t context =
-        spec.model.value() < o.models.size() ? o.models[spec.model.value()].context_length : 0;
-    limits_[*id] = {spec.max_new_tokens, context - spec.prompt_tokens};
+  if (!id.ok()) return id;
+  const SchedulerOptions& o = scheduler_->options();
+  const int32_t context =
+      spec.model.value() < o.models.size() ? o.models[spec.model.value()].context_length : 0;
+  // A group's samples: consecutive ids, handles handle + k.
+  for (int32_t k = 0; k < std::max(spec.num_samples, 1); ++k) {
+    const RequestId sample(id->value() + static_cast<uint64_t>(k));
+    live_.insert(sample);
+    handles_[sample] = spec.handle + static_cast<uint64_t>(k);
+    limits_[sample] = {spec.max_new_tokens, context - spec.prompt_tokens};
   }
   return id;
 }

@@ -263,7 +263,7 @@ HEARTH_C_API void hearth_scheduler_free(hearth_scheduler* scheduler);
 /* One request, as hearth_scheduler_submit() reads it. Start from
  * hearth_request_default() and set what you need. Strings and the token
  * array are read during the call only. Before 1.0 fields are appended
- * (hold, then kind and pooling): a host that mirrors this layout instead of
+ * (hold, then kind, pooling and num_samples): a host that mirrors this layout instead of
  * compiling against this header (ctypes, a foreign struct) must match the
  * header of the library it loads (hearth_version()); the Python package
  * does. */
@@ -333,6 +333,12 @@ typedef struct hearth_request {
    * (the mean over every position: reuses no cached block and is never
    * swapped out). */
   int32_t pooling;
+  /* Parallel sampling (RequestSpec::num_samples): 0 or 1 (the default) for
+   * one answer; n in [2, 64] submits n samples of consecutive ids (*out_id
+   * is sample 0's), sample k's plan entries and result carrying handle + k.
+   * Sample 0 computes the prompt and the others reuse its cached blocks;
+   * hearth_scheduler_cancel of any sample cancels all. */
+  int32_t num_samples;
 } hearth_request;
 
 #define HEARTH_KIND_GENERATE 0

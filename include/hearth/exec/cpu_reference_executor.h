@@ -5,8 +5,8 @@
 // `num_device_blocks` blocks (plus a host tier of `num_host_blocks` for swap),
 // every attention read and write goes through the sequence's block table, the
 // plan's swap and copy-on-write copies are applied before the forward pass,
-// and one token is sampled greedily (argmax, lowest id on ties) where the plan
-// asks for one. It is the executor every test can run, and the yardstick for
+// and one token is sampled where the plan asks for one: greedily (argmax,
+// lowest id on ties), or by the request's SamplingParams. It is the executor every test can run, and the yardstick for
 // the CUDA executor.
 //
 // Results depend only on the tokens and the weights' seed, never on how a step
@@ -18,7 +18,8 @@
 // draft_tokens) is drafted by prompt lookup (the tokens that followed the
 // latest earlier occurrence of the sequence's last 3, 2 or 1 tokens), the
 // drafts are fed in the same forward pass, and accepted while each is the
-// greedy token of the position before it; the token after the last
+// token picked (greedily or by its SamplingParams) after the position
+// before it; the token after the last
 // accepted one is sampled as usual. Since every position is computed the
 // same way, a request's tokens are the same with speculation on or off.
 //
@@ -62,6 +63,7 @@
 #define HEARTH_EXEC_CPU_REFERENCE_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -77,6 +79,17 @@
 
 namespace hearth {
 
+// How one request's tokens are sampled (CpuReferenceExecutorOptions::
+// sampling). Temperature 0 is greedy (argmax, lowest id on ties); above it,
+// the token at position p is drawn from softmax(logits / temperature) with
+// a draw that depends only on (seed, p), so a request's tokens are the same
+// however it is batched, chunked, preempted or speculated.
+struct SamplingParams {
+  // >= 0; 0: greedy. NaN or negative is taken as 0.
+  float temperature = 0.0f;
+  uint64_t seed = 0;
+};
+
 struct CpuReferenceExecutorOptions {
   // The model; dtype must be kFloat32.
   TransformerConfig model;
@@ -86,6 +99,10 @@ struct CpuReferenceExecutorOptions {
   ModelId model_id = ModelId(0);
   // When >= 0, sampling this token ends the request (FinishReason::kStopToken).
   TokenId stop_token = -1;
+  // Each request's sampling, by its RequestSpec::handle (so parallel
+  // samples, whose handles are handle + k, can differ); called on the
+  // engine thread for every sampled sequence. Empty: greedy for all.
+  std::function<SamplingParams(uint64_t handle)> sampling;
 };
 
 class CpuReferenceExecutor : public StepExecutor {

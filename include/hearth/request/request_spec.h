@@ -120,6 +120,9 @@ enum class RequestKind : uint8_t {
 };
 std::string_view RequestKindName(RequestKind kind);
 
+// The most samples one request may ask for (RequestSpec::num_samples).
+inline constexpr int32_t kMaxSamples = 64;
+
 // How an embedding's vector is pooled from the prompt's final hidden states
 // (RequestSpec::pooling), which decides what the scheduler may skip.
 enum class Pooling : uint8_t {
@@ -164,6 +167,21 @@ struct RequestSpec {
   RequestKind kind = RequestKind::kGenerate;
   // kEmbed only (kLast, the default, otherwise): how its vector is pooled.
   Pooling pooling = Pooling::kLast;
+  // Parallel sampling: n > 1 generates n answers to one prompt, as a group
+  // of n requests with consecutive ids (Submit returns sample 0's), each
+  // with its own results (RequestResult::group, sample_index) and plan
+  // entries, sample k carrying `handle` + k. Sample 0 computes the prompt;
+  // the others wait (RequestPhase::kHeld) until its first token, then reuse
+  // its cached prompt blocks by reference (prefix caching on and token ids
+  // given: otherwise each computes the prompt itself) and compute only the
+  // last prompt position, where each samples its own first token (the
+  // engine's sampler, seeded per sample, makes the answers differ). Cancel
+  // of any sample cancels the group; each sample is preempted alone, as
+  // vLLM's child requests are (preempting the group would throw away the
+  // siblings' progress to free memory one of them holds). Counted and
+  // charged as n requests (pending limits, quotas). In [1, kMaxSamples];
+  // generations only.
+  int32_t num_samples = 1;
   // Optional predicted output length; Submit returns InvalidArgument for
   // one outside the ranges OutputLengthPrediction states.
   OutputLengthPrediction predicted_output;

@@ -70,6 +70,10 @@ struct RequestResult {
   UserId user;
   WorkClassId work_class;
   std::string label;
+  // Parallel sampling (RequestSpec::num_samples > 1): sample 0's id, and
+  // this sample's index in [0, num_samples). Invalid and 0 otherwise.
+  RequestId group;
+  int32_t sample_index = 0;
   RequestPhase phase = RequestPhase::kFinished;
   FinishReason finish_reason = FinishReason::kNone;
   // Human-readable reason for every phase but kFinished (e.g. "cancelled by

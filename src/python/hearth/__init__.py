@@ -373,10 +373,11 @@ class Scheduler:
                arrival_time_s=-math.inf, deadline_s=math.inf, parent=None, ttft_slo_s=0.0,
                tpot_slo_s=0.0, handle=0, cache_scope=None, shared_prefix_tokens=0,
                shared_prefix_scope=None, cache_opt_out=False, hold=False, kind="generate",
-               pooling="last"):
+               pooling="last", num_samples=1):
         """Validates and queues a request (hearth_request's fields); its id.
         kind "embed" (with max_new_tokens=0) is an embedding, pooled "last"
-        or "mean"; it ends with finish_reason "pooled"."""
+        or "mean"; it ends with finish_reason "pooled". num_samples=n > 1
+        queues n samples with ids id .. id + n - 1 and handles handle + k."""
         if kind not in _KINDS:
             raise HearthError("hearth_scheduler_submit", 3,
                               f"kind is {kind!r}; must be one of {sorted(_KINDS)}")
@@ -394,6 +395,7 @@ class Scheduler:
         r.shared_prefix_scope, r.cache_opt_out = _text(shared_prefix_scope), int(cache_opt_out)
         r.hold = int(hold)
         r.kind, r.pooling = _KINDS[kind], _POOLINGS[pooling]
+        r.num_samples = num_samples
         ids = None
         if prompt_token_ids is not None:
             ids = (ctypes.c_int32 * len(prompt_token_ids))(*prompt_token_ids)

@@ -31,7 +31,7 @@ class Request(ctypes.Structure):
                 ("tpot_slo_s", c_double), ("handle", c_uint64), ("cache_scope", c_char_p),
                 ("shared_prefix_tokens", c_int32), ("shared_prefix_scope", c_char_p),
                 ("cache_opt_out", c_int32), ("hold", c_int32),
-                ("kind", c_int32), ("pooling", c_int32)]
+                ("kind", c_int32), ("pooling", c_int32), ("num_samples", c_int32)]
 
 
 class Sequence(ctypes.Structure):

@@ -212,6 +212,15 @@ def check_errors(hearth):
         check(pools == [False, False, True], f"pooling steps {pools}")
         check(done[0].id == embedding and done[0].finish_reason == "pooled"
               and done[0].output_tokens == 0, repr(done[0]))
+        first = s.submit(prompt_tokens=8, max_new_tokens=2, num_samples=3, handle=40)
+        done = []
+        while len(done) < 3:
+            now += 0.02
+            plan = s.plan(now)
+            s.complete(plan, [1] * len(plan))
+            done += s.drain()
+        check(sorted((r.id - first, r.handle) for r in done) == [(0, 40), (1, 41), (2, 42)],
+              repr(done))
 
 
 def run_readme_examples():

@@ -35,7 +35,7 @@ class Request(ctypes.Structure):
                 ("shared_prefix_tokens", ctypes.c_int32),
                 ("shared_prefix_scope", ctypes.c_char_p), ("cache_opt_out", ctypes.c_int32),
                 ("hold", ctypes.c_int32), ("kind", ctypes.c_int32),
-                ("pooling", ctypes.c_int32)]
+                ("pooling", ctypes.c_int32), ("num_samples", ctypes.c_int32)]
 
 
 class Metrics(ctypes.Structure):
