@@ -281,15 +281,7 @@ void CpuReferenceExecutor::Impl::Pool(const StepPlan& plan,
       if (!s.pool) continue;
       vector.assign(first, first + d);
     }
-    // Unit length, as embedding APIs return them (cosine similarity is
-    // then a dot product).
-    float norm = 0.0f;
-    for (float v : vector) norm += v * v;
-    norm = std::sqrt(norm);
-    if (norm > 0.0f) {
-      for (float& v : vector) v /= norm;
-    }
-    outcome->embeddings.insert(outcome->embeddings.end(), vector.begin(), vector.end());
+    RecordEmbedding(vector, *outcome);
   }
 }
 

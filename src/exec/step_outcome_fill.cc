@@ -2,6 +2,8 @@
 
 #include "hearth/exec/step_outcome_fill.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -31,6 +33,13 @@ void RecordSampledToken(TokenId token, bool ends_request, SequenceOutcome& o) {
   o.produced_token = true;
   o.token = token;
   o.finish = ends_request ? FinishReason::kStopToken : FinishReason::kNone;
+}
+
+void RecordEmbedding(absl::Span<const float> vector, StepOutcome& outcome) {
+  float norm = 0.0f;
+  for (float v : vector) norm += v * v;
+  norm = std::sqrt(norm);
+  for (float v : vector) outcome.embeddings.push_back(norm > 0.0f ? v / norm : v);
 }
 
 void FailWholeStep(const StepPlan& plan, const absl::Status& why,

@@ -271,13 +271,7 @@ void LlamaStepExecutor::PoolEmbeddings(const StepPlan& plan, StepOutcome* outcom
       Drop(s.id);
       continue;
     }
-    float norm = 0.0f;
-    for (float v : vector) norm += v * v;
-    norm = std::sqrt(norm);
-    if (norm > 0.0f) {
-      for (float& v : vector) v /= norm;
-    }
-    outcome->embeddings.insert(outcome->embeddings.end(), vector.begin(), vector.end());
+    RecordEmbedding(vector, *outcome);
   }
 }
 

@@ -22,6 +22,7 @@
 #define HEARTH_EXEC_STEP_OUTCOME_FILL_H_
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "hearth/common/ids.h"
 #include "hearth/scheduler/step_outcome.h"
 #include "hearth/scheduler/step_plan.h"
@@ -54,6 +55,12 @@ absl::Status ValidateStopToken(TokenId stop_token, int32_t vocab_size);
 // for this token), kNone otherwise. kLength is never set here: the scheduler
 // decides it.
 void RecordSampledToken(TokenId token, bool ends_request, SequenceOutcome& o);
+
+// RecordEmbedding()
+//
+// Appends a pooling sequence's vector to outcome.embeddings, scaled to unit
+// length (as embedding APIs return them; a zero vector stays zero).
+void RecordEmbedding(absl::Span<const float> vector, StepOutcome& outcome);
 
 // FailWholeStep()
 //
