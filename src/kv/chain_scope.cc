@@ -84,7 +84,45 @@ ChainScope ResolveChainScope(const RequestSpec& spec, uint64_t key, int32_t bloc
   } else {
     out.first_parent = PrefixCache::EnterScope(root, out.own_scope);
   }
+  const int32_t tail = spec.prompt_tokens / block_size;
+  if (spec.prompt_tokens % block_size != 0) {
+    const uint64_t salt =
+        SpanSalt(spec.encoder_spans, int64_t{tail} * block_size, block_size);
+    if (salt != 0) {
+      out.tail_block = tail;
+      out.tail_salt = salt;
+    }
+  }
   return out;
+}
+
+uint64_t SpanSalt(absl::Span<const EncoderSpan> spans, int64_t block_start, int32_t block_size) {
+  const int64_t block_end = block_start + block_size;
+  uint64_t salt = 0;
+  for (const EncoderSpan& e : spans) {
+    if (e.position >= block_end) break;
+    if (int64_t{e.position} + e.length <= block_start) continue;
+    // Where the span starts relative to the block, and how long it is, so a
+    // block reached through different spans of one image differs too.
+    const TokenId words[4] = {
+        static_cast<TokenId>(e.content_hash), static_cast<TokenId>(e.content_hash >> 32),
+        static_cast<TokenId>(e.position - block_start), static_cast<TokenId>(e.length)};
+    salt = PrefixCache::HashBlock(salt == 0 ? PrefixCache::kRootHash : salt, words);
+  }
+  return salt;
+}
+
+uint64_t EncoderCacheKey(const ChainScope& scope, const EncoderSpan& span, int32_t block_size,
+                         uint64_t request_nonce) {
+  const uint64_t where =
+      !scope.cached ? PrefixCache::EnterScope(PrefixCache::kRootHash, request_nonce)
+      : scope.own_from > 0 && span.position + span.length <= scope.own_from * block_size
+          ? scope.first_parent
+          : PrefixCache::EnterScope(scope.first_parent, scope.own_scope);
+  const TokenId words[3] = {static_cast<TokenId>(span.content_hash),
+                            static_cast<TokenId>(span.content_hash >> 32),
+                            static_cast<TokenId>(span.length)};
+  return PrefixCache::HashBlock(where, words);
 }
 
 absl::Status ValidateCacheScope(const RequestSpec& spec) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "hearth/request/request_spec.h"
 
 namespace hearth::internal {
@@ -34,7 +35,25 @@ struct ChainScope {
   // no cached block (it may still register its own) and is never swapped
   // out (a preemption recomputes it from position 0).
   bool computes_every_position = false;
+  // The prompt's last, partial block when an encoder span overlaps it
+  // (-1: none), and that overlap's salt (SpanSalt): the block fills with
+  // generated tokens and is hashed only then, long after Submit, which is
+  // the only time the spans are at hand.
+  int32_t tail_block = -1;
+  uint64_t tail_salt = 0;
 };
+
+// What the encoder spans overlapping the block [block_start, block_start +
+// block_size) add to its chain hash (each span's content hash, offset and
+// length), 0 when none does. `spans` is sorted (RequestSpec's rule).
+uint64_t SpanSalt(absl::Span<const EncoderSpan> spans, int64_t block_start, int32_t block_size);
+
+// The key under which a span's encoder output is cached: its content and
+// length in the cache scope of its first position, so the same image in one
+// scope is encoded once and never reused across scopes. A request that opts
+// out of the cache gets keys of its own (from `request_nonce`).
+uint64_t EncoderCacheKey(const ChainScope& scope, const EncoderSpan& span, int32_t block_size,
+                         uint64_t request_nonce);
 
 // The chain scope of `spec` (validated) under `key`
 // (KvCacheConfig::prefix_hash_key) for blocks of `block_size` tokens.

@@ -37,7 +37,14 @@ KvAdmission KvCacheManager::MeasureAdmission(SequenceKv& seq, const AdmissionQue
       a.copy_last_hit = true;
     }
   }
-  a.chunk = std::min(q.length - a.start, q.max_chunk);
+  SetChunk(seq, q, std::min(q.length - a.start, q.max_chunk), &a);
+  return a;
+}
+
+void KvCacheManager::SetChunk(const SequenceKv& seq, const AdmissionQuery& q, int32_t chunk,
+                              KvAdmission* out) const {
+  KvAdmission& a = *out;
+  a.chunk = chunk;
   const int32_t held = a.swapped ? static_cast<int32_t>(seq.host.size()) : a.hits;
   // Copy-on-write replaces the last hit, so the table ends with `total`.
   a.total_blocks = std::max(held, BlocksFor(a.start + a.chunk));
@@ -49,7 +56,6 @@ KvAdmission KvCacheManager::MeasureAdmission(SequenceKv& seq, const AdmissionQue
   const bool decoding = q.has_output && q.computed == q.length - 1;
   a.rest_of_prefill = decoding ? 0 : std::max(0, BlocksFor(q.length) - a.total_blocks);
   a.class_reservation = classes_.ReservationFor(q.work_class, BlocksFor(q.max_positions));
-  return a;
 }
 
 void KvCacheManager::Admit(SequenceKv& seq, RequestId id, const AdmissionQuery& q,

@@ -105,6 +105,10 @@ class KvCacheManager : private KvManager {
   // What admitting `q` takes; looks its prompt up in the prefix cache
   // (kept for Admit). Takes nothing.
   KvAdmission MeasureAdmission(SequenceKv& seq, const AdmissionQuery& q);
+  // `a` (measured for `q`) with its chunk changed to `chunk` positions (a
+  // multimodal prompt's chunk cut to its spans; 0: it does not start).
+  void SetChunk(const SequenceKv& seq, const AdmissionQuery& q, int32_t chunk,
+                KvAdmission* a) const;
   // Blocks to keep free beside an admission: the watermark, which leaves
   // running sequences room to grow, or none when nobody runs (there is
   // nobody to protect, and insisting could block a large request forever).

@@ -12,13 +12,19 @@ KvManager::KvManager(BlockAllocator allocator, int32_t block_size, bool prefix_c
 
 void KvManager::ExtendHashChain(const ChainScope& scope, absl::Span<const TokenId> tokens,
                                 int32_t block_size, size_t blocks,
-                                std::vector<uint64_t>* hashes) {
+                                std::vector<uint64_t>* hashes,
+                                absl::Span<const EncoderSpan> spans) {
   const auto size = static_cast<size_t>(block_size);
   const auto own_from = static_cast<size_t>(scope.own_from);
   while (hashes->size() < blocks) {
     const size_t b = hashes->size();
     uint64_t parent = b == 0 ? scope.first_parent : hashes->back();
     if (b > 0 && b == own_from) parent = PrefixCache::EnterScope(parent, scope.own_scope);
+    const uint64_t salt =
+        !spans.empty() ? SpanSalt(spans, static_cast<int64_t>(b * size), block_size)
+        : static_cast<int64_t>(b) == scope.tail_block ? scope.tail_salt
+                                                      : 0;
+    if (salt != 0) parent = PrefixCache::EnterScope(parent, salt);
     hashes->push_back(PrefixCache::HashBlock(parent, tokens.subspan(b * size, size)));
   }
 }

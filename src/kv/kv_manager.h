@@ -83,10 +83,14 @@ class KvManager {
   // Extends `hashes`, the chain of `scope` (which holds the model) over
   // `tokens`, to `blocks` full blocks of `block_size`. The scope enters at
   // block 0 and, after a shared prefix, at its first own block, so no hash
-  // of one scope can be found by a lookup in another.
+  // of one scope can be found by a lookup in another. Each block an encoder
+  // span overlaps has the span's salt entered too (SpanSalt): from `spans`
+  // when given (Submit, over the prompt's full blocks), else from the
+  // scope's tail salt (the one partial prompt block a span may reach).
   static void ExtendHashChain(const ChainScope& scope, absl::Span<const TokenId> tokens,
                               int32_t block_size, size_t blocks,
-                              std::vector<uint64_t>* hashes);
+                              std::vector<uint64_t>* hashes,
+                              absl::Span<const EncoderSpan> spans = {});
 
   // Room for the chain of a sequence of up to `max_positions`, so that
   // extending it never reallocates.

@@ -331,6 +331,13 @@ void VisitIntakeFields(Options& o, Visitor&& v) {
   v(Ints("max_prefill_chunk_tokens", 0, kInt32Max, "must be >= 0 (0: max_batched_tokens)")
         .Doc("Largest prefill chunk per sequence and step; 0: max_batched_tokens."),
     o.max_prefill_chunk_tokens);
+  v(Ints("max_encoder_tokens_per_step", 0, 1 << 24, "must be in [0, 2^24] (0: max_batched_tokens)")
+        .Doc("Encoder span positions one step may encode; 0: max_batched_tokens."),
+    o.max_encoder_tokens_per_step);
+  v(Ints("encoder_cache_tokens", 0, 1 << 24,
+         "must be in [0, 2^24] (0: the encoder's budget per step)")
+        .Doc("Encoder output the engine keeps, in span positions; 0: the budget per step."),
+    o.encoder_cache_tokens);
   v(Ints("max_admission_declines", 0, kInt32Max, "must be >= 0")
         .Doc("Candidates declined in one step before admission stops for the step."),
     o.max_admission_declines);

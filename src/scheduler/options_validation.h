@@ -18,6 +18,14 @@ absl::Status ValidateOptions(const SchedulerOptions& options);
 // The index in options.models of `model`'s base (ModelConfig::base_model),
 // or -1 for a base model or a name no model has.
 int64_t BaseModelIndex(const SchedulerOptions& options, const ModelConfig& model);
+// The resolved encoder limits: max_encoder_tokens_per_step and
+// encoder_cache_tokens with their 0 defaults applied.
+inline int32_t EncoderBudgetPerStep(const SchedulerOptions& o) {
+  return o.max_encoder_tokens_per_step > 0 ? o.max_encoder_tokens_per_step : o.max_batched_tokens;
+}
+inline int32_t EncoderCacheTokens(const SchedulerOptions& o) {
+  return o.encoder_cache_tokens > 0 ? o.encoder_cache_tokens : EncoderBudgetPerStep(o);
+}
 absl::Status ValidateSpec(const RequestSpec& spec,
                           const SchedulerOptions& options);
 

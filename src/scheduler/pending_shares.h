@@ -26,7 +26,8 @@ namespace hearth::internal {
 inline int64_t PendingBytes(const RequestSpec& spec) {
   return static_cast<int64_t>(spec.prompt_token_ids.size() * sizeof(TokenId) +
                               spec.label.size() + spec.cache_scope.name.size() +
-                              spec.cache_scope.shared_prefix_scope.size());
+                              spec.cache_scope.shared_prefix_scope.size() +
+                              spec.encoder_spans.size() * sizeof(EncoderSpan));
 }
 
 class PendingShares {

@@ -20,6 +20,7 @@
 #include "hearth/request/request_view.h"
 #include "hearth/scheduler/step_plan.h"
 #include "kv/kv_manager.h"
+#include "scheduler/encoder_planner.h"
 #include "scheduler/workflow_table.h"
 
 namespace hearth::internal {
@@ -44,6 +45,8 @@ struct alignas(64) RequestRecord {
   // RequestKind::kEmbed, and its Pooling::kMean (the plan entry's flags).
   bool embed : 1 = false;
   bool mean_pool : 1 = false;
+  // RequestSpec::encoder_spans is not empty (`spans`).
+  bool has_spans : 1 = false;
   int32_t prompt_tokens = 0;
   int32_t max_new_tokens = 0;
   int32_t output_tokens = 0;
@@ -69,6 +72,8 @@ struct alignas(64) RequestRecord {
   int32_t list_index = -1;
   // Prompt ids then sampled ids; empty when the request came without ids.
   std::vector<TokenId> tokens;
+  // Its encoder spans with their cache keys (EncoderPlanner).
+  std::vector<SpanRecord> spans;
   // Step in which it was admitted or swapped in; not a preemption victim then.
   uint64_t admitted_step = 0;
   // Step in which it was last preempted; not readmitted in that step, which

@@ -152,6 +152,7 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
       kv_(std::move(allocator), options_),
       capacity_(options_.work_classes, kv_.classes()),
       tokens_(options_.step_time_model, options_.work_classes),
+      encoder_(internal::EncoderBudgetPerStep(options_), internal::EncoderCacheTokens(options_)),
       policy_(std::move(policy)),
       sink_(options_.metrics_sink),
       residency_(options_),
@@ -195,6 +196,9 @@ void Scheduler::Impl::ReservePlanBuffers(size_t running) {
     b.plan.copy_on_write.reserve(running);
     b.plan.released.reserve(running);
     if (options_.overlap_planning) b.plan.voided.reserve(running);
+    // Only multimodal hosts fill these; they grow to their most once.
+    b.plan.encoder_inputs.reserve(64);
+    b.plan.encoder_frees.reserve(64);
   }
 }
 
@@ -209,7 +213,7 @@ absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
     hashes.reserve(internal::KvManager::HashCapacity(spec.prompt_tokens + spec.max_new_tokens,
                                                      limits_.block_size));
     internal::KvManager::ExtendHashChain(scope, spec.prompt_token_ids, limits_.block_size, full,
-                                         &hashes);
+                                         &hashes, spec.encoder_spans);
   }
   // The SLO targets are resolved at intake, against the class the request
   // has then (SetWorkClass may change it while queued).

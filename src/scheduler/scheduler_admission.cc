@@ -111,6 +111,10 @@ Scheduler::Impl::AdmissionNeed Scheduler::Impl::MeasureAdmission(RequestRecord& 
   // spent cap): capped, its chunk would be 0 tokens.
   q.max_chunk = tokens_.PrefillRoom(INT32_MAX, limits_.chunk_cap, Background(r) && !r.decoding());
   need.kv = kv_.MeasureAdmission(r.kv, q);
+  if (r.has_spans) {
+    const int32_t chunk = CutToSpans(r, need.kv.start, need.kv.chunk);
+    if (chunk != need.kv.chunk) kv_.SetChunk(r.kv, q, chunk, &need.kv);
+  }
   need.beyond_limits = !capacity_.Within(q.work_class, 1, need.kv.total_blocks);
   return need;
 }
@@ -124,6 +128,8 @@ Scheduler::Impl::Admission Scheduler::Impl::TryAdmit(RequestRecord& r, absl::Tim
   // Background prefill has had its share of this step.
   if (Background(r) && tokens_.BackgroundSpent() && !r.decoding()) return Admission::kDeclined;
   const AdmissionNeed need = MeasureAdmission(r);
+  // Its first span does not fit this step's encoder budget or tokens.
+  if (need.kv.chunk <= 0) return Admission::kDeclined;
   // Within its class's limits a request is entitled to room (and may cause
   // preemption); beyond them it only borrows what is idle.
   if (need.beyond_limits && !capacity_.may_borrow(r.work_class.value())) {

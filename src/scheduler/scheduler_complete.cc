@@ -214,6 +214,7 @@ absl::Status Scheduler::Impl::CheckDraftRange(const StepOutcome& outcome, size_t
                                            const int32_t* context_length,
                                            const TokenId*& draft_ids, absl::Time done) {
   if (!o.error.empty()) [[unlikely]] {
+    if (r.has_spans) encoder_.DropEncodedBy(r.spans, r.id, *step_.plan);
     RetryOrFail(r, o.error, done);
     return;
   }

@@ -44,6 +44,7 @@
 #include "residency/model_residency.h"
 #include "scheduler/class_capacity.h"
 #include "scheduler/deadline_heap.h"
+#include "scheduler/encoder_planner.h"
 #include "scheduler/inbox.h"
 #include "scheduler/published_value.h"
 #include "scheduler/request_record.h"
@@ -203,6 +204,11 @@ class Scheduler::Impl {
   // The same from `at` (projected past the step in flight).
   void ScheduleProjected(Record& record, const Projection& at, int32_t num_tokens);
   void EmitSequence(Record& record, const Projection& at, int32_t num_tokens);
+  // Multimodal prompts: a prefill chunk of `record` from `computed` cut to
+  // its spans and this step's encoder (EncoderPlanner::CutChunk), `want`
+  // positions asked; a chunk starting at a span may take the span whole
+  // past `want` when the step has the tokens. 0: it waits this step.
+  int32_t CutToSpans(const Record& record, int32_t computed, int32_t want) const;
   // Speculative decoding: gives the step's decodes their draft tokens from
   // the budget and memory left after everything else (see the .cc).
   void PlanDrafts();
@@ -382,6 +388,7 @@ class Scheduler::Impl {
   internal::KvCacheManager kv_;
   internal::ClassCapacity capacity_;
   internal::TokenBudget tokens_;
+  internal::EncoderPlanner encoder_;
   std::unique_ptr<Policy> policy_;
   MetricsSink* sink_;
   internal::ModelResidency residency_;

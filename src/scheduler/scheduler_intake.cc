@@ -116,9 +116,11 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   // A fresh record, but the buffers keep the capacity of the slot's previous
   // occupant (KvManager::Open resets the KV state).
   std::vector<TokenId> tokens = std::move(r.tokens);
+  std::vector<internal::SpanRecord> spans = std::move(r.spans);
   internal::SequenceKv kv = std::move(r.kv);
   r = RequestRecord{};
   r.tokens = std::move(tokens);
+  r.spans = std::move(spans);
   r.kv = std::move(kv);
   const RequestSpec& spec = sub.spec;
   r.id = sub.id;
@@ -130,6 +132,7 @@ RequestRecord& Scheduler::Impl::CreateRecord(internal::Submission& sub, absl::Ti
   r.sample_index = sub.sample_index;
   r.embed = spec.kind == RequestKind::kEmbed;
   r.mean_pool = r.embed && spec.pooling == Pooling::kMean;
+  r.has_spans = !spec.encoder_spans.empty();
   r.model = spec.model;
   r.user = spec.user;
   r.work_class = spec.work_class;
@@ -150,6 +153,12 @@ void Scheduler::Impl::InitColdFields(RequestRecord& r, internal::Submission& sub
   if (r.has_token_ids) {
     r.tokens.reserve(static_cast<size_t>(max_len));
     r.tokens.assign(spec.prompt_token_ids.begin(), spec.prompt_token_ids.end());
+  }
+  r.spans.clear();
+  for (const EncoderSpan& e : spec.encoder_spans) {
+    r.spans.push_back({e.position, e.length,
+                       internal::EncoderCacheKey(sub.chain_scope, e, limits_.block_size,
+                                                 r.id.value())});
   }
   kv_.Open(r.kv, max_len, r.has_token_ids, sub.chain_scope, std::move(sub.prompt_block_hashes));
   r.parent = spec.parent;

@@ -48,6 +48,7 @@ absl::Status Scheduler::Impl::CheckInvariants() const {
   if (absl::Status s = CheckClasses(); !s.ok()) return s;
   if (absl::Status s = CheckCounts(); !s.ok()) return s;
   if (absl::Status s = inbox_.Audit(table_.num_live()); !s.ok()) return s;
+  if (std::string e = encoder_.cache().Check(); !e.empty()) return Broken(e);
   return CheckBlocks(refs, host_used);
 }
 

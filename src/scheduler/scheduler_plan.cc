@@ -74,6 +74,10 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   step_.plan->voided.clear();
   step_.plan->num_batched_tokens = 0;
   step_.plan->num_decodes = 0;
+  step_.plan->encoder_inputs.clear();
+  step_.plan->encoder_frees.clear();
+  step_.plan->num_encoder_tokens = 0;
+  encoder_.StartStep(step_.plan);
   step_.slots->clear();
   step_.draft_room.clear();
   tokens_.StartStep(static_cast<int32_t>(table_.decoding().size()), options_.max_batched_tokens,
@@ -122,16 +126,26 @@ void Scheduler::Impl::WalkRunning(RunList which, absl::Time now) {
     Projection at{r.computed, r.length(), false};
     const bool ahead = kAhead && r.scheduled_step == in_flight;
     if (ahead && !ProjectAhead(r, which, &at)) continue;
-    const int32_t want = which == RunList::kDecoding
-                             ? 1
-                             : tokens_.PrefillRoom(at.length - at.computed, limits_.chunk_cap,
-                                                   Background(r));
+    int32_t want = which == RunList::kDecoding
+                       ? 1
+                       : tokens_.PrefillRoom(at.length - at.computed, limits_.chunk_cap,
+                                             Background(r));
+    if (which == RunList::kPrefilling && r.has_spans && want > 0) {
+      want = CutToSpans(r, at.computed, want);
+    }
     if (want <= 0) continue;
     // Most decode steps fit the last block: skip the growth path entirely.
     const int32_t capacity = r.kv.num_blocks() * limits_.block_size;
-    const int32_t got = at.computed + want <= capacity
-                            ? at.computed + want
-                            : GrowTo(r, at.computed + want, at.computed + 1, now);
+    int32_t got = at.computed + want;
+    if (got > capacity) {
+      const int32_t min = r.has_spans ? internal::EncoderPlanner::MinEnd(r.spans, at.computed)
+                                      : at.computed + 1;
+      got = GrowTo(r, got, std::min(min, got), now);
+      // Less memory than asked: the chunk ends where no span is split.
+      if (r.has_spans && got > at.computed && got < at.computed + want) {
+        got = encoder_.CutChunk(r.spans, at.computed, got, got);
+      }
+    }
     if (got <= at.computed) continue;
     if constexpr (kAhead) {
       EmitSequence(r, at, got - at.computed);
@@ -247,6 +261,9 @@ void Scheduler::Impl::PlanDrafts() {
   s.mean_pool = r.mean_pool;
   s.pool = reaches_end && r.embed;
   kv_.FillTables(r.kv, s);
+  if (r.has_spans && !decode) {
+    encoder_.Emit(r.spans, r.id, r.handle, at.computed, at.computed + num_tokens, &plan);
+  }
   if (r.has_token_ids && !at.input_pending) {
     s.token_ids = absl::Span<const TokenId>(r.tokens.data() + at.computed,
                                             static_cast<size_t>(num_tokens));
@@ -266,6 +283,16 @@ void Scheduler::Impl::PlanDrafts() {
   tokens_.Take(num_tokens, !decode && Background(r));
   plan.num_batched_tokens += num_tokens;
   plan.num_decodes += decode ? 1 : 0;
+}
+
+int32_t Scheduler::Impl::CutToSpans(const RequestRecord& r, int32_t computed,
+                                    int32_t want) const {
+  // A span longer than the chunk cap or the background share would never
+  // start within them: the chunk that reaches it may take it whole from
+  // the step's tokens (each prompt's spans fit one step: ValidateSpec).
+  const int32_t end =
+      encoder_.CutChunk(r.spans, computed, computed + want, computed + tokens_.left());
+  return end - computed;
 }
 
 void Scheduler::Impl::ScheduleSequence(RequestRecord& r, int32_t num_tokens) {

@@ -196,6 +196,45 @@ absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
+absl::Status ValidateSpecSpans(const RequestSpec& spec, const SchedulerOptions& o) {
+  const std::vector<EncoderSpan>& spans = spec.encoder_spans;
+  if (spans.empty()) return absl::OkStatus();
+  if (spans.size() > kMaxEncoderSpans) {
+    return BadSpec("encoder_spans has ", spans.size(), " spans; at most ", kMaxEncoderSpans,
+                   " (kMaxEncoderSpans)");
+  }
+  const int32_t budget = EncoderBudgetPerStep(o);
+  const int32_t cache = EncoderCacheTokens(o);
+  // A span is computed in one chunk, so it must fit one step too.
+  const int32_t longest = std::min({budget, cache, o.max_batched_tokens});
+  int64_t end_of_last = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const EncoderSpan& e = spans[i];
+    if (e.position < 0 || e.position >= spec.prompt_tokens) {
+      return BadSpec("encoder_spans[", i, "].position is ", e.position,
+                     "; must be in [0, prompt_tokens = ", spec.prompt_tokens, ")");
+    }
+    if (e.length < 1 || e.length > longest) {
+      return BadSpec("encoder_spans[", i, "].length is ", e.length, "; must be in [1, ", longest,
+                     "]: a span is encoded and computed within one step, so it must fit "
+                     "max_encoder_tokens_per_step (", budget, "), encoder_cache_tokens (", cache,
+                     ") and max_batched_tokens (", o.max_batched_tokens, ")");
+    }
+    const int64_t end = int64_t{e.position} + e.length;
+    if (end > spec.prompt_tokens) {
+      return BadSpec("encoder_spans[", i, "] covers [", e.position, ", ", end,
+                     "), past the prompt's ", spec.prompt_tokens, " tokens");
+    }
+    if (e.position < end_of_last) {
+      return BadSpec("encoder_spans[", i, "] starts at ", e.position,
+                     ", inside or before the span before it (which ends at ", end_of_last,
+                     "); spans must be sorted by position and must not overlap");
+    }
+    end_of_last = end;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOptions&) {
   return ValidateCacheScope(spec);
 }
@@ -204,7 +243,7 @@ absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOpti
 
 absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
   for (auto check : {ValidateSpecRefs, ValidateSpecKind, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
-                     ValidateSpecStamps, ValidateSpecCacheScope}) {
+                     ValidateSpecStamps, ValidateSpecCacheScope, ValidateSpecSpans}) {
     if (absl::Status s = check(spec, o); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -88,6 +88,7 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan,
   if (tokens != plan.num_batched_tokens) {
     return fail("num_batched_tokens ", plan.num_batched_tokens, " != sum ", tokens);
   }
+  if (absl::Status e = CheckEncoder(plan); !e.ok()) return e;
   // StepPlan promises decodes first, also after preemptions removed entries:
   // no sequence that decoded last step (and so decodes now) comes after a
   // prefill chunk. (A one-token sampled entry may be a decode too, e.g. after
@@ -102,6 +103,65 @@ absl::Status PlanChecker::CheckPlan(const StepPlan& plan,
   for (RequestId id : decoding_) {
     if (!seen.contains(id) && !dropped.contains(id) && !excused.contains(id)) {
       return fail("decoding request ", id.ToString(), " was skipped without preemption");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanChecker::CheckEncoder(const StepPlan& plan) {
+  auto fail = [&](auto&&... parts) {
+    return absl::InternalError(absl::StrCat("step ", plan.step, ": ", parts...));
+  };
+  for (const int32_t e : plan.encoder_frees) {
+    if (entries_.erase(e) == 0) return fail("encoder entry ", e, " freed but not held");
+  }
+  int32_t encoded = 0;
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    if (in.encode) {
+      if (!entries_.emplace(in.entry, in.length).second) {
+        return fail("encoder entry ", in.entry, " encoded while it holds an output");
+      }
+      encoded += in.length;
+    } else {
+      const auto it = entries_.find(in.entry);
+      if (it == entries_.end() || it->second != in.length) {
+        return fail("request ", in.id.ToString(), " reads encoder entry ", in.entry,
+                    ", which holds no output of length ", in.length);
+      }
+    }
+  }
+  const int32_t budget = options_.max_encoder_tokens_per_step > 0
+                             ? options_.max_encoder_tokens_per_step
+                             : options_.max_batched_tokens;
+  const int32_t cache = options_.encoder_cache_tokens > 0 ? options_.encoder_cache_tokens : budget;
+  if (encoded != plan.num_encoder_tokens || encoded > budget) {
+    return fail("encodes ", encoded, " positions (num_encoder_tokens ", plan.num_encoder_tokens,
+                ", budget ", budget, ")");
+  }
+  int64_t held = 0;
+  for (const auto& [e, len] : entries_) held += len;
+  if (held > cache) return fail("encoder entries hold ", held, " positions, cache ", cache);
+  for (const ScheduledSequence& s : plan.sequences) {
+    const auto it = spans_.find(s.id);
+    if (it == spans_.end()) continue;
+    const int32_t end = s.start_position + s.num_tokens;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const EncoderSpan& e = it->second[i];
+      if (e.position >= end || e.position + e.length <= s.start_position) continue;
+      if (e.position + e.length > end) {
+        return fail("request ", s.id.ToString(), "'s chunk [", s.start_position, ", ", end,
+                    ") ends inside encoder span ", i, " [", e.position, ", ",
+                    e.position + e.length, ")");
+      }
+      const bool listed = std::any_of(
+          plan.encoder_inputs.begin(), plan.encoder_inputs.end(), [&](const EncoderInput& in) {
+            return in.id == s.id && in.span_index == static_cast<int32_t>(i) &&
+                   in.position == e.position && in.length == e.length;
+          });
+      if (!listed) {
+        return fail("request ", s.id.ToString(), " computes encoder span ", i,
+                    " without an encoder input");
+      }
     }
   }
   return absl::OkStatus();

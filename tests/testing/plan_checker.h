@@ -4,12 +4,17 @@
 // previous step left running: budgets, caps, block tables that cover the
 // scheduled positions, that no decoding sequence is skipped unless it was
 // preempted or released, that decodes come first, and that an embedding
-// never samples and a mean-pooled one computes every position in order. Used after every Plan() in the randomized drivers.
+// never samples and a mean-pooled one computes every position in order, and
+// multimodal prompts' encoder work (a chunk never ends inside a span, every
+// span a chunk computes is listed with an entry the engine holds or
+// encodes, within the encoder's budget and cache). Used after every Plan()
+// in the randomized drivers.
 
 #ifndef HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
 #define HEARTH_TESTS_TESTING_PLAN_CHECKER_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -30,6 +35,10 @@ class PlanChecker {
   // Call right after a successful Complete() of `plan`; its voided entries
   // say nothing.
   void AfterComplete(const StepPlan& plan, const StepOutcome& outcome);
+  // A request's encoder spans (RequestSpec::encoder_spans), for the span rules.
+  void RegisterSpans(RequestId id, std::vector<EncoderSpan> spans) {
+    if (!spans.empty()) spans_[id] = std::move(spans);
+  }
 
  private:
   const SchedulerOptions& options_;
@@ -42,6 +51,11 @@ class PlanChecker {
   // Mean-pooled embeddings: where the engine's running sum ends (the last
   // planned chunk's end), since the engine state that holds it was made.
   absl::flat_hash_map<RequestId, int32_t> mean_sum_end_;
+  absl::flat_hash_map<RequestId, std::vector<EncoderSpan>> spans_;
+  // Encoder cache entries the engine holds, with their lengths.
+  absl::flat_hash_map<int32_t, int32_t> entries_;
+  // The encoder checks of CheckPlan.
+  absl::Status CheckEncoder(const StepPlan& plan);
 };
 
 }  // namespace hearth::testing

@@ -21,6 +21,9 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
   c.swap_in = plan.swap_in;
   c.copy_on_write = plan.copy_on_write;
   c.num_batched_tokens = plan.num_batched_tokens;
+  c.encoder_inputs = plan.encoder_inputs;
+  c.encoder_frees = plan.encoder_frees;
+  c.num_encoder_tokens = plan.num_encoder_tokens;
   c.model_commands = plan.model_commands;
   for (const ModelCommand& m : plan.model_commands) {
     if (m.kind == ModelCommandKind::kLoad) ++c.model_commands_loads;
@@ -51,6 +54,7 @@ absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
   // A group's samples: consecutive ids, handles handle + k.
   for (int32_t k = 0; k < std::max(spec.num_samples, 1); ++k) {
     const RequestId sample(id->value() + static_cast<uint64_t>(k));
+    checker_.RegisterSpans(sample, spec.encoder_spans);
     live_.insert(sample);
     handles_[sample] = spec.handle + static_cast<uint64_t>(k);
     limits_[sample] = {spec.max_new_tokens, context - spec.prompt_tokens};

@@ -41,6 +41,9 @@ struct PlanCopy {
   std::vector<RequestId> released;
   std::vector<BlockCopy> swap_out, swap_in, copy_on_write;
   int32_t num_batched_tokens = 0;
+  std::vector<EncoderInput> encoder_inputs;
+  std::vector<int32_t> encoder_frees;
+  int32_t num_encoder_tokens = 0;
   int32_t model_commands_loads = 0;
   // Unload commands per model id (first 8 models).
   int32_t unloads_of[8] = {};

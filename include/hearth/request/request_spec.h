@@ -139,6 +139,33 @@ enum class Pooling : uint8_t {
 };
 std::string_view PoolingName(Pooling pooling);
 
+// The most encoder spans one prompt may carry (RequestSpec::encoder_spans).
+inline constexpr size_t kMaxEncoderSpans = 64;
+
+// Part of a prompt that an encoder computes rather than a token embedding:
+// an image's (or an audio clip's) embedding tokens, which the engine's
+// encoder produces from the host's bytes (found by RequestSpec::handle and
+// the span's index) and the model reads at those positions instead of
+// token embeddings. The scheduler plans the encoder's work
+// (StepPlan::encoder_inputs) under SchedulerOptions::
+// max_encoder_tokens_per_step, keeps encoder outputs in an encoder cache it
+// manages (SchedulerOptions::encoder_cache_tokens), and never ends a prefill
+// chunk inside a span, so each span's positions are computed in the step
+// that reads its encoder output.
+struct EncoderSpan {
+  // First prompt position of the span, in [0, prompt_tokens).
+  int32_t position = 0;
+  // Positions it covers, >= 1, ending within the prompt, at most the
+  // encoder's budget per step and the encoder cache.
+  int32_t length = 0;
+  // The content's hash (e.g. of the image's bytes), any value: the same
+  // content in the same cache scope reuses cached encoder output and
+  // prompt blocks, and it enters the prefix-hash chain of every block the
+  // span overlaps, so two different images behind the same placeholder ids
+  // never share a block.
+  uint64_t content_hash = 0;
+};
+
 struct RequestSpec {
   // Who asked. Must name a user configured in SchedulerOptions::users.
   UserId user = UserId(0);
@@ -158,6 +185,12 @@ struct RequestSpec {
   // When present, full prompt blocks take part in prefix caching and executors
   // that compute real tokens can read them through the step plan.
   std::vector<TokenId> prompt_token_ids;
+  // Multimodal prompts: spans computed by the engine's encoder
+  // (EncoderSpan), sorted by position, not overlapping, at most
+  // kMaxEncoderSpans. The prompt's token ids (if given) at a span's
+  // positions are the engine's placeholders; what distinguishes one image
+  // from another is the span's content_hash.
+  std::vector<EncoderSpan> encoder_spans;
   // Upper bound on generated tokens. Must be > 0 for kGenerate and 0 for
   // kEmbed.
   int32_t max_new_tokens = 0;

@@ -406,6 +406,16 @@ struct SchedulerOptions {
   // Largest prefill chunk one sequence gets per step; 0 means
   // max_batched_tokens. Smaller chunks interleave long prompts with others.
   int32_t max_prefill_chunk_tokens = 0;
+  // Encoder work one step may plan (StepPlan::num_encoder_tokens): the
+  // span lengths it encodes, cached encoder output not counted. 0 means
+  // max_batched_tokens. Must be in [0, 2^24]; a prompt's longest span must
+  // fit it.
+  int32_t max_encoder_tokens_per_step = 0;
+  // Encoder outputs the engine keeps at once, in span positions
+  // (EncoderSpan::length summed over StepPlan's live encoder entries). 0
+  // means the resolved max_encoder_tokens_per_step. Must be in [0, 2^24];
+  // a prompt's longest span must fit it.
+  int32_t encoder_cache_tokens = 0;
   // Candidates the policy may offer that the scheduler declines in one step
   // before admission stops for the step (bounds per-step work).
   int32_t max_admission_declines = 32;

@@ -15,6 +15,8 @@
 //   5. `model_commands`, in list order (an unload frees the memory of the
 //      loads after it); no sequence of this plan runs on a model it loads or
 //      unloads,
+//   6. `encoder_frees`, then the `encoder_inputs` with `encode` set (the
+//      encoder writes entries the frees may just have given back),
 // then runs `sequences`. A device block freed by a release or a preemption in
 // this step may already be the target of a swap-in, a copy-on-write or a new
 // sequence's writes in the same step, and an unload may free the memory the
@@ -171,6 +173,31 @@ struct BlockCopy {
   BlockId target;
 };
 
+// An encoder span (RequestSpec::encoder_spans) whose positions a sequence of
+// this step computes: the model reads the output held in encoder cache entry
+// `entry` at positions [position, position + length) instead of token
+// embeddings. With `encode`, the engine first runs its encoder on the
+// span's content (the host's, by handle and span_index) and stores the
+// output in `entry`; without, `entry` holds it from an earlier step (this
+// request's or another's with the same content in the same cache scope).
+// An engine that holds no output in an entry a sequence reads (its encoder
+// failed, or it never stored one) fails that sequence
+// (SequenceOutcome::error); the scheduler then stops trusting the entries
+// that step encoded for it.
+struct EncoderInput {
+  RequestId id;
+  // RequestSpec::handle of the request.
+  uint64_t handle = 0;
+  // Index in the request's RequestSpec::encoder_spans, and that span's
+  // position and length.
+  int32_t span_index = 0;
+  int32_t position = 0;
+  int32_t length = 0;
+  // Encoder cache entry: a small integer, reused after a free.
+  int32_t entry = 0;
+  bool encode = false;
+};
+
 enum class ModelCommandKind : uint8_t { kLoad, kUnload };
 
 // Residency commands for engines that host several models.
@@ -211,17 +238,28 @@ struct StepPlan {
   // final then: read it just before calling Complete() and drop those
   // entries' tokens. Always empty without overlap.
   std::vector<VoidedSequence> voided;
+  // Multimodal prompts: the spans this step's sequences read, each sequence's
+  // in its plan order (a span of an entry voided or dropped from the plan
+  // may stay listed; encoding it is harmless), and the encoder cache
+  // entries the engine drops before this step's encodes. An entry lives
+  // from the plan that encodes it to the plan that frees it; together they
+  // hold at most SchedulerOptions::encoder_cache_tokens positions.
+  std::vector<EncoderInput> encoder_inputs;
+  std::vector<int32_t> encoder_frees;
 
   // Sum of num_tokens + draft_tokens over `sequences` (the positions the
   // step may compute, drafts included); never above max_batched_tokens.
   int32_t num_batched_tokens = 0;
   // Sequences with `decode` set.
   int32_t num_decodes = 0;
+  // Sum of `length` over the encoder_inputs with `encode` set; never above
+  // SchedulerOptions::max_encoder_tokens_per_step.
+  int32_t num_encoder_tokens = 0;
 
   bool empty() const {
     return sequences.empty() && preempted.empty() && released.empty() &&
            swap_out.empty() && swap_in.empty() && copy_on_write.empty() &&
-           model_commands.empty();
+           model_commands.empty() && encoder_frees.empty();
   }
 };
 
