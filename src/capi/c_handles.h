@@ -47,6 +47,7 @@ struct PlanArrays {
   std::vector<const uint32_t*> block_table;
   // PREEMPTED .. MODEL_COMMANDS, by hearth_plan_list - 1.
   std::vector<hearth_plan_entry> lists[6];
+  std::vector<hearth_plan_entry> encoder_inputs, encoder_frees;
 };
 
 // The view of an outstanding StepPlan (c_plan.cc): sequences are read from

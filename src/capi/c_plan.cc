@@ -75,6 +75,8 @@ size_t CountOf(const hearth::StepPlan& p, int list) {
     case HEARTH_PLAN_COPY_ON_WRITE: return p.copy_on_write.size();
     case HEARTH_PLAN_MODEL_COMMANDS: return p.model_commands.size();
     case HEARTH_PLAN_VOIDED: return p.voided.size();
+    case HEARTH_PLAN_ENCODER_INPUTS: return p.encoder_inputs.size();
+    case HEARTH_PLAN_ENCODER_FREES: return p.encoder_frees.size();
   }
   return 0;
 }
@@ -104,6 +106,15 @@ hearth_status EntryAt(const hearth::StepPlan& plan, int list, size_t index,
   } else if (list == HEARTH_PLAN_VOIDED) {
     out.id = plan.voided[index].id.value();
     out.handle = plan.voided[index].handle;
+  } else if (list == HEARTH_PLAN_ENCODER_INPUTS) {
+    const hearth::EncoderInput& in = plan.encoder_inputs[index];
+    out.id = in.id.value();
+    out.kind = in.encode ? 1 : 0;
+    out.source = static_cast<uint32_t>(in.entry);
+    out.target = static_cast<uint32_t>(in.span_index);
+    out.handle = in.handle;
+  } else if (list == HEARTH_PLAN_ENCODER_FREES) {
+    out.source = static_cast<uint32_t>(plan.encoder_frees[index]);
   } else if (list == HEARTH_PLAN_MODEL_COMMANDS) {
     const hearth::ModelCommand& m = plan.model_commands[index];
     out.kind = m.kind == hearth::ModelCommandKind::kUnload ? 1 : 0;
@@ -173,6 +184,11 @@ void BuildArrays(const hearth::StepPlan& plan, PlanArrays& a) {
     entries.resize(CountOf(plan, list));
     for (size_t i = 0; i < entries.size(); ++i) EntryAt(plan, list, i, entries[i]);
   }
+  for (auto [list, entries] : {std::pair{HEARTH_PLAN_ENCODER_INPUTS, &a.encoder_inputs},
+                               std::pair{HEARTH_PLAN_ENCODER_FREES, &a.encoder_frees}}) {
+    entries->resize(CountOf(plan, list));
+    for (size_t i = 0; i < entries->size(); ++i) EntryAt(plan, list, i, (*entries)[i]);
+  }
   a.built = true;
 }
 
@@ -210,6 +226,11 @@ hearth_plan_arrays ArraysOf(const hearth::StepPlan& plan, const PlanArrays& a) {
   std::tie(out.num_swap_in, out.swap_in) = list(HEARTH_PLAN_SWAP_IN);
   std::tie(out.num_copy_on_write, out.copy_on_write) = list(HEARTH_PLAN_COPY_ON_WRITE);
   std::tie(out.num_model_commands, out.model_commands) = list(HEARTH_PLAN_MODEL_COMMANDS);
+  out.num_encoder_inputs = a.encoder_inputs.size();
+  out.encoder_inputs = DataOrNull(a.encoder_inputs);
+  out.num_encoder_frees = a.encoder_frees.size();
+  out.encoder_frees = DataOrNull(a.encoder_frees);
+  out.num_encoder_tokens = plan.num_encoder_tokens;
   return out;
 }
 
@@ -322,10 +343,10 @@ hearth_status hearth_plan_entry_at(const hearth_plan* plan,
     HEARTH_C_REQUIRE(plan, "hearth_plan_entry_at", error);
     HEARTH_C_REQUIRE(out, "hearth_plan_entry_at", error);
     const int raw = hearth::capi::RawEnum(list);
-    if (raw < HEARTH_PLAN_PREEMPTED || raw > HEARTH_PLAN_VOIDED) {
+    if (raw < HEARTH_PLAN_PREEMPTED || raw > HEARTH_PLAN_ENCODER_FREES) {
       return Fail(error, HEARTH_INVALID_ARGUMENT,
                   absl::StrCat("hearth_plan_entry_at: list ", raw,
-                               " is not one of PREEMPTED .. VOIDED "
+                               " is not one of PREEMPTED .. ENCODER_FREES "
                                "(sequences are read with hearth_plan_sequence)"));
     }
     const size_t count = hearth_plan_count(plan, list);

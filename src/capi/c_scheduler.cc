@@ -168,6 +168,19 @@ absl::StatusOr<hearth::RequestSpec> SpecFrom(const hearth::Scheduler& s,
   spec.pooling = r.pooling == HEARTH_POOLING_MEAN ? hearth::Pooling::kMean : hearth::Pooling::kLast;
   // 0 (a zeroed struct) is one sample; the scheduler checks the rest.
   spec.num_samples = r.num_samples == 0 ? 1 : r.num_samples;
+  if (r.num_encoder_spans > 0) {
+    if (r.encoder_spans == nullptr || r.num_encoder_spans > hearth::kMaxEncoderSpans) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hearth_request.num_encoder_spans is ", r.num_encoder_spans,
+          r.encoder_spans == nullptr ? " with encoder_spans NULL" : "",
+          "; give at most ", hearth::kMaxEncoderSpans, " spans in encoder_spans"));
+    }
+    spec.encoder_spans.reserve(r.num_encoder_spans);
+    for (size_t i = 0; i < r.num_encoder_spans; ++i) {
+      const hearth_encoder_span& e = r.encoder_spans[i];
+      spec.encoder_spans.push_back({e.position, e.length, e.content_hash});
+    }
+  }
   return spec;
 }
 

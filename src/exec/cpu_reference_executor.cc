@@ -7,6 +7,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -37,7 +39,26 @@ struct Row {
   // The final hidden state wanted, for an embedding's pooling: every
   // position of a mean-pooled one, the pooling position of a last-pooled one.
   bool hidden = false;
+  // An encoder span's row for this position, read instead of the token's
+  // embedding; null for a text position.
+  const float* input = nullptr;
 };
+
+// The toy encoder: `length` rows of `width` values in [-0.5, 0.5], each a
+// fixed function of the content's bytes, the row and the column.
+std::vector<float> ToyEncode(std::string_view content, int32_t length, int32_t width) {
+  uint64_t seed = 1469598103934665603ull;  // FNV-1a over the bytes
+  for (const char c : content) seed = (seed ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  std::vector<float> out(static_cast<size_t>(length) * static_cast<size_t>(width));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;  // splitmix64
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    out[i] = static_cast<float>(z >> 40) / static_cast<float>(1 << 24) - 0.5f;
+  }
+  return out;
+}
 
 // A mean-pooled embedding's running sum of final hidden states over
 // positions [0, end), in position order.
@@ -156,6 +177,11 @@ class CpuReferenceExecutor::Impl {
   // continue its sum fails alone (error in `prep`) before the forward pass;
   // after it, each hidden row joins its sum or becomes its vector.
   void CheckPoolSums(const StepPlan& plan, std::vector<PreparedSequence>& prep);
+  // The encoder's part: frees, then encodes, then each sequence's span rows
+  // (`inputs[i]`: entry-row pointers by position offset from its start);
+  // a sequence reading an entry without output fails alone.
+  void RunEncoder(const StepPlan& plan, std::vector<PreparedSequence>& prep,
+                  std::vector<std::vector<const float*>>* inputs);
   void Pool(const StepPlan& plan, const std::vector<PreparedSequence>& prep,
             const std::vector<Row>& rows, StepOutcome* outcome);
   void AttentionLayer(int32_t layer, const std::vector<Row>& rows,
@@ -174,7 +200,53 @@ class CpuReferenceExecutor::Impl {
   // Final hidden states of every row that asked for them, in row order.
   std::vector<float> row_hidden_;
   absl::flat_hash_map<RequestId, PoolSum> pool_sums_;
+  // Encoder outputs by cache entry (EncoderInput::entry): length x
+  // hidden_size floats.
+  absl::flat_hash_map<int32_t, std::vector<float>> encoder_entries_;
 };
+
+void CpuReferenceExecutor::Impl::RunEncoder(const StepPlan& plan,
+                                            std::vector<PreparedSequence>& prep,
+                                            std::vector<std::vector<const float*>>* inputs) {
+  const int32_t d = options_.model.hidden_size;
+  for (const int32_t e : plan.encoder_frees) encoder_entries_.erase(e);
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    if (!in.encode) continue;
+    encoder_entries_.erase(in.entry);
+    if (!options_.encoder_content) continue;
+    absl::StatusOr<std::string> content = options_.encoder_content(in.handle, in.span_index);
+    if (content.ok()) encoder_entries_[in.entry] = ToyEncode(*content, in.length, d);
+  }
+  if (plan.encoder_inputs.empty()) return;
+  inputs->assign(prep.size(), {});
+  // Inputs are listed per sequence in plan order; match them up by id.
+  absl::flat_hash_map<RequestId, size_t> index;
+  for (size_t i = 0; i < prep.size(); ++i) index[plan.sequences[i].id] = i;
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    const auto it = index.find(in.id);
+    if (it == index.end()) continue;
+    const size_t i = it->second;
+    const ScheduledSequence& s = plan.sequences[i];
+    if (!prep[i].error.empty()) continue;
+    const auto entry = encoder_entries_.find(in.entry);
+    if (entry == encoder_entries_.end() ||
+        entry->second.size() != static_cast<size_t>(in.length) * static_cast<size_t>(d)) {
+      prep[i].error = absl::StrFormat(
+          "encoder span %d (positions [%d, %d)) reads encoder cache entry %d, which holds no "
+          "output of that length%s",
+          in.span_index, in.position, in.position + in.length, in.entry,
+          options_.encoder_content ? "" : " (no encoder_content to encode from)");
+      continue;
+    }
+    std::vector<const float*>& rows = (*inputs)[i];
+    rows.resize(static_cast<size_t>(s.num_tokens), nullptr);
+    for (int32_t p = std::max(in.position, s.start_position);
+         p < std::min(in.position + in.length, s.start_position + s.num_tokens); ++p) {
+      rows[static_cast<size_t>(p - s.start_position)] =
+          entry->second.data() + static_cast<size_t>(p - in.position) * static_cast<size_t>(d);
+    }
+  }
+}
 
 CpuReferenceExecutor::Impl::History& CpuReferenceExecutor::Impl::Record(
     const ScheduledSequence& s, const PreparedSequence& prep) {
@@ -307,6 +379,8 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
     pool_sums_.erase(r.id);
   }
   CheckPoolSums(plan, *prepared);
+  std::vector<std::vector<const float*>> span_rows;
+  RunEncoder(plan, *prepared, &span_rows);
   const std::vector<PreparedSequence>& prep = *prepared;
   std::vector<Row> rows;
   // Per sequence: its drafts, and the index of its first logits row.
@@ -324,8 +398,11 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
     const auto seq = static_cast<int32_t>(i);
     for (int32_t t = 0; t < s.num_tokens; ++t) {
       const bool last = t == s.num_tokens - 1;
+      const float* input = i < span_rows.size() && !span_rows[i].empty()
+                               ? span_rows[i][static_cast<size_t>(t)]
+                               : nullptr;
       rows.push_back({seq, s.start_position + t, prep[i].Input(s, t), s.sample && last,
-                      s.mean_pool || (s.pool && last)});
+                      s.mean_pool || (s.pool && last), input});
     }
     if (s.decode && s.draft_tokens > 0) {
       // Only as far as the block table and the rotary table reach.
@@ -436,8 +513,9 @@ void CpuReferenceExecutor::Impl::Forward(
   std::vector<float> x(n * d), h(n * d), q(n * qw), k(n * kvw), v(n * kvw),
       attn(n * qw), gate(n * c.mlp_hidden), up(n * c.mlp_hidden), tmp(n * d);
   for (int64_t r = 0; r < n; ++r) {
-    std::copy_n(weights_.embedding.data() + int64_t{rows[r].token} * d, d,
-                x.data() + r * d);
+    std::copy_n(rows[r].input != nullptr ? rows[r].input
+                                         : weights_.embedding.data() + int64_t{rows[r].token} * d,
+                d, x.data() + r * d);
   }
   for (int32_t l = 0; l < c.num_layers; ++l) {
     const exec_internal::CpuLayerWeights& w = weights_.layers[l];

@@ -954,6 +954,60 @@ TEST_CASE("C API: an embedding is planned with its bits and ends pooled", "[capi
   hearth_outcome_free(o);
 }
 
+TEST_CASE("C API: a photo's encoder span is planned as an encoder input, whole",
+          "[capi][multimodal]") {
+  Scheduler s("{\"kv\": {\"num_device_blocks\": 64}, \"max_batched_tokens\": 32, "
+              "\"max_prefill_chunk_tokens\": 8, \"max_encoder_tokens_per_step\": 16, "
+              "\"max_running\": 8}");
+  Error e;
+  hearth_request r = Request(40, 2);
+  const hearth_encoder_span spans[] = {{10, 16, 0xFEEDu}};
+  r.encoder_spans = spans;
+  r.num_encoder_spans = 1;
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(s.s, &r, &id, &e) == HEARTH_OK);
+  hearth_request bad = Request(40, 2);
+  const hearth_encoder_span too_long[] = {{0, 17, 1}};
+  bad.encoder_spans = too_long;
+  bad.num_encoder_spans = 1;
+  uint64_t ignored = 0;
+  CHECK(hearth_scheduler_submit(s.s, &bad, &ignored, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(e.message(), Catch::Contains("max_encoder_tokens_per_step (16)"));
+  bad.encoder_spans = nullptr;
+  CHECK(hearth_scheduler_submit(s.s, &bad, &ignored, &e) == HEARTH_INVALID_ARGUMENT);
+  CHECK_THAT(e.message(), Catch::Contains("encoder_spans NULL"));
+  hearth_outcome* o = nullptr;
+  REQUIRE(hearth_outcome_new(&o, &e) == HEARTH_OK);
+  std::vector<std::pair<int32_t, int32_t>> chunks;
+  int encodes = 0;
+  for (int step = 0; step < 20; ++step) {
+    const hearth_plan* plan = nullptr;
+    REQUIRE(hearth_scheduler_plan(s.s, 0.02 * step, &plan, &e) == HEARTH_OK);
+    hearth_plan_arrays a{};
+    REQUIRE(hearth_plan_get_arrays(plan, &a, sizeof a, &e) == HEARTH_OK);
+    REQUIRE(a.num_encoder_inputs == hearth_plan_count(plan, HEARTH_PLAN_ENCODER_INPUTS));
+    for (size_t i = 0; i < a.num_encoder_inputs; ++i) {
+      hearth_plan_entry in{};
+      REQUIRE(hearth_plan_entry_at(plan, HEARTH_PLAN_ENCODER_INPUTS, i, &in, &e) == HEARTH_OK);
+      CHECK(in.id == id);
+      CHECK(in.kind == 1);
+      CHECK(in.target == 0);
+      CHECK(in.source == a.encoder_inputs[i].source);
+      encodes += in.kind;
+      CHECK(a.num_encoder_tokens == 16);
+    }
+    for (size_t i = 0; i < a.num_sequences; ++i) {
+      if (a.start_position[i] < 40) chunks.emplace_back(a.start_position[i], a.num_tokens[i]);
+    }
+    REQUIRE(hearth_outcome_fill_from_plan(o, plan, &e) == HEARTH_OK);
+    REQUIRE(hearth_scheduler_complete(s.s, o, &e) == HEARTH_OK);
+  }
+  CHECK(encodes == 1);
+  CHECK(chunks == std::vector<std::pair<int32_t, int32_t>>{{0, 8}, {8, 2}, {10, 16}, {26, 8},
+                                                          {34, 6}});
+  hearth_outcome_free(o);
+}
+
 TEST_CASE("C API: parallel samples share ids, handles and cancellation", "[capi][samples]") {
   Scheduler s("{\"kv\": {\"num_device_blocks\": 64, \"enable_prefix_caching\": true}, "
               "\"max_running\": 8}");

@@ -66,9 +66,24 @@ std::vector<WorkloadRequest> RandomWorkload(const WorkloadShape& shape) {
     if (shape.embed_every > 0 && i % shape.embed_every == shape.embed_every - 1) {
       r.kind = RequestKind::kEmbed;
       r.pooling = (i / shape.embed_every) % 2 == 0 ? Pooling::kMean : Pooling::kLast;
+    } else if (shape.photo_every > 0 && i % shape.photo_every == shape.photo_every - 1 &&
+               r.prompt.size() >= 12) {
+      r.handle = 7000 + static_cast<uint64_t>((i / shape.photo_every) % 3);
+      const int32_t length = std::min<int32_t>(12, static_cast<int32_t>(r.prompt.size()) - 10);
+      r.encoder_spans = {{10, length, PhotoContentHash(r.handle, 0)}};
+      // Placeholder ids: what tells photos apart is the span's hash.
+      for (int32_t p = 10; p < 10 + length; ++p) r.prompt[static_cast<size_t>(p)] = 0;
     }
   }
   return out;
+}
+
+std::string PhotoContent(uint64_t handle, int32_t span_index) {
+  return absl::StrFormat("photo %d, span %d", handle, span_index);
+}
+
+uint64_t PhotoContentHash(uint64_t handle, int32_t span_index) {
+  return handle * 64 + static_cast<uint64_t>(span_index);
 }
 
 absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
@@ -188,6 +203,7 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       spec.cache_scope.opt_out = w.cache_opt_out;
       spec.num_samples = w.num_samples;
       spec.handle = w.handle;
+      spec.encoder_spans = w.encoder_spans;
       absl::StatusOr<RequestId> id = s.Submit(spec);
       if (!id.ok()) return id.status();
       for (int32_t k = 0; k < w.num_samples; ++k) {
@@ -217,6 +233,12 @@ absl::StatusOr<WorkloadRun> RunWorkload(const SchedulerOptions& options,
       run.draft_tokens += q.draft_tokens;
     }
     for (const ScheduledSequence& q : plan.sequences) run.pending_inputs += q.input_pending;
+    for (const EncoderInput& in : plan.encoder_inputs) {
+      (in.encode ? run.encoder_encodes : run.encoder_reads) += 1;
+      for (const ScheduledSequence& q : plan.sequences) {
+        run.chunks_inside_span += q.id == in.id && q.start_position > in.position;
+      }
+    }
     StepOutcome& outcome = outcomes[next_outcome];
     next_outcome ^= 1;
     absl::Status executed = (*executor)->Execute(plan, &outcome);
@@ -289,6 +311,9 @@ ExecutorFactory CpuExecutorFactory(TokenId stop_token,
     o.kv.max_positions = options.models[0].context_length;
     o.stop_token = stop_token;
     o.sampling = sampling;
+    o.encoder_content = [](uint64_t handle, int32_t span) -> absl::StatusOr<std::string> {
+      return PhotoContent(handle, span);
+    };
     absl::StatusOr<std::unique_ptr<CpuReferenceExecutor>> e =
         CpuReferenceExecutor::Create(o);
     if (!e.ok()) return e.status();

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,7 +44,15 @@ struct WorkloadRequest {
   // RequestSpec::kind and pooling; an embedding ignores max_new_tokens.
   RequestKind kind = RequestKind::kGenerate;
   Pooling pooling = Pooling::kLast;
+  // RequestSpec::encoder_spans; each span's content is PhotoContent(handle,
+  // span index), and its content_hash PhotoContentHash of the same.
+  std::vector<EncoderSpan> encoder_spans;
 };
+
+// The toy encoder's input for span `span_index` of the request with
+// `handle` (CpuExecutorFactory serves it), and the hash workloads give it.
+std::string PhotoContent(uint64_t handle, int32_t span_index);
+uint64_t PhotoContentHash(uint64_t handle, int32_t span_index);
 
 struct WorkloadShape {
   int32_t requests = 12;
@@ -63,6 +72,11 @@ struct WorkloadShape {
   // When > 0, every embed_every-th request is an embedding instead (mean and
   // last pooling in turn); the other requests stay as without.
   int32_t embed_every = 0;
+  // When > 0, every photo_every-th generation carries a photo: a 12-position
+  // encoder span at position 10, across the first block boundary of 16-token
+  // blocks (shorter prompts get a shorter one, none under 12 tokens), one of
+  // three photos in turn (by handle).
+  int32_t photo_every = 0;
 };
 
 // Deterministic for a given shape (own PRNG, no std distributions).
@@ -91,6 +105,11 @@ struct WorkloadRun {
   int64_t accepted_drafts = 0;
   // Overlapped planning: decodes planned before their input token was known.
   int64_t pending_inputs = 0;
+  // Encoder spans encoded, and read from the encoder cache without encoding.
+  int64_t encoder_encodes = 0;
+  int64_t encoder_reads = 0;
+  // Chunks that start inside a span (a prefix hit ending in it).
+  int64_t chunks_inside_span = 0;
 };
 
 using ExecutorFactory = std::function<absl::StatusOr<std::unique_ptr<StepExecutor>>(

@@ -228,5 +228,72 @@ TEST_CASE("No policy changes a parallel sample", "[exec][invariance][policy][sam
   }
 }
 
+
+TEST_CASE("No policy changes a photo's answer, cached or encoded", "[exec][invariance][policy][multimodal]") {
+  WorkloadShape shape;
+  shape.requests = 18;
+  shape.num_users = 2;
+  shape.num_work_classes = 2;
+  // Prompts in three groups sharing their first 24 tokens: a photo's span
+  // [10, 22) crosses the first block's end, so a hit of that block starts
+  // the next chunk inside the span, which then reads cached output.
+  shape.shared_prefix = 24;
+  shape.max_prompt = 30;
+  shape.max_new_tokens = 30;
+  shape.arrival_spread = 30;
+  shape.seed = 21;
+  shape.photo_every = 2;
+  const std::vector<testing::WorkloadRequest> w = RandomWorkload(shape);
+  int32_t photos = 0;
+  for (const testing::WorkloadRequest& r : w) photos += !r.encoder_spans.empty();
+  REQUIRE(photos == 9);
+  const auto alone = testing::RunEachAlone(PolicyOptions(PreemptionMode::kRecompute), w,
+                                           testing::CpuExecutorFactory());
+  REQUIRE(alone.ok());
+  // The encoder matters: the same prompt tokens with another photo answer
+  // differently (else equal tokens would prove nothing).
+  {
+    testing::WorkloadRequest a = w[1];
+    a.max_new_tokens = 20;
+    testing::WorkloadRequest b = a;
+    b.handle = a.handle + 1;
+    b.encoder_spans[0].content_hash = testing::PhotoContentHash(b.handle, 0);
+    const auto both = testing::RunEachAlone(PolicyOptions(PreemptionMode::kRecompute), {a, b},
+                                            testing::CpuExecutorFactory());
+    REQUIRE(both.ok());
+    CHECK(both->tokens[0] != both->tokens[1]);
+  }
+  const PreemptionMode mode = GENERATE(PreemptionMode::kRecompute, PreemptionMode::kSwap);
+  const bool overlap = GENERATE(false, true);
+  SchedulerOptions o = PolicyOptions(mode);
+  o.overlap_planning = overlap;
+  o.encoder_cache_tokens = 36;  // three photos
+  PolicyConfig config;
+  config.vtc.preempt_for_admission = true;
+  config.mlfq.base_quantum = 4.0;
+  config.mlfq.num_levels = 4;
+  for (std::string_view name : KnownPolicyNames()) {
+    INFO(absl::StrFormat("policy %s, %s preemption, overlap %s", name,
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
+                         overlap ? "on" : "off"));
+    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
+    REQUIRE(factory.ok());
+    o.policy_factory = *factory;
+    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, testing::CpuExecutorFactory());
+    INFO(run.status().ToString());
+    REQUIRE(run.ok());
+    for (size_t i = 0; i < w.size(); ++i) {
+      INFO("request " << i);
+      CHECK(run->results[i].phase == RequestPhase::kFinished);
+      CHECK(run->tokens[i] == alone->tokens[i]);
+    }
+    // Both paths ran: outputs encoded, and outputs read from the cache,
+    // some by chunks starting inside their span.
+    CHECK(run->encoder_encodes > 0);
+    CHECK(run->encoder_reads > 0);
+    CHECK(run->chunks_inside_span > 0);
+  }
+}
+
 }  // namespace
 }  // namespace hearth

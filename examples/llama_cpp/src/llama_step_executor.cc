@@ -103,6 +103,15 @@ absl::Status LlamaStepExecutor::Admit(const StepPlan& plan, const ScheduledSeque
     return absl::OkStatus();
   }
   if (absl::Status tokens = CheckTokens(s); !tokens.ok()) return tokens;
+  // No encoder here: a photo's positions would be computed from its
+  // placeholder ids, a wrong answer given as a right one.
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    if (in.id == s.id) {
+      return absl::UnimplementedError(
+          "this llama.cpp engine runs no encoder (RequestSpec::encoder_spans, a photo's "
+          "tokens) yet; the CPU reference executor does");
+    }
+  }
   auto it = slots_.find(s.id);
   if (auto failed = swap_errors_.find(s.id); failed != swap_errors_.end() && it == slots_.end()) {
     return absl::FailedPreconditionError(failed->second);

@@ -191,7 +191,8 @@ HEARTH_C_API hearth_status hearth_options_new(hearth_options** out,
  *   "max_pending_requests", "max_pending_bytes", "reserved_pending_share",
  *   "max_intake_per_plan", "max_label_bytes", "max_arrival_lead_s",
  *   "workflow_retention_s", "max_batched_tokens", "max_running",
- *   "max_prefill_chunk_tokens", "max_admission_declines",
+ *   "max_prefill_chunk_tokens", "max_encoder_tokens_per_step",
+ *   "encoder_cache_tokens", "max_admission_declines",
  *   "max_draft_tokens" (speculative decoding, 0 .. 8), "max_out_of_kv_reports",
  *   "overlap_planning" (true: plan step N+1 while step N runs)
  *   "metrics": {"enabled", "prefill_weight", "decode_weight", "max_gap_users"}
@@ -267,6 +268,17 @@ HEARTH_C_API void hearth_scheduler_free(hearth_scheduler* scheduler);
  * compiling against this header (ctypes, a foreign struct) must match the
  * header of the library it loads (hearth_version()); the Python package
  * does. */
+/* One encoder span of a multimodal prompt (EncoderSpan in
+ * hearth/request/request_spec.h): positions [position, position + length)
+ * computed by the engine's encoder from the content the host holds (by
+ * handle and the span's index); content_hash tells contents apart in the
+ * prefix and encoder caches. */
+typedef struct hearth_encoder_span {
+  int32_t position;
+  int32_t length;
+  uint64_t content_hash;
+} hearth_encoder_span;
+
 typedef struct hearth_request {
   /* Names from the options; NULL means the first configured one. */
   const char* user;
@@ -339,6 +351,10 @@ typedef struct hearth_request {
    * Sample 0 computes the prompt and the others reuse its cached blocks;
    * hearth_scheduler_cancel of any sample cancels all. */
   int32_t num_samples;
+  /* Multimodal prompts (RequestSpec::encoder_spans): sorted, disjoint spans
+   * within the prompt, at most 64; NULL and 0 for none. Copied at submit. */
+  const hearth_encoder_span* encoder_spans;
+  size_t num_encoder_spans;
 } hearth_request;
 
 #define HEARTH_KIND_GENERATE 0
@@ -456,9 +472,11 @@ typedef struct hearth_sequence {
  * drop engine-side state of those requests (a swap preemption's blocks are
  * still read by 2); 2. swap-outs (device -> host); 3. swap-ins (host ->
  * device); 4. copy-on-writes (device -> device); 5. model commands, in list
- * order (an unload frees the memory of the loads after it); then it runs
- * the sequences. An empty plan is completed like any other; voided
- * (overlap) is read last, just before complete. */
+ * order (an unload frees the memory of the loads after it); 6. encoder
+ * frees, then the encoder inputs with kind 1 (the encoder writes entries
+ * the frees may just have given back); then it runs the sequences. An
+ * empty plan is completed like any other; voided (overlap) is read last,
+ * just before complete. */
 typedef enum hearth_plan_list {
   HEARTH_PLAN_SEQUENCES = 0,
   HEARTH_PLAN_PREEMPTED = 1,
@@ -472,7 +490,16 @@ typedef enum hearth_plan_list {
    * only for the id and the accepted drafts' count. Final when this plan
    * is completed: read it just
    * before hearth_scheduler_complete. */
-  HEARTH_PLAN_VOIDED = 7
+  HEARTH_PLAN_VOIDED = 7,
+  /* Multimodal prompts (StepPlan::encoder_inputs): every encoder span this
+   * step's sequences compute; the model reads encoder cache entry `source`
+   * at the span's positions, after encoding into it first when kind is 1.
+   * A sequence reading an entry the engine holds no output in must fail
+   * (its outcome's error). */
+  HEARTH_PLAN_ENCODER_INPUTS = 8,
+  /* Encoder cache entries (`source`) the engine frees before this step's
+   * encodes (StepPlan::encoder_frees). */
+  HEARTH_PLAN_ENCODER_FREES = 9
 } hearth_plan_list;
 
 /* Entries in one list (0 for a NULL plan or an unknown list). */
@@ -507,9 +534,12 @@ HEARTH_C_API int32_t hearth_plan_sequence_input_pending(const hearth_plan* plan,
 HEARTH_C_API uint32_t hearth_plan_sequence_flags(const hearth_plan* plan, size_t index);
 
 /* An entry of PREEMPTED, RELEASED, SWAP_OUT, SWAP_IN, COPY_ON_WRITE,
- * MODEL_COMMANDS or VOIDED. id: the request (0 for model commands). kind: for
- * PREEMPTED 0 = recompute, 1 = swap; for MODEL_COMMANDS 0 = load,
- * 1 = unload; else 0. source/target: the copy's blocks (swap_out: device ->
+ * MODEL_COMMANDS, VOIDED, ENCODER_INPUTS or ENCODER_FREES. id: the request (0
+ * for model commands and encoder frees). kind: for PREEMPTED 0 = recompute,
+ * 1 = swap; for MODEL_COMMANDS 0 = load, 1 = unload; for ENCODER_INPUTS
+ * 1 = encode first, 0 = already held; else 0. For ENCODER_INPUTS and
+ * ENCODER_FREES source is the encoder cache entry, and for ENCODER_INPUTS
+ * target is the span's index in hearth_request.encoder_spans. source/target: the copy's blocks (swap_out: device ->
  * host; swap_in: host -> device; copy_on_write: device -> device); for
  * MODEL_COMMANDS source is the model index; for PREEMPTED source is the
  * cause (0 = the scheduler's, 1 = the engine's out-of-KV report, 2 = a retry
@@ -594,6 +624,13 @@ typedef struct hearth_plan_arrays {
   const hearth_plan_entry* copy_on_write;
   size_t num_model_commands;
   const hearth_plan_entry* model_commands;
+  /* Multimodal prompts: ENCODER_INPUTS and ENCODER_FREES, and the span
+   * positions this step encodes (StepPlan::num_encoder_tokens). */
+  size_t num_encoder_inputs;
+  const hearth_plan_entry* encoder_inputs;
+  size_t num_encoder_frees;
+  const hearth_plan_entry* encoder_frees;
+  int32_t num_encoder_tokens;
 } hearth_plan_arrays;
 
 /* Fills *out (its first `out_size` bytes; pass sizeof(hearth_plan_arrays))

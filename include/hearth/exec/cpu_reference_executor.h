@@ -37,6 +37,17 @@
 // position order, a vector is the same alone, batched with generation, or
 // chunked any way.
 //
+// Multimodal prompts (StepPlan::encoder_inputs): a toy encoder turns a
+// span's content (its bytes, from CpuReferenceExecutorOptions::
+// encoder_content) into one embedding row per span position, a fixed
+// function of the bytes and the offset (values in [-0.5, 0.5]); the model
+// reads those rows at the span's positions instead of token embeddings. It
+// keeps outputs by encoder cache entry as the plan says (encoder_frees
+// first, then the encodes), so a span reused from the cache and one
+// encoded again give the same tokens. A sequence reading an entry it holds
+// no output in (its content could not be had, or the entry was never
+// encoded) fails alone.
+//
 // The executor needs token ids: requests must be submitted with
 // RequestSpec::prompt_token_ids, so that ScheduledSequence::token_ids is
 // filled. A sequence without them fails (SequenceOutcome::error).
@@ -65,6 +76,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -103,6 +115,11 @@ struct CpuReferenceExecutorOptions {
   // samples, whose handles are handle + k, can differ); called on the
   // engine thread for every sampled sequence. Empty: greedy for all.
   std::function<SamplingParams(uint64_t handle)> sampling;
+  // The content of encoder span `span_index` of the request with this
+  // RequestSpec::handle (e.g. an image's bytes), for the toy encoder; an
+  // error fails the sequences that read it. Empty: every encode fails.
+  std::function<absl::StatusOr<std::string>(uint64_t handle, int32_t span_index)>
+      encoder_content;
 };
 
 class CpuReferenceExecutor : public StepExecutor {

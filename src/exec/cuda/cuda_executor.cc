@@ -449,6 +449,16 @@ absl::Status CudaExecutor::Impl::Execute(const StepPlan& plan,
         "the CUDA executor computes no embeddings (RequestKind::kEmbed) yet; the CPU "
         "reference executor and the llama.cpp engine do";
   }
+  // No encoder either: a photo's positions would be computed from its
+  // placeholder ids, a wrong answer given as a right one.
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    for (size_t i = 0; i < prepared->size(); ++i) {
+      if (plan.sequences[i].id != in.id || !(*prepared)[i].error.empty()) continue;
+      (*prepared)[i].error =
+          "the CUDA executor runs no encoder (RequestSpec::encoder_spans) yet; the CPU "
+          "reference executor does";
+    }
+  }
   const std::vector<PreparedSequence>& prep = *prepared;
   int32_t rows = 0, samples = 0;
   int64_t table_total = 0;

@@ -62,7 +62,8 @@ _FINISH_NAMES = ("none", "stop_token", "stop_string", "length", "pooled")
 _KINDS = {"generate": 0, "embed": 1}
 _POOLINGS = {"last": 0, "mean": 1}
 _LISTS = {"sequences": 0, "preempted": 1, "released": 2, "swap_out": 3, "swap_in": 4,
-          "copy_on_write": 5, "model_commands": 6, "voided": 7}
+          "copy_on_write": 5, "model_commands": 6, "voided": 7, "encoder_inputs": 8,
+          "encoder_frees": 9}
 
 _NO_REQUEST = (1 << 64) - 1  # HEARTH_NO_REQUEST
 
@@ -246,6 +247,13 @@ class Plan:
     swap_in = property(lambda self: self._list("swap_in"))
     copy_on_write = property(lambda self: self._list("copy_on_write"))
     model_commands = property(lambda self: self._list("model_commands"))
+    # Multimodal prompts: the spans this step's sequences compute (kind 1:
+    # encode into cache entry `source` first; target: the span's index in
+    # the request's encoder_spans), and the entries to free before the
+    # encodes. Applied after model_commands.
+    encoder_inputs = property(lambda self: self._list("encoder_inputs"))
+    encoder_frees = property(lambda self: self._list("encoder_frees"))
+    num_encoder_tokens = property(lambda self: self._arrays.num_encoder_tokens)
 
     def voided(self):
         """Overlapped planning: entries of this plan voided while it was
@@ -373,11 +381,13 @@ class Scheduler:
                arrival_time_s=-math.inf, deadline_s=math.inf, parent=None, ttft_slo_s=0.0,
                tpot_slo_s=0.0, handle=0, cache_scope=None, shared_prefix_tokens=0,
                shared_prefix_scope=None, cache_opt_out=False, hold=False, kind="generate",
-               pooling="last", num_samples=1):
+               pooling="last", num_samples=1, encoder_spans=()):
         """Validates and queues a request (hearth_request's fields); its id.
         kind "embed" (with max_new_tokens=0) is an embedding, pooled "last"
         or "mean"; it ends with finish_reason "pooled". num_samples=n > 1
-        queues n samples with ids id .. id + n - 1 and handles handle + k."""
+        queues n samples with ids id .. id + n - 1 and handles handle + k.
+        encoder_spans: (position, length, content_hash) per encoder span of a
+        multimodal prompt (an image's tokens), sorted and disjoint."""
         if kind not in _KINDS:
             raise HearthError("hearth_scheduler_submit", 3,
                               f"kind is {kind!r}; must be one of {sorted(_KINDS)}")
@@ -401,6 +411,12 @@ class Scheduler:
             ids = (ctypes.c_int32 * len(prompt_token_ids))(*prompt_token_ids)
             r.prompt_token_ids = ctypes.cast(ids, ctypes.POINTER(ctypes.c_int32))
             r.num_prompt_token_ids = len(prompt_token_ids)
+        spans = None
+        if encoder_spans:
+            spans = (_native.EncoderSpan * len(encoder_spans))(
+                *[_native.EncoderSpan(p, n, h) for p, n, h in encoder_spans])
+            r.encoder_spans = ctypes.cast(spans, ctypes.POINTER(_native.EncoderSpan))
+            r.num_encoder_spans = len(encoder_spans)
         request_id = ctypes.c_uint64()
         _call("hearth_scheduler_submit", self._open(), ctypes.byref(r), ctypes.byref(request_id))
         return request_id.value

@@ -22,6 +22,10 @@ def _p(t):
     return ctypes.POINTER(t)
 
 
+class EncoderSpan(ctypes.Structure):
+    _fields_ = [("position", c_int32), ("length", c_int32), ("content_hash", c_uint64)]
+
+
 class Request(ctypes.Structure):
     _fields_ = [("user", c_char_p), ("work_class", c_char_p), ("model", c_char_p),
                 ("prompt_tokens", c_int32), ("prompt_token_ids", _p(c_int32)),
@@ -31,7 +35,8 @@ class Request(ctypes.Structure):
                 ("tpot_slo_s", c_double), ("handle", c_uint64), ("cache_scope", c_char_p),
                 ("shared_prefix_tokens", c_int32), ("shared_prefix_scope", c_char_p),
                 ("cache_opt_out", c_int32), ("hold", c_int32),
-                ("kind", c_int32), ("pooling", c_int32), ("num_samples", c_int32)]
+                ("kind", c_int32), ("pooling", c_int32), ("num_samples", c_int32),
+                ("encoder_spans", _p(EncoderSpan)), ("num_encoder_spans", c_size_t)]
 
 
 class Sequence(ctypes.Structure):
@@ -62,7 +67,10 @@ class PlanArrays(ctypes.Structure):
                 ("num_swap_out", c_size_t), ("swap_out", _p(PlanEntry)),
                 ("num_swap_in", c_size_t), ("swap_in", _p(PlanEntry)),
                 ("num_copy_on_write", c_size_t), ("copy_on_write", _p(PlanEntry)),
-                ("num_model_commands", c_size_t), ("model_commands", _p(PlanEntry))]
+                ("num_model_commands", c_size_t), ("model_commands", _p(PlanEntry)),
+                ("num_encoder_inputs", c_size_t), ("encoder_inputs", _p(PlanEntry)),
+                ("num_encoder_frees", c_size_t), ("encoder_frees", _p(PlanEntry)),
+                ("num_encoder_tokens", c_int32)]
 
 
 class Result(ctypes.Structure):

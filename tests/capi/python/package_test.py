@@ -221,6 +221,16 @@ def check_errors(hearth):
             done += s.drain()
         check(sorted((r.id - first, r.handle) for r in done) == [(0, 40), (1, 41), (2, 42)],
               repr(done))
+        photo = s.submit(prompt_tokens=30, max_new_tokens=1,
+                         encoder_spans=[(4, 12, (1 << 64) - 3)])
+        inputs, done = [], []
+        while not done:
+            now += 0.02
+            plan = s.plan(now)
+            inputs += [(e.id, e.kind, e.target) for e in plan.encoder_inputs]
+            s.complete(plan, [1] * len(plan))
+            done = s.drain()
+        check(inputs == [(photo, 1, 0)], f"encoder inputs {inputs}")
 
 
 def run_readme_examples():

@@ -35,7 +35,8 @@ class Request(ctypes.Structure):
                 ("shared_prefix_tokens", ctypes.c_int32),
                 ("shared_prefix_scope", ctypes.c_char_p), ("cache_opt_out", ctypes.c_int32),
                 ("hold", ctypes.c_int32), ("kind", ctypes.c_int32),
-                ("pooling", ctypes.c_int32), ("num_samples", ctypes.c_int32)]
+                ("pooling", ctypes.c_int32), ("num_samples", ctypes.c_int32),
+                ("encoder_spans", ctypes.c_void_p), ("num_encoder_spans", ctypes.c_size_t)]
 
 
 class Metrics(ctypes.Structure):
