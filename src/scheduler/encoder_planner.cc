@@ -52,8 +52,10 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
     }
     if (stored_here) continue;
     if (entry >= 0) {
-      // Read this step, it is pinned and no longer room for others.
+      // Read this step, it is pinned and no longer room for others; with
+      // the outputs this chunk encodes it must fit the cache at once.
       if (!cache_.Pinned(entry, step_)) room -= cache_.tokens_of(entry);
+      if (room < 0) return before;
       continue;
     }
     if (s.length > budget || s.length > room) return before;

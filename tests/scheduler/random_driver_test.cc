@@ -60,6 +60,7 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.embeddings > 200);
   CHECK(total.pooled > 100);
   CHECK(total.sample_groups > 100);
+  CHECK(total.photos > 100);
 }
 
 // Residency with adapters, several bases and memory for only some of them,

@@ -103,6 +103,13 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   // Speculative decoding in a third of the seeds, from its own stream too.
   std::mt19937_64 draft_rng(seed ^ 0x2545f4914f6cdd1dULL);
   if (draft_rng() % 3 == 0) options.max_draft_tokens = Uniform(draft_rng, 1, 4);
+  // A tight encoder budget and cache in a third of the seeds, from their own
+  // stream too (the photos' spans are up to 16 positions).
+  std::mt19937_64 encoder_rng(seed ^ 0x1f83d9abfb41bd6bULL);
+  if (encoder_rng() % 3 == 0) {
+    options.max_encoder_tokens_per_step = Uniform(encoder_rng, 16, 40);
+    options.encoder_cache_tokens = Uniform(encoder_rng, 16, 64);
+  }
   // With several models, now and then the third is an adapter of the first,
   // with bounded adapter slots and adapters per step.
   std::mt19937_64 adapter_rng(seed ^ 0x94d049bb133111ebULL);
@@ -152,6 +159,11 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
   // seventh of the submissions ask for 2-4 (now and then 0 or too many).
   std::mt19937_64 sample_rng(seed ^ 0x8cb92ba72f3d8dd7ULL);
   const bool groups = sample_rng() % 2 == 0;
+  // Photos (encoder spans) in half the seeds, from their own stream too: a
+  // sixth of the submissions carry one or two spans, of four contents (so
+  // outputs and prompt blocks are reused), now and then out of the rules.
+  std::mt19937_64 photo_rng(seed ^ 0x5be0cd19137e2179ULL);
+  const bool photos = photo_rng() % 2 == 0;
   absl::flat_hash_set<RequestId> embeddings;
   // Holds (RequestSpec::hold) and their releases, from their own stream too,
   // in half the seeds (the other half's workloads stay as they were): a
@@ -281,7 +293,22 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         spec.num_samples = sample_rng() % 10 == 0 ? static_cast<int32_t>(sample_rng() % 2) * 100
                                                   : Uniform(sample_rng, 2, 4);
       }
+      if (photos && spec.prompt_tokens >= 4 && photo_rng() % 6 == 0) {
+        const int32_t n = spec.prompt_tokens;
+        const int32_t first = Uniform(photo_rng, 0, n - 2);
+        const int32_t length = Uniform(photo_rng, 1, std::min(16, n - first));
+        spec.encoder_spans.push_back({first, length, photo_rng() % 4});
+        const int32_t after = first + length;
+        if (after + 1 < n && photo_rng() % 2 == 0) {
+          const int32_t second = Uniform(photo_rng, after, n - 1);
+          spec.encoder_spans.push_back(
+              {second, Uniform(photo_rng, 1, std::min(16, n - second)), photo_rng() % 4});
+        }
+        // Now and then overlapping, or past the prompt: refused at Submit.
+        if (photo_rng() % 20 == 0) spec.encoder_spans.push_back({first, length + n, 9});
+      }
       auto id = h.Submit(spec);
+      if (id.ok() && !spec.encoder_spans.empty()) ++stats->photos;
       if (id.ok() && spec.num_samples > 1) stats->sample_groups += 1;
       if (id.ok() && spec.kind == RequestKind::kEmbed) {
         embeddings.insert(*id);

@@ -38,6 +38,8 @@ struct RandomWorkloadStats {
   int64_t embeddings = 0, pooled = 0;
   // Groups of parallel samples accepted.
   int64_t sample_groups = 0;
+  // Requests with encoder spans (photos) accepted.
+  int64_t photos = 0;
   // Overlapped planning: seeds with it, decodes planned with a pending
   // input, and plan entries voided while outstanding.
   int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
@@ -56,6 +58,7 @@ struct RandomWorkloadStats {
     held += o.held; releases += o.releases;
     embeddings += o.embeddings; pooled += o.pooled;
     sample_groups += o.sample_groups;
+    photos += o.photos;
   }
 };
 
