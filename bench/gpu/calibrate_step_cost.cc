@@ -169,7 +169,10 @@ absl::StatusOr<Timings> TimeGrid(CudaExecutor& e, const CudaExecutorOptions& o,
       if (rep > 0) times.push_back(*t);  // the first is a warm-up
     }
     std::sort(times.begin(), times.end());
-    StepCostSample s{double(c.prefill), double(c.decodes), double(c.Tokens()), times[1]};
+    StepCostSample s{.prefill_tokens = double(c.prefill),
+                     .decode_seqs = double(c.decodes),
+                     .kv_context = double(c.Tokens()),
+                     .seconds = times[1]};
     // A quarter of the compositions, picked by a hash of the index so that
     // every region of the grid has some, is held out of the fit.
     const bool heldout = ((i * 2654435761ull) >> 7) % 4 == 0;

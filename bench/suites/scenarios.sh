@@ -6,4 +6,5 @@ suite_scenarios=(household_evening_50 household_evening_90 household_evening_120
                  azure_conv_4090 azure_code_4090 servegen_multitenant agent_heavy_day
                  agent_batch flood_baseline flood flood_host_tier_baseline flood_host_tier
                  mooncake_prefix_4090 servegen_datasets sharegpt_poisson_4090 burstgpt_4090
-                 jsonl_household_4090 vtc_overload household_embedding)
+                 jsonl_household_4090 vtc_overload household_embedding
+                 household_multimodal)

@@ -15,12 +15,13 @@ namespace hearth::exec_internal {
 namespace {
 
 // The fit's columns: the intercept (c0), or one indicator per token-count
-// bucket, then P, P^2, D, K and T x K.
+// bucket, then P, P^2, D, K, T x K and E.
 class Terms {
  public:
   explicit Terms(int buckets) : buckets_(buckets) {}
   int intercepts() const { return buckets_ > 0 ? buckets_ : 1; }
-  int size() const { return intercepts() + 5; }
+  int size() const { return intercepts() + kSlopes; }
+  static constexpr int kSlopes = 6;
   void Fill(const StepCostSample& s, std::vector<double>& f) const {
     f.assign(static_cast<size_t>(size()), 0.0);
     if (buckets_ > 0) {
@@ -35,6 +36,7 @@ class Terms {
     f[k + 2] = s.decode_seqs;
     f[k + 3] = s.kv_context;
     f[k + 4] = (s.prefill_tokens + s.decode_seqs) * s.kv_context;
+    f[k + 5] = s.encoder_tokens;
   }
 
  private:
@@ -134,11 +136,11 @@ absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples
   for (size_t i = 0; i < samples.size(); ++i) {
     const StepCostSample& s = samples[i];
     if (!(s.seconds > 0) || !std::isfinite(s.seconds) || s.prefill_tokens < 0 ||
-        s.decode_seqs < 0 || s.kv_context < 0) {
+        s.decode_seqs < 0 || s.kv_context < 0 || !(s.encoder_tokens >= 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "FitStepCost: sample %d has seconds %g, P %g, D %g, K %g (allowed: "
+          "FitStepCost: sample %d has seconds %g, P %g, D %g, K %g, E %g (allowed: "
           "seconds finite and > 0, counts >= 0)",
-          i, s.seconds, s.prefill_tokens, s.decode_seqs, s.kv_context));
+          i, s.seconds, s.prefill_tokens, s.decode_seqs, s.kv_context, s.encoder_tokens));
     }
   }
   // Terms no sample exercises stay at 0 instead of making the system
@@ -175,7 +177,9 @@ absl::StatusOr<StepCostFit> FitStepCost(absl::Span<const StepCostSample> samples
       } else {
         fit.c[0] = c[0];
       }
-      for (int j = 0; j < 5; ++j) fit.c[static_cast<size_t>(j + 1)] = c[static_cast<size_t>(k + j)];
+      for (int j = 0; j < Terms::kSlopes; ++j) {
+        fit.c[static_cast<size_t>(j + 1)] = c[static_cast<size_t>(k + j)];
+      }
       return fit;
     }
     active[static_cast<size_t>(worst)] = false;
@@ -209,12 +213,12 @@ std::string FormatStepCostProfile(const StepCostFit& fit, const ProfileInfo& inf
   absl::StrAppend(&t, "[fitted]\n");
   absl::StrAppend(&t, "gpu = ", quoted(info.gpu), "\n");
   absl::StrAppend(&t, "model = ", quoted(info.model), "\n");
-  static constexpr const char* kNames[6] = {"c0", "c1", "c2", "c3", "c4", "c5"};
-  static constexpr const char* kUnits[6] = {
+  static constexpr const char* kNames[7] = {"c0", "c1", "c2", "c3", "c4", "c5", "c6"};
+  static constexpr const char* kUnits[7] = {
       "s per iteration", "s per prefill token", "s per prefill token squared",
       "s per decode sequence", "s per token of KV context",
-      "s per computed token x token of KV context"};
-  for (int j = 0; j < 6; ++j) {
+      "s per computed token x token of KV context", "s per encoder position"};
+  for (int j = 0; j < 7; ++j) {
     absl::StrAppend(&t, absl::StrFormat("%s = %.6e  # %s\n", kNames[j], fit.c[j], kUnits[j]));
   }
   if (!fit.base_by_tokens.empty()) {

@@ -2,9 +2,11 @@
 //
 // Fits the simulator's per-iteration cost model (hearth/sim/fitted_cost_model.h)
 //   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K + c5 * T * K
+//          + c6 * E
 // to measured steps (P prefill tokens, D decode sequences, K total KV context
 // = sum over sequences of start_position + num_tokens, T = P + D tokens the
-// step computes), and writes the profile file the simulator loads. c5 is
+// step computes, E positions its encoder computes for photos; samples
+// without encoder work leave c6 at 0), and writes the profile file the simulator loads. c5 is
 // attention over the whole cache span: llama.cpp's unified KV cache has
 // every token of a batch attend over all cells in use, other sequences'
 // masked, so a step costs T x K there; a paged engine's fit leaves it ~0. With
@@ -35,11 +37,12 @@ struct StepCostSample {
   double decode_seqs = 0;     // D
   double kv_context = 0;      // K
   double seconds = 0;         // measured, > 0
+  double encoder_tokens = 0;  // E
 };
 
 struct StepCostFit {
-  // c0..c5, all >= 0.
-  std::array<double, 6> c = {0, 0, 0, 0, 0, 0};
+  // c0..c6, all >= 0.
+  std::array<double, 7> c = {0, 0, 0, 0, 0, 0, 0};
   // base[T] by token count (FittedCoefficients::base_by_tokens); empty when
   // not fitted.
   std::vector<double> base_by_tokens;
@@ -51,7 +54,8 @@ struct StepCostFit {
   double Predict(const StepCostSample& s) const {
     return c[0] + Base(s) + c[1] * s.prefill_tokens +
            c[2] * s.prefill_tokens * s.prefill_tokens + c[3] * s.decode_seqs +
-           c[4] * s.kv_context + c[5] * (s.prefill_tokens + s.decode_seqs) * s.kv_context;
+           c[4] * s.kv_context + c[5] * (s.prefill_tokens + s.decode_seqs) * s.kv_context +
+           c[6] * s.encoder_tokens;
   }
 };
 

@@ -20,7 +20,8 @@ constexpr size_t kMaxBaseByTokens = 256;
 absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::Create(
     const FittedCoefficients& c) {
   const std::pair<const char*, double> all[] = {
-      {"c0", c.c0}, {"c1", c.c1}, {"c2", c.c2}, {"c3", c.c3}, {"c4", c.c4}, {"c5", c.c5}};
+      {"c0", c.c0}, {"c1", c.c1}, {"c2", c.c2}, {"c3", c.c3}, {"c4", c.c4}, {"c5", c.c5},
+      {"c6", c.c6}};
   for (const auto& [name, v] : all) {
     if (!(v >= 0) || !std::isfinite(v)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -68,7 +69,7 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
   }
   HEARTH_RETURN_IF_ERROR(internal::CheckKeys(
       *t,
-      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "c5", "base_by_tokens",
+      {"gpu", "model", "c0", "c1", "c2", "c3", "c4", "c5", "c6", "base_by_tokens",
        "host_link_bandwidth", "memory_bandwidth"},
       file, "fitted"));
   FittedCoefficients c;
@@ -86,6 +87,10 @@ absl::StatusOr<std::unique_ptr<FittedCostModel>> FittedCostModel::ParseProfile(
   HEARTH_ASSIGN_OR_RETURN(c.c5, internal::GetNumber(*t, "c5", file, "fitted", 0.0));
   if (!(c.c5 >= 0) || !std::isfinite(c.c5)) {
     return internal::TomlError(file, t->get("c5")->source(), "fitted.c5", "must be finite and >= 0");
+  }
+  HEARTH_ASSIGN_OR_RETURN(c.c6, internal::GetNumber(*t, "c6", file, "fitted", 0.0));
+  if (!(c.c6 >= 0) || !std::isfinite(c.c6)) {
+    return internal::TomlError(file, t->get("c6")->source(), "fitted.c6", "must be finite and >= 0");
   }
   if (const toml::node* node = t->get("base_by_tokens"); node != nullptr) {
     const toml::array* list = node->as_array();
@@ -139,7 +144,7 @@ absl::Duration FittedCostModel::StepTime(const StepWork& work) const {
     }
     seconds = c_.c0 + c_.c1 * prefill + c_.c2 * prefill * prefill +
               c_.c3 * decodes + c_.c4 * context +
-              c_.c5 * static_cast<double>(tokens) * context;
+              c_.c5 * static_cast<double>(tokens) * context + c_.c6 * work.encoder_tokens;
     if (const std::vector<double>& base = c_.base_by_tokens; !base.empty()) {
       seconds += base[std::min(std::max<size_t>(tokens, 1), base.size()) - 1];
     }
@@ -155,6 +160,7 @@ std::string FittedCostModel::Describe() const {
       "fitted %s / %s: %.3g + %.3g*P + %.3g*P^2 + %.3g*D + %.3g*K + %.3g*T*K s",
       c_.gpu.empty() ? "?" : c_.gpu, c_.model.empty() ? "?" : c_.model, c_.c0,
       c_.c1, c_.c2, c_.c3, c_.c4, c_.c5);
+  if (c_.c6 > 0) absl::StrAppend(&d, absl::StrFormat(" + %.3g*E", c_.c6));
   if (!c_.base_by_tokens.empty()) {
     absl::StrAppend(&d, absl::StrFormat(" + base[T] (%d token counts)", c_.base_by_tokens.size()));
   }

@@ -83,18 +83,27 @@ void EmitSession(const HouseholdClassLoad& c, uint32_t user, double start,
   const int32_t calls =
       static_cast<int32_t>(rng.UniformInt(c.calls_min, c.calls_max));
   int32_t history = 0;
+  // The session's photo, once shown: kept in the history it travels in.
+  std::vector<EncoderSpan> spans;
   for (int32_t k = 0; k < calls; ++k) {
     SimRequest r;
     r.user = user;
     r.work_class = c.work_class;
-    const int32_t fresh = internal::SampleLength(c.prompt, rng);
+    const int32_t photo = k == 0 ? c.photo_tokens : 0;
+    const int32_t fresh = internal::SampleLength(c.prompt, rng) + photo;
     r.output_tokens = internal::SampleLength(c.output, rng);
     int64_t prompt = int64_t{history} + fresh;
     if (prompt > c.max_prompt_tokens) {
       // Too long: the client drops the history and starts afresh.
       prompt = std::min<int64_t>(fresh, c.max_prompt_tokens);
       history = 0;
+      spans.clear();
     }
+    if (photo > 0 && history + photo <= prompt) {
+      spans.push_back({history, photo,
+                       (static_cast<uint64_t>(session) << 20) ^ (uint64_t{user} << 8) ^ 0x9f0u});
+    }
+    r.encoder_spans = spans;
     r.prompt_tokens = static_cast<int32_t>(prompt);
     r.label = absl::StrCat(c.name, ":", session, ".", k);
     r.kind = c.kind;
@@ -107,6 +116,7 @@ void EmitSession(const HouseholdClassLoad& c, uint32_t user, double start,
       r.shared_prefix_tokens = std::min(history, r.prompt_tokens);
     }
     history = c.carry_history ? r.prompt_tokens + r.output_tokens : 0;
+    if (!c.carry_history) spans.clear();
     w.requests.push_back(std::move(r));
   }
 }
@@ -278,6 +288,21 @@ HouseholdClassLoad EmbeddingJob(uint32_t work_class) {
   c.follow_diurnal = false;
   c.kind = RequestKind::kEmbed;
   c.pooling = Pooling::kMean;
+  return c;
+}
+
+HouseholdClassLoad PhotoAnalysis(uint32_t work_class) {
+  using L = LengthDistribution;
+  HouseholdClassLoad c;
+  c.name = "photo";
+  c.work_class = work_class;
+  c.sessions_per_hour = 1.5;
+  c.calls_min = 1;
+  c.calls_max = 3;
+  c.prompt = L::Uniform(12, 60);
+  c.output = L::LogNormal(120, 0.5, 16, 400);
+  c.think_seconds = L::Uniform(5, 20);
+  c.photo_tokens = 576;
   return c;
 }
 

@@ -35,6 +35,9 @@ absl::StatusOr<std::unique_ptr<RooflineCostModel>> RooflineCostModel::Create(
     return absl::InvalidArgumentError(
         "RooflineOptions.step_overhead must be finite and >= 0");
   }
+  if (!(options.encoder_params >= 0) || !std::isfinite(options.encoder_params)) {
+    return absl::InvalidArgumentError("RooflineOptions.encoder_params must be finite and >= 0");
+  }
   if (!(options.host_link_bandwidth > 0)) {
     return absl::InvalidArgumentError(
         "RooflineOptions.host_link_bandwidth must be > 0");
@@ -55,7 +58,7 @@ double RooflineCostModel::Flops(const StepWork& work) const {
     const double n = s.tokens;
     flops += gemm * n + attn * (n * s.context + n * (n + 1) / 2);
   }
-  return flops;
+  return flops + 2.0 * options_.encoder_params * work.encoder_tokens;
 }
 
 double RooflineCostModel::Bytes(const StepWork& work) const {
@@ -65,6 +68,7 @@ double RooflineCostModel::Bytes(const StepWork& work) const {
   for (const SequenceWork& s : work.sequences) {
     bytes += kv * (static_cast<double>(s.context) + s.tokens);
   }
+  if (work.encoder_tokens > 0) bytes += options_.encoder_params * model_.dtype_bytes;
   return bytes;
 }
 

@@ -68,7 +68,8 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
   // Which scenario class plays each household role.
   HEARTH_ASSIGN_OR_RETURN(const toml::table* roles, r.Table(w, "classes", kPath));
   HEARTH_RETURN_IF_ERROR(CheckKeys(*roles,
-                                   {"voice", "chat", "documents", "agent", "nightly", "embedding"},
+                                   {"voice", "chat", "documents", "agent", "nightly", "embedding",
+                                    "photo"},
                                    r.file(), "workload.classes"));
   uint32_t ids[5] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass};
   const char* role_names[5] = {"voice", "chat", "documents", "agent", "nightly"};
@@ -85,6 +86,11 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
                             ClassAt(r, *roles, "embedding", "workload.classes", s));
     d.classes.push_back(EmbeddingJob(embedding));
   }
+  // Questions about photos (PhotoAnalysis): encoder work beside the text.
+  if (roles->get("photo") != nullptr) {
+    HEARTH_ASSIGN_OR_RETURN(uint32_t photo, ClassAt(r, *roles, "photo", "workload.classes", s));
+    d.classes.push_back(PhotoAnalysis(photo));
+  }
   if (d.classes.empty()) {
     return r.Error(w, "workload.classes", "map at least one household role to a class");
   }
@@ -92,7 +98,8 @@ absl::Status ParseHousehold(const ScenarioReader& r, const toml::table& w,
   // Optional per-role overrides of the session rate.
   HEARTH_ASSIGN_OR_RETURN(const toml::table* rates, r.Table(w, "sessions_per_hour", kPath));
   HEARTH_RETURN_IF_ERROR(CheckKeys(*rates,
-                                   {"voice", "chat", "documents", "agent", "nightly", "embedding"},
+                                   {"voice", "chat", "documents", "agent", "nightly", "embedding",
+                                    "photo"},
                                    r.file(), "workload.sessions_per_hour"));
   for (HouseholdClassLoad& c : h.classes) {
     if (rates->get(c.name) == nullptr) continue;

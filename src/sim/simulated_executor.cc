@@ -50,6 +50,7 @@ absl::Status SimulatedExecutor::Execute(const StepPlan& plan,
       block_bytes_;
   work.device_copy_bytes =
       static_cast<int64_t>(plan.copy_on_write.size()) * block_bytes_;
+  work.encoder_tokens = plan.num_encoder_tokens;
   last_step_time_ = cost_->StepTime(work);
   outcome->completed_at = plan.now + last_step_time_;
   return absl::OkStatus();

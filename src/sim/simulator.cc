@@ -320,6 +320,7 @@ void SimulationRun::Submit(int32_t index, absl::Time arrival) {
   spec.max_new_tokens = std::max(1, std::min(cap, context_ - r.prompt_tokens));
   spec.kind = r.kind;
   spec.pooling = r.pooling;
+  spec.encoder_spans = r.encoder_spans;
   if (r.kind == RequestKind::kEmbed) spec.max_new_tokens = 0;
   spec.arrival_time = arrival;
   spec.label = r.label;

@@ -43,6 +43,41 @@ TEST_CASE("The fit recovers exact coefficients", "[exec][calibration]") {
   CHECK(FitError(*fit, samples).max < 1e-9);
 }
 
+TEST_CASE("The fit learns what a photo's encoding costs, and nothing without photos",
+          "[exec][calibration][multimodal]") {
+  StepCostFit truth;
+  truth.c = {5e-3, 1.1e-4, 2e-9, 4e-5, 1.3e-7, 0, 3e-5};
+  std::vector<StepCostSample> samples = Grid(truth, 0.0);
+  absl::StatusOr<StepCostFit> text_only = FitStepCost(samples);
+  REQUIRE(text_only.ok());
+  CHECK(text_only->c[6] == 0.0);
+  // Steps that also encode photos of 576 positions, one or two at a time.
+  for (StepCostSample s : Grid(truth, 0.0)) {
+    for (double e : {576.0, 1152.0}) {
+      s.encoder_tokens = e;
+      s.seconds = truth.Predict(s);
+      samples.push_back(s);
+    }
+  }
+  absl::StatusOr<StepCostFit> fit = FitStepCost(samples);
+  REQUIRE(fit.ok());
+  CHECK(fit->c[6] == Approx(truth.c[6]).epsilon(1e-6));
+  CHECK(fit->c[1] == Approx(truth.c[1]).epsilon(1e-6));
+  CHECK(FitError(*fit, samples).max < 1e-9);
+#ifdef HEARTH_EXEC_TESTS_HAVE_SIM
+  // The profile carries it, and the simulator prices it as the fit does.
+  auto model = FittedCostModel::ParseProfile(FormatStepCostProfile(*fit, {}), "photos.toml");
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  CHECK((*model)->coefficients().c6 == Approx(truth.c[6]).epsilon(1e-6));
+  const std::vector<SequenceWork> work = {{0, 600, false}};
+  const double with = absl::ToDoubleSeconds(
+      (*model)->StepTime({.sequences = work, .encoder_tokens = 576}));
+  const double without = absl::ToDoubleSeconds((*model)->StepTime({.sequences = work}));
+  CHECK(with - without == Approx(576 * truth.c[6]).epsilon(1e-4));
+#endif
+}
+
 TEST_CASE("Noisy data fits within the noise, coefficients stay >= 0",
           "[exec][calibration]") {
   StepCostFit truth;

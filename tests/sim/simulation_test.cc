@@ -165,5 +165,64 @@ TEST_CASE("the household's embedding job runs as embeddings beside the chat", "[
   CHECK(r->report.total.finished == r->report.total.arrived);
 }
 
+// Counts the encoder work the simulated engine is asked to price.
+class EncoderCountingCost : public StepCostModel {
+ public:
+  absl::Duration StepTime(const StepWork& work) const override {
+    encoded_ += work.encoder_tokens;
+    // Empty steps cost nothing (the simulator then skips to the next event).
+    return work.sequences.empty() ? absl::ZeroDuration() : absl::Milliseconds(20);
+  }
+  std::string Describe() const override { return "flat 20 ms a step, counting encoder work"; }
+  int64_t encoded() const { return encoded_; }
+
+ private:
+  mutable int64_t encoded_ = 0;
+};
+
+TEST_CASE("photo questions carry their photo as an encoder span, priced where it is encoded",
+          "[sim][multimodal]") {
+  EncoderCountingCost cost;
+  SimulationOptions o = HouseOptions(&cost);
+  o.record_timeline = false;
+  o.scheduler.work_classes.push_back({.name = "photo"});
+  HouseholdOptions h = DefaultHousehold(3, 0, 1, kNoClass, kNoClass, kNoClass);
+  h.classes.push_back(PhotoAnalysis(5));
+  h.duration = absl::Hours(2);
+  h.start_time_of_day = absl::Hours(19);
+  h.seed = 7;
+  const Workload w = *GenerateHousehold(h);
+  int64_t sessions = 0, follow_ups = 0;
+  for (const SimRequest& r : w.requests) {
+    if (r.work_class != 5) {
+      CHECK(r.encoder_spans.empty());
+      continue;
+    }
+    REQUIRE(r.encoder_spans.size() == 1);
+    const EncoderSpan& photo = r.encoder_spans[0];
+    CHECK(photo.position == 0);
+    CHECK(photo.length == 576);
+    if (r.parent < 0) {
+      ++sessions;
+    } else {
+      // A follow-up resends the photo in its history, with the same content.
+      ++follow_ups;
+      CHECK(r.shared_prefix_tokens >= 576);
+      CHECK(w.requests[static_cast<size_t>(r.parent)].encoder_spans[0].content_hash ==
+            photo.content_hash);
+    }
+  }
+  REQUIRE(sessions > 5);
+  REQUIRE(follow_ups > 0);
+  auto r = RunSimulation(w, o);
+  REQUIRE(r.ok());
+  CHECK(r->report.total.finished == r->report.total.arrived);
+  CHECK(r->report.classes[5].finished == static_cast<uint64_t>(sessions + follow_ups));
+  // Every photo is encoded at least once; follow-ups that find its blocks
+  // cached encode nothing.
+  CHECK(cost.encoded() >= 576 * sessions);
+  CHECK(cost.encoded() <= 576 * (sessions + follow_ups));
+}
+
 }  // namespace
 }  // namespace hearth

@@ -39,6 +39,10 @@ struct StepWork {
   int64_t host_copy_bytes = 0;
   // Bytes copied device to device (copy-on-write).
   int64_t device_copy_bytes = 0;
+  // Encoder positions computed this step (StepPlan::num_encoder_tokens: a
+  // photo's patches run through the vision encoder before the LLM reads
+  // them). Embeddings need no term of their own: they are prefill chunks.
+  int32_t encoder_tokens = 0;
 };
 
 class StepCostModel {

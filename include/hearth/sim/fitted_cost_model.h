@@ -4,8 +4,10 @@
 // measurements, in the style of DistServe's and Vidur's step-time models:
 //
 //   time = c0 + base[T] + c1 * P + c2 * P^2 + c3 * D + c4 * K + c5 * T * K
+//          + c6 * E
 //
-// where P is the step's total prefill tokens (prompt chunks and recomputes),
+// where E is the positions the step's encoder computes (photos'
+// patches: StepWork::encoder_tokens), P is the step's total prefill tokens (prompt chunks and recomputes),
 // D the number of decode sequences, K the total KV context the step touches
 // (sum over sequences of context + tokens) and T the tokens the step
 // computes. c5 (optional, 0 without it) prices attention over the whole
@@ -29,6 +31,7 @@
 //   c3 = 4.0e-5                   # per decode sequence
 //   c4 = 1.3e-7                   # per token of KV context
 //   c5 = 0                        # optional, per token x KV context token
+//   c6 = 0                        # optional, per encoder position
 //   base_by_tokens = [3.4e-3, 1.1e-2]   # optional, per iteration by T
 //   host_link_bandwidth = 25e9    # optional, bytes/s, for swaps
 //   memory_bandwidth = 1.008e12   # optional, bytes/s, for copy-on-write
@@ -60,6 +63,7 @@ struct FittedCoefficients {
   double c3 = 0;  // s per decode sequence
   double c4 = 0;  // s per KV context token
   double c5 = 0;  // s per computed token x KV context token
+  double c6 = 0;  // s per encoder position
   // s per iteration by tokens computed (see the file comment); empty: none.
   std::vector<double> base_by_tokens;
   double host_link_bandwidth = 25e9;

@@ -7,7 +7,8 @@
 //   documents    summaries of 8k-32k-token prompts;
 //   agents       chains of calls, each prompt extending the last;
 //   nightly      maintenance batch jobs in a time window;
-//   embedding    the search index's passages (EmbeddingJob), any time.
+//   embedding    the search index's passages (EmbeddingJob), any time;
+//   photo        questions about a photo (PhotoAnalysis), in the evening.
 // Sessions (chains of dependent calls) start as a non-homogeneous Poisson
 // process: rate = sessions_per_hour x member activity x load_scale x the
 // diurnal multiplier of the hour x the class's active window. Later calls of
@@ -76,6 +77,11 @@ struct HouseholdClassLoad {
   // Embeddings (RequestKind::kEmbed, `output` unused) or generations.
   RequestKind kind = RequestKind::kGenerate;
   Pooling pooling = Pooling::kLast;
+  // > 0: each session's first call starts its new prompt with a photo of
+  // this many encoder positions (an encoder span, content new to the
+  // session); later calls carry it in their history, so they reuse its
+  // blocks through the prefix cache instead of encoding it again.
+  int32_t photo_tokens = 0;
 };
 
 struct HouseholdOptions {
@@ -115,6 +121,12 @@ HouseholdOptions DefaultHousehold(int num_members, uint32_t voice, uint32_t chat
 // hour at any time of day (not following the diurnal curve: indexing
 // follows what was added). Members: the first.
 HouseholdClassLoad EmbeddingJob(uint32_t work_class);
+
+// Questions about a photo, as class `work_class`: a member shares a picture
+// (576 encoder positions: LLaVA-1.5's CLIP ViT-L/14 at 336 px) with a short
+// question, then asks 0-2 follow-ups about it; answers of ~120 tokens.
+// About 1.5 sessions an hour per member, following the diurnal curve.
+HouseholdClassLoad PhotoAnalysis(uint32_t work_class);
 
 }  // namespace hearth
 

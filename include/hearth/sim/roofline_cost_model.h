@@ -48,6 +48,12 @@ struct RooflineOptions {
   // Host<->device copy bandwidth for swaps, bytes per second; must be > 0.
   // 25 GB/s is PCIe 4.0 x16 in practice (32 GB/s raw).
   double host_link_bandwidth = 25e9;
+  // Parameters of the vision encoder that computes photos' positions
+  // (StepWork::encoder_tokens): each encoded position costs 2 x this many
+  // FLOPs, and a step that encodes reads the encoder's weights too (in the
+  // model's dtype). 3.04e8 is CLIP ViT-L/14 at 336 px, LLaVA-1.5's encoder
+  // (576 positions a photo). Must be >= 0.
+  double encoder_params = 3.04e8;
 };
 
 class RooflineCostModel : public StepCostModel {

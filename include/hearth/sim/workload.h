@@ -57,6 +57,10 @@ struct SimRequest {
   // The cost models price it by its prefill chunks, as any prefill.
   RequestKind kind = RequestKind::kGenerate;
   Pooling pooling = Pooling::kLast;
+  // A photo's (or any encoder's) positions in the prompt, submitted as
+  // RequestSpec::encoder_spans; the cost models price their encoding
+  // (StepWork::encoder_tokens) where the scheduler plans it.
+  std::vector<EncoderSpan> encoder_spans;
   // Index of an earlier request this one waits for, or -1.
   int32_t parent = -1;
   // Delay after the parent ends (only with a parent).
