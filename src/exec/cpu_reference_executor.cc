@@ -94,33 +94,6 @@ Drafts ProposeDrafts(const std::vector<TokenId>& history, int32_t max) {
   return d;
 }
 
-// A uniform draw in [0, 1) from (seed, position) alone (splitmix64).
-double UniformAt(uint64_t seed, int32_t position) {
-  uint64_t x = seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(position) + 1);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return static_cast<double>(x >> 11) * 0x1.0p-53;
-}
-
-// The token `params` picks from `logits` for position `position`.
-TokenId Pick(const float* logits, int32_t vocab, const SamplingParams& params,
-             int32_t position) {
-  if (!(params.temperature > 0.0f)) return exec_internal::ArgmaxLowest(logits, vocab);
-  const float max = *std::max_element(logits, logits + vocab);
-  double total = 0.0;
-  for (int32_t t = 0; t < vocab; ++t) {
-    total += std::exp(static_cast<double>(logits[t] - max) / params.temperature);
-  }
-  const double target = UniformAt(params.seed, position) * total;
-  double cumulative = 0.0;
-  for (int32_t t = 0; t < vocab; ++t) {
-    cumulative += std::exp(static_cast<double>(logits[t] - max) / params.temperature);
-    if (cumulative > target) return t;
-  }
-  return vocab - 1;
-}
-
 }  // namespace
 
 class CpuReferenceExecutor::Impl {
@@ -270,8 +243,9 @@ void CpuReferenceExecutor::Impl::Verify(const ScheduledSequence& s, const Drafts
   const SamplingParams params = SamplingOf(s);
   // Row k's logits pick the token at position start + num_tokens + k.
   const auto pick = [&](int32_t row) {
-    return Pick(row_logits_.data() + int64_t{first_logits + row} * vocab, vocab, params,
-                s.start_position + s.num_tokens + row);
+    return SampleToken(absl::MakeConstSpan(row_logits_.data() + int64_t{first_logits + row} * vocab,
+                                           static_cast<size_t>(vocab)),
+                       params, s.start_position + s.num_tokens + row);
   };
   int32_t accepted = 0;
   TokenId token = pick(0);
@@ -447,8 +421,9 @@ absl::Status CpuReferenceExecutor::Impl::Execute(const StepPlan& plan,
       plan, prep, tables_,
       [&](int32_t sample) {
         const ScheduledSequence& s = plan.sequences[sampled_entry[static_cast<size_t>(sample)]];
-        return Pick(last_logits_.data() + int64_t{sample} * vocab, vocab, SamplingOf(s),
-                    s.start_position + s.num_tokens);
+        return SampleToken(absl::MakeConstSpan(last_logits_.data() + int64_t{sample} * vocab,
+                                               static_cast<size_t>(vocab)),
+                           SamplingOf(s), s.start_position + s.num_tokens);
       },
       options_.stop_token, outcome);
   for (size_t i = 0; i < prep.size(); ++i) {

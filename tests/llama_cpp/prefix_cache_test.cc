@@ -284,6 +284,85 @@ TEST_CASE("llama.cpp engine refuses prefix_cache_sequences outside [0, n_seq_max
         absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("llama.cpp under Hearth: parallel samples share the prompt's cells and each equals "
+          "its seed alone",
+          "[llama_cpp][samples]") {
+  auto tiny = TinyLlama::Create();
+  REQUIRE(tiny.ok());
+  const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
+  INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
+  ContextOptions copts;
+  copts.n_ctx = 1024;
+  copts.n_batch = 64;
+  copts.n_seq_max = 8;
+  copts.n_threads = 1;
+  copts.disable_flash_attention = true;
+  copts.kv_layout = layout;
+  std::mt19937_64 rng(11);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 45; ++i) prompt.push_back(32 + static_cast<int32_t>(rng() % 95));
+  const auto sampling = [](uint64_t handle) {
+    return SamplingParams{.temperature = 1.0f, .seed = handle * 0x9E3779B97F4A7C15ull + 1};
+  };
+  LlamaEngineOptions options;
+  options.prefix_cache_sequences = 2;
+  options.sampling = sampling;
+  constexpr int32_t kSamples = 4;
+  constexpr uint64_t kHandle = 500;
+  // Each sample's seed alone, on a fresh engine each.
+  std::vector<std::vector<TokenId>> alone;
+  for (int32_t k = 0; k < kSamples; ++k) {
+    auto ctx = (*tiny)->NewContext(copts);
+    REQUIRE(ctx.ok());
+    auto engine = LlamaEngine::Create(ctx->get(), options);
+    REQUIRE(engine.ok());
+    RequestSpec spec;
+    spec.prompt_token_ids = prompt;
+    spec.max_new_tokens = 16;
+    spec.handle = kHandle + static_cast<uint64_t>(k);
+    REQUIRE((*engine)->Submit(spec).ok());
+    ManualClock clock;
+    auto done = testing::RunToCompletion(**engine, clock);
+    REQUIRE(done.ok());
+    REQUIRE(done->size() == 1);
+    alone.push_back((*done)[0].output);
+  }
+  // The seeds do their work: not every sample says the same.
+  CHECK(std::any_of(alone.begin() + 1, alone.end(),
+                    [&](const std::vector<TokenId>& o) { return o != alone[0]; }));
+  auto ctx = (*tiny)->NewContext(copts);
+  REQUIRE(ctx.ok());
+  auto engine = LlamaEngine::Create(ctx->get(), options);
+  REQUIRE(engine.ok());
+  RequestSpec group;
+  group.prompt_token_ids = prompt;
+  group.max_new_tokens = 16;
+  group.num_samples = kSamples;
+  group.handle = kHandle;
+  auto first = (*engine)->Submit(group);
+  REQUIRE(first.ok());
+  ManualClock clock;
+  auto done = testing::RunToCompletion(**engine, clock);
+  REQUIRE(done.ok());
+  REQUIRE(done->size() == static_cast<size_t>(kSamples));
+  int32_t reused = 0;
+  for (const Completion& c : *done) {
+    const int32_t k = c.result.sample_index;
+    INFO("sample " << k << ": " << c.result.message);
+    CHECK(c.result.phase == RequestPhase::kFinished);
+    CHECK(c.result.group == *first);
+    REQUIRE(k >= 0);
+    REQUIRE(k < kSamples);
+    CHECK(c.output == alone[static_cast<size_t>(k)]);
+    if (k > 0) reused += c.result.cached_prompt_tokens > 0;
+  }
+  // The later samples computed only the prompt's last position, on the
+  // first sample's cells.
+  CHECK(reused == kSamples - 1);
+  CHECK((*engine)->executor().stats().prefix_shared_positions > 0);
+  REQUIRE((*engine)->scheduler().CheckInvariants().ok());
+}
+
 }  // namespace
 }  // namespace hearth::llama_cpp
 

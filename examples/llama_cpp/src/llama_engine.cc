@@ -132,16 +132,34 @@ absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(llama_context* 
   if (options.prefix_cache_sequences > 0) eo.block_size = options.scheduler.kv.block_size;
   absl::StatusOr<std::unique_ptr<LlamaStepExecutor>> executor = LlamaStepExecutor::Create(ctx, eo);
   if (!executor.ok()) return executor.status();
-  return std::unique_ptr<LlamaEngine>(
-      new LlamaEngine(*std::move(scheduler), *std::move(executor), options.max_evictions));
+  return std::unique_ptr<LlamaEngine>(new LlamaEngine(*std::move(scheduler),
+                                                      *std::move(executor),
+                                                      options.max_evictions,
+                                                      std::move(options.sampling)));
 }
 
 LlamaEngine::LlamaEngine(std::unique_ptr<Scheduler> scheduler,
-                         std::unique_ptr<LlamaStepExecutor> executor, int32_t max_evictions)
+                         std::unique_ptr<LlamaStepExecutor> executor, int32_t max_evictions,
+                         std::function<SamplingParams(uint64_t)> sampling)
     : scheduler_(std::move(scheduler)),
       executor_(std::move(executor)),
       max_evictions_(max_evictions),
-      loop_(*scheduler_, *executor_, {.overlap = true}) {}
+      loop_(*scheduler_, *executor_, {.overlap = true}),
+      sampling_(std::move(sampling)) {
+  // The executor sees the engine's handles; the host seeds by its own.
+  if (sampling_) executor_->set_sampling([this](uint64_t h) { return SamplingOf(h); });
+}
+
+SamplingParams LlamaEngine::SamplingOf(uint64_t handle) const {
+  uint64_t host = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = requests_.find(handle);
+    if (it == requests_.end()) return {};
+    host = it->second.host_handle;
+  }
+  return sampling_(host);
+}
 
 // The loop (declared after the executor) finishes a step its worker runs
 // before the executor goes.
@@ -156,14 +174,24 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
   {
     // Registered before Submit: the engine thread may plan (and even end)
     // the request before Submit returns, and finds it by handle.
+    // A group's sample k plans and ends with handle + k.
+    const uint64_t host = spec.handle;
+    const int32_t samples = std::clamp(spec.num_samples, 1, kMaxSamples);
     absl::MutexLock lock(&mu_);
-    spec.handle = next_handle_++;
-    requests_[spec.handle].output.reserve(static_cast<size_t>(spec.max_new_tokens));
+    spec.handle = next_handle_;
+    next_handle_ += static_cast<uint64_t>(samples);
+    for (int32_t k = 0; k < samples; ++k) {
+      HostRequest& r = requests_[spec.handle + static_cast<uint64_t>(k)];
+      r.output.reserve(static_cast<size_t>(std::max(spec.max_new_tokens, 0)));
+      r.host_handle = host + static_cast<uint64_t>(k);
+    }
   }
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) {
     absl::MutexLock lock(&mu_);
-    requests_.erase(spec.handle);
+    for (int32_t k = 0; k < std::clamp(spec.num_samples, 1, kMaxSamples); ++k) {
+      requests_.erase(spec.handle + static_cast<uint64_t>(k));
+    }
   }
   return id;
 }

@@ -33,6 +33,7 @@ LlamaStepExecutor::LlamaStepExecutor(llama_context* ctx, LlamaExecutorOptions op
       batch_(llama_batch_init(n_batch_, /*embd=*/0, /*n_seq_max=*/1)),
       streams_(KvStreams(ctx) > 1),
       block_size_(options.block_size),
+      sampling_(std::move(options.sampling)),
       swaps_(std::make_unique<SwapStore>()) {
   llama_memory_clear(llama_get_memory(ctx_), /*data=*/true);
   const int32_t n_seq = static_cast<int32_t>(llama_n_seq_max(ctx_));
@@ -324,10 +325,11 @@ void LlamaStepExecutor::Finish(const StepPlan& plan, StepOutcome* outcome) {
     if (!s.sample) continue;
     const float* row = llama_get_logits_ith(ctx_, entries_[i].batch_begin + s.num_tokens - 1);
     absl::Span<const float> logits(row, static_cast<size_t>(n_vocab_));
-    const GreedyPick pick = PickGreedy(logits);
-    slot.sampled = pick.token;
-    RecordSampledToken(pick.token, llama_vocab_is_eog(vocab_, pick.token),
-                       outcome->sequences[i]);
+    const TokenId token =
+        sampling_ ? SampleToken(logits, sampling_(s.handle), s.start_position + s.num_tokens)
+                  : PickGreedy(logits).token;
+    slot.sampled = token;
+    RecordSampledToken(token, llama_vocab_is_eog(vocab_, token), outcome->sequences[i]);
     if (observer_) observer_(s.id, logits);
   }
 }

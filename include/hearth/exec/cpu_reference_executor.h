@@ -84,23 +84,13 @@
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
 #include "hearth/exec/executor_kv_config.h"
+#include "hearth/exec/sampling.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/transformer_config.h"
 #include "hearth/scheduler/step_outcome.h"
 #include "hearth/scheduler/step_plan.h"
 
 namespace hearth {
-
-// How one request's tokens are sampled (CpuReferenceExecutorOptions::
-// sampling). Temperature 0 is greedy (argmax, lowest id on ties); above it,
-// the token at position p is drawn from softmax(logits / temperature) with
-// a draw that depends only on (seed, p), so a request's tokens are the same
-// however it is batched, chunked, preempted or speculated.
-struct SamplingParams {
-  // >= 0; 0: greedy. NaN or negative is taken as 0.
-  float temperature = 0.0f;
-  uint64_t seed = 0;
-};
 
 struct CpuReferenceExecutorOptions {
   // The model; dtype must be kFloat32.
@@ -111,7 +101,8 @@ struct CpuReferenceExecutorOptions {
   ModelId model_id = ModelId(0);
   // When >= 0, sampling this token ends the request (FinishReason::kStopToken).
   TokenId stop_token = -1;
-  // Each request's sampling, by its RequestSpec::handle (so parallel
+  // Each request's sampling (hearth/exec/sampling.h), by its
+  // RequestSpec::handle (so parallel
   // samples, whose handles are handle + k, can differ); called on the
   // engine thread for every sampled sequence. Empty: greedy for all.
   std::function<SamplingParams(uint64_t handle)> sampling;

@@ -77,6 +77,7 @@
 #define HEARTH_LLAMA_CPP_LLAMA_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -116,6 +117,10 @@ struct LlamaEngineOptions {
   // Hearth's host blocks for swap preemption (kv.num_host_blocks); 0: no
   // swap, preemption recomputes. In [0, 2^24].
   int32_t host_blocks = 0;
+  // Each request's sampling (LlamaExecutorOptions::sampling), by the
+  // RequestSpec::handle the host submitted (handle + k for parallel sample
+  // k; the engine keys requests by handles of its own); empty: greedy.
+  std::function<SamplingParams(uint64_t handle)> sampling;
 };
 
 // What a host chooses of the sizing SizeSchedulerForContext derives.
@@ -184,7 +189,8 @@ class LlamaEngine : private EngineHooks {
 
   // LlamaEngine::Submit()
   //
-  // Queues a request. Requires prompt_token_ids (prompt_tokens is set from
+  // Queues a request (num_samples > 1: a group of samples, each completed
+  // on its own). Requires prompt_token_ids (prompt_tokens is set from
   // them when 0); everything else is validated by Hearth. Thread-safe.
   absl::StatusOr<RequestId> Submit(RequestSpec spec) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -233,10 +239,15 @@ class LlamaEngine : private EngineHooks {
     std::vector<TokenId> output;
     std::vector<float> embedding;
     int32_t evictions = 0;
+    // The handle the host submitted (+ k for parallel sample k): what
+    // LlamaEngineOptions::sampling is asked with.
+    uint64_t host_handle = 0;
   };
+  // LlamaEngineOptions::sampling by the engine's own handle.
+  SamplingParams SamplingOf(uint64_t handle) const ABSL_LOCKS_EXCLUDED(mu_);
 
   LlamaEngine(std::unique_ptr<Scheduler> scheduler, std::unique_ptr<LlamaStepExecutor> executor,
-              int32_t max_evictions);
+              int32_t max_evictions, std::function<SamplingParams(uint64_t)> sampling);
   // EngineLoop's hooks: time Plan and Complete; stamp the step's end and
   // cap evictions before Complete; record tokens and results after it.
   void OnPlanned(const StepPlan& plan) override;
@@ -271,6 +282,7 @@ class LlamaEngine : private EngineHooks {
 
   mutable absl::Mutex mu_;
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
+  const std::function<SamplingParams(uint64_t)> sampling_;
   // Live requests by handle.
   absl::flat_hash_map<uint64_t, HostRequest> requests_ ABSL_GUARDED_BY(mu_);
   std::vector<Completion> completions_ ABSL_GUARDED_BY(mu_);

@@ -10,7 +10,8 @@
 //     start_position + num_tokens) with the plan's token ids; a sequence's
 //     positions must continue at its last position + 1, which is checked;
 //   - logits are requested only for the last position of sequences whose
-//     `sample` is set; the token is the greedy arg max, and an
+//     `sample` is set; the token is the greedy arg max, or drawn by the
+//     request's SamplingParams (LlamaExecutorOptions::sampling), and an
 //     end-of-generation token ends the request (kStopToken);
 //   - `preempted` and `released` requests lose their llama memory
 //     (llama_memory_seq_rm) and their slot. Without prefix caching Hearth's
@@ -92,6 +93,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "hearth/common/ids.h"
+#include "hearth/exec/sampling.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/scheduler/step_outcome.h"
 #include "hearth/scheduler/step_plan.h"
@@ -135,6 +137,10 @@ struct LlamaExecutorOptions {
   // sequences past position 0); 0: no prefix caching (a plan entry that
   // starts past 0 for a sequence llama.cpp holds nothing of is an error).
   int32_t block_size = 0;
+  // Each request's sampling (hearth/exec/sampling.h), by its
+  // RequestSpec::handle, so that parallel samples (handles handle + k)
+  // differ and each equals its seed's run alone. Empty: greedy for all.
+  std::function<SamplingParams(uint64_t handle)> sampling;
 };
 
 class KvCellMap;
@@ -164,6 +170,10 @@ class LlamaStepExecutor : public StepExecutor {
   absl::Status Execute(const StepPlan& plan, StepOutcome* outcome) override;
 
   void set_logits_observer(LogitsObserver observer) { observer_ = std::move(observer); }
+  // Replaces LlamaExecutorOptions::sampling (engine thread, between steps).
+  void set_sampling(std::function<SamplingParams(uint64_t handle)> sampling) {
+    sampling_ = std::move(sampling);
+  }
   const LlamaExecutorStats& stats() const { return stats_; }
   // Sequences holding a llama sequence id now.
   int32_t live_sequences() const { return static_cast<int32_t>(slots_.size()); }
@@ -227,6 +237,7 @@ class LlamaStepExecutor : public StepExecutor {
   // The context has per-sequence KV streams (KvLayout::kPerSequence).
   const bool streams_;
   const int32_t block_size_;
+  std::function<SamplingParams(uint64_t handle)> sampling_;
   std::unique_ptr<KvCellMap> cells_;
   std::unique_ptr<SwapStore> swaps_;
   // Why a swap-in of this step failed, by request.
