@@ -17,6 +17,7 @@
 #include "hearth/common/names.h"
 #include "hearth/exec/engine_loop.h"
 #include "hearth/exec/executor_kv_config.h"
+#include "hearth/exec/sampling.h"
 #include "hearth/exec/step_executor.h"
 #include "hearth/exec/step_outcome_fill.h"
 #include "hearth/metrics/metrics_sink.h"

@@ -30,7 +30,11 @@ int32_t EncoderPlanner::MinEnd(absl::Span<const SpanRecord> spans, int32_t start
 }
 
 int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t start, int32_t end,
-                                 int32_t stretch_end) const {
+                                 int32_t stretch_end, int32_t* blocked) const {
+  const auto wait = [&](const SpanRecord& s) {
+    if (blocked != nullptr) *blocked = s.length;
+    return start;
+  };
   int32_t budget = budget_left_;
   int32_t room = cache_.Available(step_);
   int32_t cut = end;
@@ -42,7 +46,7 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
     const int32_t before = std::max(start, s.position);
     if (s.end() > cut) {
       if (s.position > start) return s.position;
-      if (s.end() > stretch_end) return start;
+      if (s.end() > stretch_end) return wait(s);
       cut = s.end();
     }
     const int32_t entry = cache_.Find(s.key);
@@ -55,10 +59,10 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
       // Read this step, it is pinned and no longer room for others; with
       // the outputs this chunk encodes it must fit the cache at once.
       if (!cache_.Pinned(entry, step_)) room -= cache_.tokens_of(entry);
-      if (room < 0) return before;
+      if (room < 0) return before > start ? before : wait(s);
       continue;
     }
-    if (s.length > budget || s.length > room) return before;
+    if (s.length > budget || s.length > room) return before > start ? before : wait(s);
     budget -= s.length;
     room -= s.length;
   }
@@ -67,6 +71,7 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
 
 void EncoderPlanner::Emit(absl::Span<const SpanRecord> spans, RequestId id, uint64_t handle,
                           int32_t start, int32_t end, StepPlan* plan) {
+  if (id == waiter_) ClearWaiter();
   // Pin what is cached before storing anything, so that no store evicts an
   // output this chunk reads (CutChunk counted the room that way).
   const size_t first = FirstFrom(spans, start);
@@ -95,7 +100,7 @@ void EncoderPlanner::Emit(absl::Span<const SpanRecord> spans, RequestId id, uint
 void EncoderPlanner::DropEncodedBy(absl::Span<const SpanRecord> spans, RequestId id,
                                    const StepPlan& plan) {
   for (const EncoderInput& in : plan.encoder_inputs) {
-    if (in.id != id || !in.encode || static_cast<size_t>(in.span_index) >= spans.size()) continue;
+    if (in.id != id || static_cast<size_t>(in.span_index) >= spans.size()) continue;
     if (cache_.Find(spans[static_cast<size_t>(in.span_index)].key) == in.entry) {
       cache_.Drop(in.entry, &dropped_);
     }

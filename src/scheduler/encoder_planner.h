@@ -50,16 +50,37 @@ class EncoderPlanner {
   // The largest end in (start, end] that splits no span and whose spans
   // fit this step's encoder budget and the cache; a chunk starting in or at
   // a span may reach past `end` to that span's end when it is within
-  // `stretch_end`. `start` when no such end exists (the chunk waits).
+  // `stretch_end`. `start` when no such end exists (the chunk waits); then
+  // `*blocked` (when given) is the length of the span it waits at.
   int32_t CutChunk(absl::Span<const SpanRecord> spans, int32_t start, int32_t end,
-                   int32_t stretch_end) const;
+                   int32_t stretch_end, int32_t* blocked = nullptr) const;
+
+  // Progress. A span is computed whole, so under a tight step budget (a TPOT
+  // target keeps steps to the decodes and a block) or beside other photos
+  // a chunk could wait at one forever. The first request found waiting at
+  // a span becomes the waiter: the next steps are sized to fit its span
+  // beside the decodes (TokenBudget floor), and the planner visits it
+  // first among prefills and admissions, before anyone else takes the
+  // step's tokens or encoder budget, until a chunk of it is planned or it
+  // leaves.
+  void NoteBlocked(RequestId id, int32_t span_tokens) {
+    if (!waiter_.valid()) {
+      waiter_ = id;
+      waiter_tokens_ = span_tokens;
+    }
+  }
+  RequestId waiter() const { return waiter_; }
+  int32_t waiter_tokens() const { return waiter_.valid() ? waiter_tokens_ : 0; }
+  void ClearWaiter() { waiter_ = RequestId(); }
   // Lists every span the chunk [start, end) (cut by CutChunk) reads in
   // plan->encoder_inputs, storing and encoding the outputs not cached.
   void Emit(absl::Span<const SpanRecord> spans, RequestId id, uint64_t handle, int32_t start,
             int32_t end, StepPlan* plan);
   // The engine failed `id` (whose spans are `spans`) in the step of
-  // `plan`: the outputs that step encoded for it are not trusted again
-  // (freed in the next plan), unless a later plan already replaced them.
+  // `plan`: the outputs that step encoded or read for it are not trusted
+  // again (freed in the next plan, encoded anew when next needed), unless a
+  // later plan already replaced them. A read fails too when an encode the
+  // engine could not do went unreported (its sequence was voided).
   void DropEncodedBy(absl::Span<const SpanRecord> spans, RequestId id, const StepPlan& plan);
 
   int32_t budget_per_step() const { return budget_per_step_; }
@@ -74,6 +95,8 @@ class EncoderPlanner {
   uint64_t step_ = 0;
   EncoderCache cache_;
   std::vector<int32_t> dropped_;
+  RequestId waiter_;
+  int32_t waiter_tokens_ = 0;
 };
 
 }  // namespace hearth::internal

@@ -207,8 +207,9 @@ class Scheduler::Impl {
   // Multimodal prompts: a prefill chunk of `record` from `computed` cut to
   // its spans and this step's encoder (EncoderPlanner::CutChunk), `want`
   // positions asked; a chunk starting at a span may take the span whole
-  // past `want` when the step has the tokens. 0: it waits this step.
-  int32_t CutToSpans(const Record& record, int32_t computed, int32_t want) const;
+  // past `want` when the step has the tokens. 0: it waits this step (and,
+  // waiting at a span, may become the planner's waiter).
+  int32_t CutToSpans(const Record& record, int32_t computed, int32_t want);
   // Speculative decoding: gives the step's decodes their draft tokens from
   // the budget and memory left after everything else (see the .cc).
   void PlanDrafts();

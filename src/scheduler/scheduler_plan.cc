@@ -80,8 +80,11 @@ void Scheduler::Impl::StartPlan(absl::Time now) {
   encoder_.StartStep(step_.plan);
   step_.slots->clear();
   step_.draft_room.clear();
+  // A request waiting at a span it could not fit (EncoderPlanner) sizes
+  // the step to hold that span beside the decodes, while it lives.
+  if (encoder_.waiter().valid() && Find(encoder_.waiter()) == nullptr) encoder_.ClearWaiter();
   tokens_.StartStep(static_cast<int32_t>(table_.decoding().size()), options_.max_batched_tokens,
-                    limits_.block_size);
+                    std::max(limits_.block_size, encoder_.waiter_tokens()));
   step_.planning = true;
 }
 
@@ -97,6 +100,14 @@ void Scheduler::Impl::ScheduleRunning(RunList which, absl::Time now) {
       return std::tie(slab[a].ttft_deadline, slab[a].arrival_seq) <
              std::tie(slab[b].ttft_deadline, slab[b].arrival_seq);
     });
+  }
+  // The request waiting at a span goes first, before others take the
+  // step's tokens and encoder budget (EncoderPlanner::NoteBlocked).
+  if (which == RunList::kPrefilling && encoder_.waiter().valid()) {
+    const RequestId waiter = encoder_.waiter();
+    const auto it = std::find_if(step_.snapshot.begin(), step_.snapshot.end(),
+                                 [&](uint32_t slot) { return slab[slot].id == waiter; });
+    if (it != step_.snapshot.end()) std::rotate(step_.snapshot.begin(), it, it + 1);
   }
   // Two instances of one loop: with a plan in flight every record is checked
   // against it; without one (no overlap) that check costs nothing.
@@ -285,13 +296,14 @@ void Scheduler::Impl::PlanDrafts() {
   plan.num_decodes += decode ? 1 : 0;
 }
 
-int32_t Scheduler::Impl::CutToSpans(const RequestRecord& r, int32_t computed,
-                                    int32_t want) const {
+int32_t Scheduler::Impl::CutToSpans(const RequestRecord& r, int32_t computed, int32_t want) {
   // A span longer than the chunk cap or the background share would never
   // start within them: the chunk that reaches it may take it whole from
   // the step's tokens (each prompt's spans fit one step: ValidateSpec).
-  const int32_t end =
-      encoder_.CutChunk(r.spans, computed, computed + want, computed + tokens_.left());
+  int32_t blocked = 0;
+  const int32_t end = encoder_.CutChunk(r.spans, computed, computed + want,
+                                        computed + tokens_.left(), &blocked);
+  if (end == computed && blocked > 0) encoder_.NoteBlocked(r.id, blocked);
   return end - computed;
 }
 

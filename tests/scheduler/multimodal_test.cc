@@ -214,6 +214,37 @@ TEST_CASE("Multimodal: an encode the engine failed is freed and encoded again on
   CHECK(sched->CheckInvariants().ok());
 }
 
+TEST_CASE("Multimodal: a span larger than a TPOT-bound step still starts, sized in next",
+          "[scheduler][multimodal]") {
+  SchedulerOptions o = Options();
+  o.max_prefill_chunk_tokens = 0;
+  // Steps cost 2 ms + 1 ms a token and chat's TPOT is 8 ms, which the
+  // harness's 10 ms steps fall behind: with four decoding chats a step is
+  // cut to its floor, them and a block (8 tokens), never a 16-position photo.
+  o.step_time_model = {.fixed = absl::Milliseconds(2), .per_token = absl::Milliseconds(1)};
+  o.work_classes[0].tpot_slo = absl::Milliseconds(8);
+  auto h = *SchedulerHarness::Create(o);
+  h->keep_history(true);
+  std::vector<RequestId> chats;
+  for (int i = 0; i < 4; ++i) {
+    RequestSpec chat = Spec({.prompt = 4, .max_new = 200});
+    chats.push_back(*h->Submit(chat));
+  }
+  for (int i = 0; i < 5; ++i) REQUIRE(h->Step().ok());
+  const RequestId photo = *h->Submit(Photo(20, {{0, 16, 3}}));
+  int steps = 0;
+  while (InputsOf(*h, photo).empty() && steps < 20) {
+    REQUIRE(h->Step().ok());
+    ++steps;
+  }
+  CHECK(steps <= 3);
+  REQUIRE(InputsOf(*h, photo).size() == 1);
+  // The chats were still decoding: the photo did not wait for them to end.
+  for (RequestId c : chats) CHECK(h->live().contains(c));
+  REQUIRE(h->RunUntilIdle(1000).ok());
+  CHECK(h->results().at(photo).phase == RequestPhase::kFinished);
+}
+
 TEST_CASE("Multimodal: Submit refuses spans it could never plan, naming the rule",
           "[scheduler][multimodal][bad_input]") {
   auto sched = *Scheduler::Create(Options());

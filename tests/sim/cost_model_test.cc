@@ -186,9 +186,12 @@ TEST_CASE("fitted profile errors name file, line and key", "[sim]") {
   CHECK_THAT(std::string(negative.status().message()),
              Catch::Contains("p.toml:5: fitted.c3"));
   auto typo = FittedCostModel::ParseProfile(
-      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc6 = 1\n", "p.toml");
+      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc7 = 1\n", "p.toml");
   CHECK_THAT(std::string(typo.status().message()),
-             Catch::Contains("p.toml:7: fitted.c6: unknown key"));
+             Catch::Contains("p.toml:7: fitted.c7: unknown key"));
+  auto negative_c6 = FittedCostModel::ParseProfile(
+      "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc6 = -1\n", "p.toml");
+  CHECK_THAT(std::string(negative_c6.status().message()), Catch::Contains("p.toml:7: fitted.c6"));
   auto negative_c5 = FittedCostModel::ParseProfile(
       "[fitted]\nc0 = 1\nc1 = 0\nc2 = 0\nc3 = 0\nc4 = 0\nc5 = -1\n", "p.toml");
   CHECK_THAT(std::string(negative_c5.status().message()), Catch::Contains("p.toml:7: fitted.c5"));

@@ -183,10 +183,12 @@ struct BlockCopy {
 // An engine that holds no output in an entry a sequence reads (its encoder
 // failed, or it never stored one) fails that sequence
 // (SequenceOutcome::error); the scheduler then stops trusting the entries
-// that step encoded for it.
+// that step encoded or read for it. Encode every listed input, voided
+// entries' too (another request may read the output): a host keeps a
+// request's content until the plans listing it are completed.
 struct EncoderInput {
   RequestId id;
-  // RequestSpec::handle of the request.
+  // RequestSpec::handle of the request (handle + k for parallel sample k).
   uint64_t handle = 0;
   // Index in the request's RequestSpec::encoder_spans, and that span's
   // position and length.
