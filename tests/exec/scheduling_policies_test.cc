@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -40,6 +41,37 @@ SchedulerOptions PolicyOptions(PreemptionMode mode) {
   return o;
 }
 
+// Runs `w` with `o` under every registered policy (VTC preempting for
+// admission, MLFQ with four levels from a quantum of 4), each run handed to
+// `check` with the policy and `what` (the run's other settings) in context.
+template <typename Check>
+void ForEveryPolicy(SchedulerOptions o, const std::vector<testing::WorkloadRequest>& w,
+                    const testing::ExecutorFactory& executor, const std::string& what,
+                    Check check) {
+  PolicyConfig config;
+  config.vtc.preempt_for_admission = true;
+  config.mlfq.base_quantum = 4.0;
+  config.mlfq.num_levels = 4;
+  REQUIRE(KnownPolicyNames().size() >= 5);
+  for (std::string_view name : KnownPolicyNames()) {
+    INFO(absl::StrFormat("policy %s, %s", name, what));
+    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
+    INFO(factory.status().ToString());
+    REQUIRE(factory.ok());
+    o.policy_factory = *factory;
+    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, executor);
+    INFO(run.status().ToString());
+    REQUIRE(run.ok());
+    check(*run);
+  }
+}
+
+std::string Settings(PreemptionMode mode, bool overlap) {
+  return absl::StrFormat("%s preemption, overlap %s",
+                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
+                         overlap ? "on" : "off");
+}
+
 TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
   WorkloadShape shape;
   shape.requests = 16;
@@ -66,32 +98,18 @@ TEST_CASE("No policy changes tokens", "[exec][invariance][policy]") {
   SchedulerOptions o = PolicyOptions(mode);
   o.max_draft_tokens = drafts;
   o.overlap_planning = overlap;
-  PolicyConfig config;
-  config.vtc.preempt_for_admission = true;
-  config.mlfq.base_quantum = 4.0;
-  config.mlfq.num_levels = 4;
-  REQUIRE(KnownPolicyNames().size() >= 5);
-  for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, %d draft tokens, overlap %s", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute", drafts,
-                         overlap ? "on" : "off"));
-    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
-    INFO(factory.status().ToString());
-    REQUIRE(factory.ok());
-    o.policy_factory = *factory;
-    absl::StatusOr<WorkloadRun> run =
-        RunWorkload(o, w, testing::CpuExecutorFactory());
-    INFO(run.status().ToString());
-    REQUIRE(run.ok());
+  const auto check = [&](const WorkloadRun& run) {
     for (size_t i = 0; i < w.size(); ++i) {
       INFO("request " << i);
-      CHECK(run->results[i].phase == RequestPhase::kFinished);
-      CHECK(run->tokens[i] == (*alone)[i]);
+      CHECK(run.results[i].phase == RequestPhase::kFinished);
+      CHECK(run.tokens[i] == (*alone)[i]);
     }
-    CHECK(run->stats.preemptions > 0);
-    if (drafts > 0) CHECK(run->accepted_drafts > 0);
-    if (overlap) CHECK(run->pending_inputs > 0);
-  }
+    CHECK(run.stats.preemptions > 0);
+    if (drafts > 0) CHECK(run.accepted_drafts > 0);
+    if (overlap) CHECK(run.pending_inputs > 0);
+  };
+  ForEveryPolicy(o, w, testing::CpuExecutorFactory(),
+                 absl::StrFormat("%s, %d draft tokens", Settings(mode, overlap), drafts), check);
 }
 
 // Embeddings beside generations: each vector is the one the embedding gets
@@ -117,38 +135,26 @@ TEST_CASE("No policy changes an embedding", "[exec][invariance][policy][embed]")
   const bool overlap = GENERATE(false, true);
   SchedulerOptions o = PolicyOptions(mode);
   o.overlap_planning = overlap;
-  PolicyConfig config;
-  config.vtc.preempt_for_admission = true;
-  config.mlfq.base_quantum = 4.0;
-  config.mlfq.num_levels = 4;
-  for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, overlap %s", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
-                         overlap ? "on" : "off"));
-    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
-    REQUIRE(factory.ok());
-    o.policy_factory = *factory;
-    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, testing::CpuExecutorFactory());
-    INFO(run.status().ToString());
-    REQUIRE(run.ok());
+  const auto check = [&](const WorkloadRun& run) {
     int embeddings = 0;
     for (size_t i = 0; i < w.size(); ++i) {
       INFO("request " << i);
-      CHECK(run->results[i].phase == RequestPhase::kFinished);
+      CHECK(run.results[i].phase == RequestPhase::kFinished);
       if (w[i].kind == RequestKind::kEmbed) {
         ++embeddings;
-        CHECK(run->results[i].finish_reason == FinishReason::kPooled);
+        CHECK(run.results[i].finish_reason == FinishReason::kPooled);
         REQUIRE(alone->embeddings[i].size() == 64);
-        CHECK(run->embeddings[i] == alone->embeddings[i]);
-        CHECK(run->tokens[i].empty());
+        CHECK(run.embeddings[i] == alone->embeddings[i]);
+        CHECK(run.tokens[i].empty());
       } else {
-        CHECK(run->tokens[i] == alone->tokens[i]);
+        CHECK(run.tokens[i] == alone->tokens[i]);
       }
     }
     CHECK(embeddings == 6);
-    CHECK(run->pooled == 6);
-    CHECK(run->stats.preemptions > 0);
-  }
+    CHECK(run.pooled == 6);
+    CHECK(run.stats.preemptions > 0);
+  };
+  ForEveryPolicy(o, w, testing::CpuExecutorFactory(), Settings(mode, overlap), check);
 }
 
 // Parallel sampling: groups of 2-4 samples beside single requests, sampled
@@ -190,32 +196,19 @@ TEST_CASE("No policy changes a parallel sample", "[exec][invariance][policy][sam
   const bool overlap = GENERATE(false, true);
   SchedulerOptions o = PolicyOptions(mode);
   o.overlap_planning = overlap;
-  PolicyConfig config;
-  config.vtc.preempt_for_admission = true;
-  config.mlfq.base_quantum = 4.0;
-  config.mlfq.num_levels = 4;
-  for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, overlap %s", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
-                         overlap ? "on" : "off"));
-    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
-    REQUIRE(factory.ok());
-    o.policy_factory = *factory;
-    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, testing::CpuExecutorFactory(-1, sampling));
-    INFO(run.status().ToString());
-    REQUIRE(run.ok());
-    REQUIRE(run->tokens.size() == static_cast<size_t>(slots));
+  const auto check = [&](const WorkloadRun& run) {
+    REQUIRE(run.tokens.size() == static_cast<size_t>(slots));
     int32_t reused = 0;
     for (size_t i = 0; i < w.size(); ++i) {
       for (int32_t k = 0; k < w[i].num_samples; ++k) {
-        const size_t slot = run->first_slot[i] + static_cast<size_t>(k);
+        const size_t slot = run.first_slot[i] + static_cast<size_t>(k);
         INFO("request " << i << " sample " << k);
-        const RequestResult& r = run->results[slot];
+        const RequestResult& r = run.results[slot];
         CHECK(r.phase == RequestPhase::kFinished);
-        CHECK(run->tokens[slot] == alone->tokens[slot]);
+        CHECK(run.tokens[slot] == alone->tokens[slot]);
         if (w[i].num_samples > 1) {
           CHECK(r.sample_index == k);
-          CHECK(r.group == run->results[run->first_slot[i]].id);
+          CHECK(r.group == run.results[run.first_slot[i]].id);
           CHECK(r.handle == w[i].handle + static_cast<uint64_t>(k));
           if (k > 0) reused += r.cached_prompt_tokens > 0;
         }
@@ -225,7 +218,8 @@ TEST_CASE("No policy changes a parallel sample", "[exec][invariance][policy][sam
     // evictions often take it first; tests/scheduler/parallel_samples_test.cc
     // checks the reuse where memory allows it).
     CHECK(reused > 0);
-  }
+  };
+  ForEveryPolicy(o, w, testing::CpuExecutorFactory(-1, sampling), Settings(mode, overlap), check);
 }
 
 
@@ -268,31 +262,19 @@ TEST_CASE("No policy changes a photo's answer, cached or encoded", "[exec][invar
   SchedulerOptions o = PolicyOptions(mode);
   o.overlap_planning = overlap;
   o.encoder_cache_tokens = 36;  // three photos
-  PolicyConfig config;
-  config.vtc.preempt_for_admission = true;
-  config.mlfq.base_quantum = 4.0;
-  config.mlfq.num_levels = 4;
-  for (std::string_view name : KnownPolicyNames()) {
-    INFO(absl::StrFormat("policy %s, %s preemption, overlap %s", name,
-                         mode == PreemptionMode::kSwap ? "swap" : "recompute",
-                         overlap ? "on" : "off"));
-    absl::StatusOr<PolicyFactory> factory = MakePolicyFactory(name, config);
-    REQUIRE(factory.ok());
-    o.policy_factory = *factory;
-    absl::StatusOr<WorkloadRun> run = RunWorkload(o, w, testing::CpuExecutorFactory());
-    INFO(run.status().ToString());
-    REQUIRE(run.ok());
+  const auto check = [&](const WorkloadRun& run) {
     for (size_t i = 0; i < w.size(); ++i) {
       INFO("request " << i);
-      CHECK(run->results[i].phase == RequestPhase::kFinished);
-      CHECK(run->tokens[i] == alone->tokens[i]);
+      CHECK(run.results[i].phase == RequestPhase::kFinished);
+      CHECK(run.tokens[i] == alone->tokens[i]);
     }
     // Both paths ran: outputs encoded, and outputs read from the cache,
     // some by chunks starting inside their span.
-    CHECK(run->encoder_encodes > 0);
-    CHECK(run->encoder_reads > 0);
-    CHECK(run->chunks_inside_span > 0);
-  }
+    CHECK(run.encoder_encodes > 0);
+    CHECK(run.encoder_reads > 0);
+    CHECK(run.chunks_inside_span > 0);
+  };
+  ForEveryPolicy(o, w, testing::CpuExecutorFactory(), Settings(mode, overlap), check);
 }
 
 }  // namespace

@@ -113,6 +113,22 @@ class OpsRun {
     }
     // Parallel samples, and counts out of range.
     if (in_.ConsumeIntegralInRange(0, 6) == 0) spec.num_samples = SmallOrEdge<int32_t>(in_, 2, 4);
+    // Photos: a few spans of a few contents (so outputs are reused), with
+    // positions and lengths at their edges (overlapping, past the prompt,
+    // INT_MAX) now and then.
+    if (in_.ConsumeIntegralInRange(0, 4) == 0) {
+      const int spans = in_.ConsumeIntegralInRange(1, 3);
+      int32_t at = 0;
+      for (int k = 0; k < spans; ++k) {
+        EncoderSpan e;
+        e.position = in_.ConsumeIntegralInRange(0, 5) == 0 ? SmallOrEdge<int32_t>(in_, 0, 64)
+                                                           : at + in_.ConsumeIntegralInRange(0, 8);
+        e.length = SmallOrEdge<int32_t>(in_, 1, 24);
+        e.content_hash = in_.ConsumeIntegralInRange<uint64_t>(0, 3);
+        spec.encoder_spans.push_back(e);
+        at = static_cast<int32_t>(std::clamp<int64_t>(int64_t{e.position} + e.length, 0, 1 << 20));
+      }
+    }
     return spec;
   }
 
