@@ -2,9 +2,10 @@
 // answer (generation_call.h) in OpenAI's shape: a whole completion, or
 // server-sent events ending in "data: [DONE]", with SSE comments as the
 // keep-alive; a failure after the 200 is an error event, as OpenAI sends.
-// POST /v1/embeddings is refused with 501: the scheduler has no embedding
-// request kind yet (a prefill-only, pooled request), and a client asking
-// for vectors must learn that rather than meet a bare 404.
+// POST /v1/embeddings is refused with 501: the core and the llama.cpp engine
+// pool embeddings (RequestKind::kEmbed), but ServeEngine submits only
+// generations with text out so far, and a client asking for vectors must
+// learn that rather than meet a bare 404.
 
 #include <cstddef>
 #include <memory>
