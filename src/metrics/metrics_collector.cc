@@ -374,6 +374,14 @@ void MetricsCollector::OnStep(const StepPlan& plan,
       RecordFirstOutput(it->second, end);
     }
   }
+  for (const EncoderInput& in : plan.encoder_inputs) {
+    if (!plan.voided.empty() && IsVoided(plan, in.id)) continue;
+    auto it = tracks_.find(in.id);
+    if (it == tracks_.end()) continue;
+    for (Group* g : {&UserGroup(it->second), &ClassGroup(it->second), total_.get()}) {
+      (in.encode ? g->report.encoder_tokens : g->report.encoder_cache_hit_tokens) += in.length;
+    }
+  }
   if (!plan.sequences.empty()) NoteTime(end);
   if (gap_ != nullptr) {
     // Only the gap tracker reads backlog flags (off for many tenants).

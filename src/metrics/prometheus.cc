@@ -64,6 +64,11 @@ constexpr CounterField kCounters[] = {
     {"prefix_cache_hit_tokens_total",
      "Prompt tokens found in the prefix cache at first admission.",
      [](const GroupReport& g) { return g.prefix_hit_tokens; }},
+    {"encoder_tokens_total", "Encoder span positions encoded (photos' tokens).",
+     [](const GroupReport& g) { return Count(g.encoder_tokens); }},
+    {"encoder_cache_hit_tokens_total",
+     "Encoder span positions read from the encoder cache instead of encoded.",
+     [](const GroupReport& g) { return Count(g.encoder_cache_hit_tokens); }},
 };
 
 struct Outcome {
@@ -113,6 +118,8 @@ void AddWritten(const GroupReport& from, GroupReport& into) {
   }
   into.prefix_queried_tokens += from.prefix_queried_tokens;
   into.prefix_hit_tokens += from.prefix_hit_tokens;
+  into.encoder_tokens += from.encoder_tokens;
+  into.encoder_cache_hit_tokens += from.encoder_cache_hit_tokens;
   into.histograms.Merge(from.histograms);
 }
 

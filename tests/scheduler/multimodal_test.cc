@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "hearth/metrics/metrics_collector.h"
+#include "hearth/metrics/prometheus.h"
 #include "hearth/scheduler/scheduler.h"
 #include "tests/testing/request_builder.h"
 #include "tests/testing/scheduler_harness.h"
@@ -243,6 +245,37 @@ TEST_CASE("Multimodal: a span larger than a TPOT-bound step still starts, sized 
   for (RequestId c : chats) CHECK(h->live().contains(c));
   REQUIRE(h->RunUntilIdle(1000).ok());
   CHECK(h->results().at(photo).phase == RequestPhase::kFinished);
+}
+
+TEST_CASE("Multimodal: metrics count each member's encoded and reused photo positions",
+          "[scheduler][multimodal][metrics]") {
+  SchedulerOptions o = Options();
+  auto collector = *MetricsCollector::Create(MetricsOptionsFor(o));
+  o.metrics_sink = collector.get();
+  auto h = *SchedulerHarness::Create(o);
+  // The photo [8, 22) crosses the block boundary at 20: a repeat hits the
+  // first five blocks and computes [20, 24), reading the cached output.
+  REQUIRE(h->Submit(Photo(24, {{8, 14, 0xF00D}})).ok());
+  REQUIRE(h->RunUntilIdle(100).ok());
+  RequestSpec again = Photo(24, {{8, 14, 0xF00D}});
+  again.prompt_token_ids[23] = 42;
+  REQUIRE(h->Submit(again).ok());
+  REQUIRE(h->RunUntilIdle(100).ok());
+  // Bob's identical photo is his own: encoded again.
+  REQUIRE(h->Submit(Photo(24, {{8, 14, 0xF00D}}, /*user=*/1)).ok());
+  REQUIRE(h->RunUntilIdle(100).ok());
+  collector->Flush();
+  const MetricsReport r = collector->Report();
+  CHECK(r.total.encoder_tokens == 28);
+  CHECK(r.total.encoder_cache_hit_tokens == 14);
+  REQUIRE(r.users.size() == 2);
+  CHECK(r.users[0].encoder_tokens == 14);
+  CHECK(r.users[0].encoder_cache_hit_tokens == 14);
+  CHECK(r.users[1].encoder_tokens == 14);
+  CHECK(r.users[1].encoder_cache_hit_tokens == 0);
+  const std::string text = PrometheusText(r);
+  CHECK_THAT(text, Catch::Contains("hearth_encoder_tokens_total{class=\"default\"} 28"));
+  CHECK_THAT(text, Catch::Contains("hearth_user_encoder_cache_hit_tokens_total{user=\"alice\"} 14"));
 }
 
 TEST_CASE("Multimodal: Submit refuses spans it could never plan, naming the rule",

@@ -57,6 +57,12 @@ struct GroupReport {
   int64_t prefill_tokens = 0;
   int64_t decode_tokens = 0;
   int64_t output_tokens = 0;
+  // Multimodal prompts (StepPlan::encoder_inputs): span positions encoded
+  // for the group's requests, and those read from the encoder cache instead
+  // (outputs are cached per cache scope, so a member's reuse never counts
+  // another member's photo).
+  int64_t encoder_tokens = 0;
+  int64_t encoder_cache_hit_tokens = 0;
   double weighted_service = 0;
   double normalized_service = 0;
 

@@ -31,6 +31,9 @@
 //       (hits within each request's own cache scope, RequestSpec::
 //       cache_scope: a member's count never includes another member's
 //       blocks, and no series depends on what another scope's prompts hold)
+//     c <p>_encoder_tokens_total, <p>_encoder_cache_hit_tokens_total
+//       (photos' span positions encoded, and read from the encoder cache,
+//       which is scoped like the prefix cache)
 //     h <p>_queue_wait_seconds, <p>_ttft_seconds, <p>_itl_seconds,
 //       <p>_e2e_seconds (per user only with user_histograms)
 //   run-wide:
