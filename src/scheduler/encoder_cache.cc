@@ -59,8 +59,7 @@ int32_t EncoderCache::Store(uint64_t key, int32_t tokens, uint64_t step,
   entry.pinned_step = 0;
   used_ += tokens;
   by_key_.emplace(key, e);
-  PushBack(e);
-  Touch(e, step);
+  Touch(e, step);  // links it at the most recent end
   return e;
 }
 

@@ -21,6 +21,7 @@
 #define HEARTH_SRC_SCHEDULER_ENCODER_CACHE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,9 +51,6 @@ class EncoderCache {
   // Forgets `entry` (its encoding failed) and lists it in `freed`.
   void Drop(int32_t entry, std::vector<int32_t>* freed);
 
-  int32_t capacity() const { return capacity_; }
-  int32_t used_tokens() const { return used_; }
-  size_t num_entries() const { return by_key_.size(); }
   // Whether the bookkeeping adds up (used tokens, list and map agree);
   // "" or what is wrong.
   std::string Check() const;

@@ -38,7 +38,8 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
   int32_t budget = budget_left_;
   int32_t room = cache_.Available(step_);
   int32_t cut = end;
-  for (size_t i = FirstFrom(spans, start); i < spans.size(); ++i) {
+  const size_t first = FirstFrom(spans, start);
+  for (size_t i = first; i < spans.size(); ++i) {
     const SpanRecord& s = spans[i];
     if (s.position >= cut) break;
     // Where the chunk must end if this span cannot be read: before it, or
@@ -51,7 +52,7 @@ int32_t EncoderPlanner::CutChunk(absl::Span<const SpanRecord> spans, int32_t sta
     }
     const int32_t entry = cache_.Find(s.key);
     bool stored_here = false;
-    for (size_t j = FirstFrom(spans, start); j < i && !stored_here; ++j) {
+    for (size_t j = first; j < i && !stored_here; ++j) {
       stored_here = spans[j].key == s.key;
     }
     if (stored_here) continue;

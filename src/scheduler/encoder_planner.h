@@ -17,7 +17,6 @@
 #define HEARTH_SRC_SCHEDULER_ENCODER_PLANNER_H_
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -83,7 +82,6 @@ class EncoderPlanner {
   // engine could not do went unreported (its sequence was voided).
   void DropEncodedBy(absl::Span<const SpanRecord> spans, RequestId id, const StepPlan& plan);
 
-  int32_t budget_per_step() const { return budget_per_step_; }
   const EncoderCache& cache() const { return cache_; }
 
  private:

@@ -19,14 +19,7 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     return;
   }
   policy_->BeginAdmission(now);
-  // A request waiting at a span (EncoderPlanner::NoteBlocked) is tried
-  // first: the policy's order reached it before, and behind others it
-  // would find the step's tokens or encoder budget taken again.
-  if (RequestRecord* w = Find(encoder_.waiter());
-      w != nullptr && w->preempted_step != step_.plan->step &&
-      (w->phase == RequestPhase::kWaiting || w->phase == RequestPhase::kSwapped)) {
-    (void)TryAdmit(*w, now, kv_.GrowthHeadroom(table_.decoding().size()));
-  }
+  AdmitSpanWaiter(now);
   int32_t declines = 0;
   // Room for the decoding sequences to grow (KvCacheManager::
   // GrowthHeadroom); once a head is passed, twice that and at least
@@ -79,6 +72,19 @@ void Scheduler::Impl::AdmitWaiting(absl::Time now) {
     policy_->Decline(id);
   }
   policy_->EndAdmission();
+}
+
+void Scheduler::Impl::AdmitSpanWaiter(absl::Time now) {
+  // A request waiting at a span (EncoderPlanner::NoteBlocked) is tried
+  // first: the policy's order reached it before, and behind others it
+  // would find the step's tokens or encoder budget taken again.
+  if (!encoder_.waiter().valid()) return;
+  RequestRecord* w = Find(encoder_.waiter());
+  if (w == nullptr || w->preempted_step == step_.plan->step ||
+      (w->phase != RequestPhase::kWaiting && w->phase != RequestPhase::kSwapped)) {
+    return;
+  }
+  (void)TryAdmit(*w, now, kv_.GrowthHeadroom(table_.decoding().size()));
 }
 
 RequestRecord* Scheduler::Impl::AdmissionVictim(RequestRecord& r) {

@@ -285,6 +285,9 @@ class Scheduler::Impl {
 
   // --- Admission and victims (scheduler_admission.cc).
   void AdmitWaiting(absl::Time now);
+  // Tries the request waiting at a span (EncoderPlanner::waiter) before
+  // the policy's candidates, when it is waiting.
+  void AdmitSpanWaiter(absl::Time now);
   // Admits a waiting or swapped request with its first chunk if its class's
   // limits and memory allow (prefix hits reused, swap-ins copied back);
   // otherwise leaves it untouched.

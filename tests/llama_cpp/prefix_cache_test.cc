@@ -49,6 +49,19 @@ std::vector<ReferencePrompt> StemPrompts(llama_context* reference, int count, ui
   return out;
 }
 
+// A deterministic context of the tiny model: one thread, no flash
+// attention, batches of 64.
+ContextOptions TestContext(KvLayout layout, int32_t n_ctx, int32_t n_seq_max) {
+  ContextOptions o;
+  o.n_ctx = n_ctx;
+  o.n_batch = 64;
+  o.n_seq_max = n_seq_max;
+  o.n_threads = 1;
+  o.disable_flash_attention = true;
+  o.kv_layout = layout;
+  return o;
+}
+
 struct Round {
   std::vector<Completion> done;
   absl::flat_hash_map<RequestId, std::vector<std::vector<float>>> logits;
@@ -102,13 +115,7 @@ TEST_CASE("llama.cpp under Hearth: prefix-cache hits share cells and equal singl
   REQUIRE(tiny.ok());
   const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
   INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
-  ContextOptions copts;
-  copts.n_ctx = 1024;
-  copts.n_batch = 64;
-  copts.n_seq_max = 16;
-  copts.n_threads = 1;
-  copts.disable_flash_attention = true;
-  copts.kv_layout = layout;
+  ContextOptions copts = TestContext(layout, /*n_ctx=*/1024, /*n_seq_max=*/16);
   ContextOptions alone = copts;
   alone.n_seq_max = 1;
   auto reference = (*tiny)->NewContext(alone);
@@ -179,13 +186,7 @@ TEST_CASE("llama.cpp under Hearth: a hit on a running sequence's blocks equals s
   REQUIRE(tiny.ok());
   const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
   INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
-  ContextOptions copts;
-  copts.n_ctx = 1024;
-  copts.n_batch = 64;
-  copts.n_seq_max = 8;
-  copts.n_threads = 1;
-  copts.disable_flash_attention = true;
-  copts.kv_layout = layout;
+  ContextOptions copts = TestContext(layout, /*n_ctx=*/1024, /*n_seq_max=*/8);
   ContextOptions alone = copts;
   alone.n_seq_max = 1;
   auto reference = (*tiny)->NewContext(alone);
@@ -231,13 +232,7 @@ TEST_CASE("llama.cpp under Hearth: a hit whose holder was evicted is recomputed,
   REQUIRE(tiny.ok());
   const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
   INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
-  ContextOptions copts;
-  copts.n_ctx = 512;
-  copts.n_batch = 64;
-  copts.n_seq_max = 2;
-  copts.n_threads = 1;
-  copts.disable_flash_attention = true;
-  copts.kv_layout = layout;
+  ContextOptions copts = TestContext(layout, /*n_ctx=*/512, /*n_seq_max=*/2);
   ContextOptions alone = copts;
   alone.n_seq_max = 1;
   auto reference = (*tiny)->NewContext(alone);
@@ -291,13 +286,7 @@ TEST_CASE("llama.cpp under Hearth: parallel samples share the prompt's cells and
   REQUIRE(tiny.ok());
   const KvLayout layout = GENERATE(KvLayout::kUnified, KvLayout::kPerSequence);
   INFO("kv_layout " << (layout == KvLayout::kUnified ? "unified" : "per-sequence"));
-  ContextOptions copts;
-  copts.n_ctx = 1024;
-  copts.n_batch = 64;
-  copts.n_seq_max = 8;
-  copts.n_threads = 1;
-  copts.disable_flash_attention = true;
-  copts.kv_layout = layout;
+  ContextOptions copts = TestContext(layout, /*n_ctx=*/1024, /*n_seq_max=*/8);
   std::mt19937_64 rng(11);
   std::vector<int32_t> prompt;
   for (int i = 0; i < 45; ++i) prompt.push_back(32 + static_cast<int32_t>(rng() % 95));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/options_validation.h"
 
 namespace hearth::testing {
 
@@ -130,10 +131,8 @@ absl::Status PlanChecker::CheckEncoder(const StepPlan& plan) {
       }
     }
   }
-  const int32_t budget = options_.max_encoder_tokens_per_step > 0
-                             ? options_.max_encoder_tokens_per_step
-                             : options_.max_batched_tokens;
-  const int32_t cache = options_.encoder_cache_tokens > 0 ? options_.encoder_cache_tokens : budget;
+  const int32_t budget = internal::EncoderBudgetPerStep(options_);
+  const int32_t cache = internal::EncoderCacheTokens(options_);
   if (encoded != plan.num_encoder_tokens || encoded > budget) {
     return fail("encodes ", encoded, " positions (num_encoder_tokens ", plan.num_encoder_tokens,
                 ", budget ", budget, ")");

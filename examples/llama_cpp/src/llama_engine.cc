@@ -171,12 +171,12 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
         "the llama.cpp engine needs prompt_token_ids (llama.cpp computes real tokens)");
   }
   if (spec.prompt_tokens == 0) spec.prompt_tokens = static_cast<int32_t>(spec.prompt_token_ids.size());
+  // A group's sample k plans and ends with handle + k.
+  const int32_t samples = std::clamp(spec.num_samples, 1, kMaxSamples);
   {
     // Registered before Submit: the engine thread may plan (and even end)
     // the request before Submit returns, and finds it by handle.
-    // A group's sample k plans and ends with handle + k.
     const uint64_t host = spec.handle;
-    const int32_t samples = std::clamp(spec.num_samples, 1, kMaxSamples);
     absl::MutexLock lock(&mu_);
     spec.handle = next_handle_;
     next_handle_ += static_cast<uint64_t>(samples);
@@ -189,7 +189,7 @@ absl::StatusOr<RequestId> LlamaEngine::Submit(RequestSpec spec) {
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) {
     absl::MutexLock lock(&mu_);
-    for (int32_t k = 0; k < std::clamp(spec.num_samples, 1, kMaxSamples); ++k) {
+    for (int32_t k = 0; k < samples; ++k) {
       requests_.erase(spec.handle + static_cast<uint64_t>(k));
     }
   }
