@@ -12,6 +12,7 @@
 #include "capi/c_handles.h"
 #include "capi/c_status.h"
 #include "capi/c_time.h"
+#include "capi/options_json.h"
 #include "hearth/common/names.h"
 #include "hearth/metrics/metrics_collector.h"
 #include "hearth/policy/policy_registry.h"
@@ -275,6 +276,39 @@ hearth_status hearth_scheduler_set_work_class(hearth_scheduler* scheduler, uint6
         work_class, [&](auto n) { return s.FindWorkClass(n); });
     if (!cls.ok()) return FromStatus(cls.status(), error);
     return FromStatus(scheduler->scheduler->SetWorkClass(hearth::RequestId(id), *cls), error);
+  });
+}
+
+hearth_status hearth_scheduler_add_model(hearth_scheduler* scheduler, const char* model_json,
+                                         uint32_t* model_out, hearth_error** error) {
+  return Guard(error, "hearth_scheduler_add_model", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_add_model", error);
+    HEARTH_C_REQUIRE(model_json, "hearth_scheduler_add_model", error);
+    // Read up to the JSON limit plus one byte, so an unterminated buffer is
+    // found without reading on for ever.
+    const std::string_view text(
+        model_json, strnlen(model_json, hearth::capi::kMaxOptionsJsonBytes + 1));
+    hearth::ModelConfig model;
+    if (absl::Status s = hearth::capi::ApplyModelJson(text, model); !s.ok()) {
+      return FromStatus(s, error);
+    }
+    absl::StatusOr<hearth::ModelId> id = scheduler->scheduler->AddModel(std::move(model));
+    if (!id.ok()) return FromStatus(id.status(), error);
+    if (model_out != nullptr) *model_out = id->value();
+    return HEARTH_OK;
+  });
+}
+
+hearth_status hearth_scheduler_remove_model(hearth_scheduler* scheduler, const char* model,
+                                            hearth_error** error) {
+  return Guard(error, "hearth_scheduler_remove_model", [&] {
+    HEARTH_C_REQUIRE(scheduler, "hearth_scheduler_remove_model", error);
+    HEARTH_C_REQUIRE(model, "hearth_scheduler_remove_model", error);
+    const hearth::Scheduler& s = *scheduler->scheduler;
+    absl::StatusOr<hearth::ModelId> id =
+        Lookup<hearth::ModelId>(model, [&](auto n) { return s.FindModel(n); });
+    if (!id.ok()) return FromStatus(id.status(), error);
+    return FromStatus(scheduler->scheduler->RemoveModel(*id), error);
   });
 }
 

@@ -313,24 +313,43 @@ absl::Status CheckPolicyName(std::string_view name) {
                    JoinNames(KnownPolicyNames())));
 }
 
-absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options) {
+namespace {
+
+// `text` parsed as one JSON document of `what`, within the size and depth
+// bounds, duplicate keys refused.
+absl::StatusOr<json> ParseBounded(std::string_view text, std::string_view what) {
   if (text.size() > kMaxOptionsJsonBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "options JSON: ", text.size(), " bytes; at most ", kMaxOptionsJsonBytes));
+        AbslView(what), ": ", text.size(), " bytes; at most ", kMaxOptionsJsonBytes));
   }
   if (const int depth = NestingDepth(text); depth > kMaxOptionsJsonDepth) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "options JSON: nested ", depth, " deep; at most ", kMaxOptionsJsonDepth));
+        AbslView(what), ": nested ", depth, " deep; at most ", kMaxOptionsJsonDepth));
   }
-  json document;
   try {
-    document = ParseRefusingDuplicates(text);
+    return ParseRefusingDuplicates(text);
   } catch (const DuplicateKey& e) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "options JSON: key \"", e.path, "\" appears twice; each key may appear once per object"));
+        AbslView(what), ": key \"", e.path, "\" appears twice; each key may appear once per object"));
   } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("options JSON: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(AbslView(what), ": ", e.what()));
   }
+}
+
+}  // namespace
+
+absl::Status ApplyModelJson(std::string_view text, ModelConfig& model) {
+  HEARTH_ASSIGN_OR_RETURN(const json document, ParseBounded(text, "model JSON"));
+  if (!document.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("model JSON is ", document.type_name(),
+                                                   "; must be an object like an options "
+                                                   "\"models\" entry"));
+  }
+  return ReadModel(JsonFields(document, ""), model);
+}
+
+absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options) {
+  HEARTH_ASSIGN_OR_RETURN(const json document, ParseBounded(text, "options JSON"));
   JsonFields top(document, "");
   SchedulerOptions& o = options.scheduler;
   // Every field of the options' table, the registries, and what only the C

@@ -21,6 +21,10 @@ inline constexpr int kMaxOptionsJsonDepth = 16;
 // or range, and malformed JSON; `options` may be partly written then.
 absl::Status ApplyOptionsJson(std::string_view text, hearth_options& options);
 
+// Reads one model (the keys of an options "models" entry) from `text` into
+// `model`, for hearth_scheduler_add_model(); errors as ApplyOptionsJson's.
+absl::Status ApplyModelJson(std::string_view text, ModelConfig& model);
+
 // InvalidArgument listing the known policies unless `name` is one of them.
 absl::Status CheckPolicyName(std::string_view name);
 

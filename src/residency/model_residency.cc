@@ -29,6 +29,22 @@ ModelResidency::ModelResidency(const SchedulerOptions& o)
   Recompute();
 }
 
+void ModelResidency::AddModel(const ModelConfig& config, int32_t base) {
+  Model& m = models_.emplace_back();
+  m.weights = config.weights_bytes;
+  m.keep_alive = config.keep_alive;
+  m.base = base;
+  m.resident = !enabled_;
+}
+
+void ModelResidency::RemoveModel(ModelId id) {
+  Model& m = models_[id.value()];
+  // Idle since forever with no keep-alive: PlanUnloads takes it first
+  // chance, and NextUnloadTime asks for a plan now.
+  m.keep_alive = absl::ZeroDuration();
+  m.last_used = absl::InfinitePast();
+}
+
 void ModelResidency::AddRunning(ModelId m, int32_t delta) {
   Model& model = models_[m.value()];
   const bool was = model.running > 0;

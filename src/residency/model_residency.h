@@ -54,6 +54,18 @@ class ModelResidency {
   void AddLive(ModelId m);
   void RemoveLive(ModelId m, absl::Time now);
 
+  // A model registered at run time (Scheduler::AddModel), `base` its base's
+  // index or -1: with residency it starts unloaded and loads when its
+  // requests want it. Its KV must fit the block size fixed at construction.
+  void AddModel(const ModelConfig& config, int32_t base);
+  // A model removed at run time, which no request needs any more: never
+  // loaded again, and unloaded by the next PlanUnloads that finds it
+  // resident and not loading.
+  void RemoveModel(ModelId m);
+  // Bytes of a KV block (the largest model's at construction); 0 without
+  // residency.
+  int64_t block_bytes() const { return enabled_ ? block_bytes_ : 0; }
+
   // A request is waiting for `m` to load: queue the load once.
   void WantLoad(ModelId m);
 

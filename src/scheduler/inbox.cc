@@ -9,8 +9,9 @@
 
 namespace hearth::internal {
 
-Inbox::Inbox(const SchedulerOptions& options)
-    : max_intake_(options.max_intake_per_plan),
+Inbox::Inbox(const SchedulerOptions& options, ModelRegistry& models)
+    : models_(models),
+      max_intake_(options.max_intake_per_plan),
       keep_results_(!options.on_result),
       users_(options.users),
       classes_(options.work_classes),
@@ -19,6 +20,7 @@ Inbox::Inbox(const SchedulerOptions& options)
       per_user_(users_.size()),
       queues_(users_.size()),
       at_count_limit_(users_.size()) {
+  live_per_model_.assign(ModelRegistry::kMaxModels, 0);
   // One call's worth each: every call passes through these lists, and a
   // deferral costs no allocation unless it repeats.
   unsettled_taken_.reserve(static_cast<size_t>(max_intake_));
@@ -93,6 +95,13 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
         "retry after some finish"));
   }
   std::lock_guard<std::mutex> lock(mu_);
+  // The caller validated the model before the lock; RemoveModel may have
+  // come between (it marks the model removed under this lock).
+  const uint32_t model = spec.model.value();
+  if (models_.Get(spec.model)->removed.load(std::memory_order_relaxed)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RequestSpec.model ", spec.model.ToString(), " was removed (Scheduler::RemoveModel)"));
+  }
   if (absl::Status s = CheckCount(u, n); !s.ok()) return s;
   if (absl::Status s = shares_.CanAddBytes(u, bytes * n); !s.ok()) return s;
   if (absl::Status s = CheckQuota(u, tokens * n); !s.ok()) return s;
@@ -115,7 +124,9 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
     pu.untaken += tokens;
     shares_.Add(u, bytes);
     // Only sample 0 is the host's to hold; the others wait for its prompt.
+    ++live_per_model_[model];
     live_.try_emplace(id, Live{.user = u,
+                              .model = model,
                               .charged = tokens,
                               .bytes = bytes,
                               .max_tokens = int64_t{spec.prompt_tokens} + spec.max_new_tokens,
@@ -249,6 +260,42 @@ void Inbox::WakeLocked() {
   work_cv_.notify_one();
 }
 
+absl::StatusOr<ModelId> Inbox::AddModel(ModelConfig config, int32_t base) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (base >= 0 && models_.Get(ModelId(static_cast<uint32_t>(base)))->removed.load()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "base model \"", config.base_model, "\" was removed while the adapter was being added"));
+  }
+  return models_.Append(std::move(config), base);
+}
+
+absl::Status Inbox::RemoveModel(ModelId m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const ModelEntry* entry = models_.Get(m);
+  if (entry == nullptr || entry->removed.load()) {
+    return absl::NotFoundError(absl::StrCat(
+        "model ", m.ToString(), entry == nullptr ? " was never registered" : " is already removed"));
+  }
+  if (const int32_t live = live_per_model_[m.value()]; live > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model \"", entry->config.name, "\" has ", live,
+        " requests not ended (queued, held, waiting, running or swapped, or ended in a call "
+        "whose results are not settled yet); cancel them or wait for their results"));
+  }
+  const int32_t n = models_.size();
+  for (int32_t i = 0; i < n; ++i) {
+    const ModelEntry* a = models_.Get(ModelId(static_cast<uint32_t>(i)));
+    if (a->base == static_cast<int32_t>(m.value()) && !a->removed.load()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "model \"", entry->config.name, "\" is the base of adapter \"", a->config.name,
+          "\"; remove its adapters first"));
+    }
+  }
+  models_.MarkRemoved(m);
+  WakeLocked();  // The engine unloads its weights at its next plan.
+  return absl::OkStatus();
+}
+
 void Inbox::Wake() {
   std::lock_guard<std::mutex> lock(mu_);
   WakeLocked();
@@ -287,6 +334,7 @@ void Inbox::SettleEnded(RequestResult& result) {
     const Live live = *found;
     PerUser& pu = per_user_[live.user];
     shares_.Remove(live.user, live.bytes);
+    --live_per_model_[live.model];
     // Refund the quota for tokens reserved but never generated.
     if (live.window == pu.window) {
       const int64_t used = int64_t{result.prompt_tokens} + result.output_tokens;
@@ -355,7 +403,14 @@ absl::Status Inbox::Audit(size_t taken_in) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status s = shares_.Audit(); !s.ok()) return s;
   std::vector<int64_t> live_of(per_user_.size(), 0);
-  for (const auto& [id, l] : live_) ++live_of[l.user];
+  std::vector<int32_t> of_model(live_per_model_.size(), 0);
+  for (const auto& [id, l] : live_) {
+    ++live_of[l.user];
+    ++of_model[l.model];
+  }
+  if (of_model != live_per_model_) {
+    return absl::InternalError("inbox: the per-model counts of live requests disagree with them");
+  }
   size_t queued = 0;
   for (uint32_t u = 0; u < per_user_.size(); ++u) {
     queued += queues_.SizeOf(u);

@@ -34,6 +34,7 @@
 #include "hearth/request/request_state.h"
 #include "hearth/scheduler/scheduler_options.h"
 #include "internal/probing_hash_map.h"
+#include "scheduler/model_registry.h"
 #include "scheduler/pending_shares.h"
 #include "scheduler/submission_queues.h"
 
@@ -57,7 +58,10 @@ struct RequestChange {
 
 class Inbox {
  public:
-  explicit Inbox(const SchedulerOptions& options);
+  // `models` outlives the inbox; it validates and adds models under the
+  // inbox's lock, so that no Submit slips in between RemoveModel's check and
+  // its removal.
+  Inbox(const SchedulerOptions& options, ModelRegistry& models);
 
   // Assigns an id and queues the submission (a group of num_samples
   // consecutive ids and submissions, accepted or refused whole; the first
@@ -82,6 +86,17 @@ class Inbox {
   // loses its hold in place; any other release waits for the engine, merged
   // with its other changes. Wakes WaitForWork.
   absl::Status Release(RequestId id);
+
+  // Any thread. Registers `config` (validated and normalised by the
+  // caller, serialising additions and removals) with its base's id (-1 for
+  // a base model); ResourceExhausted when the registry is full,
+  // FailedPrecondition if the base was removed since the caller checked.
+  absl::StatusOr<ModelId> AddModel(ModelConfig config, int32_t base);
+  // Any thread. FailedPrecondition while a request of `m` is live here
+  // (submitted and not settled as ended) or an adapter of it is
+  // registered; NotFound for an unknown or removed model. Wakes
+  // WaitForWork so that the engine can unload it.
+  absl::Status RemoveModel(ModelId m);
 
   // Any thread: makes WaitForWork return true (now, or at its next call).
   void Wake();
@@ -131,6 +146,7 @@ class Inbox {
   friend class InboxTestPeer;
   struct Live {
     uint32_t user = 0;
+    uint32_t model = 0;
     bool cancelling = false;
     // Its change in changes_, or -1: repeated changes before the engine
     // drains them merge into one, so changes_ never outgrows live_.
@@ -178,6 +194,7 @@ class Inbox {
   void QueueChangeLocked(Live& live, const RequestChange& change)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  ModelRegistry& models_;
   const int32_t max_intake_;
   const bool keep_results_;
   const std::vector<UserConfig> users_;
@@ -190,6 +207,8 @@ class Inbox {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::Time latest_now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
   PendingShares shares_ ABSL_GUARDED_BY(mu_);
+  // Per model id: live requests (what RemoveModel waits for).
+  std::vector<int32_t> live_per_model_ ABSL_GUARDED_BY(mu_);
   ProbingHashMap<RequestId, Live> live_ ABSL_GUARDED_BY(mu_);
   std::vector<PerUser> per_user_ ABSL_GUARDED_BY(mu_);
   SubmissionQueues queues_;

@@ -1,7 +1,8 @@
 // File: src/scheduler/options_validation.h
 //
 // Validation of SchedulerOptions and RequestSpec against them. Pure functions
-// of immutable data, so Submit can call them from any thread.
+// of immutable data (and the lock-free model registry), so Submit can call
+// them from any thread.
 
 #ifndef HEARTH_SCHEDULER_OPTIONS_VALIDATION_H_
 #define HEARTH_SCHEDULER_OPTIONS_VALIDATION_H_
@@ -26,8 +27,11 @@ inline int32_t EncoderBudgetPerStep(const SchedulerOptions& o) {
 inline int32_t EncoderCacheTokens(const SchedulerOptions& o) {
   return o.encoder_cache_tokens > 0 ? o.encoder_cache_tokens : EncoderBudgetPerStep(o);
 }
-absl::Status ValidateSpec(const RequestSpec& spec,
-                          const SchedulerOptions& options);
+class ModelRegistry;
+// `spec` against `options` and its model's entry in `models` (unknown or
+// removed models are refused).
+absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& options,
+                          const ModelRegistry& models);
 
 }  // namespace hearth::internal
 

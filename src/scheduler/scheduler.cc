@@ -139,8 +139,20 @@ absl::StatusOr<WorkClassId> Scheduler::FindWorkClass(std::string_view name) cons
                                                   "work class");
 }
 absl::StatusOr<ModelId> Scheduler::FindModel(std::string_view name) const {
-  return FindByName<ModelConfig, ModelId>(options().models, name, "model");
+  return impl_->models().Find(name);
 }
+absl::StatusOr<ModelConfig> Scheduler::GetModel(ModelId model) const {
+  const internal::ModelEntry* e = impl_->models().Get(model);
+  if (e == nullptr || e->removed.load(std::memory_order_acquire)) {
+    return absl::NotFoundError(absl::StrCat("model ", model.ToString(),
+                                            e == nullptr ? " was never registered" : " was removed"));
+  }
+  return e->config;
+}
+absl::StatusOr<ModelId> Scheduler::AddModel(ModelConfig model) {
+  return impl_->AddModel(std::move(model));
+}
+absl::Status Scheduler::RemoveModel(ModelId model) { return impl_->RemoveModel(model); }
 
 // --------------------------------------------------------------------- Impl
 
@@ -148,7 +160,10 @@ Scheduler::Impl::Impl(SchedulerOptions options, BlockAllocator allocator,
                       std::unique_ptr<Policy> policy)
     : options_(std::move(options)),
       limits_(LimitsOf(options_)),
-      inbox_(options_),
+      models_(options_.models),
+      models_version_seen_(models_.version()),
+      models_removed_seen_(options_.models.size(), false),
+      inbox_(options_, models_),
       kv_(std::move(allocator), options_),
       capacity_(options_.work_classes, kv_.classes()),
       tokens_(options_.step_time_model, options_.work_classes),
@@ -203,7 +218,7 @@ void Scheduler::Impl::ReservePlanBuffers(size_t running) {
 }
 
 absl::StatusOr<RequestId> Scheduler::Impl::Submit(const RequestSpec& spec) {
-  absl::Status valid = internal::ValidateSpec(spec, options_);
+  absl::Status valid = internal::ValidateSpec(spec, options_, models_);
   if (!valid.ok()) return valid;
   const internal::ChainScope scope =
       internal::ResolveChainScope(spec, options_.kv.prefix_hash_key, limits_.block_size);
@@ -256,8 +271,9 @@ absl::StatusOr<RequestView> Scheduler::Impl::GetRequest(RequestId id) const {
 absl::Time Scheduler::Impl::NextEventTime() const {
   // Any live request may be planned now: ask again after the next Plan.
   // Samples waiting for sample 0 that the next Plan lets run count too.
+  // A model removed since the last plan is unloaded by the next.
   const bool owed = !outputs_.to_release.empty() || !outputs_.pending_drops.empty() ||
-                    !intake_.group_releases.empty();
+                    !intake_.group_releases.empty() || models_.version() != models_version_seen_;
   const bool runnable = table_.num_live() > static_cast<size_t>(count(RequestPhase::kHeld));
   if (owed || runnable || inbox_.num_queued() > 0 || inbox_.has_changes()) {
     return absl::InfinitePast();

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,7 @@
 #include "scheduler/deadline_heap.h"
 #include "scheduler/encoder_planner.h"
 #include "scheduler/inbox.h"
+#include "scheduler/model_registry.h"
 #include "scheduler/published_value.h"
 #include "scheduler/request_record.h"
 #include "scheduler/request_table.h"
@@ -70,6 +72,9 @@ class Scheduler::Impl {
   absl::Status SetPriority(RequestId id, int32_t priority);
   absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
   void Wake() { inbox_.Wake(); }
+  absl::StatusOr<ModelId> AddModel(ModelConfig config);
+  absl::Status RemoveModel(ModelId model);
+  const internal::ModelRegistry& models() const { return models_; }
   size_t DrainResults(std::vector<RequestResult>* out) {
     return inbox_.DrainResults(out);
   }
@@ -104,6 +109,10 @@ class Scheduler::Impl {
 
   // --- Intake (scheduler_intake.cc).
   void DrainInbox(absl::Time now);
+  // Grows the per-model state (residency, preparation queues, plan limits)
+  // to the models added since the last call, and tells residency of those
+  // removed (scheduler_models.cc). O(1) when nothing changed.
+  void SyncModels();
   void Intake(internal::Submission& submission, absl::Time now);
   // A request arriving, or released from its hold: to its model's
   // preparation, or to waiting (the policy hears of it).
@@ -387,7 +396,17 @@ class Scheduler::Impl {
   void FreeSlot(uint32_t slot);
 
   const SchedulerOptions options_;
-  const internal::PlanLimits limits_;
+  // Grows on the engine thread only (SyncModels); host threads read
+  // block_size alone.
+  internal::PlanLimits limits_;
+  internal::ModelRegistry models_;
+  // Serialises AddModel and RemoveModel (validation against the models
+  // registered, then the change).
+  std::mutex model_writes_mu_;
+  // Engine thread: the registry version SyncModels last saw, and which
+  // models it has seen removed.
+  uint64_t models_version_seen_ = 0;
+  std::vector<bool> models_removed_seen_;
   internal::Inbox inbox_;
   internal::KvCacheManager kv_;
   internal::ClassCapacity capacity_;

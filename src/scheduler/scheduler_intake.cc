@@ -28,6 +28,9 @@ std::string CancelMessage(std::string_view reason, std::string_view phase) {
 
 void Scheduler::Impl::DrainInbox(absl::Time now) {
   inbox_.Drain(now, &intake_.drained, &intake_.changes, &intake_.cancels);
+  // After the drain: a submission taken now may name a model added just
+  // before it was submitted.
+  SyncModels();
   // Host threads race to Submit; ordering a batch by stamped arrival time
   // (then id) makes arrival order, and so every arrival-ordered policy,
   // independent of that race whenever hosts stamp arrival times.

@@ -63,10 +63,10 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
     // Everyone waiting for the model ends, with the engine's reason; a later
     // request for it asks for a new load. Requests of its adapters waited
     // for it too: they end as well rather than ask for it forever.
-    const std::string& name = options_.models[f.model.value()].name;
-    for (size_t m = 0; m < options_.models.size(); ++m) {
-      const bool adapter = internal::BaseModelIndex(options_, options_.models[m]) ==
-                           static_cast<int64_t>(f.model.value());
+    const std::string& name = models_.Get(f.model)->config.name;
+    for (size_t m = 0; m < model_queues_.preparing.size(); ++m) {
+      const internal::ModelEntry& entry = *models_.Get(ModelId(static_cast<uint32_t>(m)));
+      const bool adapter = entry.base == static_cast<int32_t>(f.model.value());
       if (m != f.model.value() && !adapter) continue;
       auto& waiting = model_queues_.preparing[m];
       for (const auto& [slot, id] : waiting) {
@@ -74,7 +74,7 @@ void Scheduler::Impl::FinishModelLoads(const StepOutcome& outcome, absl::Time no
         if (r.id != id || r.phase != RequestPhase::kPreparing) continue;
         Terminate(r, RequestPhase::kFailed, FinishReason::kNone,
                   adapter ? absl::StrCat("base model \"", name, "\" of adapter \"",
-                                         options_.models[m].name, "\" failed to load: ", f.error)
+                                         entry.config.name, "\" failed to load: ", f.error)
                           : absl::StrCat("model \"", name, "\" failed to load: ", f.error),
                   now);
       }

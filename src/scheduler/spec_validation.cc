@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "hearth/scheduler/step_plan.h"
 #include "kv/chain_scope.h"
+#include "internal/status_macros.h"
 #include "scheduler/model_memory.h"
+#include "scheduler/model_registry.h"
 #include "scheduler/options_schema.h"
 #include "scheduler/options_validation.h"
 #include "scheduler/pending_shares.h"
@@ -39,10 +41,31 @@ absl::Status BadSpec(const Parts&... parts) {
   return absl::InvalidArgumentError(absl::StrCat("RequestSpec.", parts...));
 }
 
-absl::Status ValidateSpecRefs(const RequestSpec& spec, const SchedulerOptions& o) {
-  if (!spec.model.valid() || spec.model.value() >= o.models.size()) {
-    return BadSpec("model ", spec.model.ToString(), " is unknown; configured models are [0, ", o.models.size(), ")");
+// What a spec is checked against: the options and its model's entry
+// (ValidateSpec resolves it first).
+struct SpecContext {
+  const SchedulerOptions& o;
+  const ModelConfig& model;
+  // The base's weights beside an adapter (0 for a base model).
+  int64_t base_weights = 0;
+};
+
+absl::Status ValidateModelRef(const RequestSpec& spec, const ModelRegistry& models,
+                              const ModelEntry** entry) {
+  *entry = models.Get(spec.model);
+  if (*entry == nullptr) {
+    return BadSpec("model ", spec.model.ToString(), " is unknown; registered models are [0, ",
+                   models.size(), ")");
   }
+  if ((*entry)->removed.load(std::memory_order_acquire)) {
+    return BadSpec("model ", spec.model.ToString(), " (\"", (*entry)->config.name,
+                   "\") was removed (Scheduler::RemoveModel)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSpecRefs(const RequestSpec& spec, const SpecContext& c) {
+  const SchedulerOptions& o = c.o;
   if (!spec.user.valid() || spec.user.value() >= o.users.size()) {
     return BadSpec("user ", spec.user.ToString(), " is unknown; configured users are [0, ", o.users.size(), ")");
   }
@@ -54,7 +77,7 @@ absl::Status ValidateSpecRefs(const RequestSpec& spec, const SchedulerOptions& o
 }
 
 // What the request's kind allows of the fields that describe its output.
-absl::Status ValidateSpecKind(const RequestSpec& spec, const SchedulerOptions&) {
+absl::Status ValidateSpecKind(const RequestSpec& spec, const SpecContext&) {
   if (spec.kind != RequestKind::kGenerate && spec.kind != RequestKind::kEmbed) {
     return BadSpec("kind is ", static_cast<int>(spec.kind), "; must be kGenerate or kEmbed");
   }
@@ -94,8 +117,9 @@ absl::Status ValidateSpecKind(const RequestSpec& spec, const SchedulerOptions&) 
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecLength(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
+absl::Status ValidateSpecLength(const RequestSpec& spec, const SpecContext& c) {
+  const SchedulerOptions& o = c.o;
+  const ModelConfig& model = c.model;
   if (spec.prompt_tokens < 1) {
     return BadSpec("prompt_tokens is ", spec.prompt_tokens, "; must be >= 1");
   }
@@ -115,13 +139,14 @@ absl::Status ValidateSpecLength(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecFits(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
+absl::Status ValidateSpecFits(const RequestSpec& spec, const SpecContext& c) {
+  const SchedulerOptions& o = c.o;
+  const ModelConfig& model = c.model;
   const int64_t total = int64_t{spec.prompt_tokens} + spec.max_new_tokens;
   if (o.residency.device_memory_bytes > 0) {
     const int64_t block_bytes = MaxBlockBytes(o);
     // An adapter runs beside its base.
-    const int64_t weights = model.weights_bytes + BaseWeights(o, model);
+    const int64_t weights = model.weights_bytes + c.base_weights;
     const int64_t blocks = std::min<int64_t>(
         (o.residency.device_memory_bytes - weights) / block_bytes, o.kv.num_device_blocks);
     if (total > blocks * o.kv.block_size) {
@@ -140,8 +165,8 @@ absl::Status ValidateSpecFits(const RequestSpec& spec, const SchedulerOptions& o
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions& o) {
-  const ModelConfig& model = o.models[spec.model.value()];
+absl::Status ValidateSpecTokens(const RequestSpec& spec, const SpecContext& c) {
+  const ModelConfig& model = c.model;
   if (!spec.prompt_token_ids.empty()) {
     if (static_cast<int64_t>(spec.prompt_token_ids.size()) != spec.prompt_tokens) {
       return BadSpec("prompt_token_ids has ", spec.prompt_token_ids.size(),
@@ -178,7 +203,8 @@ absl::Status ValidateSpecTokens(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions& o) {
+absl::Status ValidateSpecStamps(const RequestSpec& spec, const SpecContext& c) {
+  const SchedulerOptions& o = c.o;
   if (spec.arrival_time == absl::InfiniteFuture()) {
     return BadSpec("arrival_time is InfiniteFuture; leave it InfinitePast for \"now\" or "
                    "stamp the time the request reached the host");
@@ -196,7 +222,8 @@ absl::Status ValidateSpecStamps(const RequestSpec& spec, const SchedulerOptions&
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecSpans(const RequestSpec& spec, const SchedulerOptions& o) {
+absl::Status ValidateSpecSpans(const RequestSpec& spec, const SpecContext& c) {
+  const SchedulerOptions& o = c.o;
   const std::vector<EncoderSpan>& spans = spec.encoder_spans;
   if (spans.empty()) return absl::OkStatus();
   if (spans.size() > kMaxEncoderSpans) {
@@ -235,16 +262,26 @@ absl::Status ValidateSpecSpans(const RequestSpec& spec, const SchedulerOptions& 
   return absl::OkStatus();
 }
 
-absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SchedulerOptions&) {
+absl::Status ValidateSpecCacheScope(const RequestSpec& spec, const SpecContext&) {
   return ValidateCacheScope(spec);
 }
 
 }  // namespace
 
-absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o) {
+absl::Status ValidateSpec(const RequestSpec& spec, const SchedulerOptions& o,
+                          const ModelRegistry& models) {
+  const ModelEntry* entry = nullptr;
+  HEARTH_RETURN_IF_ERROR(ValidateModelRef(spec, models, &entry));
+  int64_t base_weights = 0;
+  if (entry->base >= 0) {
+    base_weights = std::clamp<int64_t>(
+        models.Get(ModelId(static_cast<uint32_t>(entry->base)))->config.weights_bytes, 0,
+        o.residency.device_memory_bytes);
+  }
+  const SpecContext c{o, entry->config, base_weights};
   for (auto check : {ValidateSpecRefs, ValidateSpecKind, ValidateSpecLength, ValidateSpecFits, ValidateSpecTokens,
                      ValidateSpecStamps, ValidateSpecCacheScope, ValidateSpecSpans}) {
-    if (absl::Status s = check(spec, o); !s.ok()) return s;
+    if (absl::Status s = check(spec, c); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -620,6 +620,69 @@ TEST_CASE("C API: adapters in the options JSON", "[capi]") {
   CHECK_THAT(message, Catch::Contains("base_model"));
 }
 
+TEST_CASE("C API: models added and removed at run time", "[capi][models]") {
+  Scheduler sch(
+      "{\"kv\": {\"num_device_blocks\": 64},"
+      " \"models\": [{\"name\": \"llama\", \"kv_bytes_per_token\": 1000,"
+      "                \"weights_bytes\": 500000}],"
+      " \"residency\": {\"device_memory_bytes\": 2000000}}");
+  uint32_t index = 99;
+  CHECK(hearth_scheduler_add_model(nullptr, "{}", &index, nullptr) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_add_model(sch.s, nullptr, &index, nullptr) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_remove_model(nullptr, "llama", nullptr) == HEARTH_INVALID_ARGUMENT);
+  CHECK(hearth_scheduler_remove_model(sch.s, nullptr, nullptr) == HEARTH_INVALID_ARGUMENT);
+  struct Bad {
+    std::string json;
+    const char* says;
+  };
+  const std::vector<Bad> bad = {
+      {"", "model JSON"},
+      {"[1, 2]", "must be an object"},
+      {"{\"name\": \"x\", \"colour\": 3}", "colour"},
+      {"{\"name\": \"x\", \"name\": \"y\"}", "appears twice"},
+      {"{\"name\": \"llama\", \"kv_bytes_per_token\": 1000}", "llama"},
+      {"{\"name\": \"x\", \"kv_bytes_per_token\": 1000, \"context_length\": -5}",
+       "context_length"},
+      {"{\"name\": \"x\", \"base_model\": \"nope\"}", "base_model"},
+      {std::string(300, '['), "nested"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.json.substr(0, 80));
+    Error e;
+    CHECK(hearth_scheduler_add_model(sch.s, b.json.c_str(), &index, &e) == HEARTH_INVALID_ARGUMENT);
+    CHECK_THAT(e.message(), Catch::Contains(b.says));
+  }
+  CHECK(index == 99);  // nothing written on a refusal
+  REQUIRE(hearth_scheduler_add_model(
+              sch.s, "{\"name\": \"ana-lora\", \"base_model\": \"llama\", \"weights_bytes\": 20000}",
+              &index, nullptr) == HEARTH_OK);
+  CHECK(index == 1);
+  hearth_request r = Request(8, 2);
+  r.model = "ana-lora";
+  uint64_t id = 0;
+  REQUIRE(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_OK);
+  Error busy;
+  CHECK(hearth_scheduler_remove_model(sch.s, "ana-lora", &busy) == HEARTH_FAILED_PRECONDITION);
+  CHECK_THAT(busy.message(), Catch::Contains("not ended"));
+  Error base;
+  CHECK(hearth_scheduler_remove_model(sch.s, "llama", &base) == HEARTH_FAILED_PRECONDITION);
+  CHECK_THAT(base.message(), Catch::Contains("ana-lora"));
+  REQUIRE(hearth_scheduler_cancel(sch.s, id, nullptr) == HEARTH_OK);
+  const hearth_plan* plan = nullptr;
+  REQUIRE(hearth_scheduler_plan(sch.s, 1.0, &plan, nullptr) == HEARTH_OK);
+  hearth_outcome* out = nullptr;
+  REQUIRE(hearth_outcome_new(&out, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_outcome_fill_from_plan(out, plan, nullptr) == HEARTH_OK);
+  REQUIRE(hearth_scheduler_complete(sch.s, out, nullptr) == HEARTH_OK);
+  CHECK(hearth_scheduler_remove_model(sch.s, "ana-lora", nullptr) == HEARTH_OK);
+  Error gone;
+  CHECK(hearth_scheduler_remove_model(sch.s, "ana-lora", &gone) == HEARTH_NOT_FOUND);
+  CHECK(hearth_scheduler_submit(sch.s, &r, &id, nullptr) == HEARTH_NOT_FOUND);
+  const std::string long_name(5000, 'a');
+  CHECK(hearth_scheduler_remove_model(sch.s, long_name.c_str(), nullptr) == HEARTH_INVALID_ARGUMENT);
+  hearth_outcome_free(out);
+}
+
 TEST_CASE("C API: live priority and class changes", "[capi]") {
   Scheduler sch("{\"kv\": {\"num_device_blocks\": 64}, \"work_classes\": \"household\"}");
   CHECK(hearth_scheduler_set_priority(nullptr, 1, 2, nullptr) == HEARTH_INVALID_ARGUMENT);

@@ -50,8 +50,9 @@ class OpsRun {
 
   void Run() {
     for (int i = 0; i < kMaxCalls && in_.remaining_bytes() > 0; ++i) {
-      switch (in_.ConsumeIntegralInRange<int>(0, 10)) {
+      switch (in_.ConsumeIntegralInRange<int>(0, 11)) {
         case 0: case 1: case 2: Submit(); break;
+        case 11: ChangeModels(); break;
         case 3: Cancel(); break;
         case 10: Release(); break;
         case 4: case 5: Plan(); break;
@@ -72,7 +73,7 @@ class OpsRun {
     RequestSpec spec;
     spec.user = UserId(SmallOrEdge<uint32_t>(in_, 0, o.users.size() - 1));
     spec.work_class = WorkClassId(SmallOrEdge<uint32_t>(in_, 0, o.work_classes.size() - 1));
-    spec.model = ModelId(SmallOrEdge<uint32_t>(in_, 0, o.models.size() - 1));
+    spec.model = ModelId(SmallOrEdge<uint32_t>(in_, 0, o.models.size() + models_added_));
     spec.prompt_tokens = SmallOrEdge<int32_t>(in_, 1, 48);
     if (in_.ConsumeBool()) {
       // Ids from a tiny alphabet so that prompts share prefixes; sometimes
@@ -168,6 +169,40 @@ class OpsRun {
     if (!st.ok() && st.code() != absl::StatusCode::kNotFound &&
         st.code() != absl::StatusCode::kFailedPrecondition) {
       Fail(absl::StrCat("Release(", id.ToString(), ") returned ", st.ToString()));
+    }
+  }
+
+  // ---- Models at run time: hostile configs, removals of any id.
+
+  void ChangeModels() {
+    if (in_.ConsumeBool()) {
+      const ModelId m(SmallOrEdge<uint32_t>(in_, 0, s_->options().models.size() + models_added_));
+      const absl::Status st = s_->RemoveModel(m);
+      if (!st.ok() && st.code() != absl::StatusCode::kNotFound &&
+          st.code() != absl::StatusCode::kFailedPrecondition) {
+        Fail(absl::StrCat("RemoveModel(", m.ToString(), ") returned ", st.ToString()));
+      }
+      return;
+    }
+    ModelConfig m;
+    m.name = in_.ConsumeBool() ? std::string(1, 'm' + in_.ConsumeIntegralInRange(0, 3))
+                               : in_.ConsumeRandomLengthString(300);
+    m.context_length = SmallOrEdge<int32_t>(in_, 2, 512);
+    m.vocab_size = SmallOrEdge<int32_t>(in_, 0, 8);
+    m.kv_bytes_per_token = SmallOrEdge<int64_t>(in_, 0, 2000);
+    m.weights_bytes = SmallOrEdge<int64_t>(in_, 0, 1 << 20);
+    m.preload = in_.ConsumeBool();
+    if (in_.ConsumeBool()) m.keep_alive = absl::Milliseconds(SmallOrEdge<int32_t>(in_, 0, 500));
+    if (in_.ConsumeBool()) {
+      const std::vector<ModelConfig>& initial = s_->options().models;
+      m.base_model = in_.ConsumeBool() ? initial[0].name : std::string(1, 'm' + in_.ConsumeIntegralInRange(0, 3));
+    }
+    const absl::StatusOr<ModelId> id = s_->AddModel(m);
+    if (id.ok()) {
+      ++models_added_;
+    } else if (id.status().code() != absl::StatusCode::kInvalidArgument &&
+               id.status().code() != absl::StatusCode::kResourceExhausted) {
+      Fail(absl::StrCat("AddModel returned ", id.status().ToString()));
     }
   }
 
@@ -339,6 +374,8 @@ class OpsRun {
   }
 
   FuzzedDataProvider& in_;
+  // Models AddModel accepted, so that submissions and removals aim at them.
+  uint32_t models_added_ = 0;
   std::unique_ptr<Scheduler> s_;
   const bool callback_results_;
   std::shared_ptr<std::vector<RequestResult>> delivered_;

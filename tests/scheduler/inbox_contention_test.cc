@@ -120,7 +120,8 @@ TEST_CASE("Engine calls while a host holds the inbox settle later and lose nothi
           "[inbox][threads]") {
   SchedulerOptions options;
   options.users = {{.name = "alice"}, {.name = "bob"}};
-  Inbox inbox(options);
+  ModelRegistry models(options.models);
+  Inbox inbox(options, models);
   const RequestId a = *inbox.Submit(Spec({.user = 0, .prompt = 10, .max_new = 5}), {});
   const RequestId b = *inbox.Submit(Spec({.user = 1, .prompt = 10, .max_new = 5}), {});
   std::vector<Submission> subs;
@@ -155,7 +156,8 @@ TEST_CASE("After kMaxUnsettledCalls deferrals the engine waits for the lock once
           "[inbox][threads]") {
   SchedulerOptions options;
   options.users = {{.name = "alice"}};
-  Inbox inbox(options);
+  ModelRegistry models(options.models);
+  Inbox inbox(options, models);
   const RequestId a = *inbox.Submit(Spec({.user = 0, .prompt = 10, .max_new = 5}), {});
   std::vector<Submission> subs;
   std::vector<RequestChange> changes;

@@ -61,6 +61,9 @@ TEST_CASE("Random workloads exercise what they claim to", "[scheduler][property]
   CHECK(total.pooled > 100);
   CHECK(total.sample_groups > 100);
   CHECK(total.photos > 100);
+  CHECK(total.models_added > 200);
+  CHECK(total.models_removed > 100);
+  CHECK(total.runtime_model_requests > 200);
 }
 
 // Residency with adapters, several bases and memory for only some of them,

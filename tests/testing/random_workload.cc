@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "tests/testing/cache_scope_audit.h"
@@ -189,6 +190,81 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     if (s.code() != absl::StatusCode::kNotFound || s.message().empty()) return s;
     return absl::OkStatus();
   };
+  // Models added and removed at run time in half the seeds, from their own
+  // stream too: bases and adapters (of a registered base), now and then one
+  // Create would refuse; removals of any id ever registered, refused while
+  // a request of the model is live. Submissions then name any id ever
+  // registered (removed ones are refused) or, now and then, one never was.
+  std::mt19937_64 model_rng(seed ^ 0x3c6ef372fe94f82bULL);
+  const bool runtime_models = model_rng() % 2 == 0;
+  std::vector<uint32_t> model_ids;
+  for (int32_t m = 0; m < num_models; ++m) model_ids.push_back(static_cast<uint32_t>(m));
+  absl::flat_hash_map<RequestId, uint32_t> model_of;
+  const bool residency = options.residency.device_memory_bytes > 0;
+  const int64_t block_bytes = int64_t{1000} * options.kv.block_size;
+  const auto change_models = [&]() -> absl::Status {
+    Scheduler& s = h.scheduler();
+    if (model_rng() % 2 == 0) {
+      const uint32_t m = model_ids[model_rng() % model_ids.size()];
+      const absl::Status r = s.RemoveModel(ModelId(m));
+      if (r.ok()) {
+        ++stats->models_removed;
+        for (RequestId id : h.live()) {
+          auto it = model_of.find(id);
+          if (it != model_of.end() && it->second == m) {
+            return absl::InternalError(absl::StrCat("model ", m, " removed while ", id.ToString(),
+                                                    " of it is live"));
+          }
+        }
+        return absl::OkStatus();
+      }
+      if (r.code() != absl::StatusCode::kFailedPrecondition && r.code() != absl::StatusCode::kNotFound) {
+        return r;
+      }
+      return r.message().empty() ? absl::InternalError("a removal refused without a reason")
+                                 : absl::OkStatus();
+    }
+    ModelConfig mc;
+    mc.name = absl::StrCat("rt", stats->models_added, "-", model_rng() % 1000);
+    mc.context_length = Uniform(model_rng, 16, 400);
+    mc.vocab_size = 64;
+    if (residency) {
+      mc.kv_bytes_per_token = 1000;
+      mc.weights_bytes = int64_t{Uniform(model_rng, 0, 40)} * block_bytes;
+      if (model_rng() % 2) mc.keep_alive = absl::Milliseconds(Uniform(model_rng, 10, 500));
+    }
+    if (model_rng() % 3 == 0) {
+      // An adapter of a registered base model, if one is left.
+      for (uint32_t b : model_ids) {
+        const absl::StatusOr<ModelConfig> base = s.GetModel(ModelId(b));
+        if (!base.ok() || !base->base_model.empty()) continue;
+        mc.base_model = base->name;
+        mc.context_length = std::min(mc.context_length, base->context_length);
+        mc.kv_bytes_per_token = 0;
+        mc.vocab_size = 0;
+        mc.weights_bytes = residency ? int64_t{Uniform(model_rng, 0, 2)} * block_bytes : 0;
+        break;
+      }
+    }
+    // Now and then what Create refuses: a context of 1, or (with
+    // residency) KV wider than the blocks.
+    const int bad = model_rng() % 12;
+    if (bad == 0) mc.context_length = 1;
+    if (bad == 1 && residency && mc.base_model.empty()) mc.kv_bytes_per_token = 5000;
+    const absl::StatusOr<ModelId> added = s.AddModel(mc);
+    if (!added.ok()) {
+      if (added.status().code() != absl::StatusCode::kInvalidArgument || added.status().message().empty()) {
+        return added.status();
+      }
+      return absl::OkStatus();
+    }
+    if (bad == 0 || (bad == 1 && residency && mc.base_model.empty())) {
+      return absl::InternalError(absl::StrCat("AddModel accepted a bad config: ", mc.name));
+    }
+    ++stats->models_added;
+    model_ids.push_back(added->value());
+    return absl::OkStatus();
+  };
   // Live priority and class changes, from their own stream too.
   std::mt19937_64 change_rng(seed ^ 0x5851f42d4c957f2dULL);
   const auto num_classes = static_cast<uint32_t>(options.work_classes.size());
@@ -220,6 +296,9 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
     }
     if (!held.empty() && hold_rng() % 4 == 0) {
       if (absl::Status s = release_one(hold_rng() % held.size()); !s.ok()) return s;
+    }
+    if (runtime_models && model_rng() % 8 == 0) {
+      if (absl::Status s = change_models(); !s.ok()) return s;
     }
     const int kind = Uniform(rng, 0, 9);
     if (kind <= 3) {
@@ -307,8 +386,19 @@ absl::Status RunRandomWorkload(uint64_t seed, const PolicyFactory* policy,
         // Now and then overlapping, or past the prompt: refused at Submit.
         if (photo_rng() % 20 == 0) spec.encoder_spans.push_back({first, length + n, 9});
       }
+      if (runtime_models && model_rng() % 2 == 0) {
+        spec.model = ModelId(model_rng() % 40 == 0
+                                 ? 5000u
+                                 : model_ids[model_rng() % model_ids.size()]);
+      }
       auto id = h.Submit(spec);
       if (id.ok() && !spec.encoder_spans.empty()) ++stats->photos;
+      if (id.ok()) {
+        for (int32_t k = 0; k < spec.num_samples; ++k) {
+          model_of[RequestId(id->value() + static_cast<uint64_t>(k))] = spec.model.value();
+        }
+        if (spec.model.value() >= static_cast<uint32_t>(num_models)) ++stats->runtime_model_requests;
+      }
       if (id.ok() && spec.num_samples > 1) stats->sample_groups += 1;
       if (id.ok() && spec.kind == RequestKind::kEmbed) {
         embeddings.insert(*id);

@@ -2,7 +2,7 @@
 //
 // One seeded random scenario for the randomized invariant driver: a random
 // configuration, then random Submit / Cancel / Release / SetPriority /
-// SetWorkClass / Plan+Complete interleavings
+// SetWorkClass / AddModel / RemoveModel / Plan+Complete interleavings
 // with random sizes, shared prefixes, deadlines, stop tokens and engine
 // failures, then a drain until every accepted request is terminal. Reusable
 // with any policy so that every policy runs the same driver.
@@ -40,6 +40,8 @@ struct RandomWorkloadStats {
   int64_t sample_groups = 0;
   // Requests with encoder spans (photos) accepted.
   int64_t photos = 0;
+  // Models added and removed at run time, and requests accepted for them.
+  int64_t models_added = 0, models_removed = 0, runtime_model_requests = 0;
   // Overlapped planning: seeds with it, decodes planned with a pending
   // input, and plan entries voided while outstanding.
   int64_t overlap_configs = 0, pending_inputs = 0, voided_entries = 0;
@@ -59,6 +61,8 @@ struct RandomWorkloadStats {
     embeddings += o.embeddings; pooled += o.pooled;
     sample_groups += o.sample_groups;
     photos += o.photos;
+    models_added += o.models_added; models_removed += o.models_removed;
+    runtime_model_requests += o.runtime_model_requests;
   }
 };
 

@@ -13,7 +13,7 @@ PlanCopy PlanCopy::Of(const StepPlan& plan) {
     c.sequences.push_back({s.id, s.start_position, s.num_tokens, s.sample, s.full_block_table,
                            {s.block_table.begin(), s.block_table.end()},
                            {s.token_ids.begin(), s.token_ids.end()}, s.draft_tokens,
-                           s.input_pending, s.embed, s.mean_pool, s.pool});
+                           s.input_pending, s.embed, s.mean_pool, s.pool, s.model});
   }
   c.preempted = plan.preempted;
   for (const ReleasedSequence& r : plan.released) c.released.push_back(r.id);
@@ -48,9 +48,9 @@ SchedulerHarness::SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed)
 absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
   auto id = scheduler_->Submit(spec);
   if (!id.ok()) return id;
-  const SchedulerOptions& o = scheduler_->options();
-  const int32_t context =
-      spec.model.value() < o.models.size() ? o.models[spec.model.value()].context_length : 0;
+  // The model may have been added at run time, so not in options().
+  const absl::StatusOr<ModelConfig> model = scheduler_->GetModel(spec.model);
+  const int32_t context = model.ok() ? model->context_length : 0;
   // A group's samples: consecutive ids, handles handle + k.
   for (int32_t k = 0; k < std::max(spec.num_samples, 1); ++k) {
     const RequestId sample(id->value() + static_cast<uint64_t>(k));

@@ -34,6 +34,7 @@ struct PlanCopy {
     int32_t draft_tokens = 0;
     bool input_pending = false;
     bool embed = false, mean_pool = false, pool = false;
+    ModelId model;
   };
   uint64_t step = 0;
   std::vector<Sequence> sequences;

@@ -39,6 +39,7 @@
  *
  * THREAD-SAFETY. hearth_scheduler_submit, hearth_scheduler_cancel(_reason),
  * hearth_scheduler_set_priority, hearth_scheduler_set_work_class,
+ * hearth_scheduler_add_model, hearth_scheduler_remove_model,
  * hearth_scheduler_wake, hearth_scheduler_published_stats and
  * hearth_scheduler_drain may be called from any thread, concurrently with
  * each other and with the engine thread. The id a submit returns may be
@@ -407,6 +408,27 @@ HEARTH_C_API hearth_status hearth_scheduler_set_priority(hearth_scheduler* sched
 HEARTH_C_API hearth_status hearth_scheduler_set_work_class(hearth_scheduler* scheduler,
                                                            uint64_t id, const char* work_class,
                                                            hearth_error** error);
+
+/* Any thread. Registers a model or an adapter while the scheduler runs
+ * (Scheduler::AddModel in hearth/scheduler/scheduler.h says what is checked,
+ * how it loads and that ids are never reused). `model_json` is one object
+ * with the keys of an options "models" entry, e.g.
+ * {"name": "ana-lora", "base_model": "llama", "weights_bytes": 67108864}.
+ * Requests name it by its name; its index in the plan's model commands is
+ * written to *model_out (NULL: not written). INVALID_ARGUMENT names the key
+ * or field that is wrong (or a name in use); RESOURCE_EXHAUSTED once the
+ * scheduler's 4,096 model ids are taken. */
+HEARTH_C_API hearth_status hearth_scheduler_add_model(hearth_scheduler* scheduler,
+                                                      const char* model_json,
+                                                      uint32_t* model_out,
+                                                      hearth_error** error);
+/* Any thread. Unregisters the model of that name (Scheduler::RemoveModel):
+ * FAILED_PRECONDITION while a request of it has not ended or an adapter of
+ * it is registered; NOT_FOUND for a name no registered model has. With
+ * residency the next plan unloads it. */
+HEARTH_C_API hearth_status hearth_scheduler_remove_model(hearth_scheduler* scheduler,
+                                                         const char* model,
+                                                         hearth_error** error);
 
 /* Engine thread. When the engine next has work if nothing is submitted or
  * cancelled (Scheduler::NextEventTime): -INFINITY for now (a request is

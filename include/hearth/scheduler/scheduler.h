@@ -31,7 +31,8 @@
 // and the result carry the handle. Both are stable for the request's life.
 //
 // Thread-safety: Submit, Cancel, Release, SetPriority, SetWorkClass, Wake,
-// DrainResults, PublishedStats, Find* and options() are safe from any thread. Plan, Complete, NextEventTime,
+// AddModel, RemoveModel, DrainResults, PublishedStats, Find*, GetModel and
+// options() are safe from any thread. Plan, Complete, NextEventTime,
 // WaitForWork, GetRequest, stats and CheckInvariants must
 // be called from one thread at a time (the engine thread).
 //
@@ -217,6 +218,39 @@ class Scheduler {
   absl::Status SetPriority(RequestId id, int32_t priority);
   absl::Status SetWorkClass(RequestId id, WorkClassId work_class);
 
+  // Scheduler::AddModel()
+  //
+  // Thread-safe. Registers a model or an adapter (ModelConfig::base_model
+  // naming a registered base model) while the scheduler runs, checked as
+  // Create checks SchedulerOptions::models with it among the models
+  // registered now; Submit accepts requests for the returned id as soon as
+  // this returns. With residency the model starts unloaded (`preload` is a
+  // Create-time field and reads false here) and loads, through the plan's
+  // model commands, when its first request wants it; its KV must fit the
+  // blocks sized at Create (kv_bytes_per_token at most the largest of
+  // Create's models). An adapter's 0 vocab_size and kv_bytes_per_token
+  // read as its base's (GetModel shows them so). Ids are never reused,
+  // removed models' included.
+  // InvalidArgument naming the field for a bad config or a name a
+  // registered model has; ResourceExhausted once the scheduler's 4,096 ids
+  // (over the scheduler's life) are taken.
+  absl::StatusOr<ModelId> AddModel(ModelConfig model);
+
+  // Scheduler::RemoveModel()
+  //
+  // Thread-safe. Unregisters a model, given at Create or added since:
+  // FailedPrecondition while a request of it has not ended (queued, held,
+  // preparing, waiting, running or swapped; a request counts until its
+  // result is handed over, as DrainResults says) or while an adapter of it
+  // is registered (remove those first); NotFound for an id never registered
+  // or already removed. Once it returns, Submit refuses the model
+  // (InvalidArgument), FindModel and GetModel no longer find it, its name
+  // may be registered again (under a new id), and with residency the next
+  // Plan unloads its weights if resident (a kUnload model command; a load
+  // in flight completes first). Its cached prefix blocks are never read
+  // again and go as the cache evicts.
+  absl::Status RemoveModel(ModelId model);
+
   // Scheduler::NextEventTime()
   //
   // When the engine next has something to do if no Submit, Cancel or
@@ -295,8 +329,14 @@ class Scheduler {
   // Registry lookups by name; NotFound lists the known names.
   absl::StatusOr<UserId> FindUser(std::string_view name) const;
   absl::StatusOr<WorkClassId> FindWorkClass(std::string_view name) const;
+  // Models registered now: those of Create not removed, and those added.
   absl::StatusOr<ModelId> FindModel(std::string_view name) const;
+  // Thread-safe. A registered model's config (normalised as AddModel
+  // says); NotFound for an unknown or removed id.
+  absl::StatusOr<ModelConfig> GetModel(ModelId model) const;
 
+  // The options as Create validated them. Its `models` are Create's, not
+  // those added or removed since (FindModel and GetModel see those).
   const SchedulerOptions& options() const;
   std::string_view policy_name() const;
   // Engine thread: the counts as of now.

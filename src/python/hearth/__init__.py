@@ -328,7 +328,7 @@ class Scheduler:
     Raises HearthError naming a wrong option and what is allowed.
 
     Thread-safety: submit, cancel, release, set_priority, set_work_class,
-    drain, wake and published_stats from any thread; the rest from the
+    add_model, remove_model, drain, wake and published_stats from any thread; the rest from the
     engine thread."""
 
     def __init__(self, options=None):
@@ -433,6 +433,22 @@ class Scheduler:
 
     def set_work_class(self, id, work_class):
         _call("hearth_scheduler_set_work_class", self._open(), id, _text(work_class))
+
+    def add_model(self, model):
+        """Registers a model or adapter while the scheduler runs: `model` is a
+        dict (or JSON text) with the keys of an options "models" entry.
+        Returns its index (as in plan.model_commands); requests name it by
+        its name. Raises HearthError (INVALID_ARGUMENT, RESOURCE_EXHAUSTED)."""
+        text = model if isinstance(model, str) else json.dumps(model)
+        index = ctypes.c_uint32()
+        _call("hearth_scheduler_add_model", self._open(), _text(text), ctypes.byref(index))
+        return index.value
+
+    def remove_model(self, name):
+        """Unregisters the model of that name; HearthError FAILED_PRECONDITION
+        while a request of it has not ended or an adapter of it is
+        registered."""
+        _call("hearth_scheduler_remove_model", self._open(), _text(name))
 
     def drain(self):
         """Every result that ended since the last drain, exactly once."""

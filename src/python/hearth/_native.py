@@ -124,6 +124,8 @@ _SIGNATURES = {
     "hearth_scheduler_release": (ctypes.c_int, [P, c_uint64, E]),
     "hearth_scheduler_set_priority": (ctypes.c_int, [P, c_uint64, c_int32, E]),
     "hearth_scheduler_set_work_class": (ctypes.c_int, [P, c_uint64, c_char_p, E]),
+    "hearth_scheduler_add_model": (ctypes.c_int, [P, c_char_p, _p(ctypes.c_uint32), E]),
+    "hearth_scheduler_remove_model": (ctypes.c_int, [P, c_char_p, E]),
     "hearth_scheduler_next_event_time": (c_double, [P]),
     "hearth_scheduler_wait_for_work": (c_int32, [P, c_double]),
     "hearth_scheduler_wake": (None, [P]),

@@ -233,6 +233,56 @@ def check_errors(hearth):
         check(inputs == [(photo, 1, 0)], f"encoder inputs {inputs}")
 
 
+def check_runtime_models(hearth):
+    """A model added while the scheduler runs loads through the plan, runs,
+    and is removed once nothing needs it; the C API's refusals come through."""
+    block = 16 * 1000  # block_size x kv_bytes_per_token
+    options = {"kv": {"block_size": 16, "num_device_blocks": 128},
+               "residency": {"device_memory_bytes": 300 * block},
+               "models": [{"name": "llama", "kv_bytes_per_token": 1000,
+                           "weights_bytes": 50 * block}]}
+    with hearth.Scheduler(options) as s:
+        index = s.add_model({"name": "qwen", "kv_bytes_per_token": 1000,
+                             "weights_bytes": 60 * block, "keep_alive_s": 60})
+        check(index == 1, f"qwen got index {index}")
+        for bad, code in (({"name": "qwen"}, "INVALID_ARGUMENT"),
+                          ({"name": "x", "colour": 1}, "INVALID_ARGUMENT"),
+                          ("[1]", "INVALID_ARGUMENT"),
+                          ({"name": "wide", "kv_bytes_per_token": 5000}, "INVALID_ARGUMENT")):
+            try:
+                s.add_model(bad)
+                check(False, f"add_model({bad}) accepted")
+            except hearth.HearthError as e:
+                check(e.code_name == code, str(e))
+        rid = s.submit(prompt_tokens=20, max_new_tokens=3, model="qwen")
+        plan = s.plan(0.0)
+        loads = [(e.kind, e.source) for e in plan.model_commands]
+        check(loads == [(0, 1)], f"model commands {loads}")
+        s.complete(plan, [])
+        try:
+            s.remove_model("qwen")
+            check(False, "a model with a live request removed")
+        except hearth.HearthError as e:
+            check(e.code_name == "FAILED_PRECONDITION" and "not ended" in e.message, str(e))
+        done, now = [], 0.0
+        while not done:
+            now += 0.02
+            plan = s.plan(now)
+            s.complete(plan, [2] * len(plan))
+            done = s.drain()
+        check(done[0].id == rid and done[0].phase == "finished", repr(done[0]))
+        s.remove_model("qwen")
+        plan = s.plan(now + 0.02)
+        unloads = [(e.kind, e.source) for e in plan.model_commands]
+        check(unloads == [(1, 1)], f"model commands {unloads}")
+        s.complete(plan, [])
+        try:
+            s.submit(prompt_tokens=4, max_new_tokens=1, model="qwen")
+            check(False, "a removed model accepted a request")
+        except hearth.HearthError as e:
+            check(e.code_name == "NOT_FOUND", str(e))
+
+
 def run_readme_examples():
     """Every ```python block of README.md, each in a fresh namespace."""
     readme = os.path.join(os.environ["HEARTH_SOURCE_DIR"], "README.md")
@@ -260,6 +310,7 @@ def main():
     check(library.startswith(os.path.realpath(PREFIX)), f"libhearth_c loaded from {library}")
     phases = run_household(hearth)
     check_errors(hearth)
+    check_runtime_models(hearth)
     examples = run_readme_examples()
     print(f"hearth {hearth.version()} from {where}, numpy: {hearth.has_numpy()}; "
           f"results: {phases}; README python examples run: {examples}")
