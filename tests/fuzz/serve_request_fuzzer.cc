@@ -12,6 +12,8 @@
 //       (one per line) after it
 //   'a' an Ollama /api/chat body          (the rest)
 //   'g' an Ollama /api/generate body      (the rest)
+//   'e' a /v1/embeddings body             (the rest)
+//   'm' an Ollama /api/embed body, and the same bytes as /api/embeddings
 // (any other byte: the reader of byte % 8, in that order). Checks:
 //   bodies     ParseChatRequest / ParseCompletionRequest answer a request or
 //              InvalidArgument with a message, never throw; an accepted
@@ -69,6 +71,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "document_request.h"
+#include "embedding_request.h"
 #include "document_text.h"
 #include "household_config.h"
 #include "household_directory.h"
@@ -651,6 +654,52 @@ void FuzzTokenize(absl::string_view body) {
           "an accepted detokenize body, written back, reads otherwise");
 }
 
+// ---- embeddings ------------------------------------------------------------
+
+// OpenAI's body (`ollama` false) or Ollama's /api/embed and /api/embeddings:
+// an accepted body holds 1 to kMaxEmbeddingInputs inputs, none empty, ids
+// non-negative, and reads the same once written back.
+void FuzzEmbeddings(absl::string_view body, bool ollama) {
+  absl::StatusOr<EmbeddingRequest> r =
+      ollama ? ParseOllamaEmbedRequest(body, kContext) : ParseEmbeddingRequest(body);
+  Note(ollama ? "ParseOllamaEmbedRequest" : "ParseEmbeddingRequest", r.status());
+  if (ollama) {
+    absl::StatusOr<EmbeddingRequest> legacy = ParseOllamaEmbeddingsRequest(body, kContext);
+    Note("ParseOllamaEmbeddingsRequest", legacy.status());
+    if (!legacy.ok()) {
+      RequireRefusal(legacy.status(), absl::StatusCode::kInvalidArgument, "an /api/embeddings body");
+    } else {
+      Require(legacy->texts.size() == 1 && !legacy->texts[0].empty(),
+              "/api/embeddings accepted other than one text");
+    }
+  }
+  if (!r.ok()) {
+    RequireRefusal(r.status(), absl::StatusCode::kInvalidArgument, "an embeddings body");
+    return;
+  }
+  Require(r->size() >= 1 && r->size() <= kMaxEmbeddingInputs, "an input count out of bounds");
+  Require(r->texts.empty() != r->token_inputs.empty(), "texts and token ids mixed");
+  for (const std::string& t : r->texts) Require(!t.empty(), "an empty text accepted");
+  for (const std::vector<int32_t>& ids : r->token_inputs) {
+    Require(!ids.empty(), "an empty token list accepted");
+    for (int32_t id : ids) Require(id >= 0, "a negative token id accepted");
+  }
+  Require(!r->dimensions || *r->dimensions >= 1, "dimensions below 1 accepted");
+  if (ollama) return;
+  Json j = {{"model", r->model}, {"encoding_format", r->base64 ? "base64" : "float"}};
+  if (!r->texts.empty()) {
+    j["input"] = r->texts;
+  } else {
+    j["input"] = r->token_inputs;
+  }
+  if (r->dimensions) j["dimensions"] = *r->dimensions;
+  const std::string again_text = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  absl::StatusOr<EmbeddingRequest> again = ParseEmbeddingRequest(again_text);
+  Require(again.ok() && again->size() == r->size() && again->base64 == r->base64 &&
+              again->token_inputs == r->token_inputs,
+          "an accepted embeddings body, written back, reads otherwise");
+}
+
 // ---- CORS ------------------------------------------------------------------
 
 void FuzzCors(absl::string_view rest) {
@@ -705,6 +754,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 'o': f::FuzzCors(rest); break;
     case 'a': f::FuzzOllama(rest, /*chat=*/true); break;
     case 'g': f::FuzzOllama(rest, /*chat=*/false); break;
+    case 'e': f::FuzzEmbeddings(rest, /*ollama=*/false); break;
+    case 'm': f::FuzzEmbeddings(rest, /*ollama=*/true); break;
     default:
       switch (data[0] % 8) {
         case 0: f::FuzzBody(rest, true); break;

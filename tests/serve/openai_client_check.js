@@ -147,13 +147,25 @@ async function structuredOutput() {
         `chat.completions.parse: message.parsed follows the schema (${choice.message.content})`);
 }
 
-// No embeddings: the scheduler has no embedding request kind yet, so the
-// client must get a clear refusal, not vectors and not a bare 404.
+// Embeddings: the client asks for base64 by default and decodes it; the
+// floats asked for as such must be the same vectors.
 async function embeddings() {
-  const e = await rejection(() => ai.embeddings.create({model: 'tiny', input: 'hello'}));
-  check(e instanceof OpenAI.InternalServerError && e.status === 501 &&
-        e.type === 'not_supported_error' && /embeddings/.test(e.message),
-        `embeddings.create is a 501 not_supported_error (${e && e.message})`);
+  const texts = ['the kitchen light is on', 'hello'];
+  const decoded = await ai.embeddings.create({model: 'tiny', input: texts});
+  const floats = await ai.embeddings.create({model: 'tiny', input: texts,
+                                             encoding_format: 'float'});
+  const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+  const sameVector = (a, b) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]) < 1e-6);
+  check(decoded.data.length === 2 && decoded.data.every((d, i) => d.index === i) &&
+        decoded.data.every((d) => Array.isArray(d.embedding) && d.embedding.length === 64 &&
+                                  Math.abs(norm(d.embedding) - 1) < 1e-4),
+        'embeddings.create: two unit vectors of 64 floats, in order');
+  check(floats.data.every((d, i) => sameVector(d.embedding, decoded.data[i].embedding)),
+        'base64 (the default) and float give the same vectors');
+  check(decoded.usage && decoded.usage.prompt_tokens === 28, 'usage counts the inputs\' tokens');
+  const bad = await rejection(() => ai.embeddings.create({model: 'tiny', input: ''}));
+  check(bad instanceof OpenAI.BadRequestError && bad.param === 'input',
+        `an empty input is BadRequestError naming input (${bad && bad.message})`);
   const stranger = await rejection(
       () => client('sk-not-a-key').embeddings.create({model: 'tiny', input: 'hello'}));
   check(stranger instanceof OpenAI.AuthenticationError, 'without a key it is 401 first');

@@ -3,8 +3,8 @@ model: models list and retrieve, chat (whole, streamed, with logprobs),
 completions (whole and streamed), the error paths (a bad key is
 AuthenticationError 401, a metrics-only key PermissionDeniedError 403, an
 unknown model NotFoundError 404, a refused
-field BadRequestError 400 naming it) and embeddings, which hearth-serve
-refuses with 501 not_supported_error (no embedding request kind yet).
+field BadRequestError 400 naming it) and embeddings (floats and the
+client's default base64, decoded by the client to the same vectors).
 
 The checks are in openai_client_check.js; this starts the server and runs
 it with node. The client is installed by cmake/scripts/setup_debian.sh

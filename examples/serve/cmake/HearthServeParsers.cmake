@@ -1,6 +1,7 @@
 # Defines, once per build, `hearth_serve_parsers`: hearth-serve's readers of
 # what comes from outside -- request bodies (openai_request,
-# sampling_fields, unsupported_fields, ollama_request, tokenize_request), documents
+# sampling_fields, unsupported_fields, ollama_request, tokenize_request,
+# embedding_request), documents
 # (document_request, document_text), the household file (household_config),
 # keys and class headers (household_directory, request_credentials), the CORS origins
 # (cors_policy) and the prompt's byte bound
@@ -17,7 +18,7 @@ set(HEARTH_SERVE_PARSER_SOURCES
     openai_request.cc sampling_fields.cc unsupported_fields.cc ollama_request.cc
     document_request.cc document_text.cc
     household_config.cc household_directory.cc prompt_bound.cc request_credentials.cc
-    tokenize_request.cc cors_policy.cc logprobs_field.cc logit_bias_field.cc grammar_field.cc)
+    tokenize_request.cc embedding_request.cc cors_policy.cc logprobs_field.cc logit_bias_field.cc grammar_field.cc)
 
 if(NOT TARGET hearth_serve_parsers)
   find_package(nlohmann_json 3 QUIET)

@@ -2,10 +2,9 @@
 // answer (generation_call.h) in OpenAI's shape: a whole completion, or
 // server-sent events ending in "data: [DONE]", with SSE comments as the
 // keep-alive; a failure after the 200 is an error event, as OpenAI sends.
-// POST /v1/embeddings is refused with 501: the core and the llama.cpp engine
-// pool embeddings (RequestKind::kEmbed), but ServeEngine submits only
-// generations with text out so far, and a client asking for vectors must
-// learn that rather than meet a bare 404.
+// POST /v1/embeddings: the inputs embedded by the served model
+// (embedding_call.h), unit-length vectors as llama-server returns them, as
+// floats or base64 (encoding_format).
 
 #include <cstddef>
 #include <memory>
@@ -15,6 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "embedding_call.h"
+#include "embedding_request.h"
 #include "generation_call.h"
 #include "http_routes.h"
 #include "logprobs_json.h"
@@ -97,6 +98,37 @@ void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Res
                   std::make_shared<OpenAiFormat>(*prepared), res);
 }
 
+void Embeddings(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  // The key first, as everywhere: a stranger learns nothing of the server.
+  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return ReplyError(res, ErrorFor(may));
+  const CallHeaders headers = CallHeadersOf(req);
+  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  if (!call.ok()) return ReplyError(res, ErrorFor(call.status()));
+  absl::StatusOr<EmbeddingRequest> request = ParseEmbeddingRequest(req.body);
+  if (!request.ok()) return ReplyError(res, ErrorFor(request.status()));
+  const std::string model = request->model;
+  const bool base64 = request->base64;
+  int retry_after_s = 0;
+  absl::StatusOr<EmbeddingAnswer> answer =
+      RunEmbeddings(ctx, headers, *std::move(call), *std::move(request), &retry_after_s);
+  if (!answer.ok()) return ReplyError(res, ErrorFor(answer.status(), retry_after_s));
+  nlohmann::json data = nlohmann::json::array();
+  for (size_t i = 0; i < answer->vectors.size(); ++i) {
+    const std::vector<float>& v = answer->vectors[i];
+    data.push_back({{"object", "embedding"},
+                    {"index", i},
+                    {"embedding", base64 ? nlohmann::json(Base64Floats(v)) : nlohmann::json(v)}});
+  }
+  res.set_header("X-Hearth-Request-Id", answer->shown_id);
+  res.set_content(Dump({{"object", "list"},
+                        {"data", std::move(data)},
+                        {"model", model},
+                        {"usage",
+                         {{"prompt_tokens", answer->prompt_tokens},
+                          {"total_tokens", answer->prompt_tokens}}}}),
+                  "application/json");
+}
+
 }  // namespace
 
 void ReplyError(httplib::Response& res, const HttpError& error) {
@@ -113,14 +145,7 @@ void InstallGenerationRoutes(httplib::Server& server, const ServeContext& ctx) {
     Generate(ctx, req, res, /*chat=*/false);
   });
   server.Post("/v1/embeddings", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    // The key first, as everywhere: a stranger learns nothing of the server.
-    absl::Status s = MayGenerate(ctx, req);
-    if (s.ok()) {
-      s = absl::UnimplementedError(
-          "/v1/embeddings is not implemented: hearth-serve serves one generative model and "
-          "computes no embeddings; use /v1/chat/completions or /v1/completions");
-    }
-    ReplyError(res, ErrorFor(s));
+    Embeddings(ctx, req, res);
   });
 }
 

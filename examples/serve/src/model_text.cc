@@ -82,6 +82,8 @@ int32_t ModelText::TemplatePrefixLength(absl::Span<const int32_t> tokens) const 
   return static_cast<int32_t>(best);
 }
 
+int32_t ModelText::embedding_width() const { return llama_model_n_embd(model_); }
+
 int32_t ModelText::vocab_size() const { return llama_vocab_n_tokens(vocab_); }
 
 absl::StatusOr<std::string> ModelText::RenderChat(const std::vector<ChatMessage>& messages) const {

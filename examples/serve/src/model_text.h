@@ -73,6 +73,8 @@ class ModelText {
   // The GGUF's chat template text; "" when it has none.
   std::string chat_template() const { return template_ != nullptr ? template_ : ""; }
   int32_t vocab_size() const;
+  // Floats in one of the model's embeddings (its n_embd).
+  int32_t embedding_width() const;
   // The vocabulary, for what compiles against it (grammar_sampler.h).
   const llama_vocab* vocab() const { return vocab_; }
 

@@ -298,6 +298,70 @@ absl::StatusOr<OllamaRequest> ParseOllamaGenerateRequest(absl::string_view body,
   return r;
 }
 
+namespace {
+
+// Ollama's embed bodies: model, the input field, keep_alive, and options
+// that ask for the server's own context or nothing (sampling options mean
+// nothing to an embedding, so any other is refused rather than ignored).
+absl::StatusOr<EmbeddingRequest> ReadEmbedBody(absl::string_view body, const char* input_field,
+                                               absl::Span<const absl::string_view> fields,
+                                               int32_t context_length, bool truncate) {
+  absl::StatusOr<Json> j = ParseJsonObject(body);
+  if (!j.ok()) return j.status();
+  EmbeddingRequest r;
+  r.truncate = truncate;
+  absl::StatusOr<std::string> bare = ReadModel(*j, "model");
+  if (!bare.ok()) return bare.status();
+  r.model = *std::move(bare);
+  if (absl::Status s = RejectOtherFields(*j, fields, ""); !s.ok()) return s;
+  if (absl::Status s = ReadKeepAlive(*j); !s.ok()) return s;
+  auto input = j->find(input_field);
+  if (input == j->end()) return BadField(input_field, "is required");
+  if (absl::Status s = ReadEmbeddingInput(*input, input_field, /*token_arrays=*/false, r);
+      !s.ok()) {
+    return s;
+  }
+  if (auto it = j->find("options"); it != j->end() && !it->is_null()) {
+    if (!it->is_object()) return BadField("options", "must be an object");
+    static constexpr absl::string_view kEmbedOptions[] = {"num_ctx"};
+    if (absl::Status s = RejectOtherFields(*it, kEmbedOptions, "options."); !s.ok()) return s;
+    if (auto n = it->find("num_ctx"); n != it->end() && !n->is_null() && *n != context_length) {
+      return BadField("options.num_ctx",
+                      absl::StrCat("must be this server's context, ", context_length, ", or absent"));
+    }
+  }
+  if (auto it = j->find("truncate"); it != j->end() && !it->is_null()) {
+    if (!it->is_boolean()) return BadField("truncate", "must be true or false");
+    r.truncate = it->get<bool>();
+  }
+  if (auto it = j->find("dimensions"); it != j->end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1) {
+      return BadField("dimensions", "must be a positive integer");
+    }
+    r.dimensions = it->get<int64_t>();
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<EmbeddingRequest> ParseOllamaEmbedRequest(absl::string_view body,
+                                                         int32_t context_length) {
+  static constexpr absl::string_view kFields[] = {"model",   "input",     "truncate",
+                                                  "options", "keep_alive", "dimensions"};
+  // Ollama truncates unless told not to.
+  return ReadEmbedBody(body, "input", kFields, context_length, /*truncate=*/true);
+}
+
+absl::StatusOr<EmbeddingRequest> ParseOllamaEmbeddingsRequest(absl::string_view body,
+                                                              int32_t context_length) {
+  static constexpr absl::string_view kFields[] = {"model", "prompt", "options", "keep_alive"};
+  absl::StatusOr<EmbeddingRequest> r =
+      ReadEmbedBody(body, "prompt", kFields, context_length, /*truncate=*/false);
+  if (r.ok() && r->texts.size() != 1) return BadField("prompt", "must be one string");
+  return r;
+}
+
 absl::StatusOr<std::string> ParseOllamaShowRequest(absl::string_view body) {
   absl::StatusOr<Json> j = ParseJsonObject(body);
   if (!j.ok()) return j.status();

@@ -44,6 +44,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "embedding_request.h"
 #include "openai_request.h"
 
 namespace hearth::serve {
@@ -62,6 +63,16 @@ absl::StatusOr<OllamaRequest> ParseOllamaChatRequest(absl::string_view body,
                                                      int32_t context_length);
 absl::StatusOr<OllamaRequest> ParseOllamaGenerateRequest(absl::string_view body,
                                                          int32_t context_length);
+
+// POST /api/embed's body: model, input (a string or an array of strings),
+// truncate (default true, as Ollama's), options (num_ctx only), keep_alive,
+// dimensions.
+absl::StatusOr<EmbeddingRequest> ParseOllamaEmbedRequest(absl::string_view body,
+                                                         int32_t context_length);
+// The older POST /api/embeddings: model, prompt (one string), options,
+// keep_alive; never truncated.
+absl::StatusOr<EmbeddingRequest> ParseOllamaEmbeddingsRequest(absl::string_view body,
+                                                              int32_t context_length);
 
 // POST /api/show's body: {"model": "<name>"} (or the older "name"); the
 // name without a ":latest" tag. Its other fields (verbose) change nothing

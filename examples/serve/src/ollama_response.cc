@@ -122,7 +122,7 @@ Json OllamaShow(const OllamaModel& m, int32_t default_max_tokens,
                                       default_max_tokens, "\nrepeat_last_n ", kPenaltyLastN)},
           {"details", Details(f)},
           {"model_info", info},
-          {"capabilities", Json::array({"completion"})},
+          {"capabilities", Json::array({"completion", "embedding"})},
           {"modified_at", Rfc3339(f.modified)}};
 }
 

@@ -1,7 +1,7 @@
 // Ollama's API on the same scheduler as the OpenAI routes:
 //   POST /api/chat, /api/generate   generation, NDJSON streams by default
 //   GET  /api/tags, /api/ps, /api/version; POST /api/show
-//   POST /api/embed, /api/embeddings   501: no embedding model is served
+//   POST /api/embed, /api/embeddings (one input)
 // Keyed like /v1/chat/completions (a member's key: MayGenerate / MayCall)
 // and prepared the same way: the key, the member's turn, the body parsed
 // in it (ollama_request.h), then the class, the bounds and the tokens
@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "embedding_call.h"
 #include "generation_call.h"
 #include "hearth/version.h"
 #include "http_routes.h"
@@ -122,13 +123,37 @@ void Show(const ServeContext& ctx, const httplib::Request& req, httplib::Respons
                   "application/json");
 }
 
-void NoEmbeddings(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  if (!MayRead(ctx, req, res)) return;
-  HttpError e;
-  e.status = 501;
-  e.body = {{"error", absl::StrCat(req.path, " is not implemented: hearth-serve serves one "
-                                             "generative model and computes no embeddings")}};
-  ReplyError(res, e);
+// /api/embed answers {"model", "embeddings": [[...]], ...}, the older
+// /api/embeddings {"embedding": [...]}; both with unit-length vectors (Ollama
+// leaves the older route's as pooled, which no client relies on).
+void Embed(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,
+           bool legacy) {
+  const absl::Time received = absl::Now();
+  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return Reply(res, may);
+  const CallHeaders headers = CallHeadersOf(req);
+  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  if (!call.ok()) return Reply(res, call.status());
+  const int32_t context = ctx.engine->context_length();
+  absl::StatusOr<EmbeddingRequest> r = legacy ? ParseOllamaEmbeddingsRequest(req.body, context)
+                                              : ParseOllamaEmbedRequest(req.body, context);
+  if (!r.ok()) return Reply(res, r.status());
+  const std::string model = r->model;
+  int retry_after_s = 0;
+  absl::StatusOr<EmbeddingAnswer> answer =
+      RunEmbeddings(ctx, headers, *std::move(call), *std::move(r), &retry_after_s);
+  if (!answer.ok()) return ReplyError(res, OllamaErrorFor(answer.status(), retry_after_s));
+  res.set_header("X-Hearth-Request-Id", answer->shown_id);
+  if (legacy) {
+    return res.set_content(DumpOrdered({{"embedding", answer->vectors.front()}}),
+                           "application/json");
+  }
+  nlohmann::ordered_json out;
+  out["model"] = model;
+  out["embeddings"] = answer->vectors;
+  out["total_duration"] = absl::ToInt64Nanoseconds(absl::Now() - received);
+  out["load_duration"] = 0;
+  out["prompt_eval_count"] = answer->prompt_tokens;
+  res.set_content(DumpOrdered(out), "application/json");
 }
 
 }  // namespace
@@ -164,11 +189,12 @@ void InstallOllamaRoutes(httplib::Server& server, const ServeContext& ctx) {
     if (!MayRead(ctx, req, res)) return;
     res.set_content(Dump({{"version", std::string(Version())}}), "application/json");
   });
-  for (const char* path : {"/api/embed", "/api/embeddings"}) {
-    server.Post(path, [&ctx](const httplib::Request& req, httplib::Response& res) {
-      NoEmbeddings(ctx, req, res);
-    });
-  }
+  server.Post("/api/embed", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    Embed(ctx, req, res, /*legacy=*/false);
+  });
+  server.Post("/api/embeddings", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    Embed(ctx, req, res, /*legacy=*/true);
+  });
 }
 
 }  // namespace hearth::serve

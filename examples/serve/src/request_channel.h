@@ -49,6 +49,9 @@ struct RequestEnd {
   absl::Time first_admitted = absl::InfiniteFuture();
   absl::Time first_token = absl::InfiniteFuture();
   absl::Time ended = absl::InfiniteFuture();
+  // An embedding that finished: its pooled vector (ServeEngine::
+  // SubmitEmbedding); empty for a generation.
+  std::vector<float> embedding;
 };
 
 class RequestChannel {

@@ -118,7 +118,7 @@ ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
       backlog_(TtftTargets(options_.slos), options_.interactive_classes) {
   executor_->set_logits_observer([this](RequestId id, absl::Span<const float> logits) {
     auto it = live_.find(id);
-    if (it == live_.end()) return;
+    if (it == live_.end() || it->second.sampler == nullptr) return;
     const int32_t token = it->second.sampler->Sample(logits, scratch_);
     sampled_[id] = token;
     // Only when asked: a pass over the vocabulary per token.
@@ -144,22 +144,42 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
     spec.cache_scope.shared_prefix_scope = kTemplateCacheScope;
   }
   spec.max_new_tokens = job.max_tokens;
-  spec.arrival_time = absl::Now();
   LiveRequest live;
-  live.user = job.user;
-  live.work_class = job.work_class;
-  live.prompt_tokens = spec.prompt_tokens;
-  live.submitted = spec.arrival_time;
   live.text = std::make_unique<OutputText>(std::move(job.stop));
   live.logprobs = job.logprobs;
+  return Enqueue(spec, std::move(live), &job);
+}
+
+absl::StatusOr<Submission> ServeEngine::SubmitEmbedding(EmbeddingJob job) {
+  RequestSpec spec;
+  spec.user = job.user;
+  spec.work_class = job.work_class;
+  spec.kind = RequestKind::kEmbed;
+  spec.pooling = job.pooling;
+  spec.max_new_tokens = 0;
+  spec.prompt_tokens = static_cast<int32_t>(job.prompt.size());
+  spec.prompt_token_ids = std::move(job.prompt);
+  return Enqueue(spec, LiveRequest(), nullptr);
+}
+
+absl::StatusOr<Submission> ServeEngine::Enqueue(const RequestSpec& request, LiveRequest live,
+                                                const GenerationJob* generation) {
+  RequestSpec spec = request;
+  spec.arrival_time = absl::Now();
+  live.user = spec.user;
+  live.work_class = spec.work_class;
+  live.prompt_tokens = spec.prompt_tokens;
+  live.submitted = spec.arrival_time;
   live.channel = std::make_shared<RequestChannel>();
   absl::MutexLock lock(&mu_);
   if (intake_closed_) {
     return absl::UnavailableError("the server is shutting down and takes no new requests");
   }
-  live.sampler = std::make_unique<TokenSampler>(job.sampling, job.grammar.get(),
-                                                seeds_ = seeds_ * 1664525u + 1013904223u,
-                                                options_.scheduler.models.front().vocab_size);
+  if (generation != nullptr) {
+    live.sampler = std::make_unique<TokenSampler>(generation->sampling, generation->grammar.get(),
+                                                  seeds_ = seeds_ * 1664525u + 1013904223u,
+                                                  options_.scheduler.models.front().vocab_size);
+  }
   // Held across Submit so that the engine cannot see the request in a plan
   // before it is registered here (AdoptSubmissions runs after Plan).
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
@@ -271,7 +291,10 @@ void ServeEngine::OnPlanned(const StepPlan&) {
 
 void ServeEngine::OnExecuted(const StepPlan& plan, const absl::Status& executed,
                              StepOutcome& outcome) {
-  if (executed.ok()) ApplyTokens(outcome);
+  if (executed.ok()) {
+    TakeEmbeddings(plan, outcome);
+    ApplyTokens(outcome);
+  }
   outcome.completed_at = std::max(plan.now, absl::Now());
   last_now_ = outcome.completed_at;
 }
@@ -280,11 +303,30 @@ void ServeEngine::ReportDemand() {
   if (options_.on_interactive_demand) options_.on_interactive_demand(backlog_.Demand(absl::Now()));
 }
 
+void ServeEngine::TakeEmbeddings(const StepPlan& plan, const StepOutcome& outcome) {
+  if (outcome.embeddings.empty()) return;
+  const auto width = static_cast<size_t>(outcome.embedding_width);
+  size_t at = 0;
+  for (size_t i = 0; i < plan.sequences.size() && i < outcome.sequences.size(); ++i) {
+    const SequenceOutcome& o = outcome.sequences[i];
+    // Vectors are laid out for the pooled sequences that neither failed
+    // nor ran out of KV (step_outcome.h).
+    if (!plan.sequences[i].pool || !o.error.empty() || o.out_of_kv) continue;
+    const size_t from = at;
+    at += width;
+    if (at > outcome.embeddings.size()) return;
+    auto live = live_.find(o.id);
+    if (live == live_.end()) continue;
+    live->second.embedding.assign(outcome.embeddings.begin() + static_cast<ptrdiff_t>(from),
+                                  outcome.embeddings.begin() + static_cast<ptrdiff_t>(at));
+  }
+}
+
 void ServeEngine::ApplyTokens(StepOutcome& outcome) {
   for (SequenceOutcome& o : outcome.sequences) {
     if (!o.produced_token || !o.error.empty()) continue;
     auto live = live_.find(o.id);
-    if (live == live_.end()) continue;
+    if (live == live_.end() || live->second.text == nullptr) continue;
     auto sampled = sampled_.find(o.id);
     // The logit bias and grammar left no token: the answer ends as it is
     // (the executor's token stays in the record, never in the text).
@@ -337,12 +379,19 @@ void ServeEngine::EndRequests() {
       if (it == live_.end()) continue;
     }
     LiveRequest& r = it->second;
-    if (result.phase == RequestPhase::kFinished) {
+    if (result.phase == RequestPhase::kFinished && r.text != nullptr) {
       std::string rest = r.text->Flush();
       std::vector<TokenLogprob> done = r.trail.TakeAll();
       if (!rest.empty() || !done.empty()) r.channel->Push(rest, std::move(done));
     }
-    r.channel->End(EndOf(result, r.completion_tokens));
+    RequestEnd end = EndOf(result, r.completion_tokens);
+    if (result.phase == RequestPhase::kFinished && r.sampler == nullptr) {
+      if (r.embedding.empty()) {
+        end.status = absl::InternalError("the embedding finished without its pooled vector");
+      }
+      end.embedding = std::move(r.embedding);
+    }
+    r.channel->End(std::move(end));
     backlog_.Answered(result.id);
     live_.erase(it);
     live_count_.fetch_sub(1);

@@ -135,6 +135,15 @@ struct GenerationJob {
   std::optional<int32_t> logprobs;
 };
 
+// One text to embed (RequestKind::kEmbed): prefilled, pooled, never
+// sampled. Its vector comes in RequestEnd::embedding.
+struct EmbeddingJob {
+  UserId user;
+  WorkClassId work_class;
+  std::vector<int32_t> prompt;
+  Pooling pooling = Pooling::kMean;
+};
+
 struct Submission {
   RequestId id;
   std::shared_ptr<RequestChannel> channel;
@@ -155,6 +164,10 @@ class ServeEngine : private EngineHooks {
   // Hearth's answer (InvalidArgument, ResourceExhausted for a member's quota
   // or queue limits). Thread-safe.
   absl::StatusOr<Submission> Submit(GenerationJob job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues an embedding: its channel gets no text, and ends with the pooled
+  // vector (mean of llama.cpp's final hidden states, unit length,
+  // ModelText::embedding_width() floats). Errors as Submit's. Thread-safe.
+  absl::StatusOr<Submission> SubmitEmbedding(EmbeddingJob job) ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels a live request (its channel then ends as Cancelled); no-op for
   // one that already ended. `disconnected` counts it as a client that left.
   void Cancel(RequestId id, bool disconnected) ABSL_LOCKS_EXCLUDED(mu_);
@@ -186,8 +199,11 @@ class ServeEngine : private EngineHooks {
     int32_t prompt_tokens = 0;
     int32_t completion_tokens = 0;
     absl::Time submitted;
+    // Null for an embedding, which neither samples nor writes text.
     std::unique_ptr<TokenSampler> sampler;
     std::unique_ptr<OutputText> text;
+    // An embedding's pooled vector, once its last chunk ran.
+    std::vector<float> embedding;
     // As GenerationJob::logprobs; the entries wait in `trail` for their text.
     std::optional<int32_t> logprobs;
     LogprobTrail trail;
@@ -209,6 +225,11 @@ class ServeEngine : private EngineHooks {
                   StepOutcome& outcome) override;
   // Moves requests submitted since the last call into live_.
   void AdoptSubmissions() ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues `spec` for `live` (Submit and SubmitEmbedding).
+  absl::StatusOr<Submission> Enqueue(const RequestSpec& spec, LiveRequest live,
+                                     const GenerationJob* generation) ABSL_LOCKS_EXCLUDED(mu_);
+  // Keeps each pooled sequence's vector (the outcome's, in plan order).
+  void TakeEmbeddings(const StepPlan& plan, const StepOutcome& outcome);
   // Replaces the executor's greedy tokens by the samplers' and turns tokens
   // into text, ending requests at a stop string.
   void ApplyTokens(StepOutcome& outcome);
