@@ -52,14 +52,8 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
   return std::move(*h);
 }
 
-// The commands of `h`'s last plan, as "load 1", "unload 0", ...
 std::vector<std::string> Commands(const SchedulerHarness& h) {
-  std::vector<std::string> out;
-  for (const ModelCommand& c : h.last_plan().model_commands) {
-    out.push_back(absl::StrCat(c.kind == ModelCommandKind::kLoad ? "load " : "unload ",
-                               c.model.value()));
-  }
-  return out;
+  return h.last_plan().CommandNames();
 }
 
 TEST_CASE("An adapter loads after its base, and its request runs once both are ready",

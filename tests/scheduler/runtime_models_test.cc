@@ -63,12 +63,7 @@ std::unique_ptr<SchedulerHarness> Harness(SchedulerOptions o) {
 }
 
 std::vector<std::string> Commands(const SchedulerHarness& h) {
-  std::vector<std::string> out;
-  for (const ModelCommand& c : h.last_plan().model_commands) {
-    out.push_back(absl::StrCat(c.kind == ModelCommandKind::kLoad ? "load " : "unload ",
-                               c.model.value()));
-  }
-  return out;
+  return h.last_plan().CommandNames();
 }
 
 TEST_CASE("A model added at run time takes requests at once and loads when they want it",

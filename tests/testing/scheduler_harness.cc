@@ -45,6 +45,15 @@ SchedulerHarness::SchedulerHarness(std::unique_ptr<Scheduler> s, uint64_t seed)
                           ? scheduler_->options().models[0].vocab_size : 1000),
       checker_(scheduler_->options()) {}
 
+std::vector<std::string> PlanCopy::CommandNames() const {
+  std::vector<std::string> out;
+  for (const ModelCommand& c : model_commands) {
+    out.push_back(absl::StrCat(c.kind == ModelCommandKind::kLoad ? "load " : "unload ",
+                               c.model.value()));
+  }
+  return out;
+}
+
 absl::StatusOr<RequestId> SchedulerHarness::Submit(const RequestSpec& spec) {
   auto id = scheduler_->Submit(spec);
   if (!id.ok()) return id;

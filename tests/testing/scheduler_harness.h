@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -51,6 +52,8 @@ struct PlanCopy {
   std::vector<ModelCommand> model_commands;
 
   static PlanCopy Of(const StepPlan& plan);
+  // The model commands as "load 1", "unload 0", ... in plan order.
+  std::vector<std::string> CommandNames() const;
   const Sequence* Find(RequestId id) const {
     for (const Sequence& s : sequences) if (s.id == id) return &s;
     return nullptr;

@@ -83,6 +83,13 @@ absl::Status MayGenerate(const ServeContext& ctx, const httplib::Request& req) {
   return caller.ok() ? MayCall(*caller) : caller.status();
 }
 
+absl::StatusOr<AdmittedCall> AdmitRequest(const ServeContext& ctx, const httplib::Request& req,
+                                          CallHeaders* headers) {
+  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return may;
+  *headers = CallHeadersOf(req);
+  return AdmitCall(ctx, *headers);
+}
+
 CallHeaders CallHeadersOf(const httplib::Request& req) {
   return {RawHeader(req, "Authorization"), RawHeader(req, "X-Api-Key"),
           RawHeader(req, "X-Hearth-Class"), RawHeader(req, "X-Hearth-Parent")};

@@ -75,6 +75,12 @@ class AnswerFormat {
 // none or a bad one, 403 for a key of no member.
 absl::Status MayGenerate(const ServeContext& ctx, const httplib::Request& req);
 
+// MayGenerate, then the call's headers (into `*headers`) and AdmitCall
+// (prepare_generation.h): the first refusal, or the admitted call whose
+// body the route parses next, in the member's turn.
+absl::StatusOr<AdmittedCall> AdmitRequest(const ServeContext& ctx, const httplib::Request& req,
+                                          CallHeaders* headers);
+
 // The request's key, class and parent headers, raw (raw_head.h: no
 // percent-decoding, NUL bytes kept).
 CallHeaders CallHeadersOf(const httplib::Request& req);

@@ -100,9 +100,8 @@ void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Res
 
 void Embeddings(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   // The key first, as everywhere: a stranger learns nothing of the server.
-  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return ReplyError(res, ErrorFor(may));
-  const CallHeaders headers = CallHeadersOf(req);
-  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  CallHeaders headers;
+  absl::StatusOr<AdmittedCall> call = AdmitRequest(ctx, req, &headers);
   if (!call.ok()) return ReplyError(res, ErrorFor(call.status()));
   absl::StatusOr<EmbeddingRequest> request = ParseEmbeddingRequest(req.body);
   if (!request.ok()) return ReplyError(res, ErrorFor(request.status()));

@@ -64,9 +64,8 @@ void Reply(httplib::Response& res, const absl::Status& refusal) {
 void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,
               bool chat) {
   const absl::Time received = absl::Now();
-  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return Reply(res, may);
-  const CallHeaders headers = CallHeadersOf(req);
-  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  CallHeaders headers;
+  absl::StatusOr<AdmittedCall> call = AdmitRequest(ctx, req, &headers);
   if (!call.ok()) return Reply(res, call.status());
   const int32_t context = ctx.engine->context_length();
   absl::StatusOr<OllamaRequest> r = chat ? ParseOllamaChatRequest(req.body, context)
@@ -129,9 +128,8 @@ void Show(const ServeContext& ctx, const httplib::Request& req, httplib::Respons
 void Embed(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,
            bool legacy) {
   const absl::Time received = absl::Now();
-  if (absl::Status may = MayGenerate(ctx, req); !may.ok()) return Reply(res, may);
-  const CallHeaders headers = CallHeadersOf(req);
-  absl::StatusOr<AdmittedCall> call = AdmitCall(ctx, headers);
+  CallHeaders headers;
+  absl::StatusOr<AdmittedCall> call = AdmitRequest(ctx, req, &headers);
   if (!call.ok()) return Reply(res, call.status());
   const int32_t context = ctx.engine->context_length();
   absl::StatusOr<EmbeddingRequest> r = legacy ? ParseOllamaEmbeddingsRequest(req.body, context)
