@@ -135,6 +135,7 @@ Json ToJson(const GenerationRequest& r) {
   Json j = TextJson(r, r.model);
   if (r.max_tokens) j["max_tokens"] = *r.max_tokens;
   if (!r.stop.empty()) j["stop"] = r.stop;
+  if (r.n != 1) j["n"] = r.n;
   if (r.include_usage) j["stream_options"] = {{"include_usage", true}};
   j.update(SamplingJson(r.sampling));
   if (!r.sampling.logit_bias.empty()) {
@@ -186,7 +187,7 @@ bool Same(const GenerationRequest& a, const GenerationRequest& b) {
       return false;
     }
   }
-  return a.chat == b.chat && a.model == b.model && a.prompt == b.prompt &&
+  return a.chat == b.chat && a.model == b.model && a.prompt == b.prompt && a.n == b.n &&
          a.max_tokens == b.max_tokens && a.stop == b.stop && a.stream == b.stream &&
          a.include_usage == b.include_usage && a.sampling.temperature == b.sampling.temperature &&
          a.sampling.top_p == b.sampling.top_p && a.sampling.seed == b.sampling.seed &&
@@ -240,6 +241,7 @@ void CheckSampling(const GenerationRequest& r) {
               r.sampling.frequency_penalty >= -2 && r.sampling.frequency_penalty <= 2,
           "a penalty out of [-2, 2] accepted");
   Require(r.stop.size() <= kMaxStopStrings, "too many stop strings accepted");
+  Require(r.n >= 1 && r.n <= kMaxChoices, "a choice count out of [1, 8] accepted");
   Require(r.sampling.logit_bias.size() <= kMaxLogitBiasEntries, "too many logit_bias entries");
   for (const TokenBias& b : r.sampling.logit_bias) {
     Require(b.token >= 0 && b.bias >= -100 && b.bias <= 100, "a logit_bias entry out of range");

@@ -79,6 +79,21 @@ async function chat() {
   check(Array.isArray(content) && content.length === 6 &&
         content.every((t) => t.logprob <= 0 && t.top_logprobs.length === 2),
         'logprobs with top_logprobs 2 come back per token');
+  // n choices: sampled apart, each seeded as the seed + its index alone.
+  const hot = {...body, temperature: 1.5, seed: 11};
+  const two = await ai.chat.completions.create({...hot, n: 2});
+  const alone = await ai.chat.completions.create({...hot, seed: 12});
+  check(two.choices.length === 2 && two.choices.every((c, i) => c.index === i) &&
+        two.usage.completion_tokens === 12 &&
+        two.choices[1].message.content === alone.choices[0].message.content,
+        `n 2: two choices, the second what seed + 1 gives alone (${JSON.stringify(two.choices.map((c) => c.message.content))})`);
+  const streamed = await ai.chat.completions.create({...hot, n: 2, stream: true});
+  const texts = ['', ''];
+  for await (const chunk of streamed) {
+    for (const c of chunk.choices) texts[c.index] += c.delta.content || '';
+  }
+  check(texts[0] === two.choices[0].message.content && texts[1] === two.choices[1].message.content,
+        'n 2 streamed: each choice by its index, the same texts');
 }
 
 async function completions() {
@@ -108,7 +123,7 @@ async function errors() {
   check(e instanceof OpenAI.NotFoundError && e.status === 404 && /gpt-4o/.test(e.message),
         `an unknown model is NotFoundError 404 (${e && e.message})`);
   const refused = [
-    ['n', {n: 2}],
+    ['n', {n: 9}],
     ['response_format.json_schema.schema',
      {response_format: {type: 'json_schema',
                         json_schema: {name: 'x', schema: {type: 'frobnicate'}}}}],

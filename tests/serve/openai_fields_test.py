@@ -110,6 +110,19 @@ def seed_case(a):
     return again[0] is not None and again[0] == again[1] and len(set(hot_texts(a))) > 1
 
 
+def n_case(a):
+    # Two choices of one prompt: sampled apart, and choice k is what seed + k
+    # gives alone (greedy, both are the one greedy answer).
+    st, out = a.answer(n=2, temperature=2, seed=3)
+    if st != 200 or len(out["choices"]) != 2 or [c["index"] for c in out["choices"]] != [0, 1]:
+        return False
+    texts = [text_of({"choices": [c]}) for c in out["choices"]]
+    greedy = a.answer(n=2)[1]["choices"]
+    return (texts == [a.text(temperature=2, seed=3), a.text(temperature=2, seed=4)] and
+            texts[0] != texts[1] and text_of({"choices": [greedy[0]]}) == text_of({"choices": [greedy[1]]}) and
+            a.answer(n=9)[0] == 400)
+
+
 def logit_bias_case(a):
     # The tiny model's vocabulary is bytes: token 65 is "A", which +100 makes
     # the likeliest at every step.
@@ -200,6 +213,7 @@ IMPLEMENTED = {
     "presence_penalty": penalised("presence_penalty", 2),
     "frequency_penalty": penalised("frequency_penalty", 2),
     "seed": seed_case,
+    "n": n_case,
     "logit_bias": logit_bias_case,
     "grammar": grammar_case,
     "response_format": response_format_case,
@@ -216,7 +230,6 @@ IMPLEMENTED = {
 # Each field of the unsupported table: (a value that asks for something,
 # the neutral value; None: only null or absent is neutral).
 REFUSED = {
-    "n": (2, 1),
     "best_of": (3, 1),
     "echo": (True, False),
     "tools": ([{"type": "function", "function": {"name": "f"}}], []),

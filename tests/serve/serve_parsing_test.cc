@@ -58,7 +58,7 @@ TEST_CASE("chat bodies: each malformed input is InvalidArgument naming the field
       {R"({"model": "m", "messages": [{"role": "user"}], "max_tokens": 1.5})", "max_tokens"},
       {R"({"model": "m", "messages": [{"role": "user"}], "stop": ["a","b","c","d","e"]})", "stop"},
       {R"({"model": "m", "messages": [{"role": "user"}], "stop": [""]})", "stop"},
-      {R"({"model": "m", "messages": [{"role": "user"}], "n": 2})", "n"},
+      {R"({"model": "m", "messages": [{"role": "user"}], "n": 9})", "n"},
       {R"({"model": "m", "messages": [{"role": "user"}], "logprobs": 1})", "logprobs"},
       {R"({"model": "m", "messages": [{"role": "user"}], "stream": "yes"})", "stream"},
       {R"({"model": "m", "messages": [{"role": "user"}], "seed": "x"})", "seed"},

@@ -1,6 +1,9 @@
 #include "generation_call.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "absl/time/clock.h"
 
 #include "http_routes.h"
 #include "page_views.h"
@@ -10,37 +13,61 @@
 namespace hearth::serve {
 namespace {
 
+// One choice as its answer follows it.
+struct Choice {
+  RequestId id;
+  std::shared_ptr<RequestChannel> channel;
+  bool ended = false;
+  // Whole answers: the text so far, its logprobs, and the end.
+  ChoiceAnswer answer;
+};
+
 // Shared by a streamed response's provider and releaser (httplib copies
 // both), or held by the handler for a whole answer.
 struct Answer {
   const ServeContext* ctx = nullptr;
-  RequestId id;
-  std::shared_ptr<RequestChannel> channel;
+  std::vector<Choice> choices;
   std::shared_ptr<AnswerFormat> format;
   // The connection being answered; null without a ConnectionGuard.
   const Connection* conn = nullptr;
   bool started = false;
   bool ended = false;
   bool cancelled = false;
-  // Whole answers: the text so far, and its tokens' logprobs when asked.
-  std::string text;
-  std::vector<TokenLogprob> logprobs;
+  // When a stream last wrote (keep-alives are due keepalive_every after).
+  absl::Time last_write = absl::InfinitePast();
 };
+
+void CancelAll(Answer& a) {
+  for (const Choice& c : a.choices) a.ctx->engine->Cancel(c.id, /*disconnected=*/true);
+}
 
 // Cancels the request once its client is gone (at most once).
 void CancelIfGone(Answer& a) {
   if (a.cancelled || a.conn == nullptr || !a.conn->PeerGone()) return;
-  a.ctx->engine->Cancel(a.id, /*disconnected=*/true);
+  CancelAll(a);
   a.cancelled = true;
+}
+
+// The answer's end as one: the first choice's prompt and cache figures,
+// every choice's completion tokens, the first failure (in choice order).
+RequestEnd Total(const Answer& a) {
+  RequestEnd total = a.choices.front().answer.end;
+  total.completion_tokens = 0;
+  for (const Choice& c : a.choices) {
+    total.completion_tokens += c.answer.end.completion_tokens;
+    if (total.status.ok() && !c.answer.end.status.ok()) total.status = c.answer.end.status;
+  }
+  return total;
 }
 
 // Writes `out`; a client gone cancels the request (false), an answer that
 // `ended` closes the body.
 bool Send(Answer& a, httplib::DataSink& sink, const std::string& out, bool ended) {
   if (!sink.write(out.data(), out.size())) {
-    a.ctx->engine->Cancel(a.id, /*disconnected=*/true);
+    CancelAll(a);
     return false;
   }
+  a.last_write = absl::Now();
   if (ended) {
     a.ended = true;
     sink.done();
@@ -48,30 +75,58 @@ bool Send(Answer& a, httplib::DataSink& sink, const std::string& out, bool ended
   return true;
 }
 
-// One call of the streaming provider: waits a little for text, then writes
-// what came, or the keep-alive, or (a format without one) looks at the
+// One call of the streaming provider: waits a little for text (on the
+// first choice not ended; the others' is taken as it is), then writes what
+// came, or the keep-alive when due, or (a format without one) looks at the
 // connection. httplib calls it again at once while it returns true.
 bool StreamSome(Answer& a, httplib::DataSink& sink) {
-  std::string text;
-  std::vector<TokenLogprob> logprobs;
-  const bool ended = a.channel->Wait(a.ctx->limits.keepalive_every, &text, &logprobs);
+  const absl::Duration every = a.ctx->limits.keepalive_every;
+  // With several choices a wait on one must not hold back the others'.
+  absl::Duration wait =
+      a.choices.size() == 1 ? every : std::min(every, absl::Milliseconds(20));
   std::string out;
-  if (!a.started) out += a.format->Opening();
+  if (!a.started) {
+    for (size_t k = 0; k < a.choices.size(); ++k) out += a.format->Opening(static_cast<int>(k));
+  }
   a.started = true;
-  if (!text.empty() || !logprobs.empty()) out += a.format->Piece(text, logprobs);
-  if (ended) out += a.format->Tail(a.channel->end());
-  if (out.empty()) out = a.format->KeepAlive();
+  bool all_ended = true;
+  for (size_t k = 0; k < a.choices.size(); ++k) {
+    Choice& c = a.choices[k];
+    if (c.ended) continue;
+    std::string text;
+    std::vector<TokenLogprob> logprobs;
+    c.ended = c.channel->Wait(wait, &text, &logprobs);
+    wait = absl::ZeroDuration();
+    const int index = static_cast<int>(k);
+    if (!text.empty() || !logprobs.empty()) out += a.format->Piece(text, logprobs, index);
+    if (c.ended) {
+      c.answer.end = c.channel->end();
+      out += a.format->ChoiceEnd(c.answer.end, index);
+      // One choice failed: the answer has, so the others stop too.
+      if (!c.answer.end.status.ok()) CancelAll(a);
+    }
+    all_ended = all_ended && c.ended;
+  }
+  if (all_ended) out += a.format->Tail(Total(a));
+  if (out.empty() && absl::Now() - a.last_write >= every) out = a.format->KeepAlive();
   if (out.empty()) {
     CancelIfGone(a);
     return true;
   }
-  return Send(a, sink, out, ended);
+  return Send(a, sink, out, all_ended);
 }
 
 // Waits for a whole answer's end, cancelling the request if its client
 // leaves meanwhile.
 void AwaitWhole(Answer& a) {
-  while (!a.channel->Wait(a.ctx->limits.keepalive_every, &a.text, &a.logprobs)) CancelIfGone(a);
+  for (Choice& c : a.choices) {
+    while (!c.channel->Wait(a.ctx->limits.keepalive_every, &c.answer.text, &c.answer.logprobs)) {
+      CancelIfGone(a);
+    }
+    c.ended = true;
+    c.answer.end = c.channel->end();
+    if (!c.answer.end.status.ok()) CancelAll(a);
+  }
   a.ended = true;
 }
 
@@ -107,8 +162,12 @@ void SubmitAndAnswer(const ServeContext& ctx, GenerationJob job, bool stream,
   }
   auto a = std::make_shared<Answer>();
   a->ctx = &ctx;
-  a->id = s->id;
-  a->channel = s->channel;
+  for (size_t k = 0; k < s->channels.size(); ++k) {
+    Choice c;
+    c.id = RequestId(s->id.value() + k);
+    c.channel = s->channels[k];
+    a->choices.push_back(std::move(c));
+  }
   a->format = std::move(format);
   a->conn = ctx.connections == nullptr ? nullptr : ctx.connections->Current();
   const std::string shown = ctx.ids->Issue(s->id, user);
@@ -120,14 +179,16 @@ void SubmitAndAnswer(const ServeContext& ctx, GenerationJob job, bool stream,
         a->format->StreamContentType(),
         [a](size_t, httplib::DataSink& sink) { return StreamSome(*a, sink); },
         [a](bool) {
-          if (!a->ended) a->ctx->engine->Cancel(a->id, /*disconnected=*/true);
+          if (!a->ended) CancelAll(*a);
         });
     return;
   }
   AwaitWhole(*a);
-  const RequestEnd end = a->channel->end();
+  const RequestEnd end = Total(*a);
   if (!end.status.ok()) return ReplyError(res, a->format->Error(end.status));
-  res.set_content(a->format->Whole(a->text, a->logprobs, end), "application/json");
+  std::vector<ChoiceAnswer> choices;
+  for (Choice& c : a->choices) choices.push_back(std::move(c.answer));
+  res.set_content(a->format->Whole(choices, end), "application/json");
 }
 
 }  // namespace hearth::serve

@@ -41,7 +41,17 @@
 
 namespace hearth::serve {
 
-// How one API spells a generation's answer.
+// One choice of a whole answer: its text, its tokens' logprobs (empty
+// unless asked for) and how it ended.
+struct ChoiceAnswer {
+  std::string text;
+  std::vector<TokenLogprob> logprobs;
+  RequestEnd end;
+};
+
+// How one API spells a generation's answer. A request asking for several
+// choices (GenerationJob::n, OpenAI's `n`) has its pieces and ends told
+// apart by `index`; an API without choices only ever sees index 0.
 class AnswerFormat {
  public:
   virtual ~AnswerFormat() = default;
@@ -51,22 +61,26 @@ class AnswerFormat {
   virtual void Begin(absl::string_view shown_id) {}
   // The streamed body's Content-Type.
   virtual std::string StreamContentType() const = 0;
-  // What a stream opens with, written on its first write ("": nothing).
-  virtual std::string Opening() { return ""; }
-  // The stream's bytes for `text` and the logprobs of the tokens it
-  // completes (request_channel.h; empty unless the request asked for
-  // them), not both empty.
-  virtual std::string Piece(absl::string_view text,
-                            const std::vector<TokenLogprob>& logprobs) = 0;
-  // The stream's last bytes: its end, or (the 200 sent) the failure.
+  // What a stream opens with for choice `index`, written on its first
+  // write ("": nothing).
+  virtual std::string Opening(int index) { return ""; }
+  // The stream's bytes for choice `index`'s `text` and the logprobs of the
+  // tokens it completes (request_channel.h; empty unless the request asked
+  // for them), not both empty.
+  virtual std::string Piece(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
+                            int index) = 0;
+  // Choice `index` ended (its last Piece written): what the stream says
+  // then ("": nothing; the failure of one is told by Tail).
+  virtual std::string ChoiceEnd(const RequestEnd& end, int index) { return ""; }
+  // The stream's last bytes, once every choice ended: the answer's end
+  // (`end` sums the choices: their completion tokens, the first failure),
+  // or, the 200 sent, the failure.
   virtual std::string Tail(const RequestEnd& end) = 0;
   // Written while no text comes, so that a write notices a client that
   // left; "" where the format allows nothing between its records.
   virtual std::string KeepAlive() const { return ""; }
-  // A whole answer's JSON body, with its tokens' `logprobs` (as Piece's).
-  // REQUIRES: end.status is OK.
-  virtual std::string Whole(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
-                            const RequestEnd& end) = 0;
+  // A whole answer's JSON body. REQUIRES: `end` (the sum, as Tail's) is OK.
+  virtual std::string Whole(const std::vector<ChoiceAnswer>& choices, const RequestEnd& end) = 0;
   // The error answer for `status` (REQUIRES: not OK), in this API's shape.
   virtual HttpError Error(const absl::Status& status, int retry_after_s = 0) const = 0;
 };

@@ -6,6 +6,7 @@
 // (embedding_call.h), unit-length vectors as llama-server returns them, as
 // floats or base64 (encoding_format).
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -28,7 +29,8 @@ class OpenAiFormat : public AnswerFormat {
  public:
   explicit OpenAiFormat(const PreparedGeneration& prepared)
       : include_usage_(prepared.request.include_usage),
-        logprobs_(prepared.request.logprobs.has_value()) {
+        logprobs_(prepared.request.logprobs.has_value()),
+        text_offsets_(static_cast<size_t>(std::max(prepared.request.n, 1)), 0) {
     shape_.chat = prepared.request.chat;
     shape_.created = absl::ToUnixSeconds(absl::Now());
     shape_.model = prepared.request.model;
@@ -38,17 +40,25 @@ class OpenAiFormat : public AnswerFormat {
     shape_.id = absl::StrCat(shape_.chat ? "chatcmpl-" : "cmpl-", shown_id);
   }
   std::string StreamContentType() const override { return "text/event-stream"; }
-  // Chat streams open with the assistant's role.
-  std::string Opening() override {
-    return shape_.chat ? SseEvent(Chunk(shape_, "", std::nullopt, /*first=*/true)) : "";
+  // Chat streams open each choice with the assistant's role.
+  std::string Opening(int index) override {
+    return shape_.chat
+               ? SseEvent(Chunk(shape_, "", std::nullopt, /*first=*/true, nullptr, index))
+               : "";
   }
-  std::string Piece(absl::string_view text, const std::vector<TokenLogprob>& logprobs) override {
-    return SseEvent(Chunk(shape_, text, std::nullopt, /*first=*/false, LogprobsOf(logprobs)));
+  std::string Piece(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
+                    int index) override {
+    return SseEvent(
+        Chunk(shape_, text, std::nullopt, /*first=*/false, LogprobsOf(logprobs, index), index));
+  }
+  std::string ChoiceEnd(const RequestEnd& end, int index) override {
+    if (!end.status.ok()) return "";
+    return SseEvent(Chunk(shape_, "", absl::string_view(end.finish_reason), /*first=*/false,
+                          nullptr, index));
   }
   std::string Tail(const RequestEnd& end) override {
     std::string out;
     if (end.status.ok()) {
-      out += SseEvent(Chunk(shape_, "", absl::string_view(end.finish_reason)));
       if (include_usage_) out += SseEvent(UsageChunk(shape_, UsageOf(end)));
     } else {
       out += SseEvent(ErrorFor(end.status).body);
@@ -56,9 +66,13 @@ class OpenAiFormat : public AnswerFormat {
     return out + "data: [DONE]\n\n";
   }
   std::string KeepAlive() const override { return ": keep-alive\n\n"; }
-  std::string Whole(absl::string_view text, const std::vector<TokenLogprob>& logprobs,
-                    const RequestEnd& end) override {
-    return Dump(Completion(shape_, text, end.finish_reason, UsageOf(end), LogprobsOf(logprobs)));
+  std::string Whole(const std::vector<ChoiceAnswer>& choices, const RequestEnd& end) override {
+    std::vector<CompletionChoice> out;
+    for (size_t k = 0; k < choices.size(); ++k) {
+      const ChoiceAnswer& c = choices[k];
+      out.push_back({c.text, c.end.finish_reason, LogprobsOf(c.logprobs, static_cast<int>(k))});
+    }
+    return Dump(Completion(shape_, out, UsageOf(end)));
   }
   HttpError Error(const absl::Status& status, int retry_after_s) const override {
     return ErrorFor(status, retry_after_s);
@@ -69,14 +83,14 @@ class OpenAiFormat : public AnswerFormat {
     return Usage(end.prompt_tokens, end.completion_tokens, end.cached_prompt_tokens);
   }
 
-  // The choice's logprobs for `entries`, the tokens the text written next
-  // completes; null when none were asked for. A completion's text_offset
-  // continues from the chunks before.
-  nlohmann::json LogprobsOf(const std::vector<TokenLogprob>& entries) {
+  // Choice `index`'s logprobs for `entries`, the tokens the text written
+  // next completes; null when none were asked for. A completion's
+  // text_offset continues from the choice's chunks before.
+  nlohmann::json LogprobsOf(const std::vector<TokenLogprob>& entries, int index) {
     if (!logprobs_) return nullptr;
-    nlohmann::json j =
-        shape_.chat ? ChatLogprobs(entries) : CompletionLogprobs(entries, text_offset_);
-    for (const TokenLogprob& e : entries) text_offset_ += e.token.size();
+    size_t& offset = text_offsets_[static_cast<size_t>(index)];
+    nlohmann::json j = shape_.chat ? ChatLogprobs(entries) : CompletionLogprobs(entries, offset);
+    for (const TokenLogprob& e : entries) offset += e.token.size();
     return j;
   }
 
@@ -84,8 +98,9 @@ class OpenAiFormat : public AnswerFormat {
   const bool include_usage_;
   // The request asked for logprobs.
   const bool logprobs_;
-  // Completions: bytes of answer text the logprobs written so far cover.
-  size_t text_offset_ = 0;
+  // Completions: per choice, bytes of answer text the logprobs written so
+  // far cover.
+  std::vector<size_t> text_offsets_;
 };
 
 void Generate(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res,

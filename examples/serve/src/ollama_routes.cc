@@ -37,17 +37,17 @@ class OllamaFormat : public AnswerFormat {
   explicit OllamaFormat(OllamaShape shape) : shape_(std::move(shape)) {}
 
   std::string StreamContentType() const override { return "application/x-ndjson"; }
-  // Ollama's records carry no logprobs (ollama_request.h refuses them).
-  std::string Piece(absl::string_view text, const std::vector<TokenLogprob>&) override {
+  // Ollama's records carry no logprobs (ollama_request.h refuses them), and
+  // its requests one choice.
+  std::string Piece(absl::string_view text, const std::vector<TokenLogprob>&, int) override {
     return NdjsonLine(OllamaChunk(shape_, text));
   }
   std::string Tail(const RequestEnd& end) override {
     if (!end.status.ok()) return Dump(OllamaErrorFor(end.status).body) + "\n";
     return NdjsonLine(OllamaFinal(shape_, "", end));
   }
-  std::string Whole(absl::string_view text, const std::vector<TokenLogprob>&,
-                    const RequestEnd& end) override {
-    return DumpOrdered(OllamaFinal(shape_, text, end));
+  std::string Whole(const std::vector<ChoiceAnswer>& choices, const RequestEnd& end) override {
+    return DumpOrdered(OllamaFinal(shape_, choices.front().text, end));
   }
   HttpError Error(const absl::Status& status, int retry_after_s) const override {
     return OllamaErrorFor(status, retry_after_s);

@@ -24,13 +24,13 @@ constexpr absl::string_view kChatFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
     "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
     "response_format", "json_schema", "stream", "stream_options", "stop", "messages", "logprobs",
-    "top_logprobs"};
+    "top_logprobs", "n"};
 constexpr absl::string_view kCompletionFields[] = {
     "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "min_p",
     "repeat_penalty", "presence_penalty", "frequency_penalty", "seed", "logit_bias", "grammar",
     "response_format", "json_schema", "stream", "stream_options", "stop", "prompt", "logprobs",
     // Read to refuse it with a pointer to 'logprobs' (logprobs_field.h).
-    "top_logprobs"};
+    "top_logprobs", "n"};
 
 absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
   auto model = j.find("model");
@@ -46,6 +46,13 @@ absl::Status ReadCommon(const Json& j, GenerationRequest& r) {
       return BadField(field, "must be an integer in [1, 2^30]");
     }
     r.max_tokens = static_cast<int32_t>(it->get<int64_t>());
+  }
+  if (auto it = j.find("n"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
+        it->get<int64_t>() > kMaxChoices) {
+      return BadField("n", absl::StrCat("must be an integer in [1, ", kMaxChoices, "]"));
+    }
+    r.n = static_cast<int32_t>(it->get<int64_t>());
   }
   if (absl::Status s = ReadSamplingFields(j, "", r.sampling); !s.ok()) return s;
   if (absl::Status s = ReadLogitBias(j, r.sampling.logit_bias); !s.ok()) return s;

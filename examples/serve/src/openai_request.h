@@ -4,7 +4,8 @@
 // /v1/completions into one `GenerationRequest`. The sampling fields below
 // are honoured, and so are logprobs (logprobs_field.h), logit_bias
 // (logit_bias_field.h), grammar, response_format and json_schema
-// (grammar_field.h); a field the server does not implement (n > 1, tools, ...:
+// (grammar_field.h), and n (choices sampled from one prompt: Hearth's parallel
+// samples); a field the server does not implement (tools, best_of, ...:
 // unsupported_fields.h) is accepted only at its neutral value and is
 // InvalidArgument otherwise, and a field neither read nor listed there is
 // InvalidArgument too, so a client is never silently given something else
@@ -77,6 +78,9 @@ struct SamplingParams {
 inline constexpr size_t kMaxMessages = 1024;
 inline constexpr size_t kMaxStopStrings = 4;
 inline constexpr size_t kMaxStopBytes = 256;
+// Choices one request may ask for (`n`): each takes a sequence of the
+// context's, so a few at most.
+inline constexpr int32_t kMaxChoices = 8;
 
 struct GenerationRequest {
   bool chat = false;
@@ -92,6 +96,9 @@ struct GenerationRequest {
   bool until_context = false;
   std::vector<std::string> stop;
   bool stream = false;
+  // Choices (`n`), sampled from one computed prompt; choice k's sampler is
+  // seeded with `seed` + k when a seed is given. In [1, kMaxChoices].
+  int32_t n = 1;
   // stream_options.include_usage: a last chunk carrying `usage`.
   bool include_usage = false;
   SamplingParams sampling;

@@ -35,25 +35,36 @@ Json FinishValue(std::optional<absl::string_view> reason) {
 
 }  // namespace
 
-Json Completion(const ResponseShape& shape, absl::string_view text, absl::string_view finish_reason,
-                const Json& usage, const Json& logprobs) {
+Json Completion(const ResponseShape& shape, const std::vector<CompletionChoice>& choices,
+                const Json& usage) {
   Json j = Envelope(shape, /*chunk=*/false);
-  Json choice = {{"index", 0}, {"finish_reason", std::string(finish_reason)}};
-  if (shape.chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", std::string(text)}};
-  } else {
-    choice["text"] = std::string(text);
+  Json list = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const CompletionChoice& c = choices[i];
+    Json choice = {{"index", i}, {"finish_reason", std::string(c.finish_reason)}};
+    if (shape.chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", std::string(c.text)}};
+    } else {
+      choice["text"] = std::string(c.text);
+    }
+    choice["logprobs"] = c.logprobs;
+    list.push_back(std::move(choice));
   }
-  choice["logprobs"] = logprobs;
-  j["choices"] = Json::array({choice});
+  j["choices"] = std::move(list);
   j["usage"] = usage;
   return j;
 }
 
+Json Completion(const ResponseShape& shape, absl::string_view text, absl::string_view finish_reason,
+                const Json& usage, const Json& logprobs) {
+  return Completion(shape, {{text, finish_reason, logprobs}}, usage);
+}
+
 Json Chunk(const ResponseShape& shape, absl::string_view text,
-           std::optional<absl::string_view> finish_reason, bool first, const Json& logprobs) {
+           std::optional<absl::string_view> finish_reason, bool first, const Json& logprobs,
+           int index) {
   Json j = Envelope(shape, /*chunk=*/true);
-  Json choice = {{"index", 0}, {"finish_reason", FinishValue(finish_reason)}};
+  Json choice = {{"index", index}, {"finish_reason", FinishValue(finish_reason)}};
   if (shape.chat) {
     Json delta = Json::object();
     if (first) delta["role"] = "assistant";

@@ -45,18 +45,28 @@ nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens);
 nlohmann::json Usage(int32_t prompt_tokens, int32_t completion_tokens,
                      int32_t cached_prompt_tokens);
 
-// A whole answer (stream: false). `logprobs`: the choice's (logprobs_json.h),
+// One choice of a whole answer. `logprobs`: the choice's (logprobs_json.h),
 // null when none were asked for.
+struct CompletionChoice {
+  absl::string_view text;
+  absl::string_view finish_reason;
+  nlohmann::json logprobs = nullptr;
+};
+
+// A whole answer (stream: false) of `choices`, indexed in order.
+nlohmann::json Completion(const ResponseShape& shape, const std::vector<CompletionChoice>& choices,
+                          const nlohmann::json& usage);
+// A whole answer of one choice.
 nlohmann::json Completion(const ResponseShape& shape, absl::string_view text,
                           absl::string_view finish_reason, const nlohmann::json& usage,
                           const nlohmann::json& logprobs = nullptr);
 
-// One streamed chunk: `text` so far unsent (chat chunks carry the role in
-// the first one) and, in the last, the finish reason; `logprobs` those of
-// the tokens `text` completes.
+// One streamed chunk of choice `index`: `text` so far unsent (chat chunks
+// carry the role in each choice's first one) and, in its last, the finish
+// reason; `logprobs` those of the tokens `text` completes.
 nlohmann::json Chunk(const ResponseShape& shape, absl::string_view text,
                      std::optional<absl::string_view> finish_reason, bool first = false,
-                     const nlohmann::json& logprobs = nullptr);
+                     const nlohmann::json& logprobs = nullptr, int index = 0);
 
 // The chunk with no choices and the usage (stream_options.include_usage).
 nlohmann::json UsageChunk(const ResponseShape& shape, const nlohmann::json& usage);

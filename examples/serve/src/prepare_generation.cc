@@ -195,6 +195,7 @@ absl::StatusOr<PreparedGeneration> PrepareRequest(const ServeContext& ctx,
   out.job.stop = request.stop;
   out.job.grammar = std::move(work->grammar);
   out.job.logprobs = request.logprobs;
+  out.job.n = request.n;
   out.request = std::move(request);
   return out;
 }

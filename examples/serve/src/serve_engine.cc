@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "hearth_llama_cpp/llama_engine.h"
 #include "hearth_llama_cpp/llama_runtime.h"
+#include "json_fields.h"
 
 namespace hearth::serve {
 namespace {
@@ -132,6 +133,17 @@ ServeEngine::ServeEngine(std::unique_ptr<MetricsCollector> collector,
 ServeEngine::~ServeEngine() = default;
 
 absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
+  if (job.n < 1 || job.n > kMaxChoices) {
+    return BadField("n", absl::StrCat("must be an integer in [1, ", kMaxChoices, "]"));
+  }
+  if (job.n > 1 && options_.prefix_cache_sequences == 0) {
+    return BadField("n", "must be 1 on this server: several choices share the prompt's KV "
+                         "cells, which needs prefix caching (--prefix_cache_sequences > 0)");
+  }
+  if (job.n > options_.scheduler.max_running) {
+    return BadField("n", absl::StrCat("must be at most ", options_.scheduler.max_running,
+                                      ": the choices run side by side, one sequence each"));
+  }
   RequestSpec spec;
   spec.user = job.user;
   spec.work_class = job.work_class;
@@ -144,10 +156,8 @@ absl::StatusOr<Submission> ServeEngine::Submit(GenerationJob job) {
     spec.cache_scope.shared_prefix_scope = kTemplateCacheScope;
   }
   spec.max_new_tokens = job.max_tokens;
-  LiveRequest live;
-  live.text = std::make_unique<OutputText>(std::move(job.stop));
-  live.logprobs = job.logprobs;
-  return Enqueue(spec, std::move(live), &job);
+  spec.num_samples = job.n;
+  return Enqueue(spec, &job);
 }
 
 absl::StatusOr<Submission> ServeEngine::SubmitEmbedding(EmbeddingJob job) {
@@ -159,34 +169,54 @@ absl::StatusOr<Submission> ServeEngine::SubmitEmbedding(EmbeddingJob job) {
   spec.max_new_tokens = 0;
   spec.prompt_tokens = static_cast<int32_t>(job.prompt.size());
   spec.prompt_token_ids = std::move(job.prompt);
-  return Enqueue(spec, LiveRequest(), nullptr);
+  return Enqueue(spec, nullptr);
 }
 
-absl::StatusOr<Submission> ServeEngine::Enqueue(const RequestSpec& request, LiveRequest live,
+absl::StatusOr<Submission> ServeEngine::Enqueue(const RequestSpec& request,
                                                 const GenerationJob* generation) {
   RequestSpec spec = request;
   spec.arrival_time = absl::Now();
-  live.user = spec.user;
-  live.work_class = spec.work_class;
-  live.prompt_tokens = spec.prompt_tokens;
-  live.submitted = spec.arrival_time;
-  live.channel = std::make_shared<RequestChannel>();
+  const int32_t choices = std::max(spec.num_samples, 1);
+  std::vector<LiveRequest> each(static_cast<size_t>(choices));
+  Submission out;
+  for (int32_t k = 0; k < choices; ++k) {
+    LiveRequest& c = each[static_cast<size_t>(k)];
+    c.user = spec.user;
+    c.work_class = spec.work_class;
+    c.prompt_tokens = spec.prompt_tokens;
+    c.submitted = spec.arrival_time;
+    c.channel = std::make_shared<RequestChannel>();
+    if (generation != nullptr) {
+      c.text = std::make_unique<OutputText>(generation->stop);
+      c.logprobs = generation->logprobs;
+    }
+    out.channels.push_back(c.channel);
+  }
+  out.channel = out.channels.front();
   absl::MutexLock lock(&mu_);
   if (intake_closed_) {
     return absl::UnavailableError("the server is shutting down and takes no new requests");
   }
   if (generation != nullptr) {
-    live.sampler = std::make_unique<TokenSampler>(generation->sampling, generation->grammar.get(),
-                                                  seeds_ = seeds_ * 1664525u + 1013904223u,
-                                                  options_.scheduler.models.front().vocab_size);
+    for (int32_t k = 0; k < choices; ++k) {
+      // Choice k of a seeded request is what the seed + k alone would give.
+      SamplingParams params = generation->sampling;
+      if (params.seed) params.seed = *params.seed + static_cast<uint32_t>(k);
+      each[static_cast<size_t>(k)].sampler = std::make_unique<TokenSampler>(
+          params, generation->grammar.get(), seeds_ = seeds_ * 1664525u + 1013904223u,
+          options_.scheduler.models.front().vocab_size);
+    }
   }
   // Held across Submit so that the engine cannot see the request in a plan
   // before it is registered here (AdoptSubmissions runs after Plan).
   absl::StatusOr<RequestId> id = scheduler_->Submit(spec);
   if (!id.ok()) return id.status();
-  Submission out{*id, live.channel};
-  incoming_.emplace(*id, std::move(live));
-  live_count_.fetch_add(1);
+  out.id = *id;
+  for (int32_t k = 0; k < choices; ++k) {
+    incoming_.emplace(RequestId(id->value() + static_cast<uint64_t>(k)),
+                      std::move(each[static_cast<size_t>(k)]));
+  }
+  live_count_.fetch_add(choices);
   wake_ = true;
   return out;
 }

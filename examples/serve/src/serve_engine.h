@@ -133,6 +133,12 @@ struct GenerationJob {
   std::vector<std::string> stop;
   // Absent: no logprobs; else the alternatives listed per token.
   std::optional<int32_t> logprobs;
+  // Choices sampled from the one computed prompt (Hearth's parallel
+  // samples, RequestSpec::num_samples): choice k's sampler is seeded with
+  // sampling.seed + k when a seed is given. In [1, kMaxChoices]; above 1
+  // needs prefix caching (the choices share the prompt's KV cells) and at
+  // most max_running choices.
+  int32_t n = 1;
 };
 
 // One text to embed (RequestKind::kEmbed): prefilled, pooled, never
@@ -145,8 +151,11 @@ struct EmbeddingJob {
 };
 
 struct Submission {
+  // The first choice's; choice k is id + k.
   RequestId id;
   std::shared_ptr<RequestChannel> channel;
+  // Every choice's channel, choice 0's first (== channel).
+  std::vector<std::shared_ptr<RequestChannel>> channels;
 };
 
 class ServeEngine : private EngineHooks {
@@ -226,8 +235,10 @@ class ServeEngine : private EngineHooks {
   // Moves requests submitted since the last call into live_.
   void AdoptSubmissions() ABSL_LOCKS_EXCLUDED(mu_);
   // Queues `spec` for `live` (Submit and SubmitEmbedding).
-  absl::StatusOr<Submission> Enqueue(const RequestSpec& spec, LiveRequest live,
-                                     const GenerationJob* generation) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues `spec`: a generation (`generation` not null: each of its
+  // choices with its own text, sampler and channel) or an embedding.
+  absl::StatusOr<Submission> Enqueue(const RequestSpec& spec, const GenerationJob* generation)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Keeps each pooled sequence's vector (the outcome's, in plan order).
   void TakeEmbeddings(const StepPlan& plan, const StepOutcome& outcome);
   // Replaces the executor's greedy tokens by the samplers' and turns tokens

@@ -42,8 +42,8 @@ static_assert(kPenaltyLastN == 64, "the penalty_last_n messages below say 64");
 // OpenAI's fields first, then llama-server's sampling extensions, which
 // clients written for llama.cpp send.
 constexpr UnsupportedField kUnsupported[] = {
-    {"n", IsOne, "must be 1; one choice per request is supported"},
-    {"best_of", IsOne, "must be 1; one choice per request is supported"},
+    {"best_of", IsOne, "must be 1; keeping the best of several samples is not supported (n "
+                       "returns them all)"},
     {"echo", IsFalse, "is not supported (false or absent)"},
     {"tools", IsEmpty, "is not supported (an empty array or absent)"},
     {"functions", IsEmpty, "is not supported (an empty array or absent)"},
