@@ -78,6 +78,31 @@ absl::Status Inbox::CheckQuota(uint32_t user, int64_t tokens) {
   return absl::OkStatus();
 }
 
+absl::Status Inbox::CheckAcceptable(const RequestSpec& spec, int64_t tokens, int64_t bytes) {
+  const uint32_t u = spec.user.value();
+  const int32_t n = spec.num_samples;
+  // The caller validated the model before the lock; RemoveModel may have
+  // come between (it marks the model removed under this lock).
+  if (models_.Get(spec.model)->removed.load(std::memory_order_relaxed)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RequestSpec.model ", spec.model.ToString(), " was removed (Scheduler::RemoveModel)"));
+  }
+  if (absl::Status s = CheckCount(u, n); !s.ok()) return s;
+  if (absl::Status s = shares_.CanAddBytes(u, bytes * n); !s.ok()) return s;
+  if (absl::Status s = CheckQuota(u, tokens * n); !s.ok()) return s;
+  if (!spec.parent.valid()) return absl::OkStatus();
+  if (spec.parent.value() >= next_id_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RequestSpec.parent is ", spec.parent.ToString(),
+        ", an id this scheduler never issued; a parent must be a request submitted earlier"));
+  }
+  if (const Live* parent = live_.find(spec.parent); parent != nullptr && parent->user != u) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RequestSpec.parent: ", ForeignParentReason(spec.parent, users_[u].name)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> prompt_hashes,
                                         const ChainScope& scope) {
   const uint32_t u = spec.user.value();  // Validated by the caller.
@@ -95,28 +120,8 @@ absl::StatusOr<RequestId> Inbox::Submit(RequestSpec spec, std::vector<uint64_t> 
         "retry after some finish"));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  // The caller validated the model before the lock; RemoveModel may have
-  // come between (it marks the model removed under this lock).
+  if (absl::Status s = CheckAcceptable(spec, tokens, bytes); !s.ok()) return s;
   const uint32_t model = spec.model.value();
-  if (models_.Get(spec.model)->removed.load(std::memory_order_relaxed)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RequestSpec.model ", spec.model.ToString(), " was removed (Scheduler::RemoveModel)"));
-  }
-  if (absl::Status s = CheckCount(u, n); !s.ok()) return s;
-  if (absl::Status s = shares_.CanAddBytes(u, bytes * n); !s.ok()) return s;
-  if (absl::Status s = CheckQuota(u, tokens * n); !s.ok()) return s;
-  if (spec.parent.valid()) {
-    if (spec.parent.value() >= next_id_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RequestSpec.parent is ", spec.parent.ToString(),
-          ", an id this scheduler never issued; a parent must be a request submitted earlier"));
-    }
-    if (const Live* parent = live_.find(spec.parent); parent != nullptr && parent->user != u) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RequestSpec.parent: ",
-          ForeignParentReason(spec.parent, users_[u].name)));
-    }
-  }
   const RequestId first(next_id_);
   for (int32_t k = 0; k < n; ++k) {
     const RequestId id(next_id_++);

@@ -174,6 +174,11 @@ class Inbox {
     RequestId id;
     absl::Time now;
   };
+  // Whether `spec` (a group of spec.num_samples requests, each of `tokens`
+  // quota tokens and `bytes` pending bytes) may be queued: its model not
+  // removed, its user's count, bytes and quota, its parent.
+  absl::Status CheckAcceptable(const RequestSpec& spec, int64_t tokens, int64_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `count` more requests of `user` fit its limits.
   absl::Status CheckCount(uint32_t user, int32_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks `live` (request `id`) cancelling and queues its cancellation.

@@ -107,8 +107,8 @@ absl::StatusOr<EmbeddingAnswer> RunEmbeddings(const ServeContext& ctx, const Cal
 
   std::vector<Submission> submitted;
   submitted.reserve(inputs->size());
-  auto cancel_all = [&] {
-    for (const Submission& s : submitted) ctx.engine->Cancel(s.id, /*disconnected=*/false);
+  auto cancel_all = [&](bool disconnected) {
+    for (const Submission& s : submitted) ctx.engine->Cancel(s.id, disconnected);
   };
   EmbeddingAnswer answer;
   for (std::vector<int32_t>& ids : *inputs) {
@@ -116,7 +116,7 @@ absl::StatusOr<EmbeddingAnswer> RunEmbeddings(const ServeContext& ctx, const Cal
     absl::StatusOr<Submission> s = ctx.engine->SubmitEmbedding(
         {.user = caller.user, .work_class = caller.work_class, .prompt = std::move(ids)});
     if (!s.ok()) {
-      cancel_all();
+      cancel_all(/*disconnected=*/false);
       if (s.status().code() == absl::StatusCode::kResourceExhausted) {
         *retry_after_s = RetryAfterSeconds(ctx, caller.user, s.status());
       }
@@ -130,13 +130,13 @@ absl::StatusOr<EmbeddingAnswer> RunEmbeddings(const ServeContext& ctx, const Cal
   for (const Submission& s : submitted) {
     while (!s.channel->Wait(ctx.limits.keepalive_every, &no_text)) {
       if (conn != nullptr && conn->PeerGone()) {
-        for (const Submission& each : submitted) ctx.engine->Cancel(each.id, /*disconnected=*/true);
+        cancel_all(/*disconnected=*/true);
         return absl::CancelledError("the client left before its embeddings were computed");
       }
     }
     RequestEnd end = s.channel->end();
     if (!end.status.ok()) {
-      cancel_all();
+      cancel_all(/*disconnected=*/false);
       return end.status;
     }
     answer.vectors.push_back(std::move(end.embedding));
